@@ -1,0 +1,28 @@
+#!/bin/bash
+# Builds and tests everything: installs missing Debian packages (as root),
+# then `bazel build //...` and `bazel test //...`, and prints
+# "tests: N passed, M failed" (counting Bazel test targets).
+#   tests/run.sh                   default build
+#   tests/run.sh --config=asan     extra arguments go to both bazel commands
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+third_party/install_packages.sh
+
+if ! bazel build "$@" //...; then
+  echo "tests: build failed" >&2
+  exit 1
+fi
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+bazel test "$@" //... 2>&1 | tee "$log" || status=$?
+
+# Result lines look like "//tests:foo_np4    (cached) PASSED in 1.2s".
+passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(PASSED|FLAKY)' "$log" || true)
+failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|INCOMPLETE|REMOTE FAILURE)' "$log" || true)
+skipped=$(grep -cE '^//[^ ]+ +SKIPPED' "$log" || true)
+echo "tests: $passed passed, $failed failed"
+((skipped == 0)) || echo "($skipped skipped: incompatible with this configuration, e.g. CUDA-only)"
+if ((status != 0 || failed != 0)); then exit 1; fi
