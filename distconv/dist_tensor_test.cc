@@ -1,0 +1,117 @@
+#include "distconv/dist_tensor.h"
+
+#include <vector>
+
+#include "distconv/error.h"
+#include "distconv/scatter_gather.h"
+#include "gtest/gtest.h"
+#include "tests/layout_cases.h"
+#include "tests/mpi_testing.h"
+
+namespace distconv {
+namespace {
+
+using testing::expect_error_on_all_ranks;
+using testing::global_value;
+using testing::world_rank;
+using testing::world_size;
+
+std::vector<float> global_tensor(const Shape& shape) {
+  std::vector<float> all(shape.volume());
+  for (Index i = 0; i < shape.volume(); ++i) {
+    all[i] = static_cast<float>(global_value(unravel(i, shape), shape));
+  }
+  return all;
+}
+
+// Scatter puts every global element into its owner's interior at the right
+// place, leaves halos alone, and gather brings back the same tensor.
+TEST(DistTensor, ScatterGatherRoundTripOnEveryGridAndLayout) {
+  for (int ndims : {4, 5}) {
+    for (const Shape& shape : testing::factorizations(world_size(), ndims)) {
+      ProcessGrid grid(MPI_COMM_WORLD, shape);
+      for (const testing::LayoutCase& c : testing::layout_cases(shape)) {
+        SCOPED_TRACE(c.name + " over " + shape.to_string());
+        const Shape& global = c.layout.distribution().global_shape();
+        const std::vector<float> all = global_tensor(global);
+        DistTensor<float> x(grid, c.layout);
+        x.buffer().for_each([](const Shape&, float& v) { v = -1; });
+        scatter(world_rank() == 0 ? all.data() : nullptr, x, 0);
+        const Box shard = x.shard();
+        const Box interior = c.layout.interior(grid.rank());
+        x.buffer().for_each([&](const Shape& i, float& v) {
+          if (interior.contains(i)) {
+            const Shape g = i - interior.lower + shard.lower;
+            ASSERT_EQ(v, global_value(g, global)) << "at " << i;
+          } else {
+            ASSERT_EQ(v, -1) << "scatter wrote halo cell " << i;
+          }
+        });
+        const int root = world_size() - 1;
+        std::vector<float> back(global.volume(), 0);
+        gather(x, world_rank() == root ? back.data() : nullptr, root);
+        if (world_rank() == root) {
+          ASSERT_EQ(back, all);
+        }
+      }
+    }
+  }
+}
+
+TEST(DistTensor, ViewsShareTheBuffer) {
+  ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, world_size(), 1});
+  const HaloLayout layout(Distribution(Shape{2, 3, 4 * world_size(), 5},
+                                       grid.shape()),
+                          HaloWidths{{0, 0, 1, 2}, {0, 0, 2, 1}});
+  DistTensor<double> x(grid, layout);
+  EXPECT_TRUE(x.owns_buffer());
+  EXPECT_EQ(x.local_shape(), (Shape{2, 3, 7, 8}));
+  for (Index i = 0; i < x.size(); ++i) x.data()[i] = static_cast<double>(i);
+  StridedView<double> in = x.interior();
+  EXPECT_EQ(in.extent(), (Shape{2, 3, 4, 5}));
+  EXPECT_EQ(&in({0, 0, 0, 0}), x.data() + 1 * 8 + 2);
+  EXPECT_EQ(in({1, 2, 3, 4}), linear_index({1, 2, 4, 6}, x.local_shape()));
+  StridedView<double> upper_h = x.halo(2, Side::kUpper);
+  EXPECT_EQ(upper_h.extent(), (Shape{2, 3, 2, 8}));
+  EXPECT_EQ(&upper_h({0, 0, 0, 0}), x.data() + 5 * 8);
+  EXPECT_EQ(x.halo(3, Side::kLower).extent(), (Shape{2, 3, 7, 2}));
+  upper_h({1, 1, 1, 7}) = -5;
+  EXPECT_EQ(x.data()[linear_index({1, 1, 6, 7}, x.local_shape())], -5);
+}
+
+TEST(DistTensor, WrapsACallerOwnedBuffer) {
+  ProcessGrid grid(MPI_COMM_WORLD, Shape{world_size(), 1, 1, 1});
+  const HaloLayout layout(Distribution(Shape{world_size(), 2, 3, 3},
+                                       grid.shape()));
+  std::vector<float> mine(18, 7.0f);
+  DistTensor<float> x =
+      DistTensor<float>::wrap(grid, layout, mine.data(), mine.size());
+  EXPECT_FALSE(x.owns_buffer());
+  EXPECT_EQ(x.data(), mine.data());
+  x.interior()({0, 1, 2, 2}) = 3;
+  EXPECT_EQ(mine[17], 3);
+  expect_error_on_all_ranks(
+      MPI_COMM_WORLD, ErrorKind::kShapeMismatch, "wrapped buffer holds 17", [&] {
+        DistTensor<float>::wrap(grid, layout, mine.data(), 17);
+      });
+}
+
+TEST(DistTensor, MismatchedGridAndBadRootFailOnEveryRank) {
+  ProcessGrid grid(MPI_COMM_WORLD, Shape{world_size(), 1, 1, 1});
+  const HaloLayout other(Distribution(Shape{4, 4, 4, 4}, Shape{1, 1, 1, world_size() + 1}));
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kGridMismatch,
+                            "used with a process grid",
+                            [&] { DistTensor<float> x(grid, other); });
+  const HaloLayout layout(Distribution(Shape{4, 4, 4, 4}, grid.shape()));
+  DistTensor<float> x(grid, layout);
+  std::vector<float> all(256);
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kInvalidArgument,
+                            "root", [&] { gather(x, all.data(), -1); });
+  // The root forgot its array: every rank hears about it, nobody hangs.
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kInvalidArgument,
+                            "global array on root 0 is null",
+                            [&] { scatter<float>(nullptr, x, 0); });
+}
+
+}  // namespace
+}  // namespace distconv

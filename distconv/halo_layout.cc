@@ -1,0 +1,105 @@
+#include "distconv/halo_layout.h"
+
+#include "distconv/error.h"
+
+namespace distconv {
+namespace {
+
+// First dimension that may carry a halo: N and C never do.
+int first_spatial_dim(int ndims) { return ndims >= 3 ? 2 : 0; }
+
+void validate_widths(const Distribution& dist, const HaloWidths& w, int part) {
+  const Shape& global = dist.global_shape();
+  require(w.lower.ndims() == dist.ndims() && w.upper.ndims() == dist.ndims(),
+          ErrorKind::kShapeMismatch, "halo widths ", w.lower, " / ", w.upper,
+          " of part ", part, " do not match tensor shape ", global);
+  for (int d = 0; d < dist.ndims(); ++d) {
+    for (Index x : {w.lower[d], w.upper[d]}) {
+      require(x >= 0, ErrorKind::kInvalidArgument, "halo width ", x,
+              " in dimension ", d, " of part ", part, " is negative");
+      require(x == 0 || d >= first_spatial_dim(dist.ndims()),
+              ErrorKind::kInvalidArgument, "halo width ", x,
+              " in dimension ", d, " of part ", part,
+              ": only spatial dimensions (2 and up) carry halos");
+      require(x <= global[d], ErrorKind::kInvalidArgument, "halo width ", x,
+              " in dimension ", d, " of part ", part,
+              " exceeds the tensor extent ", global[d]);
+    }
+  }
+}
+
+std::vector<Boundary> validate_boundaries(const Distribution& dist,
+                                          std::vector<Boundary> b) {
+  if (b.empty()) b.assign(dist.ndims(), Boundary::kOpen);
+  require(static_cast<int>(b.size()) == dist.ndims(),
+          ErrorKind::kShapeMismatch, b.size(),
+          " boundary conditions given for a tensor of shape ",
+          dist.global_shape());
+  for (int d = 0; d < first_spatial_dim(dist.ndims()); ++d) {
+    require(b[d] == Boundary::kOpen, ErrorKind::kInvalidArgument,
+            "dimension ", d, " is not spatial and cannot be periodic");
+  }
+  return b;
+}
+
+}  // namespace
+
+HaloWidths HaloWidths::none(int ndims) {
+  return {Shape::filled(ndims, 0), Shape::filled(ndims, 0)};
+}
+
+HaloWidths HaloWidths::symmetric(const Shape& widths) {
+  return {widths, widths};
+}
+
+HaloLayout::HaloLayout(const Distribution& dist)
+    : HaloLayout(dist, HaloWidths::none(dist.ndims())) {}
+
+HaloLayout::HaloLayout(const Distribution& dist, const HaloWidths& widths,
+                       std::vector<Boundary> boundaries)
+    : HaloLayout(dist, std::vector<HaloWidths>(dist.num_parts(), widths),
+                 std::move(boundaries)) {}
+
+HaloLayout::HaloLayout(const Distribution& dist,
+                       std::vector<HaloWidths> per_part,
+                       std::vector<Boundary> boundaries)
+    : dist_(dist),
+      widths_(std::move(per_part)),
+      boundaries_(validate_boundaries(dist, std::move(boundaries))) {
+  require(static_cast<int>(widths_.size()) == dist_.num_parts(),
+          ErrorKind::kShapeMismatch, widths_.size(),
+          " halo widths given for a grid of ", dist_.num_parts(), " parts (",
+          dist_.grid_shape(), ")");
+  for (int p = 0; p < dist_.num_parts(); ++p) {
+    validate_widths(dist_, widths_[p], p);
+    if (dist_.shard(p).empty()) widths_[p] = HaloWidths::none(dist_.ndims());
+  }
+}
+
+Box HaloLayout::buffer_box(int part) const {
+  return shard(part).expanded(widths_[part].lower, widths_[part].upper);
+}
+
+Shape HaloLayout::local_shape(int part) const {
+  return buffer_box(part).extent;
+}
+
+Box HaloLayout::interior(int part) const {
+  return {widths_[part].lower, shard(part).extent};
+}
+
+Box HaloLayout::halo_slab(int part, int dim, Side side) const {
+  require(dim >= 0 && dim < ndims(), ErrorKind::kInvalidArgument, "dimension ",
+          dim, " outside [0, ", ndims(), ")");
+  Box slab{Shape::filled(ndims(), 0), local_shape(part)};
+  const HaloWidths& w = widths_[part];
+  if (side == Side::kLower) {
+    slab.extent[dim] = w.lower[dim];
+  } else {
+    slab.lower[dim] = w.lower[dim] + shard(part).extent[dim];
+    slab.extent[dim] = w.upper[dim];
+  }
+  return slab;
+}
+
+}  // namespace distconv

@@ -1,0 +1,93 @@
+// HaloLayout: a Distribution plus, for every part, how many halo cells its
+// local buffer holds below and above its shard in each dimension, and the
+// boundary condition of each dimension. Pure index math: no MPI.
+//
+// A part's local buffer is its shard grown by its halo widths:
+//
+//        global W -->
+//        +----+--------------------+----+
+//        | hl |   shard (owned)    | hu |   hl, hu: widths.lower/upper[W]
+//        +----+--------------------+----+
+//        <------ local buffer extent ----->
+//
+// Widths may differ from part to part (a convolution derives them from its
+// stride, padding and dilation and the part's offset) and may exceed the
+// neighbour's shard (the exchange then reads from parts further away). Halo
+// cells past an open boundary are part of the buffer but never written by
+// an exchange (they hold padding); with a periodic boundary they are filled
+// from the other end. Only spatial dimensions (index >= 2) carry halos.
+// A part whose shard is empty has an empty buffer: its widths are zero.
+//
+//   Distribution dist(Shape{2, 3, 64, 64}, Shape{1, 1, 2, 2});
+//   HaloLayout layout(dist, HaloWidths::symmetric({0, 0, 1, 1}));
+//   layout.local_shape(0);       // {2, 3, 34, 34}
+//   layout.interior(0);          // local box [0:2, 0:3, 1:33, 1:33)
+#ifndef DISTCONV_HALO_LAYOUT_H_
+#define DISTCONV_HALO_LAYOUT_H_
+
+#include <vector>
+
+#include "distconv/box.h"
+#include "distconv/distribution.h"
+#include "distconv/shape.h"
+
+namespace distconv {
+
+struct HaloWidths {
+  Shape lower;
+  Shape upper;
+
+  static HaloWidths none(int ndims);
+  static HaloWidths symmetric(const Shape& widths);  // lower == upper
+
+  friend bool operator==(const HaloWidths& a, const HaloWidths& b) {
+    return a.lower == b.lower && a.upper == b.upper;
+  }
+  friend bool operator!=(const HaloWidths& a, const HaloWidths& b) {
+    return !(a == b);
+  }
+};
+
+class HaloLayout {
+ public:
+  // No halos, open boundaries.
+  explicit HaloLayout(const Distribution& dist);
+  // The same widths on every part. `boundaries` has one entry per dimension,
+  // or is empty for all open.
+  HaloLayout(const Distribution& dist, const HaloWidths& widths,
+             std::vector<Boundary> boundaries = {});
+  // Widths per part, indexed by Distribution::part_index.
+  HaloLayout(const Distribution& dist, std::vector<HaloWidths> per_part,
+             std::vector<Boundary> boundaries = {});
+
+  const Distribution& distribution() const { return dist_; }
+  int ndims() const { return dist_.ndims(); }
+  int num_parts() const { return dist_.num_parts(); }
+  Boundary boundary(int dim) const { return boundaries_[dim]; }
+  const HaloWidths& widths(int part) const { return widths_[part]; }
+
+  Box shard(int part) const { return dist_.shard(part); }  // global
+  Box buffer_box(int part) const;     // global coordinates (may leave tensor)
+  Shape local_shape(int part) const;  // extent of the local buffer
+  Box interior(int part) const;       // the shard in local coordinates
+  // The halo cells on one side of one dimension, in local coordinates,
+  // spanning the whole buffer in the other dimensions (corners included).
+  Box halo_slab(int part, int dim, Side side) const;
+
+  friend bool operator==(const HaloLayout& a, const HaloLayout& b) {
+    return a.dist_ == b.dist_ && a.widths_ == b.widths_ &&
+           a.boundaries_ == b.boundaries_;
+  }
+  friend bool operator!=(const HaloLayout& a, const HaloLayout& b) {
+    return !(a == b);
+  }
+
+ private:
+  Distribution dist_;
+  std::vector<HaloWidths> widths_;
+  std::vector<Boundary> boundaries_;
+};
+
+}  // namespace distconv
+
+#endif  // DISTCONV_HALO_LAYOUT_H_

@@ -1,0 +1,24 @@
+// Internal MPI helpers: error-code checking and element datatypes.
+#ifndef DISTCONV_INTERNAL_MPI_UTIL_H_
+#define DISTCONV_INTERNAL_MPI_UTIL_H_
+
+#include <mpi.h>
+
+#include <cstdint>
+
+namespace distconv::internal {
+
+// Throws Error(kMpi) naming the call and MPI's message when code != success.
+// Communicators made by the library return errors instead of aborting.
+void check_mpi(int code, const char* call);
+
+template <typename T>
+MPI_Datatype mpi_datatype();
+template <> inline MPI_Datatype mpi_datatype<float>() { return MPI_FLOAT; }
+template <> inline MPI_Datatype mpi_datatype<double>() { return MPI_DOUBLE; }
+template <> inline MPI_Datatype mpi_datatype<std::int32_t>() { return MPI_INT32_T; }
+template <> inline MPI_Datatype mpi_datatype<std::int64_t>() { return MPI_INT64_T; }
+
+}  // namespace distconv::internal
+
+#endif  // DISTCONV_INTERNAL_MPI_UTIL_H_

@@ -1,0 +1,123 @@
+#include "distconv/scatter_gather.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <vector>
+
+#include "distconv/internal/box_rows.h"
+#include "distconv/internal/mpi_util.h"
+
+namespace distconv {
+namespace {
+
+using internal::check_mpi;
+using internal::for_each_row;
+
+// Per-rank element counts and displacements of the packed shards.
+struct Counts {
+  std::vector<int> counts, displs;
+};
+
+Counts shard_counts(const HaloLayout& layout) {
+  Counts c;
+  long long total = 0;
+  for (int p = 0; p < layout.num_parts(); ++p) {
+    const Index v = layout.shard(p).volume();
+    c.counts.push_back(static_cast<int>(v));
+    c.displs.push_back(static_cast<int>(total));
+    total += v;
+  }
+  require(total <= INT_MAX, ErrorKind::kUnsupported, "tensor of ",
+          layout.distribution().global_shape(),
+          " elements is too large to scatter or gather through one root");
+  return c;
+}
+
+// Every rank throws together: the root's verdict on its own array is
+// broadcast before any data moves.
+void validate(const HaloLayout& layout, const ProcessGrid& grid, int root,
+              bool has_global) {
+  require(root >= 0 && root < grid.size(), ErrorKind::kInvalidArgument,
+          "root ", root, " outside [0, ", grid.size(), ")");
+  int ok = has_global || layout.distribution().global_shape().volume() == 0;
+  check_mpi(MPI_Bcast(&ok, 1, MPI_INT, root, grid.comm()), "MPI_Bcast");
+  require(ok != 0, ErrorKind::kInvalidArgument, "the global array on root ",
+          root, " is null");
+}
+
+}  // namespace
+
+template <typename T>
+void scatter(const T* global, DistTensor<T>& tensor, int root) {
+  const HaloLayout& layout = tensor.layout();
+  const ProcessGrid& grid = tensor.grid();
+  validate(layout, grid, root, global != nullptr);
+  const Counts c = shard_counts(layout);
+  const Shape& gshape = layout.distribution().global_shape();
+  std::vector<T> packed;
+  if (grid.rank() == root) {
+    packed.resize(c.displs.back() + c.counts.back());
+    T* out = packed.data();
+    for (int p = 0; p < layout.num_parts(); ++p) {
+      for_each_row(gshape, layout.shard(p), [&](Index off, Index len) {
+        out = std::copy(global + off, global + off + len, out);
+      });
+    }
+  }
+  std::vector<T> mine(c.counts[grid.rank()]);
+  check_mpi(MPI_Scatterv(packed.data(), c.counts.data(), c.displs.data(),
+                         internal::mpi_datatype<T>(), mine.data(),
+                         c.counts[grid.rank()], internal::mpi_datatype<T>(),
+                         root, grid.comm()),
+            "MPI_Scatterv");
+  const T* in = mine.data();
+  T* local = tensor.data();
+  for_each_row(tensor.local_shape(), layout.interior(grid.rank()),
+               [&](Index off, Index len) {
+                 std::copy(in, in + len, local + off);
+                 in += len;
+               });
+}
+
+template <typename T>
+void gather(const DistTensor<T>& tensor, T* global, int root) {
+  const HaloLayout& layout = tensor.layout();
+  const ProcessGrid& grid = tensor.grid();
+  validate(layout, grid, root, global != nullptr);
+  const Counts c = shard_counts(layout);
+  std::vector<T> mine;
+  mine.reserve(c.counts[grid.rank()]);
+  const T* local = tensor.data();
+  for_each_row(tensor.local_shape(), layout.interior(grid.rank()),
+               [&](Index off, Index len) {
+                 mine.insert(mine.end(), local + off, local + off + len);
+               });
+  std::vector<T> packed;
+  if (grid.rank() == root) packed.resize(c.displs.back() + c.counts.back());
+  check_mpi(MPI_Gatherv(mine.data(), c.counts[grid.rank()],
+                        internal::mpi_datatype<T>(), packed.data(),
+                        c.counts.data(), c.displs.data(),
+                        internal::mpi_datatype<T>(), root, grid.comm()),
+            "MPI_Gatherv");
+  if (grid.rank() != root) return;
+  const Shape& gshape = layout.distribution().global_shape();
+  const T* in = packed.data();
+  for (int p = 0; p < layout.num_parts(); ++p) {
+    for_each_row(gshape, layout.shard(p), [&](Index off, Index len) {
+      std::copy(in, in + len, global + off);
+      in += len;
+    });
+  }
+}
+
+#define DISTCONV_INSTANTIATE(T)                                  \
+  template void scatter<T>(const T*, DistTensor<T>&, int);       \
+  template void gather<T>(const DistTensor<T>&, T*, int);
+DISTCONV_INSTANTIATE(float)
+DISTCONV_INSTANTIATE(double)
+DISTCONV_INSTANTIATE(std::int32_t)
+DISTCONV_INSTANTIATE(std::int64_t)
+#undef DISTCONV_INSTANTIATE
+
+}  // namespace distconv

@@ -1,0 +1,69 @@
+// StridedView<T>: a non-owning view of a box of a larger array, like
+// std::mdspan with a strided layout. Interior and halo slabs of a
+// DistTensor's buffer are views into the one allocation, not copies.
+//
+//   StridedView<float> v = tensor.interior();     // (N, C, H, W) of the shard
+//   v({0, 1, 2, 3}) = 1.0f;                        // element at local index
+//   v.for_each([](const Shape& i, float& x) { x = 0; });
+#ifndef DISTCONV_STRIDED_VIEW_H_
+#define DISTCONV_STRIDED_VIEW_H_
+
+#include "distconv/box.h"
+#include "distconv/error.h"
+#include "distconv/shape.h"
+
+namespace distconv {
+
+template <typename T>
+class StridedView {
+ public:
+  StridedView(T* data, const Shape& extent, const Shape& strides)
+      : data_(data), extent_(extent), strides_(strides) {}
+  // A view of a whole contiguous row-major array.
+  static StridedView contiguous(T* data, const Shape& extent) {
+    return StridedView(data, extent, row_major_strides(extent));
+  }
+
+  T* data() const { return data_; }
+  const Shape& extent() const { return extent_; }
+  const Shape& strides() const { return strides_; }
+  int ndims() const { return extent_.ndims(); }
+  Index size() const { return extent_.volume(); }
+
+  T& operator()(const Shape& index) const {
+    Index offset = 0;
+    for (int d = 0; d < ndims(); ++d) offset += index[d] * strides_[d];
+    return data_[offset];
+  }
+
+  // The view of `box`, given in this view's coordinates.
+  StridedView subview(const Box& box) const {
+    require(Box{Shape::filled(ndims(), 0), extent_}.contains(box),
+            ErrorKind::kShapeMismatch, "box ", box,
+            " does not fit in a view of extent ", extent_);
+    T* origin = box.empty() ? data_ : &(*this)(box.lower);
+    return StridedView(origin, box.extent, strides_);
+  }
+
+  // Calls fn(index, element) for every element, last dimension fastest.
+  template <typename Fn>
+  void for_each(Fn fn) const {
+    if (size() == 0) return;
+    Shape i = Shape::filled(ndims(), 0);
+    while (true) {
+      fn(static_cast<const Shape&>(i), (*this)(i));
+      int d = ndims() - 1;
+      while (d >= 0 && ++i[d] == extent_[d]) i[d--] = 0;
+      if (d < 0) return;
+    }
+  }
+
+ private:
+  T* data_;
+  Shape extent_;
+  Shape strides_;
+};
+
+}  // namespace distconv
+
+#endif  // DISTCONV_STRIDED_VIEW_H_

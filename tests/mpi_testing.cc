@@ -1,0 +1,64 @@
+#include "tests/mpi_testing.h"
+
+#include <functional>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace distconv::testing {
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+int world_size() {
+  int n = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+
+std::string expect_error_on_all_ranks(MPI_Comm comm, ErrorKind kind,
+                                      const std::string& contains,
+                                      const std::function<void()>& fn) {
+  std::string message;
+  bool right_kind = false;
+  try {
+    fn();
+  } catch (const Error& e) {
+    message = e.what();
+    right_kind = e.kind() == kind;
+  } catch (const std::exception& e) {
+    message = std::string("not a distconv::Error: ") + e.what();
+  }
+  EXPECT_TRUE(right_kind) << "expected a distconv::Error of kind "
+                          << to_string(kind) << ", got: '" << message << "'";
+  EXPECT_NE(message.find(contains), std::string::npos)
+      << "message '" << message << "' lacks '" << contains << "'";
+  // Every rank's message must equal rank 0's.
+  int length = static_cast<int>(message.size());
+  MPI_Bcast(&length, 1, MPI_INT, 0, comm);
+  std::vector<char> root(length);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) root.assign(message.begin(), message.end());
+  MPI_Bcast(root.data(), length, MPI_CHAR, 0, comm);
+  EXPECT_EQ(message, std::string(root.begin(), root.end()))
+      << "ranks threw different errors";
+  return message;
+}
+
+double sum_over(MPI_Comm comm, double local) {
+  double total = 0;
+  MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, comm);
+  return total;
+}
+
+long long max_over(MPI_Comm comm, long long local) {
+  long long m = 0;
+  MPI_Allreduce(&local, &m, 1, MPI_LONG_LONG, MPI_MAX, comm);
+  return m;
+}
+
+}  // namespace distconv::testing

@@ -1,0 +1,30 @@
+// Test helpers for MPI tests: checking that an error is thrown identically
+// on every rank, and global reductions.
+#ifndef DISTCONV_TESTS_MPI_TESTING_H_
+#define DISTCONV_TESTS_MPI_TESTING_H_
+
+#include <mpi.h>
+
+#include <functional>
+#include <string>
+
+#include "distconv/error.h"
+
+namespace distconv::testing {
+
+int world_rank();
+int world_size();
+
+// Runs fn on every rank of comm and adds a test failure unless every rank
+// threw a distconv::Error of `kind` with the same message (compared across
+// ranks), and the message contains `contains`. Returns this rank's message.
+std::string expect_error_on_all_ranks(MPI_Comm comm, ErrorKind kind,
+                                      const std::string& contains,
+                                      const std::function<void()>& fn);
+
+double sum_over(MPI_Comm comm, double local);
+long long max_over(MPI_Comm comm, long long local);
+
+}  // namespace distconv::testing
+
+#endif  // DISTCONV_TESTS_MPI_TESTING_H_
