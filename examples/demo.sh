@@ -8,8 +8,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 third_party/install_packages.sh
-bazel build -c opt //examples:stencil_demo
-binary=$(bazel info -c opt bazel-bin)/examples/stencil_demo
+bazel build //examples:stencil_demo
+binary=$(bazel info bazel-bin)/examples/stencil_demo
 export OMPI_MCA_plm=isolated  # launch locally even where no ssh is installed
 for ranks in 1 2 4; do
   mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$ranks" \

@@ -5,11 +5,14 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "distconv/error.h"
 #include "distconv/internal/box_rows.h"
 #include "distconv/internal/mpi_util.h"
+#include "halo/shared_inbox.h"
 
 namespace distconv {
 
@@ -76,9 +79,39 @@ MPI_Datatype subarray(const Shape& extent, const Box& box) {
   return type;
 }
 
-}  // namespace
+// Tags of control messages; data messages use the plan's tag (< 3^5).
+struct Tags {
+  int notify;  // zero bytes: "your inbox holds my message"
+  int credit;  // zero bytes: "I have read your message, my inbox is free"
+  int offset;  // set-up: where in my inbox your message goes
+};
+constexpr Tags kForwardTags{256, 512, 768};
+constexpr Tags kReverseTags{1024, 1280, 1536};
 
-enum class Role { kSend, kReceive };
+// One direction of the exchange: the messages this rank packs and sends
+// (`out`) and those it receives (`in`), with their buffers. Forward sends
+// shard boxes and receives halo boxes; reverse the other way round.
+template <typename T>
+struct Route {
+  const std::vector<HaloMessage>* out;
+  const std::vector<HaloMessage>* in;
+  std::vector<Index> out_off, in_off;  // element offsets in the buffers
+  std::vector<T>* out_buf;             // packed outgoing cells
+  std::vector<T>* in_buf;              // packed incoming cells
+  Tags tags;
+  // kMpiDatatypes: datatypes over the tensor (in_types empty for reverse,
+  // whose contributions arrive packed to be accumulated).
+  std::vector<MPI_Datatype> out_types, in_types;
+  // kSharedMemory: where my `in` messages land in my inbox, where my `out`
+  // messages go in the peer's inbox, which peers share memory, and the
+  // credits this rank waits for before writing a peer's inbox again.
+  Index inbox_base = 0;
+  std::vector<Index> remote_off;
+  std::vector<char> out_shared, in_shared;
+  std::vector<MPI_Request> credits;
+};
+
+}  // namespace
 
 template <typename T>
 struct HaloExchange<T>::Impl {
@@ -87,107 +120,191 @@ struct HaloExchange<T>::Impl {
   HaloTransport transport;
   Shape local_shape;
   MPI_Comm comm = MPI_COMM_NULL;
-  // kMpiDatatypes: one datatype per message, over the tensor's buffer.
-  std::vector<MPI_Datatype> send_types, recv_types;
-  // `shard_cells` holds the cells of the send boxes (packed for a forward
-  // kPackedBuffers exchange; arriving contributions of a reverse exchange),
-  // `halo_cells` those of the receive boxes (kPackedBuffers only).
-  std::vector<T> shard_cells, halo_cells;
-  std::vector<Index> send_off, recv_off;
-  std::vector<MPI_Request> requests;
-  DistTensor<T>* tensor = nullptr;  // non-null while in flight
+  std::vector<T> shard_cells, halo_cells;  // packed send / receive boxes
+  Route<T> forward, reverse;
+  std::optional<SharedInbox> inbox;        // kSharedMemory only
+  std::vector<MPI_Request> requests;       // of the exchange in flight
+  std::vector<MPI_Request> credit_sends;
+  DistTensor<T>* tensor = nullptr;         // non-null while in flight
   HaloExchangeOptions options;
 
-  Impl(const ProcessGrid& grid, const HaloLayout& l, HaloTransport t)
+  Impl(const ProcessGrid& grid, const HaloLayout& l,
+       const HaloExchangeConfig& config)
       : layout(l),
         plan(make_halo_plan(l, grid.rank())),
-        transport(t),
+        transport(config.transport),
         local_shape(l.local_shape(grid.rank())) {
-    send_off = offsets_of(plan.sends);
-    recv_off = offsets_of(plan.recvs);
-    shard_cells.resize(send_off.back());
-    if (transport == HaloTransport::kPackedBuffers) {
-      halo_cells.resize(recv_off.back());
-    } else {
-      for (const HaloMessage& m : plan.sends) {
-        send_types.push_back(subarray<T>(local_shape, m.local));
-      }
-      for (const HaloMessage& m : plan.recvs) {
-        recv_types.push_back(subarray<T>(local_shape, m.local));
-      }
-    }
-    requests.reserve(plan.sends.size() + plan.recvs.size());
     check_mpi(MPI_Comm_dup(grid.comm(), &comm), "MPI_Comm_dup");
     check_mpi(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN),
               "MPI_Comm_set_errhandler");
+    const std::vector<Index> send_off = offsets_of(plan.sends);
+    const std::vector<Index> recv_off = offsets_of(plan.recvs);
+    shard_cells.resize(send_off.back());
+    halo_cells.resize(recv_off.back());
+    forward = {&plan.sends, &plan.recvs, send_off, recv_off,
+               &shard_cells, &halo_cells, kForwardTags};
+    reverse = {&plan.recvs, &plan.sends, recv_off, send_off,
+               &halo_cells, &shard_cells, kReverseTags};
+    if (transport == HaloTransport::kMpiDatatypes) {
+      for (const HaloMessage& m : plan.sends) {
+        forward.out_types.push_back(subarray<T>(local_shape, m.local));
+      }
+      for (const HaloMessage& m : plan.recvs) {
+        forward.in_types.push_back(subarray<T>(local_shape, m.local));
+        reverse.out_types.push_back(subarray<T>(local_shape, m.local));
+      }
+    }
+    if (transport == HaloTransport::kSharedMemory) {
+      // My inbox: forward arrivals (halo cells), then reverse arrivals.
+      inbox.emplace(comm, config.shared_memory_comm,
+                    sizeof(T) * (recv_off.back() + send_off.back()));
+      reverse.inbox_base = recv_off.back();
+      connect(forward);
+      connect(reverse);
+    }
+    requests.reserve(plan.sends.size() + plan.recvs.size());
   }
 
   ~Impl() {
-    if (!requests.empty()) {
-      MPI_Waitall(static_cast<int>(requests.size()), requests.data(),
-                  MPI_STATUSES_IGNORE);
+    try {
+      if (tensor != nullptr) finish(route_in_flight(), /*combine=*/nullptr);
+      waitall(credit_sends);
+      waitall(forward.credits);  // peers send them when they finish too
+      waitall(reverse.credits);
+    } catch (const Error&) {
+      // MPI failed while completing; nothing more can be done here.
     }
-    for (MPI_Datatype& t : send_types) MPI_Type_free(&t);
-    for (MPI_Datatype& t : recv_types) MPI_Type_free(&t);
+    for (Route<T>* r : {&forward, &reverse}) {
+      for (MPI_Datatype& t : r->out_types) MPI_Type_free(&t);
+      for (MPI_Datatype& t : r->in_types) MPI_Type_free(&t);
+    }
+    inbox.reset();
     if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
   }
 
-  void irecv(void* buf, int count, MPI_Datatype type, const HaloMessage& m) {
-    requests.emplace_back();
-    check_mpi(
-        MPI_Irecv(buf, count, type, m.peer, m.tag, comm, &requests.back()),
-        "MPI_Irecv");
+  Route<T>& route_in_flight() {
+    return options.direction == HaloDirection::kForward ? forward : reverse;
   }
 
-  void isend(const void* buf, int count, MPI_Datatype type,
-             const HaloMessage& m) {
-    requests.emplace_back();
-    check_mpi(
-        MPI_Isend(buf, count, type, m.peer, m.tag, comm, &requests.back()),
-        "MPI_Isend");
+  static void waitall(std::vector<MPI_Request>& r) {
+    const int code = MPI_Waitall(static_cast<int>(r.size()), r.data(),
+                                 MPI_STATUSES_IGNORE);
+    r.clear();
+    check_mpi(code, "MPI_Waitall");
   }
 
-  // Sends or receives the cells of messages[i] straight from/into the
-  // tensor (datatypes), or through the packed buffer `cells` at `off[i]`.
-  void post(const std::vector<HaloMessage>& messages,
-            const std::vector<MPI_Datatype>& types, std::vector<T>& cells,
-            const std::vector<Index>& off, Role role) {
+  void irecv(void* buf, int count, MPI_Datatype type, int peer, int tag,
+             std::vector<MPI_Request>& into) {
+    into.emplace_back();
+    check_mpi(MPI_Irecv(buf, count, type, peer, tag, comm, &into.back()),
+              "MPI_Irecv");
+  }
+
+  void isend(const void* buf, int count, MPI_Datatype type, int peer, int tag,
+             std::vector<MPI_Request>& into) {
+    into.emplace_back();
+    check_mpi(MPI_Isend(buf, count, type, peer, tag, comm, &into.back()),
+              "MPI_Isend");
+  }
+
+  // Set-up for kSharedMemory: which peers share memory, and where each of
+  // my outgoing messages goes in its receiver's inbox.
+  void connect(Route<T>& r) {
+    const std::vector<HaloMessage>& out = *r.out;
+    const std::vector<HaloMessage>& in = *r.in;
+    r.remote_off.assign(out.size(), 0);
+    std::vector<Index> mine(in.size());
+    std::vector<MPI_Request> pending;
+    for (size_t i = 0; i < in.size(); ++i) {
+      r.in_shared.push_back(inbox->shares_memory_with(in[i].peer));
+      if (!r.in_shared[i]) continue;
+      mine[i] = r.inbox_base + r.in_off[i];
+      isend(&mine[i], 1, MPI_INT64_T, in[i].peer, r.tags.offset + in[i].tag,
+            pending);
+    }
+    for (size_t j = 0; j < out.size(); ++j) {
+      r.out_shared.push_back(inbox->shares_memory_with(out[j].peer));
+      if (!r.out_shared[j]) continue;
+      irecv(&r.remote_off[j], 1, MPI_INT64_T, out[j].peer,
+            r.tags.offset + out[j].tag, pending);
+    }
+    waitall(pending);
+  }
+
+  bool shared(const std::vector<char>& flags, size_t i) const {
+    return transport == HaloTransport::kSharedMemory && flags[i];
+  }
+
+  void start(Route<T>& r) {
     const MPI_Datatype element = internal::mpi_datatype<T>();
+    const std::vector<HaloMessage>& out = *r.out;
+    const std::vector<HaloMessage>& in = *r.in;
     T* data = tensor->data();
-    for (size_t i = 0; i < messages.size(); ++i) {
-      const HaloMessage& m = messages[i];
-      const int count = static_cast<int>(m.local.volume());
-      if (transport == HaloTransport::kMpiDatatypes) {
-        if (role == Role::kReceive)
-          irecv(data, 1, types[i], m);
-        else
-          isend(data, 1, types[i], m);
-        continue;
-      }
-      T* packed = cells.data() + off[i];
-      if (role == Role::kReceive) {
-        irecv(packed, count, element, m);
+    for (size_t i = 0; i < in.size(); ++i) {
+      const HaloMessage& m = in[i];
+      if (shared(r.in_shared, i)) {
+        irecv(nullptr, 0, MPI_BYTE, m.peer, r.tags.notify + m.tag, requests);
+      } else if (!r.in_types.empty()) {
+        irecv(data, 1, r.in_types[i], m.peer, m.tag, requests);
       } else {
-        pack(data, local_shape, m.local, packed);
-        isend(packed, count, element, m);
+        irecv(r.in_buf->data() + r.in_off[i],
+              static_cast<int>(m.local.volume()), element, m.peer, m.tag,
+              requests);
       }
     }
-  }
-
-  void start_forward() {
-    post(plan.recvs, recv_types, halo_cells, recv_off, Role::kReceive);
-    post(plan.sends, send_types, shard_cells, send_off, Role::kSend);
-  }
-
-  // Contributions always arrive packed, to be accumulated in wait().
-  void start_reverse() {
-    const MPI_Datatype element = internal::mpi_datatype<T>();
-    for (size_t i = 0; i < plan.sends.size(); ++i) {
-      irecv(shard_cells.data() + send_off[i],
-            static_cast<int>(plan.sends[i].local.volume()), element,
-            plan.sends[i]);
+    waitall(credit_sends);
+    waitall(r.credits);  // receivers have read what I wrote last time
+    bool wrote_shared = false;
+    for (size_t j = 0; j < out.size(); ++j) {
+      const HaloMessage& m = out[j];
+      if (shared(r.out_shared, j)) {
+        T* dst = reinterpret_cast<T*>(inbox->of(m.peer)) + r.remote_off[j];
+        pack(data, local_shape, m.local, dst);
+        wrote_shared = true;
+      } else if (!r.out_types.empty()) {
+        isend(data, 1, r.out_types[j], m.peer, m.tag, requests);
+      } else {
+        T* packed = r.out_buf->data() + r.out_off[j];
+        pack(data, local_shape, m.local, packed);
+        isend(packed, static_cast<int>(m.local.volume()), element, m.peer,
+              m.tag, requests);
+      }
     }
-    post(plan.recvs, recv_types, halo_cells, recv_off, Role::kSend);
+    if (!wrote_shared) return;
+    inbox->sync();
+    for (size_t j = 0; j < out.size(); ++j) {
+      if (!shared(r.out_shared, j)) continue;
+      isend(nullptr, 0, MPI_BYTE, out[j].peer, r.tags.notify + out[j].tag,
+            requests);
+      irecv(nullptr, 0, MPI_BYTE, out[j].peer, r.tags.credit + out[j].tag,
+            r.credits);
+    }
+  }
+
+  // Completes the exchange in flight; combine(src, box) folds each incoming
+  // message into the tensor (null: drop them, for the destructor).
+  template <typename Combine>
+  void finish(Route<T>& r, Combine combine) {
+    tensor = nullptr;
+    waitall(requests);
+    const std::vector<HaloMessage>& in = *r.in;
+    if (transport == HaloTransport::kSharedMemory) inbox->sync();
+    for (size_t i = 0; i < in.size(); ++i) {
+      const T* src = nullptr;
+      if (shared(r.in_shared, i)) {
+        src = reinterpret_cast<const T*>(inbox->mine()) + r.inbox_base +
+              r.in_off[i];
+      } else if (r.in_types.empty()) {
+        src = r.in_buf->data() + r.in_off[i];
+      }
+      if constexpr (!std::is_same_v<Combine, std::nullptr_t>) {
+        if (src != nullptr) combine(src, in[i].local);
+      }
+      if (shared(r.in_shared, i)) {
+        isend(nullptr, 0, MPI_BYTE, in[i].peer, r.tags.credit + in[i].tag,
+              credit_sends);
+      }
+    }
   }
 };
 
@@ -198,7 +315,7 @@ HaloExchange<T>::HaloExchange(const ProcessGrid& grid, const HaloLayout& layout,
           ErrorKind::kGridMismatch, "halo layout over grid ",
           layout.distribution().grid_shape(), " used with a process grid ",
           grid.shape());
-  impl_ = std::make_unique<Impl>(grid, layout, config.transport);
+  impl_ = std::make_unique<Impl>(grid, layout, config);
 }
 
 template <typename T>
@@ -233,11 +350,7 @@ void HaloExchange<T>::start(DistTensor<T>& tensor,
           " does not have the layout this halo exchange was planned for");
   s.tensor = &tensor;
   s.options = options;
-  if (options.direction == HaloDirection::kForward) {
-    s.start_forward();
-  } else {
-    s.start_reverse();
-  }
+  s.start(s.route_in_flight());
 }
 
 template <typename T>
@@ -245,31 +358,20 @@ void HaloExchange<T>::wait() {
   Impl& s = *impl_;
   require(s.tensor != nullptr, ErrorKind::kState,
           "wait() called with no exchange in flight");
-  DistTensor<T>& tensor = *s.tensor;
-  s.tensor = nullptr;
-  const int n = static_cast<int>(s.requests.size());
-  const int code = MPI_Waitall(n, s.requests.data(), MPI_STATUSES_IGNORE);
-  s.requests.clear();
-  check_mpi(code, "MPI_Waitall");
-  T* data = tensor.data();
+  T* data = s.tensor->data();
+  const Shape& extent = s.local_shape;
   if (s.options.direction == HaloDirection::kForward) {
-    if (s.transport == HaloTransport::kPackedBuffers) {
-      for (size_t i = 0; i < s.plan.recvs.size(); ++i) {
-        unpack_assign(s.halo_cells.data() + s.recv_off[i], s.local_shape,
-                      s.plan.recvs[i].local, data);
-      }
-    }
-    return;
-  }
-  for (size_t i = 0; i < s.plan.sends.size(); ++i) {
-    const T* in = s.shard_cells.data() + s.send_off[i];
-    const Box& box = s.plan.sends[i].local;
-    if (s.options.reduction == HaloReduction::kSum) {
-      unpack(in, s.local_shape, box, data, [](T a, T b) { return a + b; });
-    } else {
-      unpack(in, s.local_shape, box, data,
-             [](T a, T b) { return std::max(a, b); });
-    }
+    s.finish(s.forward, [&](const T* src, const Box& box) {
+      unpack_assign(src, extent, box, data);
+    });
+  } else if (s.options.reduction == HaloReduction::kSum) {
+    s.finish(s.reverse, [&](const T* src, const Box& box) {
+      unpack(src, extent, box, data, [](T a, T b) { return a + b; });
+    });
+  } else {
+    s.finish(s.reverse, [&](const T* src, const Box& box) {
+      unpack(src, extent, box, data, [](T a, T b) { return std::max(a, b); });
+    });
   }
 }
 

@@ -17,12 +17,15 @@
 // left unchanged. Messages are unpacked in a fixed order, so results are
 // deterministic.
 //
-// Datatypes and buffers are made once, at construction. The
+// Datatypes, buffers and shared windows are made once, at construction. The
 // exchange duplicates the grid's communicator, so several exchanges may be
-// in flight at once. All ranks of the grid must construct it together and
-// call start()/wait() on tensors of the same layout; the grid must outlive it.
+// in flight at once. All ranks of the grid construct it together, call
+// start()/wait() in the same order on tensors of the same layout, and
+// destroy it together; the grid must outlive it.
 #ifndef DISTCONV_HALO_HALO_EXCHANGE_H_
 #define DISTCONV_HALO_HALO_EXCHANGE_H_
+
+#include <mpi.h>
 
 #include <memory>
 
@@ -39,8 +42,12 @@ enum class HaloReduction { kSum, kMax };
 // How message data leaves and enters the tensor's buffer (both are tested
 // on every grid; docs/performance.md compares them).
 enum class HaloTransport {
-  // distconv packs each box into its own contiguous buffer and unpacks it on
-  // arrival; the default (faster with Open MPI's shared-memory transport).
+  // Ranks that share memory (an MPI-3 shared window) pack straight into the
+  // receiver's inbox and tell it with a zero-byte message; other peers get
+  // packed point-to-point messages. The default: the fastest on one node.
+  kSharedMemory,
+  // distconv packs each box into its own contiguous buffer, sends it with
+  // MPI point-to-point and unpacks it on arrival (what device memory uses).
   kPackedBuffers,
   // MPI subarray datatypes read and write the tensor directly, leaving the
   // packing to the MPI library.
@@ -48,7 +55,10 @@ enum class HaloTransport {
 };
 
 struct HaloExchangeConfig {
-  HaloTransport transport = HaloTransport::kPackedBuffers;
+  HaloTransport transport = HaloTransport::kSharedMemory;
+  // kSharedMemory: the ranks that may share memory, a communicator of ranks
+  // of the grid; MPI_COMM_NULL means those on the same node.
+  MPI_Comm shared_memory_comm = MPI_COMM_NULL;
 };
 
 struct HaloExchangeOptions {

@@ -20,6 +20,9 @@ using testing::world_rank;
 using testing::world_size;
 
 constexpr double kSentinel = -1;
+constexpr HaloTransport kTransports[] = {HaloTransport::kPackedBuffers,
+                                         HaloTransport::kMpiDatatypes,
+                                         HaloTransport::kSharedMemory};
 
 // A small integer contribution of a halo cell, exact when summed.
 double contribution(int part, const Shape& local_cell, const Shape& local) {
@@ -144,8 +147,7 @@ void ForEveryGridAndLayout(Check check) {
       ProcessGrid grid(MPI_COMM_WORLD, shape);
       for (const testing::LayoutCase& c : testing::layout_cases(shape)) {
         SCOPED_TRACE(c.name + " over " + shape.to_string());
-        check(c.layout, grid, HaloTransport::kMpiDatatypes);
-        check(c.layout, grid, HaloTransport::kPackedBuffers);
+        for (HaloTransport t : kTransports) check(c.layout, grid, t);
         // Stop at the first broken case on every rank together.
         if (testing::max_over(MPI_COMM_WORLD, ::testing::Test::HasFailure()) != 0) return;
       }
@@ -202,6 +204,44 @@ TEST(HaloExchange, TwoExchangesInFlightWithComputeBetween) {
     ASSERT_EQ(v, static_cast<float>(global_value(src, layout.distribution().global_shape())));
     ASSERT_EQ(b.buffer()(i), v);
   });
+}
+
+// Many exchanges in a row through one object, alternating directions, with
+// new data each time: the shared-memory transport must not let a sender
+// overwrite an inbox before its owner has read it. Peers in and out of the
+// shared group (ranks split by parity) mix shared and packed messages.
+TEST(HaloExchange, RepeatedExchangesWithSharedAndUnsharedPeers) {
+  ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, world_size(), 1});
+  const HaloLayout layout(
+      Distribution(Shape{1, 2, 2 * world_size() + 1, 6}, grid.shape()),
+      HaloWidths::symmetric({0, 0, 3, 2}),
+      {Boundary::kOpen, Boundary::kOpen, Boundary::kPeriodic,
+       Boundary::kPeriodic});
+  MPI_Comm parity = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, world_rank() % 2, world_rank(), &parity);
+  for (MPI_Comm group : {MPI_COMM_NULL, parity}) {
+    for (HaloTransport t : kTransports) {
+      HaloExchange<double> halo(grid, layout, {t, group});
+      DistTensor<double> x(grid, layout);
+      const Shape origin = x.buffer_box().lower;
+      const Shape& global = layout.distribution().global_shape();
+      const Box interior = layout.interior(grid.rank());
+      for (int round = 0; round < 6; ++round) {
+        x.buffer().for_each([&](const Shape& i, double& v) {
+          v = interior.contains(i) ? global_value(i + origin, global) * round
+                                   : kSentinel;
+        });
+        halo.exchange(x);
+        x.buffer().for_each([&](const Shape& i, double& v) {
+          const auto src = source_of(layout, i + origin);
+          ASSERT_EQ(v, src ? global_value(*src, global) * round : kSentinel)
+              << "round " << round << " cell " << i;
+        });
+        if (round % 2) halo.exchange(x, {HaloDirection::kReverse});
+      }
+    }
+  }
+  MPI_Comm_free(&parity);
 }
 
 TEST(HaloExchange, MisuseFailsOnEveryRankWithoutHanging) {

@@ -4,9 +4,10 @@
 //
 //   mpirun -np 2 halo_bench --shape=8,64,512,512 --grid=1,1,2,1 --width=1
 //
-// Prints one line per configuration with the medians over --reps runs (the
-// slowest rank's time for each run) and the ratio memcpy time / exchange
-// time: 1.0 means the exchange moves halo bytes as fast as memcpy.
+// Prints, for memcpy and each halo transport, the median over --reps runs of
+// the slowest rank's time (averaged over 3 interleaved rounds) and the ratio
+// memcpy time / exchange time: 1.0 means the exchange moves halo bytes as
+// fast as memcpy copies them within one process.
 #include <mpi.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 
 #include "distconv/dist_tensor.h"
 #include "distconv/error.h"
+#include "halo/halo_plan.h"
 #include "halo/halo_exchange.h"
 
 namespace distconv {
@@ -94,38 +96,71 @@ void run(const Options& o) {
   const HaloLayout layout(Distribution(o.shape, o.grid), widths);
   DistTensor<float> x(grid, layout);
   x.interior().for_each([](const Shape& i, float& v) { v = float(i[3]); });
-  HaloExchange<float> halo(grid, layout, {HaloTransport::kMpiDatatypes});
-  HaloExchange<float> packed(grid, layout, {HaloTransport::kPackedBuffers});
-  const Index cells = halo.plan().recv_volume();
+  struct Variant {
+    const char* name;
+    HaloExchange<float> exchange;
+    double seconds = 0;
+  };
+  std::vector<Variant> variants;
+  variants.push_back({"shared", {grid, layout, {HaloTransport::kSharedMemory}}});
+  variants.push_back({"packed", {grid, layout, {HaloTransport::kPackedBuffers}}});
+  variants.push_back({"datatypes", {grid, layout, {HaloTransport::kMpiDatatypes}}});
+  const HaloPlan& plan = variants[0].exchange.plan();
+  const Index cells = plan.recv_volume();
   const size_t bytes = sizeof(float) * cells;
   // The memcpy baseline copies as many bytes as this rank receives.
   std::vector<float> src(cells, 1.0f), dst(cells, 0.0f);
-  halo.exchange(x);  // warm up all three
-  packed.exchange(x);
+  // MPI's own floor: the plan's messages as contiguous buffers, no packing.
+  std::vector<float> out(plan.send_volume(), 1.0f);
+  auto raw_mpi = [&] {
+    std::vector<MPI_Request> requests;
+    float* in = dst.data();
+    for (const HaloMessage& m : plan.recvs) {
+      requests.emplace_back();
+      MPI_Irecv(in, static_cast<int>(m.local.volume()), MPI_FLOAT, m.peer,
+                m.tag, grid.comm(), &requests.back());
+      in += m.local.volume();
+    }
+    const float* o = out.data();
+    for (const HaloMessage& m : plan.sends) {
+      requests.emplace_back();
+      MPI_Isend(o, static_cast<int>(m.local.volume()), MPI_FLOAT, m.peer,
+                m.tag, grid.comm(), &requests.back());
+      o += m.local.volume();
+    }
+    MPI_Waitall(static_cast<int>(requests.size()), requests.data(),
+                MPI_STATUSES_IGNORE);
+  };
+  double t_mpi = 0;
   std::memcpy(dst.data(), src.data(), bytes);
-  // Interleaved, so that a noisy moment hits all three alike.
-  double t_copy = 0, t_halo = 0, t_packed = 0;
-  for (int round = 0; round < 3; ++round) {
+  for (Variant& v : variants) v.exchange.exchange(x);  // warm up
+  // Interleaved rounds, so that a noisy moment hits every variant alike.
+  double t_copy = 0;
+  constexpr int kRounds = 3;
+  for (int round = 0; round < kRounds; ++round) {
     t_copy += median_time(grid.comm(), o.reps, [&] {
       std::memcpy(dst.data(), src.data(), bytes);
-    });
-    t_halo += median_time(grid.comm(), o.reps, [&] { halo.exchange(x); });
-    t_packed += median_time(grid.comm(), o.reps, [&] { packed.exchange(x); });
+    }) / kRounds;
+    t_mpi += median_time(grid.comm(), o.reps, raw_mpi) / kRounds;
+    for (Variant& v : variants) {
+      v.seconds += median_time(grid.comm(), o.reps,
+                               [&] { v.exchange.exchange(x); }) / kRounds;
+    }
   }
-  long long max_bytes = static_cast<long long>(bytes), all = 0;
-  MPI_Allreduce(&max_bytes, &all, 1, MPI_LONG_LONG, MPI_MAX, grid.comm());
-  if (grid.rank() == 0) {
-    std::printf(
-        "shape=%s grid=%s width=%lld halo_bytes_per_rank=%lld  "
-        "memcpy=%.3f ms (%.2f GB/s)  "
-        "datatypes=%.3f ms (%.2f GB/s, ratio %.2f)  "
-        "packed=%.3f ms (%.2f GB/s, ratio %.2f)\n",
-        o.shape.to_string().c_str(), o.grid.to_string().c_str(),
-        static_cast<long long>(o.width), all, t_copy / 3 * 1e3,
-        3 * all / t_copy / 1e9, t_halo / 3 * 1e3, 3 * all / t_halo / 1e9,
-        t_copy / t_halo, t_packed / 3 * 1e3, 3 * all / t_packed / 1e9,
-        t_copy / t_packed);
-  }
+  long long mine = static_cast<long long>(bytes), most = 0;
+  MPI_Allreduce(&mine, &most, 1, MPI_LONG_LONG, MPI_MAX, grid.comm());
+  if (grid.rank() != 0) return;
+  std::printf("shape=%s grid=%s width=%lld halo_bytes_per_rank=%lld\n",
+              o.shape.to_string().c_str(), o.grid.to_string().c_str(),
+              static_cast<long long>(o.width), most);
+  std::printf("  %-10s %8.3f ms %7.2f GB/s\n", "memcpy", t_copy * 1e3,
+              most / t_copy / 1e9);
+  auto row = [&](const char* name, double seconds) {
+    std::printf("  %-10s %8.3f ms %7.2f GB/s  ratio to memcpy %.2f\n", name,
+                seconds * 1e3, most / seconds / 1e9, t_copy / seconds);
+  };
+  row("raw-mpi", t_mpi);
+  for (const Variant& v : variants) row(v.name, v.seconds);
 }
 
 }  // namespace
