@@ -17,6 +17,7 @@
 #define DISTCONV_DIST_TENSOR_H_
 
 #include <memory>
+#include <utility>
 
 #include "distconv/box.h"
 #include "distconv/error.h"
@@ -51,8 +52,19 @@ class DistTensor {
     return t;
   }
 
-  DistTensor(DistTensor&&) noexcept = default;
-  DistTensor& operator=(DistTensor&&) noexcept = default;
+  // Moving hands the buffer over; the moved-from tensor's data() is null.
+  DistTensor(DistTensor&& other) noexcept
+      : grid_(other.grid_),
+        layout_(std::move(other.layout_)),
+        data_(std::exchange(other.data_, nullptr)),
+        owned_(std::move(other.owned_)) {}
+  DistTensor& operator=(DistTensor&& other) noexcept {
+    grid_ = other.grid_;
+    layout_ = std::move(other.layout_);
+    data_ = std::exchange(other.data_, nullptr);
+    owned_ = std::move(other.owned_);
+    return *this;
+  }
 
   const ProcessGrid& grid() const { return *grid_; }
   const HaloLayout& layout() const { return layout_; }
@@ -72,8 +84,12 @@ class DistTensor {
 
   // Views into the local buffer (local coordinates start at the buffer's
   // lower corner).
-  StridedView<T> buffer() { return StridedView<T>::contiguous(data_, local_shape()); }
-  StridedView<T> view(const Box& local_box) { return buffer().subview(local_box); }
+  StridedView<T> buffer() {
+    return StridedView<T>::contiguous(data_, local_shape());
+  }
+  StridedView<T> view(const Box& local_box) {
+    return buffer().subview(local_box);
+  }
   StridedView<T> interior() { return view(layout_.interior(part())); }
   StridedView<T> halo(int dim, Side side) {
     return view(layout_.halo_slab(part(), dim, side));
@@ -94,8 +110,8 @@ class DistTensor {
       : grid_(&grid), layout_(layout), data_(data) {
     require(layout.distribution().grid_shape() == grid.shape(),
             ErrorKind::kGridMismatch, "distribution over grid ",
-            layout.distribution().grid_shape(),
-            " used with a process grid ", grid.shape());
+            layout.distribution().grid_shape(), " used with a process grid ",
+            grid.shape());
   }
 
   const ProcessGrid* grid_;

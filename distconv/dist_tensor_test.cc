@@ -1,5 +1,7 @@
 #include "distconv/dist_tensor.h"
 
+#include <cmath>
+#include <random>
 #include <vector>
 
 #include "distconv/error.h"
@@ -54,6 +56,36 @@ TEST(DistTensor, ScatterGatherRoundTripOnEveryGridAndLayout) {
           ASSERT_EQ(back, all);
         }
       }
+    }
+  }
+}
+
+// Gather is the adjoint of scatter: <S x, y> == <x, G y> in double, with x a
+// global tensor on the root and y distributed (halos of y ignored by both).
+TEST(DistTensor, GatherIsTheAdjointOfScatter) {
+  for (const Shape& shape : testing::factorizations(world_size(), 5)) {
+    ProcessGrid grid(MPI_COMM_WORLD, shape);
+    for (const testing::LayoutCase& c : testing::layout_cases(shape)) {
+      SCOPED_TRACE(c.name + " over " + shape.to_string());
+      const Shape& global = c.layout.distribution().global_shape();
+      std::mt19937_64 rng(7 + world_rank());
+      std::uniform_real_distribution<double> u(-1, 1);
+      std::vector<double> x(world_rank() == 0 ? global.volume() : 0);
+      for (double& v : x) v = u(rng);
+      DistTensor<double> sx(grid, c.layout), y(grid, c.layout);
+      y.buffer().for_each([&](const Shape&, double& v) { v = u(rng); });
+      scatter(x.data(), sx, 0);
+      double sx_y = 0;
+      sx.interior().for_each([&](const Shape& i, double& v) {
+        sx_y += v * y.interior()(i);
+      });
+      sx_y = testing::sum_over(MPI_COMM_WORLD, sx_y);
+      std::vector<double> gy(x.size());
+      gather(y, gy.data(), 0);
+      double x_gy = 0;
+      for (size_t i = 0; i < x.size(); ++i) x_gy += x[i] * gy[i];
+      MPI_Bcast(&x_gy, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      EXPECT_NEAR(sx_y, x_gy, 1e-12 * std::max(1.0, std::abs(x_gy)));
     }
   }
 }

@@ -76,8 +76,15 @@ HaloLayout::HaloLayout(const Distribution& dist,
   }
 }
 
+const HaloWidths& HaloLayout::widths(int part) const {
+  require(part >= 0 && part < num_parts(), ErrorKind::kInvalidArgument,
+          "part ", part, " outside [0, ", num_parts(), ")");
+  return widths_[part];
+}
+
 Box HaloLayout::buffer_box(int part) const {
-  return shard(part).expanded(widths_[part].lower, widths_[part].upper);
+  const HaloWidths& w = widths(part);
+  return shard(part).expanded(w.lower, w.upper);
 }
 
 Shape HaloLayout::local_shape(int part) const {
@@ -85,14 +92,14 @@ Shape HaloLayout::local_shape(int part) const {
 }
 
 Box HaloLayout::interior(int part) const {
-  return {widths_[part].lower, shard(part).extent};
+  return {widths(part).lower, shard(part).extent};
 }
 
 Box HaloLayout::halo_slab(int part, int dim, Side side) const {
   require(dim >= 0 && dim < ndims(), ErrorKind::kInvalidArgument, "dimension ",
           dim, " outside [0, ", ndims(), ")");
   Box slab{Shape::filled(ndims(), 0), local_shape(part)};
-  const HaloWidths& w = widths_[part];
+  const HaloWidths& w = widths(part);
   if (side == Side::kLower) {
     slab.extent[dim] = w.lower[dim];
   } else {

@@ -64,7 +64,7 @@ class HaloLayout {
   int ndims() const { return dist_.ndims(); }
   int num_parts() const { return dist_.num_parts(); }
   Boundary boundary(int dim) const { return boundaries_[dim]; }
-  const HaloWidths& widths(int part) const { return widths_[part]; }
+  const HaloWidths& widths(int part) const;
 
   Box shard(int part) const { return dist_.shard(part); }  // global
   Box buffer_box(int part) const;     // global coordinates (may leave tensor)

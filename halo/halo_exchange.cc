@@ -24,13 +24,41 @@ namespace {
 // Offsets of consecutive messages in one pack buffer.
 std::vector<Index> offsets_of(const std::vector<HaloMessage>& messages) {
   std::vector<Index> off{0};
-  for (const HaloMessage& m : messages) {
-    require(m.local.volume() <= INT_MAX, ErrorKind::kUnsupported,
-            "halo message of ", m.local.volume(),
-            " elements exceeds MPI's count limit");
+  for (const HaloMessage& m : messages)
     off.push_back(off.back() + m.local.volume());
-  }
   return off;
+}
+
+// Checks, together on all ranks, what each rank sees only for itself: its
+// message sizes and local extents against MPI's int counts, and that every
+// rank chose the same transport and the same kind of shared-memory group.
+// Every rank throws the same Error, before any other communication.
+void validate_collectively(MPI_Comm comm, const HaloPlan& plan,
+                           const Shape& local_shape,
+                           const HaloExchangeConfig& config) {
+  long long biggest = 0, extent = 0;
+  for (const auto* list : {&plan.sends, &plan.recvs}) {
+    for (const HaloMessage& m : *list) {
+      biggest = std::max<long long>(biggest, m.local.volume());
+    }
+  }
+  for (Index e : local_shape) extent = std::max<long long>(extent, e);
+  const long long transport = static_cast<long long>(config.transport);
+  const long long node = config.shared_memory_comm == MPI_COMM_NULL;
+  long long mine[6] = {biggest, extent, transport, -transport, node, -node};
+  long long most[6];
+  check_mpi(MPI_Allreduce(mine, most, 6, MPI_LONG_LONG, MPI_MAX, comm),
+            "MPI_Allreduce");
+  require(most[2] == -most[3], ErrorKind::kInvalidArgument,
+          "ranks disagree on the halo transport");
+  require(most[4] == -most[5], ErrorKind::kInvalidArgument,
+          "some ranks pass a shared_memory_comm and others MPI_COMM_NULL");
+  require(most[0] <= INT_MAX, ErrorKind::kUnsupported, "a halo message of ",
+          most[0], " elements exceeds MPI's count limit of ", INT_MAX);
+  require(
+      config.transport != HaloTransport::kMpiDatatypes || most[1] <= INT_MAX,
+      ErrorKind::kUnsupported, "a local extent of ", most[1],
+      " exceeds MPI's count limit of ", INT_MAX);
 }
 
 template <typename T>
@@ -64,9 +92,7 @@ template <typename T>
 MPI_Datatype subarray(const Shape& extent, const Box& box) {
   const int n = extent.ndims();
   int sizes[kMaxDims], subsizes[kMaxDims], starts[kMaxDims];
-  for (int d = 0; d < n; ++d) {
-    require(extent[d] <= INT_MAX, ErrorKind::kUnsupported, "local extent ",
-            extent, " exceeds MPI's count limit");
+  for (int d = 0; d < n; ++d) {  // extents checked by validate_collectively
     sizes[d] = static_cast<int>(extent[d]);
     subsizes[d] = static_cast<int>(box.extent[d]);
     starts[d] = static_cast<int>(box.lower[d]);
@@ -83,10 +109,11 @@ MPI_Datatype subarray(const Shape& extent, const Box& box) {
 struct Tags {
   int notify;  // zero bytes: "your inbox holds my message"
   int credit;  // zero bytes: "I have read your message, my inbox is free"
-  int offset;  // set-up: where in my inbox your message goes
+  int offset;  // set-up: where in my inbox your message goes (-1: not shared)
+  int reach;   // set-up: whether I can write your inbox (1) or not (0)
 };
-constexpr Tags kForwardTags{256, 512, 768};
-constexpr Tags kReverseTags{1024, 1280, 1536};
+constexpr Tags kForwardTags{256, 512, 768, 896};
+constexpr Tags kReverseTags{1024, 1280, 1536, 1664};
 
 // One direction of the exchange: the messages this rank packs and sends
 // (`out`) and those it receives (`in`), with their buffers. Forward sends
@@ -122,10 +149,11 @@ struct HaloExchange<T>::Impl {
   MPI_Comm comm = MPI_COMM_NULL;
   std::vector<T> shard_cells, halo_cells;  // packed send / receive boxes
   Route<T> forward, reverse;
-  std::optional<SharedInbox> inbox;        // kSharedMemory only
-  std::vector<MPI_Request> requests;       // of the exchange in flight
+  std::optional<SharedInbox> inbox;   // kSharedMemory only
+  std::vector<MPI_Request> requests;  // of the exchange in flight
   std::vector<MPI_Request> credit_sends;
-  DistTensor<T>* tensor = nullptr;         // non-null while in flight
+  bool in_flight = false;
+  T* data = nullptr;  // the tensor's buffer in flight
   HaloExchangeOptions options;
 
   Impl(const ProcessGrid& grid, const HaloLayout& l,
@@ -134,6 +162,7 @@ struct HaloExchange<T>::Impl {
         plan(make_halo_plan(l, grid.rank())),
         transport(config.transport),
         local_shape(l.local_shape(grid.rank())) {
+    validate_collectively(grid.comm(), plan, local_shape, config);
     check_mpi(MPI_Comm_dup(grid.comm(), &comm), "MPI_Comm_dup");
     check_mpi(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN),
               "MPI_Comm_set_errhandler");
@@ -141,9 +170,9 @@ struct HaloExchange<T>::Impl {
     const std::vector<Index> recv_off = offsets_of(plan.recvs);
     shard_cells.resize(send_off.back());
     halo_cells.resize(recv_off.back());
-    forward = {&plan.sends, &plan.recvs, send_off, recv_off,
+    forward = {&plan.sends,  &plan.recvs, send_off,    recv_off,
                &shard_cells, &halo_cells, kForwardTags};
-    reverse = {&plan.recvs, &plan.sends, recv_off, send_off,
+    reverse = {&plan.recvs, &plan.sends,  recv_off,    send_off,
                &halo_cells, &shard_cells, kReverseTags};
     if (transport == HaloTransport::kMpiDatatypes) {
       for (const HaloMessage& m : plan.sends) {
@@ -167,7 +196,7 @@ struct HaloExchange<T>::Impl {
 
   ~Impl() {
     try {
-      if (tensor != nullptr) finish(route_in_flight(), /*combine=*/nullptr);
+      if (in_flight) finish(route_in_flight(), /*combine=*/nullptr);
       waitall(credit_sends);
       waitall(forward.credits);  // peers send them when they finish too
       waitall(reverse.credits);
@@ -187,8 +216,8 @@ struct HaloExchange<T>::Impl {
   }
 
   static void waitall(std::vector<MPI_Request>& r) {
-    const int code = MPI_Waitall(static_cast<int>(r.size()), r.data(),
-                                 MPI_STATUSES_IGNORE);
+    const int code =
+        MPI_Waitall(static_cast<int>(r.size()), r.data(), MPI_STATUSES_IGNORE);
     r.clear();
     check_mpi(code, "MPI_Waitall");
   }
@@ -207,28 +236,41 @@ struct HaloExchange<T>::Impl {
               "MPI_Isend");
   }
 
-  // Set-up for kSharedMemory: which peers share memory, and where each of
-  // my outgoing messages goes in its receiver's inbox.
+  // Set-up for kSharedMemory: where each of my outgoing messages goes in
+  // its receiver's inbox. Both ends of a message say whether they can reach
+  // the other through the window; it goes through the window only if both
+  // can, so the two ends always agree.
   void connect(Route<T>& r) {
     const std::vector<HaloMessage>& out = *r.out;
     const std::vector<HaloMessage>& in = *r.in;
-    r.remote_off.assign(out.size(), 0);
-    std::vector<Index> mine(in.size());
+    std::vector<Index> my_offset(in.size()), their_reach(in.size());
+    std::vector<Index> my_reach(out.size());
+    r.remote_off.assign(out.size(), -1);
     std::vector<MPI_Request> pending;
     for (size_t i = 0; i < in.size(); ++i) {
-      r.in_shared.push_back(inbox->shares_memory_with(in[i].peer));
-      if (!r.in_shared[i]) continue;
-      mine[i] = r.inbox_base + r.in_off[i];
-      isend(&mine[i], 1, MPI_INT64_T, in[i].peer, r.tags.offset + in[i].tag,
+      const HaloMessage& m = in[i];
+      my_offset[i] =
+          inbox->shares_memory_with(m.peer) ? r.inbox_base + r.in_off[i] : -1;
+      isend(&my_offset[i], 1, MPI_INT64_T, m.peer, r.tags.offset + m.tag,
+            pending);
+      irecv(&their_reach[i], 1, MPI_INT64_T, m.peer, r.tags.reach + m.tag,
             pending);
     }
     for (size_t j = 0; j < out.size(); ++j) {
-      r.out_shared.push_back(inbox->shares_memory_with(out[j].peer));
-      if (!r.out_shared[j]) continue;
-      irecv(&r.remote_off[j], 1, MPI_INT64_T, out[j].peer,
-            r.tags.offset + out[j].tag, pending);
+      const HaloMessage& m = out[j];
+      my_reach[j] = inbox->shares_memory_with(m.peer);
+      isend(&my_reach[j], 1, MPI_INT64_T, m.peer, r.tags.reach + m.tag,
+            pending);
+      irecv(&r.remote_off[j], 1, MPI_INT64_T, m.peer, r.tags.offset + m.tag,
+            pending);
     }
     waitall(pending);
+    for (size_t i = 0; i < in.size(); ++i) {
+      r.in_shared.push_back(my_offset[i] >= 0 && their_reach[i] != 0);
+    }
+    for (size_t j = 0; j < out.size(); ++j) {
+      r.out_shared.push_back(my_reach[j] != 0 && r.remote_off[j] >= 0);
+    }
   }
 
   bool shared(const std::vector<char>& flags, size_t i) const {
@@ -239,7 +281,6 @@ struct HaloExchange<T>::Impl {
     const MPI_Datatype element = internal::mpi_datatype<T>();
     const std::vector<HaloMessage>& out = *r.out;
     const std::vector<HaloMessage>& in = *r.in;
-    T* data = tensor->data();
     for (size_t i = 0; i < in.size(); ++i) {
       const HaloMessage& m = in[i];
       if (shared(r.in_shared, i)) {
@@ -254,6 +295,7 @@ struct HaloExchange<T>::Impl {
     }
     waitall(credit_sends);
     waitall(r.credits);  // receivers have read what I wrote last time
+    if (transport == HaloTransport::kSharedMemory) inbox->sync();
     bool wrote_shared = false;
     for (size_t j = 0; j < out.size(); ++j) {
       const HaloMessage& m = out[j];
@@ -285,7 +327,7 @@ struct HaloExchange<T>::Impl {
   // message into the tensor (null: drop them, for the destructor).
   template <typename Combine>
   void finish(Route<T>& r, Combine combine) {
-    tensor = nullptr;
+    in_flight = false;
     waitall(requests);
     const std::vector<HaloMessage>& in = *r.in;
     if (transport == HaloTransport::kSharedMemory) inbox->sync();
@@ -300,10 +342,13 @@ struct HaloExchange<T>::Impl {
       if constexpr (!std::is_same_v<Combine, std::nullptr_t>) {
         if (src != nullptr) combine(src, in[i].local);
       }
-      if (shared(r.in_shared, i)) {
-        isend(nullptr, 0, MPI_BYTE, in[i].peer, r.tags.credit + in[i].tag,
-              credit_sends);
-      }
+    }
+    if (transport != HaloTransport::kSharedMemory) return;
+    inbox->sync();  // reads done before the senders may write again
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (!shared(r.in_shared, i)) continue;
+      isend(nullptr, 0, MPI_BYTE, in[i].peer, r.tags.credit + in[i].tag,
+            credit_sends);
     }
   }
 };
@@ -326,39 +371,47 @@ template <typename T>
 HaloExchange<T>& HaloExchange<T>::operator=(HaloExchange&&) noexcept = default;
 
 template <typename T>
+typename HaloExchange<T>::Impl& HaloExchange<T>::impl() const {
+  require(impl_ != nullptr, ErrorKind::kState,
+          "halo exchange used after being moved from");
+  return *impl_;
+}
+
+template <typename T>
 const HaloPlan& HaloExchange<T>::plan() const {
-  return impl_->plan;
+  return impl().plan;
 }
 template <typename T>
 const HaloLayout& HaloExchange<T>::layout() const {
-  return impl_->layout;
+  return impl().layout;
 }
 template <typename T>
 bool HaloExchange<T>::in_flight() const {
-  return impl_->tensor != nullptr;
+  return impl().in_flight;
 }
 
 template <typename T>
 void HaloExchange<T>::start(DistTensor<T>& tensor,
                             const HaloExchangeOptions& options) {
-  Impl& s = *impl_;
-  require(s.tensor == nullptr, ErrorKind::kState,
+  Impl& s = impl();
+  require(!s.in_flight, ErrorKind::kState,
           "start() called while an exchange is in flight; call wait() first");
   require(tensor.layout() == s.layout && tensor.part() == s.plan.part,
           ErrorKind::kShapeMismatch, "tensor of global shape ",
           tensor.global_shape(),
           " does not have the layout this halo exchange was planned for");
-  s.tensor = &tensor;
+  s.in_flight = true;
+  s.data = tensor.data();
   s.options = options;
   s.start(s.route_in_flight());
 }
 
 template <typename T>
 void HaloExchange<T>::wait() {
-  Impl& s = *impl_;
-  require(s.tensor != nullptr, ErrorKind::kState,
+  Impl& s = impl();
+  require(s.in_flight, ErrorKind::kState,
           "wait() called with no exchange in flight");
-  T* data = s.tensor->data();
+  T* data = s.data;
   const Shape& extent = s.local_shape;
   if (s.options.direction == HaloDirection::kForward) {
     s.finish(s.forward, [&](const T* src, const Box& box) {

@@ -80,7 +80,9 @@ class HaloExchange {
   const HaloLayout& layout() const;
 
   // Throws kState if an exchange is already in flight, kShapeMismatch if the
-  // tensor's layout is not the one this exchange was planned for.
+  // tensor's layout is not the one this exchange was planned for. These
+  // checks are local: a rank that alone passes a wrong tensor throws alone.
+  // The tensor's buffer must stay put until wait().
   void start(DistTensor<T>& tensor, const HaloExchangeOptions& options = {});
   // Throws kState if nothing is in flight.
   void wait();
@@ -93,6 +95,7 @@ class HaloExchange {
 
  private:
   struct Impl;
+  Impl& impl() const;  // throws kState once moved from
   std::unique_ptr<Impl> impl_;
 };
 

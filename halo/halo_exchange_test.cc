@@ -1,7 +1,6 @@
 #include "halo/halo_exchange.h"
 
 #include <algorithm>
-#include <map>
 #include <random>
 #include <vector>
 
@@ -61,24 +60,25 @@ void ExpectForward(const HaloLayout& layout, const ProcessGrid& grid,
 // The serial reverse exchange: each owned cell's global value combined with
 // every halo copy's contribution, computed cell by cell from all parts'
 // buffers.
-std::map<Index, double> SerialReverse(const HaloLayout& layout, int me,
-                                      HaloReduction reduction) {
+// The result is indexed like the shard (row-major over its extent).
+std::vector<double> SerialReverse(const HaloLayout& layout, int me,
+                                  HaloReduction reduction) {
   const Shape& global = layout.distribution().global_shape();
   const Box shard = layout.shard(me);
-  std::map<Index, double> expected;
+  std::vector<double> expected(shard.volume());
   for (Index i = 0; i < shard.volume(); ++i) {
-    const Shape g = shard.lower + unravel(i, shard.extent);
-    expected[linear_index(g, global)] = global_value(g, global);
+    expected[i] = global_value(shard.lower + unravel(i, shard.extent), global);
   }
   for (int q = 0; q < layout.num_parts(); ++q) {
     const Shape local = layout.local_shape(q);
     const Box interior = layout.interior(q);
+    const Shape origin = layout.buffer_box(q).lower;
     for (Index i = 0; i < local.volume(); ++i) {
       const Shape c = unravel(i, local);
       if (interior.contains(c)) continue;
-      const auto src = source_of(layout, c + layout.buffer_box(q).lower);
+      const auto src = source_of(layout, c + origin);
       if (!src || !shard.contains(*src)) continue;
-      double& e = expected[linear_index(*src, global)];
+      double& e = expected[linear_index(*src - shard.lower, shard.extent)];
       const double add = contribution(q, c, local);
       e = reduction == HaloReduction::kSum ? e + add : std::max(e, add);
     }
@@ -98,11 +98,9 @@ void ExpectReverse(const HaloLayout& layout, const ProcessGrid& grid,
   HaloExchange<double> halo(grid, layout, {transport});
   halo.exchange(x, {HaloDirection::kReverse, reduction});
   const auto expected = SerialReverse(layout, grid.rank(), reduction);
-  const Shape origin = x.buffer_box().lower;
-  const Shape& global = layout.distribution().global_shape();
   x.buffer().for_each([&](const Shape& i, double& v) {
     if (interior.contains(i)) {
-      ASSERT_EQ(v, expected.at(linear_index(i + origin, global)))
+      ASSERT_EQ(v, expected[linear_index(i - interior.lower, interior.extent)])
           << "owned cell " << i << " on rank " << grid.rank();
     } else {
       ASSERT_EQ(v, contribution(grid.rank(), i, local)) << "halo changed";
@@ -117,8 +115,9 @@ void ExpectAdjoint(const HaloLayout& layout, const ProcessGrid& grid,
   std::uniform_real_distribution<double> u(-1, 1);
   DistTensor<double> x(grid, layout), y(grid, layout);
   const Box interior = layout.interior(grid.rank());
-  x.buffer().for_each(
-      [&](const Shape& i, double& v) { v = interior.contains(i) ? u(rng) : 0; });
+  x.buffer().for_each([&](const Shape& i, double& v) {
+    v = interior.contains(i) ? u(rng) : 0;
+  });
   y.buffer().for_each([&](const Shape&, double& v) { v = u(rng); });
   const std::vector<double> x0(x.data(), x.data() + x.size());
   HaloExchange<double> halo(grid, layout, {transport});
@@ -149,7 +148,9 @@ void ForEveryGridAndLayout(Check check) {
         SCOPED_TRACE(c.name + " over " + shape.to_string());
         for (HaloTransport t : kTransports) check(c.layout, grid, t);
         // Stop at the first broken case on every rank together.
-        if (testing::max_over(MPI_COMM_WORLD, ::testing::Test::HasFailure()) != 0) return;
+        if (testing::max_over(MPI_COMM_WORLD, ::testing::Test::HasFailure()) !=
+            0)
+          return;
       }
     }
   }
@@ -163,14 +164,14 @@ TEST(HaloExchange, ReverseSumMatchesTheSerialSum) {
   ForEveryGridAndLayout(
       [](const HaloLayout& l, const ProcessGrid& g, HaloTransport t) {
         ExpectReverse(l, g, t, HaloReduction::kSum);
-  });
+      });
 }
 
 TEST(HaloExchange, ReverseMaxMatchesTheSerialMax) {
   ForEveryGridAndLayout(
       [](const HaloLayout& l, const ProcessGrid& g, HaloTransport t) {
         ExpectReverse(l, g, t, HaloReduction::kMax);
-  });
+      });
 }
 
 TEST(HaloExchange, ReverseIsTheAdjointOfForward) {
@@ -201,7 +202,8 @@ TEST(HaloExchange, TwoExchangesInFlightWithComputeBetween) {
   const Shape origin = a.buffer_box().lower;
   a.buffer().for_each([&](const Shape& i, float& v) {
     const Shape src = *source_of(layout, i + origin);
-    ASSERT_EQ(v, static_cast<float>(global_value(src, layout.distribution().global_shape())));
+    ASSERT_EQ(v, static_cast<float>(
+                     global_value(src, layout.distribution().global_shape())));
     ASSERT_EQ(b.buffer()(i), v);
   });
 }
@@ -255,8 +257,7 @@ TEST(HaloExchange, MisuseFailsOnEveryRankWithoutHanging) {
   expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kState,
                             "no exchange in flight", [&] { halo.wait(); });
   expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kShapeMismatch,
-                            "does not have the layout",
-                            [&] { halo.start(y); });
+                            "does not have the layout", [&] { halo.start(y); });
   halo.start(x);
   expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kState,
                             "while an exchange is in flight",
@@ -271,6 +272,28 @@ TEST(HaloExchange, MisuseFailsOnEveryRankWithoutHanging) {
   expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kGridMismatch,
                             "used with a process grid",
                             [&] { HaloExchange<float> h(other, layout); });
+  // Ranks that disagree on the transport, or on the shared group, fail
+  // together instead of waiting for messages that never come.
+  const HaloTransport mixed = world_rank() == world_size() - 1
+                                  ? HaloTransport::kMpiDatatypes
+                                  : HaloTransport::kSharedMemory;
+  if (world_size() > 1) {
+    expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kInvalidArgument,
+                              "ranks disagree on the halo transport", [&] {
+                                HaloExchange<float> h(grid, layout, {mixed});
+                              });
+    const MPI_Comm group = world_rank() == 0 ? MPI_COMM_WORLD : MPI_COMM_NULL;
+    expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kInvalidArgument,
+                              "some ranks pass a shared_memory_comm", [&] {
+                                HaloExchange<float> h(
+                                    grid, layout,
+                                    {HaloTransport::kSharedMemory, group});
+                              });
+  }
+  HaloExchange<float> moved = std::move(halo);
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kState,
+                            "after being moved from", [&] { halo.start(x); });
+  moved.exchange(x);
   expect_error_on_all_ranks(
       MPI_COMM_WORLD, ErrorKind::kInvalidArgument, "exceeds the tensor extent",
       [&] {

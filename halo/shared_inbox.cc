@@ -22,6 +22,8 @@ SharedInbox::SharedInbox(MPI_Comm comm, MPI_Comm group, std::size_t bytes) {
   check_mpi(MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1,
                                     MPI_INFO_NULL, shared_, &mine_, &window_),
             "MPI_Win_allocate_shared");
+  check_mpi(MPI_Win_set_errhandler(window_, MPI_ERRORS_RETURN),
+            "MPI_Win_set_errhandler");
   check_mpi(MPI_Win_lock_all(MPI_MODE_NOCHECK, window_), "MPI_Win_lock_all");
 
   // Which ranks of comm are in the shared group, and where their inboxes are.
