@@ -7,7 +7,8 @@
 //  * Rank 0 prints gtest's usual output, plus
 //    "[  FAILED  ] Suite.Test failed on ranks 1,3" when other ranks failed.
 //    Other ranks print only their own failures, prefixed with "[rank R]".
-//  * Rank 0 ends with "distconv: P passed, F failed"; every rank exits
+//  * Rank 0 ends with "distconv: P passed, F failed" (", S skipped" added
+//    when tests skipped themselves on every rank); every rank exits
 //    non-zero if any test failed on any rank.
 #include <mpi.h>
 #include <signal.h>
@@ -70,6 +71,7 @@ class MpiResultListener : public testing::EmptyTestEventListener {
 
   int passed() const { return passed_; }
   int failed() const { return failed_; }
+  int skipped() const { return skipped_; }
 
   void OnTestStart(const testing::TestInfo& info) override {
     std::snprintf(g_current_test, sizeof(g_current_test), "  in %s.%s\n",
@@ -87,12 +89,14 @@ class MpiResultListener : public testing::EmptyTestEventListener {
   void OnTestEnd(const testing::TestInfo& info) override {
     g_current_test[0] = '\0';
     int mine = info.result()->Failed() ? 1 : 0;
-    int any = 0;
-    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    // [failed anywhere, ran (not skipped) anywhere]
+    int local[2] = {mine, info.result()->Skipped() ? 0 : 1}, all[2] = {0, 0};
+    MPI_Allreduce(local, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    const int any = all[0];
     std::vector<int> flags(rank_ == 0 ? size_ : 0);
     MPI_Gather(&mine, 1, MPI_INT, flags.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (!any) {
-      ++passed_;
+      ++(all[1] ? passed_ : skipped_);
       return;
     }
     ++failed_;
@@ -108,7 +112,7 @@ class MpiResultListener : public testing::EmptyTestEventListener {
 
  private:
   int rank_, size_;
-  int passed_ = 0, failed_ = 0;
+  int passed_ = 0, failed_ = 0, skipped_ = 0;
 };
 
 }  // namespace
@@ -142,8 +146,12 @@ int main(int argc, char** argv) {
   int any_error = 0;
   MPI_Allreduce(&local_error, &any_error, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (rank == 0) {
-    std::printf("distconv: %d passed, %d failed\n", mpi_listener->passed(),
+    std::printf("distconv: %d passed, %d failed", mpi_listener->passed(),
                 mpi_listener->failed());
+    if (mpi_listener->skipped() > 0) {
+      std::printf(", %d skipped", mpi_listener->skipped());
+    }
+    std::printf("\n");
     std::fflush(stdout);
   }
   MPI_Finalize();
