@@ -1,0 +1,50 @@
+// ConvDesc: what a convolution computes, as a plain value (describe, then
+// plan, then execute). Pure: no MPI, no kernels.
+//
+// Tensors are (N, C, [D,] H, W); weights are (F, C / groups, [KD,] KH, KW);
+// the spatial fields have one entry per spatial dimension (2 or 3). Dilation
+// is the distance between kernel taps: 1 is a dense kernel (oneDNN's
+// "dilation 0"). Padding is asymmetric: `padding_lower` before, and
+// `padding_upper` after, the input in each spatial dimension.
+//
+//   ConvDesc conv = ConvDesc::make(/*in=*/16, /*out=*/16, /*kernel=*/{3, 3});
+//   conv.padding_lower = conv.padding_upper = {1, 1};     // "same"
+//   conv.dst_shape({1, 16, 1024, 1024});                  // {1, 16, 1024, 1024}
+#ifndef DISTCONV_CONV_DESC_H_
+#define DISTCONV_CONV_DESC_H_
+
+#include "distconv/shape.h"
+
+namespace distconv {
+
+enum class ConvBias { kNone, kAdd };
+
+struct ConvDesc {
+  Index in_channels = 0;
+  Index out_channels = 0;
+  Index groups = 1;
+  Shape kernel;         // spatial extents of the kernel
+  Shape stride;         // >= 1
+  Shape dilation;       // >= 1; 1 = dense
+  Shape padding_lower;  // >= 0
+  Shape padding_upper;  // >= 0
+  ConvBias bias = ConvBias::kNone;
+
+  // Stride and dilation 1, no padding, no bias, one group.
+  static ConvDesc make(Index in_channels, Index out_channels,
+                       const Shape& kernel);
+
+  int spatial_dims() const { return kernel.ndims(); }
+  // Throws distconv::Error naming the values unless `src_shape` (N, C,
+  // spatial...) and this description fit together and give a non-empty
+  // output: channels divisible by groups, C == in_channels, positive
+  // stride and dilation, non-negative padding, a kernel no larger than the
+  // padded input.
+  void validate(const Shape& src_shape) const;
+  Shape dst_shape(const Shape& src_shape) const;  // validates first
+  Shape weights_shape() const;                    // (F, C / groups, k...)
+};
+
+}  // namespace distconv
+
+#endif  // DISTCONV_CONV_DESC_H_
