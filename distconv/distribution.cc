@@ -73,12 +73,8 @@ Distribution::Distribution(std::vector<BlockPartition> partitions)
 }
 
 void Distribution::require_coord(const Shape& coord) const {
-  bool ok = coord.ndims() == ndims();
-  for (int d = 0; ok && d < ndims(); ++d) {
-    ok = coord[d] >= 0 && coord[d] < grid_[d];
-  }
-  require(ok, ErrorKind::kInvalidArgument, "grid coordinate ", coord,
-          " outside grid ", grid_);
+  require(within(coord, grid_), ErrorKind::kInvalidArgument, "grid coordinate ",
+          coord, " outside grid ", grid_);
 }
 
 int Distribution::part_index(const Shape& coord) const {
@@ -87,8 +83,8 @@ int Distribution::part_index(const Shape& coord) const {
 }
 
 Shape Distribution::part_coord(int part) const {
-  require(part >= 0 && part < num_parts(), ErrorKind::kInvalidArgument,
-          "part ", part, " outside [0, ", num_parts(), ")");
+  require(part >= 0 && part < num_parts(), ErrorKind::kInvalidArgument, "part ",
+          part, " outside [0, ", num_parts(), ")");
   return unravel(part, grid_);
 }
 

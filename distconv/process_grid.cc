@@ -66,7 +66,8 @@ ProcessGrid::ProcessGrid(MPI_Comm comm, const Shape& shape) : shape_(shape) {
   for (int d = 0; d < ndims(); ++d) {
     Shape others = me;
     others[d] = 0;  // color: my coordinate everywhere but d
-    along_.push_back(split(comm_, static_cast<int>(linear_index(others, shape_)),
+    along_.push_back(split(comm_,
+                           static_cast<int>(linear_index(others, shape_)),
                            static_cast<int>(me[d])));
     slice_.push_back(split(comm_, static_cast<int>(me[d]), rank_));
   }
@@ -113,12 +114,8 @@ Shape ProcessGrid::coord_of(int rank) const {
 }
 
 int ProcessGrid::rank_of(const Shape& coord) const {
-  bool ok = coord.ndims() == ndims();
-  for (int d = 0; ok && d < ndims(); ++d) {
-    ok = coord[d] >= 0 && coord[d] < shape_[d];
-  }
-  require(ok, ErrorKind::kInvalidArgument, "coordinate ", coord,
-          " outside grid ", shape_);
+  require(within(coord, shape_), ErrorKind::kInvalidArgument, "coordinate ",
+          coord, " outside grid ", shape_);
   return static_cast<int>(linear_index(coord, shape_));
 }
 

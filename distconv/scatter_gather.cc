@@ -1,6 +1,5 @@
 #include "distconv/scatter_gather.h"
 
-#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <vector>
@@ -12,7 +11,8 @@ namespace distconv {
 namespace {
 
 using internal::check_mpi;
-using internal::for_each_row;
+using internal::pack_box;
+using internal::unpack_box;
 
 // Per-rank element counts and displacements of the packed shards.
 struct Counts {
@@ -60,9 +60,7 @@ void scatter(const T* global, DistTensor<T>& tensor, int root) {
     packed.resize(c.displs.back() + c.counts.back());
     T* out = packed.data();
     for (int p = 0; p < layout.num_parts(); ++p) {
-      for_each_row(gshape, layout.shard(p), [&](Index off, Index len) {
-        out = std::copy(global + off, global + off + len, out);
-      });
+      out = pack_box(global, gshape, layout.shard(p), out);
     }
   }
   std::vector<T> mine(c.counts[grid.rank()]);
@@ -71,13 +69,8 @@ void scatter(const T* global, DistTensor<T>& tensor, int root) {
                          c.counts[grid.rank()], internal::mpi_datatype<T>(),
                          root, grid.comm()),
             "MPI_Scatterv");
-  const T* in = mine.data();
-  T* local = tensor.data();
-  for_each_row(tensor.local_shape(), layout.interior(grid.rank()),
-               [&](Index off, Index len) {
-                 std::copy(in, in + len, local + off);
-                 in += len;
-               });
+  unpack_box(mine.data(), tensor.local_shape(), layout.interior(grid.rank()),
+             tensor.data());
 }
 
 template <typename T>
@@ -86,13 +79,9 @@ void gather(const DistTensor<T>& tensor, T* global, int root) {
   const ProcessGrid& grid = tensor.grid();
   validate(layout, grid, root, global != nullptr);
   const Counts c = shard_counts(layout);
-  std::vector<T> mine;
-  mine.reserve(c.counts[grid.rank()]);
-  const T* local = tensor.data();
-  for_each_row(tensor.local_shape(), layout.interior(grid.rank()),
-               [&](Index off, Index len) {
-                 mine.insert(mine.end(), local + off, local + off + len);
-               });
+  std::vector<T> mine(c.counts[grid.rank()]);
+  pack_box(tensor.data(), tensor.local_shape(), layout.interior(grid.rank()),
+           mine.data());
   std::vector<T> packed;
   if (grid.rank() == root) packed.resize(c.displs.back() + c.counts.back());
   check_mpi(MPI_Gatherv(mine.data(), c.counts[grid.rank()],
@@ -104,10 +93,7 @@ void gather(const DistTensor<T>& tensor, T* global, int root) {
   const Shape& gshape = layout.distribution().global_shape();
   const T* in = packed.data();
   for (int p = 0; p < layout.num_parts(); ++p) {
-    for_each_row(gshape, layout.shard(p), [&](Index off, Index len) {
-      std::copy(in, in + len, global + off);
-      in += len;
-    });
+    in = unpack_box(in, gshape, layout.shard(p), global);
   }
 }
 

@@ -69,6 +69,14 @@ DISTCONV_ELEMENTWISE(max, std::max(x, y))
 
 Shape operator-(const Shape& a) { return Shape::filled(a.ndims(), 0) - a; }
 
+bool within(const Shape& index, const Shape& extent) {
+  if (index.ndims() != extent.ndims()) return false;
+  for (int d = 0; d < extent.ndims(); ++d) {
+    if (index[d] < 0 || index[d] >= extent[d]) return false;
+  }
+  return true;
+}
+
 Shape row_major_strides(const Shape& extent) {
   Shape s = Shape::filled(extent.ndims(), 1);
   for (int d = extent.ndims() - 2; d >= 0; --d) s[d] = s[d + 1] * extent[d + 1];

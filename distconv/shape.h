@@ -53,6 +53,9 @@ Shape operator-(const Shape& a);
 Shape min(const Shape& a, const Shape& b);
 Shape max(const Shape& a, const Shape& b);
 
+// Whether `index` has extent's ndims and 0 <= index[d] < extent[d].
+bool within(const Shape& index, const Shape& extent);
+
 // Row-major (last dimension fastest) strides of a contiguous array.
 Shape row_major_strides(const Shape& extent);
 // Row-major position of `coord` inside `extent`, and its inverse.

@@ -17,7 +17,9 @@
 namespace distconv {
 
 using internal::check_mpi;
-using internal::for_each_row;
+using internal::combine_box;
+using internal::pack_box;
+using internal::unpack_box;
 
 namespace {
 
@@ -59,32 +61,6 @@ void validate_collectively(MPI_Comm comm, const HaloPlan& plan,
       config.transport != HaloTransport::kMpiDatatypes || most[1] <= INT_MAX,
       ErrorKind::kUnsupported, "a local extent of ", most[1],
       " exceeds MPI's count limit of ", INT_MAX);
-}
-
-template <typename T>
-void pack(const T* buffer, const Shape& extent, const Box& box, T* out) {
-  for_each_row(extent, box, [&](Index off, Index len) {
-    out = std::copy(buffer + off, buffer + off + len, out);
-  });
-}
-
-template <typename T, typename Op>
-void unpack(const T* in, const Shape& extent, const Box& box, T* buffer,
-            Op op) {
-  for_each_row(extent, box, [&](Index off, Index len) {
-    T* row = buffer + off;
-    for (Index i = 0; i < len; ++i) row[i] = op(row[i], in[i]);
-    in += len;
-  });
-}
-
-template <typename T>
-void unpack_assign(const T* in, const Shape& extent, const Box& box,
-                   T* buffer) {
-  for_each_row(extent, box, [&](Index off, Index len) {
-    std::copy(in, in + len, buffer + off);
-    in += len;
-  });
 }
 
 // An MPI datatype for `box` inside a row-major array of extent `extent`.
@@ -301,13 +277,13 @@ struct HaloExchange<T>::Impl {
       const HaloMessage& m = out[j];
       if (shared(r.out_shared, j)) {
         T* dst = reinterpret_cast<T*>(inbox->of(m.peer)) + r.remote_off[j];
-        pack(data, local_shape, m.local, dst);
+        pack_box<T>(data, local_shape, m.local, dst);
         wrote_shared = true;
       } else if (!r.out_types.empty()) {
         isend(data, 1, r.out_types[j], m.peer, m.tag, requests);
       } else {
         T* packed = r.out_buf->data() + r.out_off[j];
-        pack(data, local_shape, m.local, packed);
+        pack_box<T>(data, local_shape, m.local, packed);
         isend(packed, static_cast<int>(m.local.volume()), element, m.peer,
               m.tag, requests);
       }
@@ -415,15 +391,16 @@ void HaloExchange<T>::wait() {
   const Shape& extent = s.local_shape;
   if (s.options.direction == HaloDirection::kForward) {
     s.finish(s.forward, [&](const T* src, const Box& box) {
-      unpack_assign(src, extent, box, data);
+      unpack_box(src, extent, box, data);
     });
   } else if (s.options.reduction == HaloReduction::kSum) {
     s.finish(s.reverse, [&](const T* src, const Box& box) {
-      unpack(src, extent, box, data, [](T a, T b) { return a + b; });
+      combine_box(src, extent, box, data, [](T a, T b) { return a + b; });
     });
   } else {
     s.finish(s.reverse, [&](const T* src, const Box& box) {
-      unpack(src, extent, box, data, [](T a, T b) { return std::max(a, b); });
+      combine_box(src, extent, box, data,
+                  [](T a, T b) { return std::max(a, b); });
     });
   }
 }

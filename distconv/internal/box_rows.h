@@ -4,6 +4,8 @@
 #ifndef DISTCONV_INTERNAL_BOX_ROWS_H_
 #define DISTCONV_INTERNAL_BOX_ROWS_H_
 
+#include <algorithm>
+
 #include "distconv/box.h"
 #include "distconv/shape.h"
 
@@ -36,6 +38,40 @@ void for_each_row(const Shape& extent, const Box& box, Fn fn) {
     while (d >= 0 && ++i[d] == box.extent[d]) i[d--] = 0;
     if (d < 0) return;
   }
+}
+
+// Copies `box` of a row-major array of extent `extent` to consecutive
+// elements at `out`; returns the end of what was written.
+template <typename T>
+T* pack_box(const T* array, const Shape& extent, const Box& box, T* out) {
+  for_each_row(extent, box, [&](Index off, Index len) {
+    out = std::copy(array + off, array + off + len, out);
+  });
+  return out;
+}
+
+// Copies consecutive elements from `in` into `box` of `array`; returns the
+// end of what was read.
+template <typename T>
+const T* unpack_box(const T* in, const Shape& extent, const Box& box,
+                    T* array) {
+  for_each_row(extent, box, [&](Index off, Index len) {
+    std::copy(in, in + len, array + off);
+    in += len;
+  });
+  return in;
+}
+
+// Like unpack_box, but each element becomes op(element, incoming).
+template <typename T, typename Op>
+const T* combine_box(const T* in, const Shape& extent, const Box& box,
+                     T* array, Op op) {
+  for_each_row(extent, box, [&](Index off, Index len) {
+    T* row = array + off;
+    for (Index i = 0; i < len; ++i) row[i] = op(row[i], in[i]);
+    in += len;
+  });
+  return in;
 }
 
 }  // namespace distconv::internal
