@@ -1,6 +1,6 @@
 // DistTensor<T, Space>: this rank's part of a tensor distributed over a
 // ProcessGrid: its shard plus halos in one local buffer (row-major over the
-// local shape, W fastest), with strided views of the interior and of each
+// local shape in the layout's storage order), with strided views of the interior and of each
 // halo slab.
 //
 // The buffer is either allocated (zeroed) by the tensor, or owned by the
@@ -85,7 +85,7 @@ class DistTensor {
   // Views into the local buffer (local coordinates start at the buffer's
   // lower corner).
   StridedView<T> buffer() {
-    return StridedView<T>::contiguous(data_, local_shape());
+    return StridedView<T>(data_, local_shape(), layout_.local_strides(part()));
   }
   StridedView<T> view(const Box& local_box) {
     return buffer().subview(local_box);
@@ -95,7 +95,8 @@ class DistTensor {
     return view(layout_.halo_slab(part(), dim, side));
   }
   StridedView<const T> buffer() const {
-    return StridedView<const T>::contiguous(data_, local_shape());
+    return StridedView<const T>(data_, local_shape(),
+                                layout_.local_strides(part()));
   }
   StridedView<const T> interior() const {
     return buffer().subview(layout_.interior(part()));

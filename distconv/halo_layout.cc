@@ -109,4 +109,33 @@ Box HaloLayout::halo_slab(int part, int dim, Side side) const {
   return slab;
 }
 
+HaloLayout HaloLayout::with_storage(StorageOrder order) const {
+  require(order == StorageOrder::kChannelsFirst || ndims() >= 3,
+          ErrorKind::kInvalidArgument,
+          "channels-last storage needs (N, C, spatial...) dimensions, got ",
+          dist_.global_shape());
+  HaloLayout copy = *this;
+  copy.storage_ = order;
+  return copy;
+}
+
+Shape HaloLayout::to_storage(const Shape& logical) const {
+  if (storage_ == StorageOrder::kChannelsFirst) return logical;
+  // (N, C, s0, s1, ...) -> (N, s0, s1, ..., C)
+  Shape out = logical;
+  for (int d = 1; d + 1 < logical.ndims(); ++d) out[d] = logical[d + 1];
+  out[logical.ndims() - 1] = logical[1];
+  return out;
+}
+
+Shape HaloLayout::local_strides(int part) const {
+  const Shape storage_strides = row_major_strides(storage_shape(part));
+  if (storage_ == StorageOrder::kChannelsFirst) return storage_strides;
+  const int n = ndims();
+  Shape out = storage_strides;
+  out[1] = storage_strides[n - 1];
+  for (int d = 2; d < n; ++d) out[d] = storage_strides[d - 1];
+  return out;
+}
+
 }  // namespace distconv

@@ -18,6 +18,12 @@
 // from the other end. Only spatial dimensions (index >= 2) carry halos.
 // A part whose shard is empty has an empty buffer: its widths are zero.
 //
+// The storage order says how the local buffer is laid out in memory:
+// row-major over (N, C, [D,] H, W) (kChannelsFirst, the default), or over
+// (N, [D,] H, W, C) (kChannelsLast, what oneDNN's CPU convolutions are
+// fastest with). Coordinates, boxes and shapes stay in the logical order
+// (N, C, spatial...) everywhere; only the buffer's strides differ.
+//
 //   Distribution dist(Shape{2, 3, 64, 64}, Shape{1, 1, 2, 2});
 //   HaloLayout layout(dist, HaloWidths::symmetric({0, 0, 1, 1}));
 //   layout.local_shape(0);       // {2, 3, 34, 34}
@@ -32,6 +38,8 @@
 #include "distconv/shape.h"
 
 namespace distconv {
+
+enum class StorageOrder { kChannelsFirst, kChannelsLast };
 
 struct HaloWidths {
   Shape lower;
@@ -65,6 +73,9 @@ class HaloLayout {
   int num_parts() const { return dist_.num_parts(); }
   Boundary boundary(int dim) const { return boundaries_[dim]; }
   const HaloWidths& widths(int part) const;
+  StorageOrder storage_order() const { return storage_; }
+  // The same layout with another storage order.
+  HaloLayout with_storage(StorageOrder order) const;
 
   Box shard(int part) const { return dist_.shard(part); }  // global
   Box buffer_box(int part) const;     // global coordinates (may leave tensor)
@@ -74,9 +85,20 @@ class HaloLayout {
   // spanning the whole buffer in the other dimensions (corners included).
   Box halo_slab(int part, int dim, Side side) const;
 
+  // Logical <-> memory order. to_storage permutes a shape or box given in
+  // logical order into the order of the buffer's dimensions (slowest
+  // first); storage_shape(part) is the buffer as a row-major array.
+  Shape to_storage(const Shape& logical) const;
+  Box to_storage(const Box& logical) const {
+    return {to_storage(logical.lower), to_storage(logical.extent)};
+  }
+  Shape storage_shape(int part) const { return to_storage(local_shape(part)); }
+  // Element strides of the logical dimensions within the local buffer.
+  Shape local_strides(int part) const;
+
   friend bool operator==(const HaloLayout& a, const HaloLayout& b) {
     return a.dist_ == b.dist_ && a.widths_ == b.widths_ &&
-           a.boundaries_ == b.boundaries_;
+           a.boundaries_ == b.boundaries_ && a.storage_ == b.storage_;
   }
   friend bool operator!=(const HaloLayout& a, const HaloLayout& b) {
     return !(a == b);
@@ -86,6 +108,7 @@ class HaloLayout {
   Distribution dist_;
   std::vector<HaloWidths> widths_;
   std::vector<Boundary> boundaries_;
+  StorageOrder storage_ = StorageOrder::kChannelsFirst;
 };
 
 }  // namespace distconv

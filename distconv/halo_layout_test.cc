@@ -119,5 +119,22 @@ TEST(BoxRows, VisitsTheBoxInRowMajorOrder) {
   }
 }
 
+TEST(HaloLayout, ChannelsLastStorageOnlyChangesStrides) {
+  const Distribution dist(Shape{2, 3, 8, 6}, Shape{1, 1, 2, 1});
+  const HaloLayout first(dist, HaloWidths::symmetric({0, 0, 1, 2}));
+  const HaloLayout last = first.with_storage(StorageOrder::kChannelsLast);
+  EXPECT_NE(first, last);
+  EXPECT_EQ(last.local_shape(0), first.local_shape(0));  // {2, 3, 6, 10}
+  EXPECT_EQ(last.storage_shape(0), (Shape{2, 6, 10, 3}));
+  EXPECT_EQ(first.local_strides(0), (Shape{180, 60, 10, 1}));
+  EXPECT_EQ(last.local_strides(0), (Shape{180, 1, 30, 3}));
+  const Box b{{1, 2, 3, 4}, {1, 1, 2, 5}};
+  EXPECT_EQ(last.to_storage(b), (Box{{1, 3, 4, 2}, {1, 2, 5, 1}}));
+  const Distribution d5(Shape{1, 4, 3, 5, 7}, Shape{1, 1, 1, 1, 1});
+  EXPECT_EQ(HaloLayout(d5).with_storage(StorageOrder::kChannelsLast)
+                .local_strides(0),
+            (Shape{420, 1, 140, 28, 4}));
+}
+
 }  // namespace
 }  // namespace distconv

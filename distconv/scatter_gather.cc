@@ -6,6 +6,7 @@
 
 #include "distconv/internal/box_rows.h"
 #include "distconv/internal/mpi_util.h"
+#include "distconv/strided_view.h"
 
 namespace distconv {
 namespace {
@@ -69,8 +70,14 @@ void scatter(const T* global, DistTensor<T>& tensor, int root) {
                          c.counts[grid.rank()], internal::mpi_datatype<T>(),
                          root, grid.comm()),
             "MPI_Scatterv");
-  unpack_box(mine.data(), tensor.local_shape(), layout.interior(grid.rank()),
-             tensor.data());
+  if (layout.storage_order() == StorageOrder::kChannelsFirst) {
+    unpack_box(mine.data(), tensor.local_shape(),
+               layout.interior(grid.rank()), tensor.data());
+  } else {  // the shard arrives in logical order: transpose into place
+    const auto in =
+        StridedView<const T>::contiguous(mine.data(), tensor.shard().extent);
+    tensor.interior().for_each([&](const Shape& i, T& v) { v = in(i); });
+  }
 }
 
 template <typename T>
@@ -80,8 +87,14 @@ void gather(const DistTensor<T>& tensor, T* global, int root) {
   validate(layout, grid, root, global != nullptr);
   const Counts c = shard_counts(layout);
   std::vector<T> mine(c.counts[grid.rank()]);
-  pack_box(tensor.data(), tensor.local_shape(), layout.interior(grid.rank()),
-           mine.data());
+  if (layout.storage_order() == StorageOrder::kChannelsFirst) {
+    pack_box(tensor.data(), tensor.local_shape(),
+             layout.interior(grid.rank()), mine.data());
+  } else {  // send the shard in logical order
+    const auto out =
+        StridedView<T>::contiguous(mine.data(), tensor.shard().extent);
+    tensor.interior().for_each([&](const Shape& i, const T& v) { out(i) = v; });
+  }
   std::vector<T> packed;
   if (grid.rank() == root) packed.resize(c.displs.back() + c.counts.back());
   check_mpi(MPI_Gatherv(mine.data(), c.counts[grid.rank()],

@@ -121,7 +121,7 @@ struct HaloExchange<T>::Impl {
   HaloLayout layout;
   HaloPlan plan;
   HaloTransport transport;
-  Shape local_shape;
+  Shape storage_shape;  // the local buffer as a row-major array
   MPI_Comm comm = MPI_COMM_NULL;
   std::vector<T> shard_cells, halo_cells;  // packed send / receive boxes
   Route<T> forward, reverse;
@@ -137,8 +137,8 @@ struct HaloExchange<T>::Impl {
       : layout(l),
         plan(make_halo_plan(l, grid.rank())),
         transport(config.transport),
-        local_shape(l.local_shape(grid.rank())) {
-    validate_collectively(grid.comm(), plan, local_shape, config);
+        storage_shape(l.storage_shape(grid.rank())) {
+    validate_collectively(grid.comm(), plan, storage_shape, config);
     check_mpi(MPI_Comm_dup(grid.comm(), &comm), "MPI_Comm_dup");
     check_mpi(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN),
               "MPI_Comm_set_errhandler");
@@ -152,11 +152,11 @@ struct HaloExchange<T>::Impl {
                &halo_cells, &shard_cells, kReverseTags};
     if (transport == HaloTransport::kMpiDatatypes) {
       for (const HaloMessage& m : plan.sends) {
-        forward.out_types.push_back(subarray<T>(local_shape, m.local));
+        forward.out_types.push_back(subarray<T>(storage_shape, layout.to_storage(m.local)));
       }
       for (const HaloMessage& m : plan.recvs) {
-        forward.in_types.push_back(subarray<T>(local_shape, m.local));
-        reverse.out_types.push_back(subarray<T>(local_shape, m.local));
+        forward.in_types.push_back(subarray<T>(storage_shape, layout.to_storage(m.local)));
+        reverse.out_types.push_back(subarray<T>(storage_shape, layout.to_storage(m.local)));
       }
     }
     if (transport == HaloTransport::kSharedMemory) {
@@ -277,13 +277,14 @@ struct HaloExchange<T>::Impl {
       const HaloMessage& m = out[j];
       if (shared(r.out_shared, j)) {
         T* dst = reinterpret_cast<T*>(inbox->of(m.peer)) + r.remote_off[j];
-        pack_box<T>(data, local_shape, m.local, dst);
+        pack_box<T>(data, storage_shape, layout.to_storage(m.local), dst);
         wrote_shared = true;
       } else if (!r.out_types.empty()) {
         isend(data, 1, r.out_types[j], m.peer, m.tag, requests);
       } else {
         T* packed = r.out_buf->data() + r.out_off[j];
-        pack_box<T>(data, local_shape, m.local, packed);
+        pack_box<T>(data, storage_shape, layout.to_storage(m.local),
+                    packed);
         isend(packed, static_cast<int>(m.local.volume()), element, m.peer,
               m.tag, requests);
       }
@@ -300,7 +301,8 @@ struct HaloExchange<T>::Impl {
   }
 
   // Completes the exchange in flight; combine(src, box) folds each incoming
-  // message into the tensor (null: drop them, for the destructor).
+  // message into the tensor, box in storage order (null: drop them, for
+  // the destructor).
   template <typename Combine>
   void finish(Route<T>& r, Combine combine) {
     in_flight = false;
@@ -316,7 +318,7 @@ struct HaloExchange<T>::Impl {
         src = r.in_buf->data() + r.in_off[i];
       }
       if constexpr (!std::is_same_v<Combine, std::nullptr_t>) {
-        if (src != nullptr) combine(src, in[i].local);
+        if (src != nullptr) combine(src, layout.to_storage(in[i].local));
       }
     }
     if (transport != HaloTransport::kSharedMemory) return;
@@ -388,7 +390,7 @@ void HaloExchange<T>::wait() {
   require(s.in_flight, ErrorKind::kState,
           "wait() called with no exchange in flight");
   T* data = s.data;
-  const Shape& extent = s.local_shape;
+  const Shape& extent = s.storage_shape;  // boxes come in storage order
   if (s.options.direction == HaloDirection::kForward) {
     s.finish(s.forward, [&](const T* src, const Box& box) {
       unpack_box(src, extent, box, data);

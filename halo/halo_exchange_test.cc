@@ -126,9 +126,9 @@ void ExpectAdjoint(const HaloLayout& layout, const ProcessGrid& grid,
   for (Index i = 0; i < x.size(); ++i) hx_y += x.data()[i] * y.data()[i];
   halo.exchange(y, {HaloDirection::kReverse});  // interior of y := H^T y
   double x_hty = 0;
-  x.buffer().for_each([&](const Shape& i, double&) {
+  x.buffer().for_each([&](const Shape& i, double& v) {
     if (interior.contains(i)) {
-      const Index k = linear_index(i, x.local_shape());
+      const Index k = &v - x.data();  // storage offset
       x_hty += x0[k] * y.data()[k];
     }
   });

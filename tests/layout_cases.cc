@@ -79,6 +79,14 @@ std::vector<LayoutCase> layout_cases(const Shape& grid) {
   last_periodic[n - 1] = Boundary::kPeriodic;
   cases.push_back({"per_part_widths",
                    HaloLayout(dist, per_part, last_periodic)});
+  // Channels-last buffers (what the oneDNN convolution uses).
+  cases.push_back({"uneven_w2_1_channels_last",
+                   HaloLayout(Distribution(uneven, grid),
+                              spatial_widths(uneven, 2, 1))
+                       .with_storage(StorageOrder::kChannelsLast)});
+  cases.push_back({"per_part_widths_channels_last",
+                   HaloLayout(dist, per_part, last_periodic)
+                       .with_storage(StorageOrder::kChannelsLast)});
   return cases;
 }
 
