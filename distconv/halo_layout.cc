@@ -72,7 +72,15 @@ HaloLayout::HaloLayout(const Distribution& dist,
           dist_.grid_shape(), ")");
   for (int p = 0; p < dist_.num_parts(); ++p) {
     validate_widths(dist_, widths_[p], p);
-    if (dist_.shard(p).empty()) widths_[p] = HaloWidths::none(dist_.ndims());
+    const Box shard = dist_.shard(p);
+    bool unused = shard.empty();  // without halos the buffer would be empty
+    for (int d = first_spatial_dim(ndims()); d < ndims(); ++d) {
+      if (shard.extent[d] == 0) unused = false;
+    }
+    for (int d = 0; d < first_spatial_dim(ndims()); ++d) {
+      if (shard.extent[d] == 0) unused = true;
+    }
+    if (unused) widths_[p] = HaloWidths::none(dist_.ndims());
   }
 }
 

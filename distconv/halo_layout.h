@@ -16,7 +16,10 @@
 // cells past an open boundary are part of the buffer but never written by
 // an exchange (they hold padding); with a periodic boundary they are filled
 // from the other end. Only spatial dimensions (index >= 2) carry halos.
-// A part whose shard is empty has an empty buffer: its widths are zero.
+// A part whose shard is empty in N or C has an empty buffer: its widths are
+// zero. One whose shard is empty only in spatial dimensions keeps its widths
+// and its buffer holds halo cells only (a strided convolution's rank that
+// owns no output rows may still need the neighbours' gradients).
 //
 // The storage order says how the local buffer is laid out in memory:
 // row-major over (N, C, [D,] H, W) (kChannelsFirst, the default), or over

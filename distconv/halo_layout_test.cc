@@ -41,8 +41,9 @@ TEST(HaloLayout, InteriorAndSlabsCoverTheBufferOverRandomLayouts) {
       const Shape local = layout.local_shape(p);
       ASSERT_EQ(layout.buffer_box(p).extent, local);
       const Box interior = layout.interior(p);
-      if (layout.shard(p).empty()) {
-        ASSERT_EQ(local, layout.shard(p).extent) << "empty shard has halos";
+      const Box shard = layout.shard(p);
+      if (n >= 3 && (shard.extent[0] == 0 || shard.extent[1] == 0)) {
+        ASSERT_EQ(local, shard.extent) << "shard empty in N or C has halos";
       }
       std::vector<int> slabs(local.volume(), 0);
       for (int d = 0; d < n; ++d) {

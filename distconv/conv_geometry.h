@@ -1,0 +1,99 @@
+// ConvGeometry: the index math of a distributed convolution. Pure: no MPI,
+// no kernels. Given a ConvDesc and the global input shape it answers, in
+// global coordinates:
+//  - which input cells (and how much padding) a box of outputs reads
+//    (forward and backward-weights), and which outputs a box of input
+//    gradients reads (backward-data): a ConvWindow, which a kernel runs on
+//    as one local convolution;
+//  - how the outputs are distributed so that output shards line up with
+//    the input shards (an output belongs to the part owning the centre of
+//    its window), and each part's halo widths;
+//  - how a part's box splits into an interior, computable before any halo
+//    arrives, and boundary boxes.
+//
+// One spatial dimension, input extent I, output extent O, stride s, lower
+// padding pl, span = (k - 1) * dilation + 1: output o reads inputs
+// [o * s - pl, o * s - pl + span), clipped to [0, I) (the rest is padding).
+//
+//   ConvDesc conv = ConvDesc::make(16, 16, {3, 3});
+//   conv.padding_lower = conv.padding_upper = {1, 1};
+//   ConvGeometry g(conv, {1, 16, 64, 64});
+//   g.forward_window(Box{{0, 0, 0, 0}, {1, 16, 32, 64}});
+//   // src [0:1, 0:16, 0:33, 0:64), padding lower {1, 1}, upper {0, 1}
+#ifndef DISTCONV_CONV_GEOMETRY_H_
+#define DISTCONV_CONV_GEOMETRY_H_
+
+#include <vector>
+
+#include "distconv/box.h"
+#include "distconv/conv_desc.h"
+#include "distconv/distribution.h"
+#include "distconv/halo_layout.h"
+#include "distconv/shape.h"
+
+namespace distconv {
+
+// One local convolution: `dst` computed from `src` (both inside their
+// global tensors) with the given padding per spatial dimension, so that
+// (src + padding_lower + padding_upper - span) / stride + 1 == dst exactly.
+// Empty when there is nothing to compute; `src` alone may be empty when the
+// outputs read padding only.
+struct ConvWindow {
+  Box src;
+  Box dst;
+  Shape padding_lower;
+  Shape padding_upper;
+};
+
+// A box split for overlap: `interior` needs no halo; `boundary` boxes cover
+// the rest, disjoint (none of them empty).
+struct BoxSplit {
+  Box interior;
+  std::vector<Box> boundary;
+};
+
+class ConvGeometry {
+ public:
+  // Validates (desc.validate); throws distconv::Error.
+  ConvGeometry(const ConvDesc& desc, const Shape& src_shape);
+
+  const ConvDesc& desc() const { return desc_; }
+  const Shape& src_shape() const { return src_shape_; }
+  const Shape& dst_shape() const { return dst_shape_; }
+
+  // The inputs that outputs `dst` read (all channels). Forward and
+  // backward-weights run on it.
+  ConvWindow forward_window(const Box& dst) const;
+  // For input gradients over `src`: the outputs that contribute, and the
+  // sub-box of `src` that receives contributions (window.src; the rest of
+  // `src` gets zero). Empty when no output reads `src`.
+  ConvWindow backward_data_window(const Box& src) const;
+
+  // The output distribution lined up with `src` (same grid). Throws
+  // kUnsupported if `src` splits channels (channel parallelism).
+  Distribution dst_distribution(const Distribution& src) const;
+  // Per-part halos of the input: each part's buffer covers the window of
+  // its output shard. Forward halo exchange fills them.
+  HaloLayout src_layout(const Distribution& src, const Distribution& dst,
+                        StorageOrder order) const;
+  // Per-part halos of the output gradient: each part's buffer covers the
+  // outputs its input-gradient shard reads.
+  HaloLayout diff_dst_layout(const Distribution& src, const Distribution& dst,
+                             StorageOrder order) const;
+
+  // Forward: outputs in `dst` whose window lies inside `src_shard` (or in
+  // padding) form the interior.
+  BoxSplit split_forward(const Box& dst, const Box& src_shard) const;
+  // Backward-data: inputs in `src` whose contributing outputs all lie in
+  // `dst_shard` form the interior.
+  BoxSplit split_backward_data(const Box& src, const Box& dst_shard) const;
+
+ private:
+  ConvDesc desc_;
+  Shape src_shape_;
+  Shape dst_shape_;
+};
+
+}  // namespace distconv
+
+#endif  // DISTCONV_CONV_GEOMETRY_H_
