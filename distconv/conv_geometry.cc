@@ -53,7 +53,7 @@ BoxSplit onion(const Box& box,
                const std::vector<std::pair<Index, Index>>& ranges) {
   BoxSplit split;
   if (box.empty()) {
-    split.interior = box;
+    split.interior = split.core = box;
     return split;
   }
   Box rest = box;
@@ -70,6 +70,7 @@ BoxSplit onion(const Box& box,
     if (!above.empty()) split.boundary.push_back(above);
     rest.lower[d] = a;
     rest.extent[d] = b - a;
+    if (j == 0) split.core = rest;
   }
   split.interior = rest;
   if (rest.empty()) split.interior.extent = Shape::filled(box.ndims(), 0);

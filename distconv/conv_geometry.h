@@ -46,10 +46,14 @@ struct ConvWindow {
 };
 
 // A box split for overlap: `interior` needs no halo; `boundary` boxes cover
-// the rest, disjoint (none of them empty).
+// the rest, disjoint (none of them empty). They are peeled one spatial
+// dimension at a time, outermost first: `core` is the box narrowed in the
+// outermost spatial dimension only (the interior plus the boundary boxes
+// of the inner dimensions), full in the others.
 struct BoxSplit {
   Box interior;
   std::vector<Box> boundary;
+  Box core;
 };
 
 class ConvGeometry {

@@ -153,6 +153,14 @@ TEST(ConvGeometry, SplitsCoverTheBoxAndTheInteriorStaysHome) {
           volume += b.volume();
         }
         ASSERT_EQ(volume, box.volume());  // disjoint and inside: complete
+        // The core: the interior and the inner boundary boxes.
+        ASSERT_TRUE(box.contains(split.core));
+        ASSERT_TRUE(split.core.contains(split.interior));
+        Index core_volume = split.interior.volume();
+        for (const Box& b : split.boundary) {
+          if (split.core.contains(b)) core_volume += b.volume();
+        }
+        ASSERT_EQ(core_volume, split.core.volume());
         if (split.interior.empty()) continue;
         if (dir == 0) {
           const ConvWindow w = g.forward_window(split.interior);

@@ -24,6 +24,11 @@ class StridedView {
     return StridedView(data, extent, row_major_strides(extent));
   }
 
+  // A read-only view of the same elements.
+  operator StridedView<const T>() const {
+    return StridedView<const T>(data_, extent_, strides_);
+  }
+
   T* data() const { return data_; }
   const Shape& extent() const { return extent_; }
   const Shape& strides() const { return strides_; }

@@ -18,6 +18,9 @@ shift 3
 export OMPI_MCA_plm=isolated
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 export OMPI_MCA_orte_tmpdir_base="${TEST_TMPDIR:-${TMPDIR:-/tmp}}"
+# One oneDNN (OpenMP) thread per rank: ranks already oversubscribe the cores,
+# and spinning OpenMP teams on top slow the tests tenfold.
+export OMP_NUM_THREADS=1
 # Every rank inherits the environment: gtest's XML report and Bazel's
 # premature-exit file would be written and removed by all ranks at once.
 # Bazel writes its own test.xml from the exit status instead.

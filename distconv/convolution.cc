@@ -1,0 +1,392 @@
+#include "distconv/convolution.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "distconv/error.h"
+#include "distconv/internal/mpi_util.h"
+#include "kernels/local_conv.h"
+
+namespace distconv {
+namespace {
+
+using internal::check_mpi;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+      .count();
+}
+
+// One local convolution of a pass: a ConvGeometry window and its kernel,
+// with the window's boxes in the local coordinates of the buffers it reads
+// and writes.
+template <typename T>
+struct Piece {
+  std::string label;
+  ConvWindow window;  // global coordinates
+  Box in_local;       // forward / weights: src; backward-data: diff_dst
+  Box out_local;      // forward / weights: dst or diff_dst; data: diff_src
+  Box target_local;   // backward-data: the diff_src box this piece owns
+  bool zero_first = false;  // backward-data: target larger than the window
+  std::optional<LocalConv<T>> kernel;  // none: nothing reads the input
+
+  ConvDesc local_desc(const ConvDesc& desc) const {
+    ConvDesc d = desc;
+    d.padding_lower = window.padding_lower;
+    d.padding_upper = window.padding_upper;
+    return d;
+  }
+};
+
+}  // namespace
+
+template <typename T>
+struct Convolution<T>::Impl {
+  const ProcessGrid* grid;
+  ConvDesc desc;
+  ConvolutionOptions options;
+  ConvGeometry geometry;
+  HaloLayout src_layout, dst_layout, diff_dst_layout, diff_src_layout;
+  HaloExchange<T> src_halo, diff_dst_halo;
+  std::vector<Piece<T>> forward_early, forward_late;
+  std::vector<Piece<T>> data_early, data_late;
+  Piece<T> weights_piece;
+  // Gradient allreduce: weights then bias, summed in place.
+  MPI_Comm comm = MPI_COMM_NULL;
+  std::vector<T> grads;
+  MPI_Request grads_request = MPI_REQUEST_NULL;
+  T* grads_weights = nullptr;
+  T* grads_bias = nullptr;
+  ConvStats stats;
+
+  Impl(const ProcessGrid& g, const ConvDesc& d, const Distribution& src,
+       const ConvolutionOptions& o, const Distribution& dst)
+      : grid(&g),
+        desc(d),
+        options(o),
+        geometry(d, src.global_shape()),
+        src_layout(geometry.src_layout(src, dst, StorageOrder::kChannelsLast)),
+        dst_layout(HaloLayout(dst).with_storage(StorageOrder::kChannelsLast)),
+        diff_dst_layout(
+            geometry.diff_dst_layout(src, dst, StorageOrder::kChannelsLast)),
+        diff_src_layout(
+            HaloLayout(src).with_storage(StorageOrder::kChannelsLast)),
+        src_halo(g, src_layout, o.halo),
+        diff_dst_halo(g, diff_dst_layout, o.halo) {
+    check_mpi(MPI_Comm_dup(g.comm(), &comm), "MPI_Comm_dup");
+    check_mpi(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN),
+              "MPI_Comm_set_errhandler");
+    grads.resize(desc.weights_shape().volume() +
+                 (desc.bias == ConvBias::kAdd ? desc.out_channels : 0));
+    plan_pieces();
+  }
+
+  ~Impl() {
+    if (grads_request != MPI_REQUEST_NULL) {
+      MPI_Wait(&grads_request, MPI_STATUS_IGNORE);
+    }
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  }
+
+  int rank() const { return grid->rank(); }
+  // Whether the transport writes into the tensor while an exchange is in
+  // flight (then nothing may read the halos early, not even to recompute).
+  bool halos_written_in_flight() const {
+    return options.halo.transport == HaloTransport::kMpiDatatypes;
+  }
+
+  Piece<T> forward_piece(const std::string& label, const Box& dst_box,
+                         const HaloLayout& out_layout, ConvPass pass) const {
+    Piece<T> p;
+    p.label = label;
+    p.window = geometry.forward_window(dst_box);
+    const Shape in_origin = src_layout.buffer_box(rank()).lower;
+    const Shape out_origin = out_layout.buffer_box(rank()).lower;
+    p.in_local = p.window.src.shifted(-in_origin);
+    p.out_local = p.window.dst.shifted(-out_origin);
+    if (!p.window.dst.empty() && !p.window.src.empty()) {
+      p.kernel.emplace(p.local_desc(desc), p.window.src.extent,
+                       src_layout.local_strides(rank()), p.window.dst.extent,
+                       out_layout.local_strides(rank()), pass);
+    }
+    return p;
+  }
+
+  Piece<T> data_piece(const std::string& label, const Box& src_box) const {
+    Piece<T> p;
+    p.label = label;
+    p.window = geometry.backward_data_window(src_box);
+    const Shape in_origin = diff_dst_layout.buffer_box(rank()).lower;
+    const Shape out_origin = diff_src_layout.buffer_box(rank()).lower;
+    p.in_local = p.window.dst.shifted(-in_origin);
+    p.out_local = p.window.src.shifted(-out_origin);
+    p.target_local = src_box.shifted(-out_origin);
+    p.zero_first = p.window.src != src_box;
+    if (!p.window.dst.empty()) {
+      p.kernel.emplace(p.local_desc(desc), p.window.src.extent,
+                       diff_src_layout.local_strides(rank()),
+                       p.window.dst.extent,
+                       diff_dst_layout.local_strides(rank()),
+                       ConvPass::kBackwardData);
+    }
+    return p;
+  }
+
+  void plan_pieces() {
+    const Box src_shard = src_layout.shard(rank());
+    const Box dst_shard = dst_layout.shard(rank());
+    const bool overlap = options.overlap == ConvOverlap::kInteriorFirst;
+    if (!overlap) {
+      forward_early.push_back(
+          forward_piece("forward", dst_shard, dst_layout, ConvPass::kForward));
+      data_early.push_back(data_piece("backward-data", src_shard));
+    } else {
+      // The core (or, when halos are written in flight, the interior) runs
+      // while halos travel; the boundary boxes after, recomputing any core
+      // cells that read stale halos.
+      const BoxSplit f = geometry.split_forward(dst_shard, src_shard);
+      const Box f_early = halos_written_in_flight() ? f.interior : f.core;
+      if (!f_early.empty()) {
+        forward_early.push_back(forward_piece("forward core", f_early,
+                                              dst_layout, ConvPass::kForward));
+      }
+      for (const Box& b : f.boundary) {
+        forward_late.push_back(forward_piece("forward boundary", b,
+                                             dst_layout, ConvPass::kForward));
+      }
+      const BoxSplit d = geometry.split_backward_data(src_shard, dst_shard);
+      const Box d_early = halos_written_in_flight() ? d.interior : d.core;
+      if (!d_early.empty()) {
+        data_early.push_back(data_piece("backward-data core", d_early));
+      }
+      for (const Box& b : d.boundary) {
+        data_late.push_back(data_piece("backward-data boundary", b));
+      }
+    }
+    weights_piece = forward_piece("backward-weights", dst_shard,
+                                  diff_dst_layout, ConvPass::kBackwardWeights);
+  }
+
+  void run_forward(const Piece<T>& p, DistTensor<T>& src, const T* w,
+                   const T* b, DistTensor<T>& dst) const {
+    if (p.window.dst.empty()) return;
+    const StridedView<T> out = dst.view(p.out_local);
+    if (!p.kernel) {  // the outputs read padding only
+      out.for_each([&](const Shape& i, T& v) { v = b ? b[i[1]] : T(0); });
+      return;
+    }
+    p.kernel->forward(src.view(p.in_local), w, b, out);
+  }
+
+  void run_data(const Piece<T>& p, DistTensor<T>& diff_dst, const T* w,
+                DistTensor<T>& diff_src) const {
+    if (p.zero_first) {
+      diff_src.view(p.target_local).for_each([](const Shape&, T& v) {
+        v = T(0);
+      });
+    }
+    if (p.kernel) {
+      p.kernel->backward_data(diff_dst.view(p.in_local), w,
+                              diff_src.view(p.out_local));
+    }
+  }
+
+  // Lets MPI progress the gradient allreduce between kernels.
+  void poke_allreduce() {
+    if (grads_request == MPI_REQUEST_NULL) return;
+    int done = 0;
+    check_mpi(MPI_Test(&grads_request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+  }
+
+  void wait_halo(HaloExchange<T>& halo) {
+    const auto t0 = std::chrono::steady_clock::now();
+    halo.wait();
+    stats.halo_wait_s += seconds_since(t0);
+  }
+
+  void check_layout(const DistTensor<T>& t, const HaloLayout& want,
+                    const char* what) const {
+    require(t.layout() == want, ErrorKind::kShapeMismatch, what,
+            " tensor's layout (global ", t.global_shape(),
+            ") is not the convolution's ", what,
+            " layout; allocate it from the plan's ", what, "_layout()");
+  }
+};
+
+template <typename T>
+Convolution<T>::Convolution(const ProcessGrid& grid, const ConvDesc& desc,
+                            const Distribution& src,
+                            const ConvolutionOptions& options) {
+  require(src.grid_shape() == grid.shape(), ErrorKind::kGridMismatch,
+          "input distribution over grid ", src.grid_shape(),
+          " used with a process grid ", grid.shape());
+  const ConvGeometry geometry(desc, src.global_shape());
+  impl_ = std::make_unique<Impl>(grid, desc, src, options,
+                                 geometry.dst_distribution(src));
+}
+
+template <typename T>
+Convolution<T>::~Convolution() = default;
+template <typename T>
+Convolution<T>::Convolution(Convolution&&) noexcept = default;
+template <typename T>
+Convolution<T>& Convolution<T>::operator=(Convolution&&) noexcept = default;
+
+template <typename T>
+typename Convolution<T>::Impl& Convolution<T>::impl() const {
+  require(impl_ != nullptr, ErrorKind::kState,
+          "convolution used after it was moved from");
+  return *impl_;
+}
+
+template <typename T>
+const ConvGeometry& Convolution<T>::geometry() const {
+  return impl().geometry;
+}
+template <typename T>
+const HaloLayout& Convolution<T>::src_layout() const {
+  return impl().src_layout;
+}
+template <typename T>
+const HaloLayout& Convolution<T>::dst_layout() const {
+  return impl().dst_layout;
+}
+template <typename T>
+const HaloLayout& Convolution<T>::diff_dst_layout() const {
+  return impl().diff_dst_layout;
+}
+template <typename T>
+const HaloLayout& Convolution<T>::diff_src_layout() const {
+  return impl().diff_src_layout;
+}
+template <typename T>
+const ConvStats& Convolution<T>::stats() const {
+  return impl().stats;
+}
+template <typename T>
+void Convolution<T>::reset_stats() {
+  impl().stats = ConvStats{};
+}
+
+template <typename T>
+void Convolution<T>::forward(DistTensor<T>& src, const T* weights,
+                             const T* bias, DistTensor<T>& dst) {
+  Impl& s = impl();
+  s.check_layout(src, s.src_layout, "src");
+  s.check_layout(dst, s.dst_layout, "dst");
+  require(weights != nullptr, ErrorKind::kInvalidArgument, "weights are null");
+  require(bias != nullptr || s.desc.bias == ConvBias::kNone,
+          ErrorKind::kInvalidArgument,
+          "the convolution adds a bias but bias is null");
+  if (s.desc.bias == ConvBias::kNone) bias = nullptr;
+  s.src_halo.start(src);
+  for (const Piece<T>& p : s.forward_early) {
+    s.run_forward(p, src, weights, bias, dst);
+  }
+  s.wait_halo(s.src_halo);
+  for (const Piece<T>& p : s.forward_late) {
+    s.run_forward(p, src, weights, bias, dst);
+  }
+}
+
+template <typename T>
+void Convolution<T>::backward_data(DistTensor<T>& diff_dst, const T* weights,
+                                   DistTensor<T>& diff_src) {
+  Impl& s = impl();
+  s.check_layout(diff_dst, s.diff_dst_layout, "diff_dst");
+  s.check_layout(diff_src, s.diff_src_layout, "diff_src");
+  require(weights != nullptr, ErrorKind::kInvalidArgument, "weights are null");
+  s.diff_dst_halo.start(diff_dst);
+  for (const Piece<T>& p : s.data_early) {
+    s.run_data(p, diff_dst, weights, diff_src);
+    s.poke_allreduce();
+  }
+  s.wait_halo(s.diff_dst_halo);
+  for (const Piece<T>& p : s.data_late) {
+    s.run_data(p, diff_dst, weights, diff_src);
+    s.poke_allreduce();
+  }
+}
+
+template <typename T>
+void Convolution<T>::backward_weights(const DistTensor<T>& src,
+                                      const DistTensor<T>& diff_dst,
+                                      T* diff_weights, T* diff_bias) {
+  Impl& s = impl();
+  s.check_layout(src, s.src_layout, "src");
+  s.check_layout(diff_dst, s.diff_dst_layout, "diff_dst");
+  require(diff_weights != nullptr, ErrorKind::kInvalidArgument,
+          "diff_weights is null");
+  const bool has_bias = s.desc.bias == ConvBias::kAdd;
+  require(diff_bias != nullptr || !has_bias, ErrorKind::kInvalidArgument,
+          "the convolution adds a bias but diff_bias is null");
+  require(s.grads_request == MPI_REQUEST_NULL && s.grads_weights == nullptr,
+          ErrorKind::kState,
+          "backward_weights called again before wait_gradients");
+  std::fill(s.grads.begin(), s.grads.end(), T(0));
+  const Index nw = s.desc.weights_shape().volume();
+  T* db = has_bias ? s.grads.data() + nw : nullptr;
+  const Piece<T>& p = s.weights_piece;
+  const StridedView<const T> dd = diff_dst.buffer().subview(p.out_local);
+  if (p.kernel) {
+    p.kernel->backward_weights(src.buffer().subview(p.in_local), dd,
+                               s.grads.data(), db);
+  } else if (db != nullptr) {  // outputs that read padding only
+    dd.for_each([&](const Shape& i, const T& v) { db[i[1]] += v; });
+  }
+  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, s.grads.data(),
+                           static_cast<int>(s.grads.size()),
+                           internal::mpi_datatype<T>(), MPI_SUM, s.comm,
+                           &s.grads_request),
+            "MPI_Iallreduce");
+  s.grads_weights = diff_weights;
+  s.grads_bias = diff_bias;
+}
+
+template <typename T>
+void Convolution<T>::wait_gradients() {
+  Impl& s = impl();
+  require(s.grads_weights != nullptr, ErrorKind::kState,
+          "wait_gradients called with no backward_weights in flight");
+  const auto t0 = std::chrono::steady_clock::now();
+  check_mpi(MPI_Wait(&s.grads_request, MPI_STATUS_IGNORE), "MPI_Wait");
+  s.stats.allreduce_wait_s += seconds_since(t0);
+  const Index nw = s.desc.weights_shape().volume();
+  std::copy(s.grads.begin(), s.grads.begin() + nw, s.grads_weights);
+  if (s.desc.bias == ConvBias::kAdd) {
+    std::copy(s.grads.begin() + nw, s.grads.end(), s.grads_bias);
+  }
+  s.grads_weights = s.grads_bias = nullptr;
+}
+
+template <typename T>
+std::string Convolution<T>::describe() const {
+  const Impl& s = impl();
+  std::ostringstream out;
+  auto line = [&](const Piece<T>& p) {
+    out << p.label << " " << (p.label.find("data") != std::string::npos
+                                  ? p.window.src
+                                  : p.window.dst)
+        << ": "
+        << (p.kernel ? p.kernel->implementation() : std::string("no kernel"))
+        << "\n";
+  };
+  for (const auto* list : {&s.forward_early, &s.forward_late, &s.data_early,
+                           &s.data_late}) {
+    for (const Piece<T>& p : *list) line(p);
+  }
+  line(s.weights_piece);
+  return out.str();
+}
+
+template class Convolution<float>;
+template class Convolution<double>;
+
+}  // namespace distconv

@@ -1,0 +1,115 @@
+// Convolution<T>: a convolution layer whose tensors are split over a
+// ProcessGrid (samples and spatial dimensions), giving the results of one
+// process. Describe (ConvDesc), plan (the constructor: output
+// distribution, per-rank halo widths, kernels), execute (forward,
+// backward-data, backward-weights), many times.
+//
+//   ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, 2, 1});      // split H
+//   ConvDesc desc = ConvDesc::make(16, 16, {3, 3});
+//   desc.padding_lower = desc.padding_upper = {1, 1};
+//   Convolution<float> conv(grid, desc,
+//                           Distribution(Shape{1, 16, 1024, 1024},
+//                                        grid.shape()));
+//   DistTensor<float> x(grid, conv.src_layout()), y(grid, conv.dst_layout());
+//   conv.forward(x, weights, bias, y);
+//   DistTensor<float> dy(grid, conv.diff_dst_layout());
+//   DistTensor<float> dx(grid, conv.diff_src_layout());
+//   conv.backward_weights(x, dy, dw, db);   // starts the allreduce
+//   conv.backward_data(dy, weights, dx);    // while it travels
+//   conv.wait_gradients();                  // dw, db summed over all ranks
+//
+// Tensors are stored channels-last (N, [D,] H, W, C) with halos; weights
+// (F, C / groups, k...) and bias (F) are plain arrays replicated on every
+// rank. Forward exchanges the input's halos; backward-data exchanges the
+// output gradient's halos; backward-weights sums local partial gradients
+// and allreduces them over every rank (non-blocking: it overlaps
+// backward-data). With ConvOverlap::kInteriorFirst, the part of each pass
+// that needs no halo runs while the halos travel, the rest after.
+//
+// Supported: 2D and 3D, any kernel, stride, dilation, asymmetric padding,
+// groups, bias; grids splitting N and any spatial dimensions, uneven and
+// empty shards. Not yet: splitting channels (kUnsupported). fp32 runs on
+// oneDNN; fp64 on the reference kernels (oneDNN has no fp64 convolution).
+//
+// The constructor is collective over the grid and validates from global
+// information, so bad input throws the same distconv::Error on every rank.
+// Passes are collective too; a tensor whose layout is not the plan's throws
+// on the rank that passed it.
+#ifndef DISTCONV_CONVOLUTION_H_
+#define DISTCONV_CONVOLUTION_H_
+
+#include <memory>
+
+#include "distconv/conv_desc.h"
+#include "distconv/conv_geometry.h"
+#include "distconv/dist_tensor.h"
+#include "distconv/distribution.h"
+#include "distconv/halo_layout.h"
+#include "distconv/process_grid.h"
+#include "halo/halo_exchange.h"
+
+namespace distconv {
+
+enum class ConvOverlap {
+  kInteriorFirst,  // compute what needs no halo while halos travel
+  kNone,           // exchange, then compute (for comparison)
+};
+
+struct ConvolutionOptions {
+  ConvOverlap overlap = ConvOverlap::kInteriorFirst;
+  HaloExchangeConfig halo;  // how halos travel
+};
+
+// Seconds spent blocked on communication since the last reset.
+struct ConvStats {
+  double halo_wait_s = 0;       // in HaloExchange::wait
+  double allreduce_wait_s = 0;  // in wait_gradients
+};
+
+// Defined for float and double.
+template <typename T>
+class Convolution {
+ public:
+  Convolution(const ProcessGrid& grid, const ConvDesc& desc,
+              const Distribution& src, const ConvolutionOptions& options = {});
+  ~Convolution();  // completes a gradient allreduce still in flight
+  Convolution(Convolution&&) noexcept;
+  Convolution& operator=(Convolution&&) noexcept;
+
+  const ConvGeometry& geometry() const;
+  const HaloLayout& src_layout() const;       // input, with halos
+  const HaloLayout& dst_layout() const;       // output, no halos
+  const HaloLayout& diff_dst_layout() const;  // output gradient, with halos
+  const HaloLayout& diff_src_layout() const;  // input gradient, no halos
+
+  // Exchanges src's halos, then dst = conv(src) (+ bias).
+  void forward(DistTensor<T>& src, const T* weights, const T* bias,
+               DistTensor<T>& dst);
+  // diff_src = the input gradient; exchanges diff_dst's halos first.
+  void backward_data(DistTensor<T>& diff_dst, const T* weights,
+                     DistTensor<T>& diff_src);
+  // Weight (and, with bias, bias) gradients from src (its halos as
+  // forward() left them) and diff_dst's shard; starts their allreduce over
+  // every rank. diff_weights and diff_bias are written by wait_gradients()
+  // and must stay valid until then.
+  void backward_weights(const DistTensor<T>& src, const DistTensor<T>& diff_dst,
+                        T* diff_weights, T* diff_bias);
+  void wait_gradients();
+
+  // How each piece of this rank's work is computed, one line per piece
+  // ("forward core [0:1, 0:16, 1:511, 0:1024): brgconv:avx512_core, in
+  // place").
+  std::string describe() const;
+  const ConvStats& stats() const;
+  void reset_stats();
+
+  struct Impl;
+
+ private:
+  Impl& impl() const;  // throws kState once moved from
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace distconv
+
+#endif  // DISTCONV_CONVOLUTION_H_

@@ -1,0 +1,317 @@
+// The distributed convolution against the reference kernels on the
+// gathered global tensors, on every grid the rank count factors into
+// (channels whole), overlap on and off; adjoint identities; bad input.
+#include "distconv/convolution.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "distconv/scatter_gather.h"
+#include "kernels/reference/conv.h"
+#include "tests/layout_cases.h"
+#include "tests/mpi_testing.h"
+
+namespace distconv {
+namespace {
+
+using testing::world_size;
+
+struct ConvCase {
+  std::string name;
+  ConvDesc desc;
+  Shape src_shape;
+};
+
+ConvDesc conv2d(Index c, Index f, Shape k, Shape s, Shape d, Shape pl,
+                Shape pu, ConvBias bias = ConvBias::kNone, Index groups = 1) {
+  ConvDesc desc = ConvDesc::make(c, f, k);
+  desc.stride = s;
+  desc.dilation = d;
+  desc.padding_lower = pl;
+  desc.padding_upper = pu;
+  desc.bias = bias;
+  desc.groups = groups;
+  return desc;
+}
+
+// The support matrix: every case runs on every grid.
+std::vector<ConvCase> cases() {
+  const ConvBias kB = ConvBias::kAdd;
+  return {
+      {"stride2_same",
+       conv2d(3, 4, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, kB),
+       {2, 3, 11, 10}},
+      {"odd_local_shapes_stride2_no_padding",
+       conv2d(2, 3, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {0, 0}), {1, 2, 13, 9}},
+      {"windows_not_at_shard_edges_1x1_stride3",
+       conv2d(2, 2, {1, 1}, {3, 3}, {1, 1}, {0, 0}, {0, 0}, kB),
+       {2, 2, 10, 11}},
+      {"padding_smaller_than_same_5x5",
+       conv2d(2, 3, {5, 5}, {1, 1}, {1, 1}, {1, 2}, {2, 1}), {1, 2, 12, 9}},
+      {"even_kernel_with_bias",
+       conv2d(3, 2, {2, 4}, {1, 1}, {1, 1}, {0, 1}, {1, 2}, kB),
+       {2, 3, 9, 10}},
+      {"dilation2", conv2d(2, 2, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}),
+       {1, 2, 12, 12}},
+      {"stem_7x7_stride2",
+       conv2d(3, 4, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {2, 2}, kB),
+       {1, 3, 20, 18}},
+      {"groups2", conv2d(4, 6, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, kB, 2),
+       {2, 4, 9, 8}},
+      {"padding_wider_than_kernel",
+       conv2d(1, 2, {3, 3}, {2, 1}, {1, 1}, {4, 3}, {4, 2}, kB),
+       {1, 1, 6, 5}},
+      {"conv3d_lopsided_stride_dilation",
+       conv2d(2, 3, {3, 1, 2}, {2, 1, 1}, {1, 2, 1}, {1, 0, 0}, {0, 1, 1}, kB),
+       {1, 2, 7, 8, 6}},
+      {"conv3d_same", conv2d(2, 2, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1},
+                             {1, 1, 1}),
+       {2, 2, 6, 5, 7}},
+  };
+}
+
+template <typename T>
+std::vector<T> random_vector(Index n, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<T> v(n);
+  for (T& x : v) x = static_cast<T>(u(rng));
+  return v;
+}
+
+// max |a - b| / max(max |b|, 1e-30)
+template <typename T>
+double relative_error(const std::vector<T>& a, const std::vector<T>& b) {
+  double diff = 0, scale = 1e-30;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, std::abs(double(a[i]) - double(b[i])));
+    scale = std::max(scale, std::abs(double(b[i])));
+  }
+  return diff / scale;
+}
+
+// Runs the case on `grid`: forward, backward-weights, backward-data; the
+// gathered results must match the reference.
+template <typename T>
+void ExpectMatchesReference(const ConvCase& c, const ProcessGrid& grid,
+                            const ConvolutionOptions& options, double tol) {
+  const ConvDesc& desc = c.desc;
+  const Shape dst_shape = desc.dst_shape(c.src_shape);
+  const auto x = random_vector<T>(c.src_shape.volume(), 1);
+  const auto w = random_vector<T>(desc.weights_shape().volume(), 2);
+  const auto b = random_vector<T>(desc.out_channels, 3);
+  const auto dy = random_vector<T>(dst_shape.volume(), 4);
+  const T* bias = desc.bias == ConvBias::kAdd ? b.data() : nullptr;
+
+  Convolution<T> conv(grid, desc, Distribution(c.src_shape, grid.shape()),
+                      options);
+  DistTensor<T> xd(grid, conv.src_layout()), yd(grid, conv.dst_layout());
+  DistTensor<T> dyd(grid, conv.diff_dst_layout());
+  DistTensor<T> dxd(grid, conv.diff_src_layout());
+  scatter(x.data(), xd, 0);
+  scatter(dy.data(), dyd, 0);
+  // Garbage in the outputs must not survive.
+  yd.buffer().for_each([](const Shape&, T& v) { v = T(1e6); });
+  dxd.buffer().for_each([](const Shape&, T& v) { v = T(1e6); });
+  std::vector<T> dw(w.size(), T(5)), db(b.size(), T(5));
+  for (int repeat = 0; repeat < 2; ++repeat) {  // plans are reusable
+    conv.forward(xd, w.data(), bias, yd);
+    conv.backward_weights(xd, dyd, dw.data(), db.data());
+    conv.backward_data(dyd, w.data(), dxd);
+    conv.wait_gradients();
+  }
+  std::vector<T> y(dst_shape.volume()), dx(c.src_shape.volume());
+  gather(yd, y.data(), 0);
+  gather(dxd, dx.data(), 0);
+
+  std::vector<T> y_ref(y.size()), dx_ref(dx.size()), dw_ref(w.size()),
+      db_ref(b.size());
+  reference::conv_fwd(desc, c.src_shape, x.data(), w.data(), bias, dst_shape,
+                      y_ref.data());
+  reference::conv_bwd_data(desc, dst_shape, dy.data(), w.data(), c.src_shape,
+                           dx_ref.data());
+  reference::conv_bwd_weights(desc, c.src_shape, x.data(), dst_shape,
+                              dy.data(), dw_ref.data(), db_ref.data());
+  if (grid.rank() == 0) {
+    EXPECT_LE(relative_error(y, y_ref), tol) << "forward";
+    EXPECT_LE(relative_error(dx, dx_ref), tol) << "backward-data";
+  }
+  EXPECT_LE(relative_error(dw, dw_ref), tol) << "backward-weights";
+  if (bias != nullptr) {
+    EXPECT_LE(relative_error(db, db_ref), tol) << "bias gradient";
+  }
+}
+
+std::vector<Shape> grids_without_channel_split(int ndims) {
+  std::vector<Shape> out;
+  for (const Shape& g : testing::factorizations(world_size(), ndims)) {
+    if (g[1] == 1) out.push_back(g);
+  }
+  return out;
+}
+
+template <typename T>
+void ForEveryCaseAndGrid(double tol) {
+  for (const ConvCase& c : cases()) {
+    for (const Shape& shape : grids_without_channel_split(c.src_shape.ndims())) {
+      ProcessGrid grid(MPI_COMM_WORLD, shape);
+      for (ConvOverlap overlap :
+           {ConvOverlap::kInteriorFirst, ConvOverlap::kNone}) {
+        SCOPED_TRACE(c.name + " on grid " + shape.to_string() +
+                     (overlap == ConvOverlap::kNone ? ", no overlap" : ""));
+        ConvolutionOptions options;
+        options.overlap = overlap;
+        ExpectMatchesReference<T>(c, grid, options, tol);
+        if (testing::max_over(MPI_COMM_WORLD,
+                              ::testing::Test::HasFailure()) != 0) {
+          return;
+        }
+      }
+    }
+  }
+}
+
+TEST(Convolution, DoubleMatchesTheReferenceOnEveryGrid) {
+  ForEveryCaseAndGrid<double>(1e-12);
+}
+
+TEST(Convolution, FloatMatchesTheReferenceOnEveryGrid) {
+  ForEveryCaseAndGrid<float>(2e-5);
+}
+
+// Many small partitions: a 10x10 image over the squarest spatial grid of
+// all ranks (4x4 with 16 ranks).
+TEST(Convolution, ManySmallPartitions) {
+  const int n = world_size();
+  int a = 1;
+  for (int d = 1; d * d <= n; ++d) {
+    if (n % d == 0) a = d;
+  }
+  ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, a, n / a});
+  for (const ConvCase& c : cases()) {
+    if (c.src_shape.ndims() != 4) continue;
+    ConvCase small = c;
+    small.src_shape[2] = small.src_shape[3] = 10;
+    try {
+      small.desc.validate(small.src_shape);
+    } catch (const Error&) {
+      continue;
+    }
+    SCOPED_TRACE(c.name + " 10x10 on grid " + grid.shape().to_string());
+    ExpectMatchesReference<double>(small, grid, {}, 1e-12);
+    ExpectMatchesReference<float>(small, grid, {}, 2e-5);
+  }
+}
+
+TEST(Convolution, OverlapWithHalosWrittenInFlight) {
+  // MPI datatypes receive into the tensor while in flight: only the true
+  // interior may run early.
+  const ConvCase c = cases()[0];
+  for (const Shape& shape : grids_without_channel_split(4)) {
+    ProcessGrid grid(MPI_COMM_WORLD, shape);
+    ConvolutionOptions options;
+    options.halo.transport = HaloTransport::kMpiDatatypes;
+    SCOPED_TRACE(shape.to_string());
+    ExpectMatchesReference<double>(c, grid, options, 1e-12);
+  }
+}
+
+// <conv(x), dy> == <x, conv_bwd_data(dy)> and
+// <conv_w(x), dy> == <w, conv_bwd_weights(x, dy)>, distributed, in double.
+TEST(Convolution, BackwardPassesAreTheAdjointsOfForward) {
+  for (const ConvCase& base : cases()) {
+    ConvCase c = base;
+    c.desc.bias = ConvBias::kNone;  // linear maps
+    const Shape dst_shape = c.desc.dst_shape(c.src_shape);
+    const auto grids = grids_without_channel_split(c.src_shape.ndims());
+    ProcessGrid grid(MPI_COMM_WORLD, grids.back());
+    SCOPED_TRACE(c.name + " on grid " + grid.shape().to_string());
+    Convolution<double> conv(grid, c.desc,
+                             Distribution(c.src_shape, grid.shape()));
+    const auto x = random_vector<double>(c.src_shape.volume(), 5);
+    const auto w = random_vector<double>(c.desc.weights_shape().volume(), 6);
+    const auto dy = random_vector<double>(dst_shape.volume(), 7);
+    DistTensor<double> xd(grid, conv.src_layout()), yd(grid, conv.dst_layout());
+    DistTensor<double> dyd(grid, conv.diff_dst_layout());
+    DistTensor<double> dxd(grid, conv.diff_src_layout());
+    scatter(x.data(), xd, 0);
+    scatter(dy.data(), dyd, 0);
+    conv.forward(xd, w.data(), nullptr, yd);
+    std::vector<double> dw(w.size());
+    conv.backward_weights(xd, dyd, dw.data(), nullptr);
+    conv.backward_data(dyd, w.data(), dxd);
+    conv.wait_gradients();
+    auto local_dot = [](const DistTensor<double>& a,
+                        const DistTensor<double>& b) {
+      double sum = 0;
+      const StridedView<const double> bv = b.interior();
+      a.interior().for_each(
+          [&](const Shape& i, const double& v) { sum += v * bv(i); });
+      return sum;
+    };
+    const double ax_y = testing::sum_over(grid.comm(), local_dot(yd, dyd));
+    const double x_aty = testing::sum_over(grid.comm(), local_dot(xd, dxd));
+    EXPECT_NEAR(ax_y, x_aty, 1e-12 * std::max(1.0, std::abs(ax_y)));
+    double w_dw = 0;
+    for (size_t i = 0; i < w.size(); ++i) w_dw += w[i] * dw[i];
+    EXPECT_NEAR(ax_y, w_dw, 1e-12 * std::max(1.0, std::abs(ax_y)));
+  }
+}
+
+TEST(Convolution, BadInputFailsOnEveryRank) {
+  const int n = world_size();
+  ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, n, 1});
+  ConvDesc desc = ConvDesc::make(4, 4, {3, 3});
+  const MPI_Comm comm = MPI_COMM_WORLD;
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kShapeMismatch, "has 3 channels", [&] {
+        Convolution<float>(grid, desc,
+                           Distribution(Shape{1, 3, 8 * n, 8}, grid.shape()));
+      });
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kInvalidArgument, "spans", [&] {
+        Convolution<float>(grid, ConvDesc::make(4, 4, {9, 3}),
+                           Distribution(Shape{1, 4, 4, 8}, grid.shape()));
+      });
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kGridMismatch, "process grid", [&] {
+        Convolution<float>(grid, desc,
+                           Distribution(Shape{1, 4, 8, 8}, Shape{1, 1, 1, n + 1}));
+      });
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kInvalidArgument, "must be >= 0", [&] {
+        Convolution<float>(grid, desc,
+                           Distribution(Shape{-1, 4, 8, 8}, grid.shape()));
+      });
+  if (n > 1) {
+    ProcessGrid channels(MPI_COMM_WORLD, Shape{1, n, 1, 1});
+    testing::expect_error_on_all_ranks(
+        comm, ErrorKind::kUnsupported, "splits channels", [&] {
+          Convolution<float>(channels, desc, Distribution(Shape{1, 4, 8, 8},
+                                                          channels.shape()));
+        });
+  }
+  // A tensor of another layout: the plan is untouched and works after.
+  Convolution<double> conv(grid, desc,
+                           Distribution(Shape{1, 4, 8 * n, 8}, grid.shape()));
+  DistTensor<double> x(grid, conv.src_layout()), y(grid, conv.dst_layout());
+  const auto w = random_vector<double>(desc.weights_shape().volume(), 1);
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kShapeMismatch, "dst tensor's layout",
+      [&] { conv.forward(x, w.data(), nullptr, x); });
+  testing::expect_error_on_all_ranks(comm, ErrorKind::kInvalidArgument,
+                                     "weights are null",
+                                     [&] { conv.forward(x, nullptr, nullptr, y); });
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kState, "no backward_weights in flight",
+      [&] { conv.wait_gradients(); });
+  conv.forward(x, w.data(), nullptr, y);  // still usable
+}
+
+}  // namespace
+}  // namespace distconv

@@ -1,0 +1,68 @@
+// LocalConv<T>: one local convolution (a piece of a rank's shard, from a
+// ConvGeometry window) on strided views of the rank's buffers, planned once.
+// It picks the first implementation that applies:
+//   1. oneDNN in place (float; views dense in channels-last order, N
+//      included): one call on the buffers themselves;
+//   2. oneDNN per sample (float; each sample dense): one call per sample;
+//   3. oneDNN staged (float): views copied to dense scratch and back;
+//   4. reference staged (double, or what oneDNN refuses): the plain loops
+//      of kernels/reference on dense scratch.
+// implementation() names the choice, e.g. "brgconv:avx512_core, in place".
+//
+//   LocalConv<float> piece(window_desc, src_view.extent(), src_view.strides(),
+//                          dst_view.extent(), dst_view.strides(),
+//                          ConvPass::kForward);
+//   piece.forward(src_view, weights, bias, dst_view);
+#ifndef DISTCONV_KERNELS_LOCAL_CONV_H_
+#define DISTCONV_KERNELS_LOCAL_CONV_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "distconv/conv_desc.h"
+#include "distconv/shape.h"
+#include "distconv/strided_view.h"
+#include "kernels/conv_pass.h"
+
+namespace distconv {
+
+// Defined for float and double.
+template <typename T>
+class LocalConv {
+ public:
+  // `desc` carries the window's padding; extents are (n, C or F,
+  // spatial...), strides the element strides the views will have.
+  LocalConv(const ConvDesc& desc, const Shape& src_extent,
+            const Shape& src_strides, const Shape& dst_extent,
+            const Shape& dst_strides, ConvPass pass);
+  ~LocalConv();
+  LocalConv(LocalConv&&) noexcept;
+  LocalConv& operator=(LocalConv&&) noexcept;
+
+  std::string implementation() const;
+
+  // dst = conv(src) (+ bias).
+  void forward(StridedView<const T> src, const T* weights, const T* bias,
+               StridedView<T> dst) const;
+  // diff_src = the adjoint of forward applied to diff_dst (overwrites).
+  void backward_data(StridedView<const T> diff_dst, const T* weights,
+                     StridedView<T> diff_src) const;
+  // Adds this piece's weight gradient (F, C/g, k...) to diff_weights and,
+  // with bias, its bias gradient (F) to diff_bias.
+  void backward_weights(StridedView<const T> src, StridedView<const T> diff_dst,
+                        T* diff_weights, T* diff_bias) const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Copies `from` into `to` (same extents, any strides).
+template <typename T>
+void copy_view(StridedView<const T> from, StridedView<T> to);
+
+}  // namespace distconv
+
+#endif  // DISTCONV_KERNELS_LOCAL_CONV_H_

@@ -1,0 +1,164 @@
+#include "kernels/local_conv.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kernels/reference/conv.h"
+
+namespace distconv {
+namespace {
+
+// A view of `extent` inside a larger channels-last buffer (or exactly
+// dense), with the buffer behind it.
+template <typename T>
+struct Embedded {
+  std::vector<T> buffer;
+  StridedView<T> view{nullptr, Shape{}, Shape{}};
+};
+
+template <typename T>
+Embedded<T> embed(const Shape& extent, std::mt19937_64& rng, bool dense) {
+  auto u = [&](Index lo, Index hi) {
+    return std::uniform_int_distribution<Index>(lo, hi)(rng);
+  };
+  const int n = extent.ndims();
+  Shape outer = extent, offset = Shape::filled(n, 0);
+  if (!dense) {
+    for (int d = 0; d < n; ++d) {
+      if (d == 1) continue;  // channels stay whole (what the layer does)
+      offset[d] = u(0, 1);
+      outer[d] = extent[d] + offset[d] + u(0, 1);
+    }
+  }
+  // Channels-last strides of `outer`.
+  Shape strides = Shape::filled(n, 0);
+  Index step = 1;
+  strides[1] = step;
+  step *= outer[1];
+  for (int d = n - 1; d >= 2; --d) {
+    strides[d] = step;
+    step *= outer[d];
+  }
+  strides[0] = step;
+  Embedded<T> e;
+  e.buffer.assign(outer.volume(), T(-7));
+  e.view = StridedView<T>(e.buffer.data(), outer, strides)
+               .subview(Box{offset, extent});
+  return e;
+}
+
+template <typename T>
+std::vector<T> dense_of(StridedView<T> v) {
+  std::vector<T> out(v.size());
+  copy_view<T>(v, StridedView<T>::contiguous(out.data(), v.extent()));
+  return out;
+}
+
+template <typename T>
+void CheckRandomPieces(double tol) {
+  std::mt19937_64 rng(3);
+  auto u = [&](Index lo, Index hi) {
+    return std::uniform_int_distribution<Index>(lo, hi)(rng);
+  };
+  std::uniform_real_distribution<double> val(-1, 1);
+  for (int trial = 0; trial < 150; ++trial) {
+    const int k = u(2, 3);
+    const Index g = u(1, 2);
+    ConvDesc c = ConvDesc::make(g * u(1, 3), g * u(1, 3), Shape::filled(k, 1));
+    c.groups = g;
+    c.bias = u(0, 1) ? ConvBias::kAdd : ConvBias::kNone;
+    Shape src = Shape::filled(k + 2, 0);
+    src[0] = u(1, 3);
+    src[1] = c.in_channels;
+    for (int j = 0; j < k; ++j) {
+      c.kernel[j] = u(1, 3);
+      c.stride[j] = u(1, 2);
+      c.dilation[j] = u(1, 2);
+      c.padding_lower[j] = u(0, 2);
+      c.padding_upper[j] = u(0, 2);
+      src[j + 2] = u(3, 7);
+    }
+    try {
+      c.validate(src);
+    } catch (const Error&) {
+      continue;
+    }
+    const Shape dst = c.dst_shape(src);
+    const bool dense = u(0, 1);
+    Embedded<T> x = embed<T>(src, rng, dense), y = embed<T>(dst, rng, dense);
+    std::vector<T> w(c.weights_shape().volume()), b(c.out_channels);
+    for (T& v : w) v = val(rng);
+    for (T& v : b) v = val(rng);
+    x.view.for_each([&](const Shape&, T& v) { v = val(rng); });
+    y.view.for_each([&](const Shape&, T& v) { v = val(rng); });
+    const std::vector<T> x0 = dense_of(x.view), y0 = dense_of(y.view);
+    const T* bias = c.bias == ConvBias::kAdd ? b.data() : nullptr;
+    auto expect_close = [&](const std::vector<T>& got,
+                            const std::vector<T>& want, const char* what) {
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_NEAR(got[i], want[i], tol) << what << " at " << i;
+      }
+    };
+    // Forward.
+    LocalConv<T> f(c, src, x.view.strides(), dst, y.view.strides(),
+                   ConvPass::kForward);
+    SCOPED_TRACE(f.implementation());
+    std::vector<T> want(dst.volume());
+    reference::conv_fwd(c, src, x0.data(), w.data(), bias, dst, want.data());
+    f.forward(x.view, w.data(), bias, y.view);
+    expect_close(dense_of(y.view), want, "forward");
+    // Backward-data (y now holds the forward result: use y0 as diff_dst).
+    copy_view<T>(StridedView<const T>::contiguous(y0.data(), dst), y.view);
+    LocalConv<T> bd(c, src, x.view.strides(), dst, y.view.strides(),
+                    ConvPass::kBackwardData);
+    std::vector<T> want_dx(src.volume());
+    reference::conv_bwd_data(c, dst, y0.data(), w.data(), src, want_dx.data());
+    Embedded<T> dx = embed<T>(src, rng, dense);
+    LocalConv<T> bd2(c, src, dx.view.strides(), dst, y.view.strides(),
+                     ConvPass::kBackwardData);
+    bd2.backward_data(y.view, w.data(), dx.view);
+    expect_close(dense_of(dx.view), want_dx, "backward data");
+    // Backward-weights adds to what is there.
+    std::vector<T> want_dw(w.size()), want_db(b.size());
+    reference::conv_bwd_weights(c, src, x0.data(), dst, y0.data(),
+                                want_dw.data(), want_db.data());
+    std::vector<T> dw(w.size(), T(1)), db(b.size(), T(1));
+    LocalConv<T> bw(c, src, x.view.strides(), dst, y.view.strides(),
+                    ConvPass::kBackwardWeights);
+    bw.backward_weights(x.view, y.view, dw.data(), db.data());
+    for (T& v : want_dw) v += 1;
+    expect_close(dw, want_dw, "diff weights");
+    if (c.bias == ConvBias::kAdd) {
+      for (T& v : want_db) v += 1;
+      expect_close(db, want_db, "diff bias");
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(LocalConv, FloatMatchesTheReferenceOnStridedViews) {
+  CheckRandomPieces<float>(1e-4);
+}
+
+TEST(LocalConv, DoubleMatchesTheReferenceOnStridedViews) {
+  CheckRandomPieces<double>(1e-12);
+}
+
+TEST(LocalConv, DenseChannelsLastFloatRunsInPlace) {
+  ConvDesc c = ConvDesc::make(16, 16, {3, 3});
+  c.padding_lower = c.padding_upper = {1, 1};
+  const Shape x{1, 16, 8, 8};
+  const Shape strides{1024, 1, 128, 16};
+  LocalConv<float> f(c, x, strides, x, strides, ConvPass::kForward);
+  EXPECT_NE(f.implementation().find("in place"), std::string::npos)
+      << f.implementation();
+  LocalConv<double> d(c, x, strides, x, strides, ConvPass::kForward);
+  EXPECT_NE(d.implementation().find("reference"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace distconv
