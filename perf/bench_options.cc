@@ -1,0 +1,153 @@
+#include "perf/bench_options.h"
+
+#include <cstdlib>
+
+#include "distconv/error.h"
+
+namespace distconv {
+namespace {
+
+bool take(const std::string& arg, const std::string& key, std::string* value) {
+  if (arg.rfind(key + "=", 0) != 0) return false;
+  *value = arg.substr(key.size() + 1);
+  return true;
+}
+
+int positive_int(const std::string& key, const std::string& v, int min) {
+  char* end = nullptr;
+  const long x = std::strtol(v.c_str(), &end, 10);
+  require(!v.empty() && *end == '\0' && x >= min && x <= 1000000,
+          ErrorKind::kInvalidArgument, key, "=", v, " is not an integer >= ",
+          min);
+  return static_cast<int>(x);
+}
+
+Shape parse_grid(const std::string& v) {
+  std::vector<Index> dims;
+  size_t start = 0;
+  while (true) {
+    const size_t x = v.find('x', start);
+    const std::string part = v.substr(start, x - start);
+    dims.push_back(positive_int("--grid", part, 1));
+    if (x == std::string::npos) break;
+    start = x + 1;
+  }
+  require(dims.size() == 4 || dims.size() == 5, ErrorKind::kInvalidArgument,
+          "--grid=", v, " needs NxCxHxW or NxCxDxHxW");
+  Shape grid = Shape::filled(static_cast<int>(dims.size()), 1);
+  for (size_t d = 0; d < dims.size(); ++d) grid[static_cast<int>(d)] = dims[d];
+  return grid;
+}
+
+}  // namespace
+
+const char* bench_usage() {
+  return R"(usage: mpirun -np P distconv_bench [options] PROBLEM... | --batch=FILE
+Benchmarks and checks the distributed convolution (forward with bias,
+backward-data, backward-weights with bias) on problems given in oneDNN
+benchdnn's descriptor syntax, e.g. mb1ic16ih1024iw1024oc16oh1024ow1024kh3kw3ph1pw1
+(fields g mb ic oc i{d,h,w} o{d,h,w} k{d,h,w} s{d,h,w} p{d,h,w} d{d,h,w},
+n"name"; dilation 0 = dense; id/kd make it 3D).
+
+  --conv                 the convolution driver (the only one; as benchdnn)
+  --batch=FILE           problems from FILE, one per line ('#' comments)
+  --grid=NxCxHxW         process grid (or NxCxDxHxW); default: all ranks on H
+  --dir=fwd|bwd_d|bwd_w|all       passes to run (default all)
+  --dt=f32|f64           element type (default f32; f64 runs the reference
+                         kernels: oneDNN has no fp64 convolution)
+  --mode=correctness|perf
+        correctness: random inputs (fixed seed) scattered over the grid, the
+        gathered results compared with the reference kernels on rank 0;
+        prints the worst relative error (max-norm) and PASS/FAIL (exit 1 on
+        FAIL); PASS below 1e-10 in fp64, 6e-7 * sqrt(K) (at least 1e-5) in
+        fp32 with K the longest sum in any result.
+        perf: warm-up, then timed runs with ranks aligned; median and min
+        time, GFLOP/s, time blocked on communication.
+  --check=reference|serial
+                         correctness mode: compare with the reference loops
+                         (default), or with the layer on rank 0 alone
+  --overlap=on|off       compute the interior while halos travel (default on)
+  --impl=distconv|onednn onednn: bare oneDNN primitives on the whole problem
+                         in one process (the baseline; -np 1, perf mode)
+  --warmup=K --reps=R    perf mode: K untimed and R timed runs (2, 10)
+  --json                 rank 0 prints one JSON object per problem per line
+  --dump-dir=DIR         correctness mode: write x w b dy y dx dw db as .npy
+  --help                 this text
+)";
+}
+
+std::string to_string(BenchDir dir) {
+  switch (dir) {
+    case BenchDir::kForward: return "fwd";
+    case BenchDir::kBackwardData: return "bwd_d";
+    case BenchDir::kBackwardWeights: return "bwd_w";
+    case BenchDir::kAll: return "all";
+  }
+  return "?";
+}
+
+std::string to_string(BenchMode mode) {
+  return mode == BenchMode::kPerf ? "perf" : "correctness";
+}
+
+BenchOptions parse_bench_options(const std::vector<std::string>& args) {
+  BenchOptions o;
+  for (const std::string& arg : args) {
+    std::string v;
+    if (arg == "--help" || arg == "-h") {
+      o.help = true;
+    } else if (arg == "--conv") {
+    } else if (arg == "--json") {
+      o.json = true;
+    } else if (take(arg, "--batch", &v)) {
+      for (ConvProblem& p : read_conv_batch(v)) o.problems.push_back(p);
+    } else if (take(arg, "--grid", &v)) {
+      o.grid = parse_grid(v);
+    } else if (take(arg, "--dir", &v)) {
+      if (v == "fwd") o.dir = BenchDir::kForward;
+      else if (v == "bwd_d") o.dir = BenchDir::kBackwardData;
+      else if (v == "bwd_w") o.dir = BenchDir::kBackwardWeights;
+      else if (v == "all") o.dir = BenchDir::kAll;
+      else throw Error(ErrorKind::kInvalidArgument, "--dir=" + v + " is not fwd, bwd_d, bwd_w or all");
+    } else if (take(arg, "--dt", &v)) {
+      require(v == "f32" || v == "f64", ErrorKind::kInvalidArgument, "--dt=",
+              v, " is not f32 or f64");
+      o.dt = v == "f32" ? BenchDataType::kF32 : BenchDataType::kF64;
+    } else if (take(arg, "--mode", &v)) {
+      require(v == "correctness" || v == "perf", ErrorKind::kInvalidArgument,
+              "--mode=", v, " is not correctness or perf");
+      o.mode = v == "perf" ? BenchMode::kPerf : BenchMode::kCorrectness;
+    } else if (take(arg, "--overlap", &v)) {
+      require(v == "on" || v == "off", ErrorKind::kInvalidArgument,
+              "--overlap=", v, " is not on or off");
+      o.overlap = v == "on" ? ConvOverlap::kInteriorFirst : ConvOverlap::kNone;
+    } else if (take(arg, "--impl", &v)) {
+      require(v == "distconv" || v == "onednn", ErrorKind::kInvalidArgument,
+              "--impl=", v, " is not distconv or onednn");
+      o.impl = v == "onednn" ? BenchImpl::kOnednn : BenchImpl::kDistconv;
+    } else if (take(arg, "--check", &v)) {
+      require(v == "reference" || v == "serial", ErrorKind::kInvalidArgument,
+              "--check=", v, " is not reference or serial");
+      o.check = v == "serial" ? BenchCheck::kSerial : BenchCheck::kReference;
+    } else if (take(arg, "--dump-dir", &v)) {
+      require(!v.empty(), ErrorKind::kInvalidArgument, "--dump-dir is empty");
+      o.dump_dir = v;
+    } else if (take(arg, "--warmup", &v)) {
+      o.warmup = positive_int("--warmup", v, 0);
+    } else if (take(arg, "--reps", &v)) {
+      o.reps = positive_int("--reps", v, 1);
+    } else if (arg.rfind("--", 0) == 0) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  "unknown option " + arg + " (see --help)");
+    } else {
+      o.problems.push_back(parse_conv_problem(arg));
+    }
+  }
+  require(o.help || !o.problems.empty(), ErrorKind::kInvalidArgument,
+          "no problem given (see --help)");
+  require(o.impl == BenchImpl::kDistconv || o.dt == BenchDataType::kF32,
+          ErrorKind::kInvalidArgument, "--impl=onednn needs --dt=f32");
+  return o;
+}
+
+}  // namespace distconv

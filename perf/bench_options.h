@@ -1,0 +1,53 @@
+// Command line of perf/distconv_bench (see `distconv_bench --help`).
+//
+//   BenchOptions o = parse_bench_options({"--grid=1x1x2x1", "--mode=perf",
+//                                         "mb1ic16ih64oc16oh64kh3ph1"});
+//   o.problems.size();    // 1
+#ifndef DISTCONV_PERF_BENCH_OPTIONS_H_
+#define DISTCONV_PERF_BENCH_OPTIONS_H_
+
+#include <string>
+#include <vector>
+
+#include "distconv/convolution.h"
+#include "distconv/shape.h"
+#include "perf/conv_problem.h"
+
+namespace distconv {
+
+enum class BenchDir { kForward, kBackwardData, kBackwardWeights, kAll };
+enum class BenchMode { kCorrectness, kPerf };
+enum class BenchDataType { kF32, kF64 };
+// What runs the problem: the distributed layer, or bare oneDNN primitives
+// on the whole problem in one process (the baseline; one rank only).
+enum class BenchImpl { kDistconv, kOnednn };
+// What correctness mode compares with: the reference loops, or the same
+// layer on one process (rank 0 alone), which is fast on large images.
+enum class BenchCheck { kReference, kSerial };
+
+struct BenchOptions {
+  std::vector<ConvProblem> problems;
+  Shape grid;  // empty: all ranks along H (the first spatial dimension)
+  BenchDir dir = BenchDir::kAll;
+  BenchDataType dt = BenchDataType::kF32;
+  BenchMode mode = BenchMode::kCorrectness;
+  ConvOverlap overlap = ConvOverlap::kInteriorFirst;
+  BenchImpl impl = BenchImpl::kDistconv;
+  BenchCheck check = BenchCheck::kReference;
+  bool json = false;
+  std::string dump_dir;  // correctness mode: .npy files of every tensor
+  int warmup = 2;
+  int reps = 10;
+  bool help = false;
+};
+
+// Throws distconv::Error (kInvalidArgument) naming the bad argument.
+BenchOptions parse_bench_options(const std::vector<std::string>& args);
+
+const char* bench_usage();
+std::string to_string(BenchDir dir);
+std::string to_string(BenchMode mode);
+
+}  // namespace distconv
+
+#endif  // DISTCONV_PERF_BENCH_OPTIONS_H_

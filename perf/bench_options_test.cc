@@ -1,0 +1,53 @@
+#include "perf/bench_options.h"
+
+#include <gtest/gtest.h>
+
+#include "distconv/error.h"
+
+namespace distconv {
+namespace {
+
+TEST(BenchOptions, ParsesEveryOption) {
+  const BenchOptions o = parse_bench_options(
+      {"--conv", "--grid=2x1x2x1", "--dir=bwd_w", "--dt=f64", "--mode=perf",
+       "--overlap=off", "--json", "--dump-dir=/tmp/x", "--warmup=0",
+       "--reps=3", "mb2ic4ih8oc4kh3ph1", "g2mb2ic8ih12oc6kh3ph1"});
+  ASSERT_EQ(o.problems.size(), 2u);
+  EXPECT_EQ(o.grid, (Shape{2, 1, 2, 1}));
+  EXPECT_EQ(o.dir, BenchDir::kBackwardWeights);
+  EXPECT_EQ(o.dt, BenchDataType::kF64);
+  EXPECT_EQ(o.mode, BenchMode::kPerf);
+  EXPECT_EQ(o.overlap, ConvOverlap::kNone);
+  EXPECT_TRUE(o.json);
+  EXPECT_EQ(o.dump_dir, "/tmp/x");
+  EXPECT_EQ(o.warmup, 0);
+  EXPECT_EQ(o.reps, 3);
+  EXPECT_EQ(o.problems[1].desc.groups, 2);
+}
+
+TEST(BenchOptions, DefaultsSplitNothingButRanksAlongH) {
+  const BenchOptions o = parse_bench_options({"mb1ic16ih64oc16kh3ph1"});
+  EXPECT_EQ(o.grid.ndims(), 0);
+  EXPECT_EQ(o.dir, BenchDir::kAll);
+  EXPECT_EQ(o.mode, BenchMode::kCorrectness);
+  EXPECT_EQ(o.overlap, ConvOverlap::kInteriorFirst);
+  EXPECT_FALSE(parse_bench_options({"--help"}).problems.size());
+}
+
+TEST(BenchOptions, BadArgumentsAreNamed) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{
+           {"--dir=up", "mb1ic1ih4oc1kh1"},
+           {"--grid=2x2", "mb1ic1ih4oc1kh1"},
+           {"--grid=2xx1x1", "mb1ic1ih4oc1kh1"},
+           {"--reps=0", "mb1ic1ih4oc1kh1"},
+           {"--frobnicate", "mb1ic1ih4oc1kh1"},
+           {"--impl=onednn", "--dt=f64", "mb1ic1ih4oc1kh1"},
+           {"--json"},
+           {"mb1ic1oc1kh1"}}) {
+    EXPECT_THROW(parse_bench_options(args), Error) << args[0];
+  }
+}
+
+}  // namespace
+}  // namespace distconv

@@ -1,0 +1,51 @@
+#!/bin/bash
+# Side-by-side comparison of distconv with bare oneDNN primitives on the same
+# global problem (fp32, forward + backward-data + backward-weights), in one
+# run, rounds interleaved so that machine noise hits every configuration:
+#   oneDNN 1 thread      vs distconv 1 rank  x 1 thread
+#   oneDNN 2 threads     vs distconv 2 ranks x 1 thread (H split)
+# and distconv on 2 ranks with overlap off. Prints each run's JSON line, then
+# medians over the rounds and the ratios (oneDNN time / distconv time: 1.0 is
+# oneDNN's speed, above is faster).
+#   perf/compare_onednn.sh [ROUNDS] [PROBLEM...]
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+rounds="${1:-3}"
+shift || true
+problems=("$@")
+if [ ${#problems[@]} -eq 0 ]; then
+  problems=(mb1ic16ih1024iw1024oc16oh1024ow1024kh3kw3ph1pw1
+            mb8ic64ih128iw128oc64oh128ow128kh3kw3ph1pw1)
+fi
+bazel build //perf:distconv_bench >&2
+bench=$(bazel info bazel-bin 2>/dev/null)/perf/distconv_bench
+export OMPI_MCA_plm=isolated
+mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
+field() { sed -n "s/.*\"$1\": \"\{0,1\}\([^,\"}]*\).*/\1/p"; }
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+for p in "${problems[@]}"; do
+  declare -A t=()
+  for ((r = 1; r <= rounds; r++)); do
+    for cfg in onednn1 distconv1 onednn2 distconv2 distconv2_off; do
+      case $cfg in
+        onednn1) line=$("${mpi[@]}" -np 1 -x OMP_NUM_THREADS=1 "$bench" --mode=perf --json --impl=onednn "$p") ;;
+        onednn2) line=$("${mpi[@]}" -np 1 -x OMP_NUM_THREADS=2 "$bench" --mode=perf --json --impl=onednn "$p") ;;
+        distconv1) line=$("${mpi[@]}" -np 1 -x OMP_NUM_THREADS=1 "$bench" --mode=perf --json "$p") ;;
+        distconv2) line=$("${mpi[@]}" -np 2 -x OMP_NUM_THREADS=1 "$bench" --mode=perf --json "$p") ;;
+        distconv2_off) line=$("${mpi[@]}" -np 2 -x OMP_NUM_THREADS=1 "$bench" --mode=perf --json --overlap=off "$p") ;;
+      esac
+      echo "$line"
+      t[$cfg]+="$(echo "$line" | field median_ms) "
+      t[${cfg}_wait]+="$(echo "$line" | field comm_wait_ms) "
+    done
+  done
+  m() { echo "${t[$1]}" | tr ' ' '\n' | grep . | median; }
+  echo "== $p: medians over $rounds rounds (ms)"
+  printf "oneDNN 1 thread %.1f | distconv 1 rank %.1f | ratio %.3f\n" \
+    "$(m onednn1)" "$(m distconv1)" "$(awk -v a="$(m onednn1)" -v b="$(m distconv1)" 'BEGIN {print a / b}')"
+  printf "oneDNN 2 threads %.1f | distconv 2 ranks %.1f (comm wait %.2f) | ratio %.3f\n" \
+    "$(m onednn2)" "$(m distconv2)" "$(m distconv2_wait)" "$(awk -v a="$(m onednn2)" -v b="$(m distconv2)" 'BEGIN {print a / b}')"
+  printf "distconv 2 ranks overlap off %.1f (comm wait %.2f)\n" \
+    "$(m distconv2_off)" "$(m distconv2_off_wait)"
+  unset t
+done

@@ -1,0 +1,368 @@
+// distconv_bench: checks and times the distributed convolution on problems
+// in benchdnn's descriptor syntax. See `distconv_bench --help` and
+// docs/performance.md.
+//
+//   mpirun -np 2 distconv_bench --mode=perf --json \
+//       mb1ic16ih1024iw1024oc16oh1024ow1024kh3kw3ph1pw1
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "distconv/convolution.h"
+#include "distconv/error.h"
+#include "distconv/scatter_gather.h"
+#include "kernels/reference/conv.h"
+#include "perf/bench_options.h"
+#include "perf/conv_problem.h"
+#include "perf/npy.h"
+#include "perf/onednn_baseline.h"
+
+namespace distconv {
+namespace {
+
+struct Result {
+  std::string status = "OK";
+  double median_ms = 0, min_ms = 0, gflops = 0, comm_wait_ms = 0;
+  double max_rel_err = -1;  // correctness mode only
+  std::string error;
+};
+
+int rank_of(MPI_Comm comm) {
+  int r = 0;
+  MPI_Comm_rank(comm, &r);
+  return r;
+}
+
+double now_s() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+double max_over_ranks(double v) {
+  double out = v;
+  MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return out;
+}
+
+// Floating-point operations of the passes in `dir` (multiply-adds count 2).
+double flops(const ConvProblem& p, BenchDir dir) {
+  const Shape dst = p.desc.dst_shape(p.src_shape);
+  double per_pass = 2.0 * dst.volume() * (p.desc.in_channels / p.desc.groups);
+  for (Index k : p.desc.kernel) per_pass *= k;
+  return per_pass * (dir == BenchDir::kAll ? 3 : 1);
+}
+
+Shape grid_for(const BenchOptions& o, const ConvProblem& p, int ranks) {
+  if (o.grid.ndims() > 0) {
+    require(o.grid.ndims() == p.src_shape.ndims(), ErrorKind::kInvalidArgument,
+            "--grid=", o.grid, " does not fit the ", p.src_shape.ndims() - 2,
+            "D problem ", to_string(p));
+    return o.grid;
+  }
+  Shape g = Shape::filled(p.src_shape.ndims(), 1);
+  g[2] = ranks;
+  return g;
+}
+
+template <typename T>
+std::vector<T> random_vector(Index n, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<T> v(n);
+  for (T& x : v) x = static_cast<T>(u(rng));
+  return v;
+}
+
+template <typename T>
+double relative_error(const std::vector<T>& got, const std::vector<T>& want) {
+  double diff = 0, scale = 1e-30;
+  for (size_t i = 0; i < got.size(); ++i) {
+    diff = std::max(diff, std::abs(double(got[i]) - double(want[i])));
+    scale = std::max(scale, std::abs(double(want[i])));
+  }
+  return diff / scale;
+}
+
+// Median and min of per-run times (max over ranks), and mean comm wait.
+template <typename Run>
+void time_runs(const BenchOptions& o, Run run, Result* r) {
+  for (int i = 0; i < o.warmup; ++i) run();
+  std::vector<double> times;
+  double wait = 0;
+  for (int i = 0; i < o.reps; ++i) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = now_s();
+    const double waited = run();
+    times.push_back(max_over_ranks(now_s() - t0));
+    wait += max_over_ranks(waited);
+  }
+  std::sort(times.begin(), times.end());
+  r->median_ms = 1e3 * times[times.size() / 2];
+  r->min_ms = 1e3 * times.front();
+  r->comm_wait_ms = 1e3 * wait / o.reps;
+}
+
+// Correctness threshold on the max-norm relative error: fp64 1e-10; fp32
+// 6e-7 * sqrt(K), at least 1e-5, with K the longest sum any result is
+// (rounding grows with it; bwd-weights sums over every output pixel).
+template <typename T>
+double tolerance(const ConvProblem& p) {
+  if (!std::is_same_v<T, float>) return 1e-10;
+  const Shape dst = p.desc.dst_shape(p.src_shape);
+  double taps = 1, pixels = dst[0];
+  for (Index k : p.desc.kernel) taps *= k;
+  for (int d = 2; d < dst.ndims(); ++d) pixels *= dst[d];
+  const double longest =
+      std::max({taps * p.desc.in_channels / p.desc.groups,
+                taps * p.desc.out_channels / p.desc.groups, pixels});
+  return std::max(1e-5, 6e-7 * std::sqrt(longest));
+}
+
+// The same layer on this process alone (a 1x1x...x1 grid over
+// MPI_COMM_SELF): every pass, results into the out arrays.
+template <typename T>
+void serial_passes(const ConvDesc& desc, const Shape& src_shape,
+                   const std::vector<T>& x, const std::vector<T>& w,
+                   const std::vector<T>& b, const std::vector<T>& dy,
+                   std::vector<T>* y, std::vector<T>* dx, std::vector<T>* dw,
+                   std::vector<T>* db) {
+  const Shape ones = Shape::filled(src_shape.ndims(), 1);
+  ProcessGrid self(MPI_COMM_SELF, ones);
+  Convolution<T> conv(self, desc, Distribution(src_shape, ones));
+  DistTensor<T> xs(self, conv.src_layout()), ys(self, conv.dst_layout());
+  DistTensor<T> dys(self, conv.diff_dst_layout());
+  DistTensor<T> dxs(self, conv.diff_src_layout());
+  scatter(x.data(), xs, 0);
+  scatter(dy.data(), dys, 0);
+  conv.forward(xs, w.data(), b.data(), ys);
+  conv.backward_weights(xs, dys, dw->data(), db->data());
+  conv.backward_data(dys, w.data(), dxs);
+  conv.wait_gradients();
+  gather(ys, y->data(), 0);
+  gather(dxs, dx->data(), 0);
+}
+
+template <typename T>
+Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
+                    bool root) {
+  int ranks = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  ConvDesc desc = problem.desc;
+  desc.bias = ConvBias::kAdd;
+  const Shape src_shape = problem.src_shape;
+  const Shape dst_shape = desc.dst_shape(src_shape);
+  ProcessGrid grid(MPI_COMM_WORLD, grid_for(o, problem, ranks));
+  ConvolutionOptions copt;
+  copt.overlap = o.overlap;
+  Convolution<T> conv(grid, desc, Distribution(src_shape, grid.shape()), copt);
+  DistTensor<T> x(grid, conv.src_layout()), y(grid, conv.dst_layout());
+  DistTensor<T> dy(grid, conv.diff_dst_layout());
+  DistTensor<T> dx(grid, conv.diff_src_layout());
+  const auto w = random_vector<T>(desc.weights_shape().volume(), 2);
+  const auto b = random_vector<T>(desc.out_channels, 3);
+  std::vector<T> dw(w.size()), db(b.size());
+  const bool fwd = o.dir == BenchDir::kForward || o.dir == BenchDir::kAll;
+  const bool bwd_d = o.dir == BenchDir::kBackwardData || o.dir == BenchDir::kAll;
+  const bool bwd_w =
+      o.dir == BenchDir::kBackwardWeights || o.dir == BenchDir::kAll;
+  // One run of the selected passes; returns seconds blocked on messages.
+  auto run = [&] {
+    conv.reset_stats();
+    if (fwd) conv.forward(x, w.data(), b.data(), y);
+    if (bwd_w) conv.backward_weights(x, dy, dw.data(), db.data());
+    if (bwd_d) conv.backward_data(dy, w.data(), dx);
+    if (bwd_w) conv.wait_gradients();
+    return conv.stats().halo_wait_s + conv.stats().allreduce_wait_s;
+  };
+  Result r;
+  if (o.mode == BenchMode::kPerf) {
+    if (!fwd) conv.forward(x, w.data(), b.data(), y);  // fills x's halos
+    time_runs(o, run, &r);
+    r.gflops = flops(problem, o.dir) / (r.median_ms * 1e-3) / 1e9;
+    return r;
+  }
+  std::vector<T> xg, dyg;
+  if (root) {
+    xg = random_vector<T>(src_shape.volume(), 1);
+    dyg = random_vector<T>(dst_shape.volume(), 4);
+  }
+  scatter(xg.data(), x, 0);
+  scatter(dyg.data(), dy, 0);
+  if (!fwd) conv.forward(x, w.data(), b.data(), y);
+  const double t0 = now_s();
+  r.comm_wait_ms = 1e3 * max_over_ranks(run());
+  r.median_ms = r.min_ms = 1e3 * max_over_ranks(now_s() - t0);
+  r.gflops = flops(problem, o.dir) / (r.median_ms * 1e-3) / 1e9;
+  std::vector<T> yg(root ? dst_shape.volume() : 0);
+  std::vector<T> dxg(root ? src_shape.volume() : 0);
+  gather(y, yg.data(), 0);
+  gather(dx, dxg.data(), 0);
+  if (!root) return r;
+  std::vector<T> y_ref(yg.size()), dx_ref(dxg.size()), dw_ref(w.size()),
+      db_ref(b.size());
+  if (o.check == BenchCheck::kSerial) {
+    serial_passes(desc, src_shape, xg, w, b, dyg, &y_ref, &dx_ref, &dw_ref,
+                  &db_ref);
+  } else {
+    if (fwd) {
+      reference::conv_fwd(desc, src_shape, xg.data(), w.data(), b.data(),
+                          dst_shape, y_ref.data());
+    }
+    if (bwd_d) {
+      reference::conv_bwd_data(desc, dst_shape, dyg.data(), w.data(),
+                               src_shape, dx_ref.data());
+    }
+    if (bwd_w) {
+      reference::conv_bwd_weights(desc, src_shape, xg.data(), dst_shape,
+                                  dyg.data(), dw_ref.data(), db_ref.data());
+    }
+  }
+  double err = 0;
+  if (fwd) err = std::max(err, relative_error(yg, y_ref));
+  if (bwd_d) err = std::max(err, relative_error(dxg, dx_ref));
+  if (bwd_w) {
+    err = std::max(err, relative_error(dw, dw_ref));
+    err = std::max(err, relative_error(db, db_ref));
+  }
+  const double tol = tolerance<T>(problem);
+  r.max_rel_err = err;
+  r.status = err <= tol ? "PASS" : "FAIL";
+  if (!o.dump_dir.empty()) {
+    const std::string d = o.dump_dir + "/";
+    write_npy(d + "x.npy", src_shape, xg.data());
+    write_npy(d + "w.npy", desc.weights_shape(), w.data());
+    write_npy(d + "b.npy", Shape{desc.out_channels}, b.data());
+    write_npy(d + "dy.npy", dst_shape, dyg.data());
+    write_npy(d + "y.npy", dst_shape, yg.data());
+    write_npy(d + "dx.npy", src_shape, dxg.data());
+    write_npy(d + "dw.npy", desc.weights_shape(), dw.data());
+    write_npy(d + "db.npy", Shape{desc.out_channels}, db.data());
+  }
+  return r;
+}
+
+Result run_onednn(const BenchOptions& o, const ConvProblem& problem) {
+  int ranks = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  require(ranks == 1 && o.mode == BenchMode::kPerf,
+          ErrorKind::kInvalidArgument,
+          "--impl=onednn runs in one process (-np 1) in perf mode");
+  OnednnBaseline base(problem.desc, problem.src_shape);
+  Result r;
+  time_runs(o, [&] {
+    base.run(o.dir);
+    return 0.0;
+  }, &r);
+  r.gflops = flops(problem, o.dir) / (r.median_ms * 1e-3) / 1e9;
+  return r;
+}
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+void report(const BenchOptions& o, const ConvProblem& p, const Result& r,
+            int ranks, const std::string& grid) {
+  const char* threads = std::getenv("OMP_NUM_THREADS");
+  const std::string impl = o.impl == BenchImpl::kOnednn ? "onednn" : "distconv";
+  const std::string dt = o.dt == BenchDataType::kF32 ? "f32" : "f64";
+  const std::string overlap =
+      o.overlap == ConvOverlap::kInteriorFirst ? "on" : "off";
+  if (o.json) {
+    std::ostringstream j;
+    j << "{\"problem\": \"" << json_escape(to_string(p)) << "\", \"impl\": \""
+      << impl << "\", \"grid\": \"" << grid << "\", \"ranks\": " << ranks
+      << ", \"threads\": \"" << (threads ? threads : "") << "\", \"dir\": \""
+      << to_string(o.dir) << "\", \"dt\": \"" << dt << "\", \"mode\": \""
+      << to_string(o.mode) << "\", \"overlap\": \"" << overlap
+      << "\", \"status\": \"" << r.status << "\", \"median_ms\": "
+      << r.median_ms << ", \"min_ms\": " << r.min_ms
+      << ", \"gflops\": " << r.gflops
+      << ", \"comm_wait_ms\": " << r.comm_wait_ms;
+    if (o.mode == BenchMode::kCorrectness) {
+      j << ", \"max_rel_err\": " << r.max_rel_err;
+    }
+    if (!r.error.empty()) j << ", \"error\": \"" << json_escape(r.error) << "\"";
+    j << "}";
+    std::printf("%s\n", j.str().c_str());
+  } else if (!r.error.empty()) {
+    std::printf("%s: %s %s\n", to_string(p).c_str(), r.status.c_str(),
+                r.error.c_str());
+  } else if (o.mode == BenchMode::kCorrectness) {
+    std::printf("%s grid %s %s %s: max rel err %.3g %s (%.1f ms)\n",
+                to_string(p).c_str(), grid.c_str(), to_string(o.dir).c_str(),
+                dt.c_str(), r.max_rel_err, r.status.c_str(), r.median_ms);
+  } else {
+    std::printf(
+        "%s %s grid %s %s %s overlap %s: median %.2f ms, min %.2f ms, "
+        "%.1f GFLOP/s, comm wait %.2f ms\n",
+        to_string(p).c_str(), impl.c_str(), grid.c_str(),
+        to_string(o.dir).c_str(), dt.c_str(), overlap.c_str(), r.median_ms,
+        r.min_ms, r.gflops, r.comm_wait_ms);
+  }
+  std::fflush(stdout);
+}
+
+int run_all(const BenchOptions& o) {
+  int ranks = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const bool root = rank_of(MPI_COMM_WORLD) == 0;
+  int failed = 0;
+  for (const ConvProblem& p : o.problems) {
+    Result r;
+    std::string grid = "?";
+    try {
+      grid = grid_for(o, p, ranks).to_string();
+      if (o.impl == BenchImpl::kOnednn) {
+        r = run_onednn(o, p);
+      } else if (o.dt == BenchDataType::kF32) {
+        r = run_distconv<float>(o, p, root);
+      } else {
+        r = run_distconv<double>(o, p, root);
+      }
+    } catch (const Error& e) {  // thrown alike on every rank
+      r.status = "ERROR";
+      r.error = e.what();
+    }
+    if (r.status != "OK" && r.status != "PASS") failed = 1;
+    if (root) report(o, p, r, ranks, grid);
+  }
+  return failed;
+}
+
+}  // namespace
+}  // namespace distconv
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  const bool root = distconv::rank_of(MPI_COMM_WORLD) == 0;
+  int rc = 0;
+  try {
+    const distconv::BenchOptions o = distconv::parse_bench_options(
+        std::vector<std::string>(argv + 1, argv + argc));
+    if (o.help) {
+      if (root) std::printf("%s", distconv::bench_usage());
+    } else {
+      rc = distconv::run_all(o);
+    }
+  } catch (const distconv::Error& e) {
+    if (root) std::fprintf(stderr, "distconv_bench: %s\n", e.what());
+    rc = 2;
+  }
+  MPI_Finalize();
+  return rc;
+}

@@ -1,0 +1,36 @@
+// The baseline distconv is measured against: bare oneDNN primitives
+// (forward with bias, backward-data, backward-weights with bias) on a whole
+// problem in one process, every tensor in the layout oneDNN picks
+// (format `any`), threads as OpenMP gives them (OMP_NUM_THREADS).
+//
+//   OnednnBaseline base(problem.desc, problem.src_shape);
+//   base.run(BenchDir::kAll);                  // one timed-able run
+#ifndef DISTCONV_PERF_ONEDNN_BASELINE_H_
+#define DISTCONV_PERF_ONEDNN_BASELINE_H_
+
+#include <memory>
+#include <string>
+
+#include "distconv/conv_desc.h"
+#include "distconv/shape.h"
+#include "perf/bench_options.h"
+
+namespace distconv {
+
+class OnednnBaseline {
+ public:
+  // desc.bias is taken as ConvBias::kAdd. Tensors hold arbitrary values.
+  OnednnBaseline(const ConvDesc& desc, const Shape& src_shape);
+  ~OnednnBaseline();
+  void run(BenchDir dir);
+  // oneDNN's implementation names, "fwd | bwd_d | bwd_w".
+  std::string implementation() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace distconv
+
+#endif  // DISTCONV_PERF_ONEDNN_BASELINE_H_
