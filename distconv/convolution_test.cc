@@ -13,6 +13,7 @@
 
 #include "distconv/scatter_gather.h"
 #include "kernels/reference/conv.h"
+#include "perf/conv_check.h"
 #include "tests/layout_cases.h"
 #include "tests/mpi_testing.h"
 
@@ -75,26 +76,6 @@ std::vector<ConvCase> cases() {
   };
 }
 
-template <typename T>
-std::vector<T> random_vector(Index n, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<T> v(n);
-  for (T& x : v) x = static_cast<T>(u(rng));
-  return v;
-}
-
-// max |a - b| / max(max |b|, 1e-30)
-template <typename T>
-double relative_error(const std::vector<T>& a, const std::vector<T>& b) {
-  double diff = 0, scale = 1e-30;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff = std::max(diff, std::abs(double(a[i]) - double(b[i])));
-    scale = std::max(scale, std::abs(double(b[i])));
-  }
-  return diff / scale;
-}
-
 // Runs the case on `grid`: forward, backward-weights, backward-data; the
 // gathered results must match the reference.
 template <typename T>
@@ -138,12 +119,12 @@ void ExpectMatchesReference(const ConvCase& c, const ProcessGrid& grid,
   reference::conv_bwd_weights(desc, c.src_shape, x.data(), dst_shape,
                               dy.data(), dw_ref.data(), db_ref.data());
   if (grid.rank() == 0) {
-    EXPECT_LE(relative_error(y, y_ref), tol) << "forward";
-    EXPECT_LE(relative_error(dx, dx_ref), tol) << "backward-data";
+    EXPECT_LE(max_relative_error(y, y_ref), tol) << "forward";
+    EXPECT_LE(max_relative_error(dx, dx_ref), tol) << "backward-data";
   }
-  EXPECT_LE(relative_error(dw, dw_ref), tol) << "backward-weights";
+  EXPECT_LE(max_relative_error(dw, dw_ref), tol) << "backward-weights";
   if (bias != nullptr) {
-    EXPECT_LE(relative_error(db, db_ref), tol) << "bias gradient";
+    EXPECT_LE(max_relative_error(db, db_ref), tol) << "bias gradient";
   }
 }
 

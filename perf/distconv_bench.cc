@@ -21,6 +21,7 @@
 #include "distconv/scatter_gather.h"
 #include "kernels/reference/conv.h"
 #include "perf/bench_options.h"
+#include "perf/conv_check.h"
 #include "perf/conv_problem.h"
 #include "perf/npy.h"
 #include "perf/onednn_baseline.h"
@@ -71,25 +72,6 @@ Shape grid_for(const BenchOptions& o, const ConvProblem& p, int ranks) {
   Shape g = Shape::filled(p.src_shape.ndims(), 1);
   g[2] = ranks;
   return g;
-}
-
-template <typename T>
-std::vector<T> random_vector(Index n, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<T> v(n);
-  for (T& x : v) x = static_cast<T>(u(rng));
-  return v;
-}
-
-template <typename T>
-double relative_error(const std::vector<T>& got, const std::vector<T>& want) {
-  double diff = 0, scale = 1e-30;
-  for (size_t i = 0; i < got.size(); ++i) {
-    diff = std::max(diff, std::abs(double(got[i]) - double(want[i])));
-    scale = std::max(scale, std::abs(double(want[i])));
-  }
-  return diff / scale;
 }
 
 // Median and min of per-run times (max over ranks), and mean comm wait.
@@ -227,11 +209,11 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
     }
   }
   double err = 0;
-  if (fwd) err = std::max(err, relative_error(yg, y_ref));
-  if (bwd_d) err = std::max(err, relative_error(dxg, dx_ref));
+  if (fwd) err = std::max(err, max_relative_error(yg, y_ref));
+  if (bwd_d) err = std::max(err, max_relative_error(dxg, dx_ref));
   if (bwd_w) {
-    err = std::max(err, relative_error(dw, dw_ref));
-    err = std::max(err, relative_error(db, db_ref));
+    err = std::max(err, max_relative_error(dw, dw_ref));
+    err = std::max(err, max_relative_error(db, db_ref));
   }
   const double tol = tolerance<T>(problem);
   r.max_rel_err = err;

@@ -3,7 +3,8 @@
 mpi_cc_test: a GoogleTest binary run under mpirun at several rank counts.
     mpi_cc_test(name = "halo_test", srcs = ["halo_test.cc"], deps = [...])
   defines halo_test_bin (the binary), halo_test_np1 ... halo_test_np8
-  (one sh_test per rank count) and the test_suite halo_test. main() comes from
+  (one sh_test per rank count) and the test_suite halo_test. test_args are
+  passed to the binary (e.g. a --gtest_filter). main() comes from
   //tests:mpi_test_main; tests may use MPI_COMM_WORLD.
 
 cc_unit_test: a plain (no MPI) GoogleTest cc_test with gtest_main.
@@ -18,6 +19,7 @@ def mpi_cc_test(
         size = "medium",
         tags = [],
         target_compatible_with = None,
+        test_args = [],
         **kwargs):
     binary = name + "_bin"
     native.cc_binary(
@@ -37,7 +39,8 @@ def mpi_cc_test(
             name = test,
             size = size,
             srcs = ["//tests:mpirun_test.sh"],
-            args = [str(n), "$(rootpath :%s)" % binary, str(timeout_s)],
+            args = [str(n), "$(rootpath :%s)" % binary, str(timeout_s)] +
+                   test_args,
             data = [":" + binary, "//tests:lsan.supp"],
             # "cpu:N" makes Bazel reserve N cores for an N-rank test (a test
             # asking for more cores than the machine has runs alone).
