@@ -30,6 +30,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 template <typename T>
 struct Piece {
   std::string label;
+  Box box;            // global: the outputs (forward, weights) or input
+                      // gradients (data) this piece computes
   ConvWindow window;  // global coordinates
   Box in_local;       // forward / weights: src; backward-data: diff_dst
   Box out_local;      // forward / weights: dst or diff_dst; data: diff_src
@@ -50,9 +52,9 @@ struct Piece {
 template <typename T>
 struct Convolution<T>::Impl {
   const ProcessGrid* grid;
-  ConvDesc desc;
   ConvolutionOptions options;
   ConvGeometry geometry;
+  Distribution dst;  // lined up with the input's distribution
   HaloLayout src_layout, dst_layout, diff_dst_layout, diff_src_layout;
   HaloExchange<T> src_halo, diff_dst_halo;
   std::vector<Piece<T>> forward_early, forward_late;
@@ -67,11 +69,11 @@ struct Convolution<T>::Impl {
   ConvStats stats;
 
   Impl(const ProcessGrid& g, const ConvDesc& d, const Distribution& src,
-       const ConvolutionOptions& o, const Distribution& dst)
+       const ConvolutionOptions& o)
       : grid(&g),
-        desc(d),
         options(o),
         geometry(d, src.global_shape()),
+        dst(geometry.dst_distribution(src)),
         src_layout(geometry.src_layout(src, dst, StorageOrder::kChannelsLast)),
         dst_layout(HaloLayout(dst).with_storage(StorageOrder::kChannelsLast)),
         diff_dst_layout(
@@ -83,8 +85,8 @@ struct Convolution<T>::Impl {
     check_mpi(MPI_Comm_dup(g.comm(), &comm), "MPI_Comm_dup");
     check_mpi(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN),
               "MPI_Comm_set_errhandler");
-    grads.resize(desc.weights_shape().volume() +
-                 (desc.bias == ConvBias::kAdd ? desc.out_channels : 0));
+    grads.resize(desc().weights_shape().volume() +
+                 (desc().bias == ConvBias::kAdd ? desc().out_channels : 0));
     plan_pieces();
   }
 
@@ -95,24 +97,26 @@ struct Convolution<T>::Impl {
     if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
   }
 
+  const ConvDesc& desc() const { return geometry.desc(); }
   int rank() const { return grid->rank(); }
-  // Whether the transport writes into the tensor while an exchange is in
-  // flight (then nothing may read the halos early, not even to recompute).
+  // Nothing may read halo cells early (not even to recompute them) when
+  // the transport receives into the tensor while in flight.
   bool halos_written_in_flight() const {
-    return options.halo.transport == HaloTransport::kMpiDatatypes;
+    return receives_in_flight(options.halo.transport);
   }
 
   Piece<T> forward_piece(const std::string& label, const Box& dst_box,
                          const HaloLayout& out_layout, ConvPass pass) const {
     Piece<T> p;
     p.label = label;
+    p.box = dst_box;
     p.window = geometry.forward_window(dst_box);
     const Shape in_origin = src_layout.buffer_box(rank()).lower;
     const Shape out_origin = out_layout.buffer_box(rank()).lower;
     p.in_local = p.window.src.shifted(-in_origin);
     p.out_local = p.window.dst.shifted(-out_origin);
     if (!p.window.dst.empty() && !p.window.src.empty()) {
-      p.kernel.emplace(p.local_desc(desc), p.window.src.extent,
+      p.kernel.emplace(p.local_desc(desc()), p.window.src.extent,
                        src_layout.local_strides(rank()), p.window.dst.extent,
                        out_layout.local_strides(rank()), pass);
     }
@@ -122,6 +126,7 @@ struct Convolution<T>::Impl {
   Piece<T> data_piece(const std::string& label, const Box& src_box) const {
     Piece<T> p;
     p.label = label;
+    p.box = src_box;
     p.window = geometry.backward_data_window(src_box);
     const Shape in_origin = diff_dst_layout.buffer_box(rank()).lower;
     const Shape out_origin = diff_src_layout.buffer_box(rank()).lower;
@@ -130,7 +135,7 @@ struct Convolution<T>::Impl {
     p.target_local = src_box.shifted(-out_origin);
     p.zero_first = p.window.src != src_box;
     if (!p.window.dst.empty()) {
-      p.kernel.emplace(p.local_desc(desc), p.window.src.extent,
+      p.kernel.emplace(p.local_desc(desc()), p.window.src.extent,
                        diff_src_layout.local_strides(rank()),
                        p.window.dst.extent,
                        diff_dst_layout.local_strides(rank()),
@@ -227,9 +232,7 @@ Convolution<T>::Convolution(const ProcessGrid& grid, const ConvDesc& desc,
   require(src.grid_shape() == grid.shape(), ErrorKind::kGridMismatch,
           "input distribution over grid ", src.grid_shape(),
           " used with a process grid ", grid.shape());
-  const ConvGeometry geometry(desc, src.global_shape());
-  impl_ = std::make_unique<Impl>(grid, desc, src, options,
-                                 geometry.dst_distribution(src));
+  impl_ = std::make_unique<Impl>(grid, desc, src, options);
 }
 
 template <typename T>
@@ -282,10 +285,10 @@ void Convolution<T>::forward(DistTensor<T>& src, const T* weights,
   s.check_layout(src, s.src_layout, "src");
   s.check_layout(dst, s.dst_layout, "dst");
   require(weights != nullptr, ErrorKind::kInvalidArgument, "weights are null");
-  require(bias != nullptr || s.desc.bias == ConvBias::kNone,
+  require(bias != nullptr || s.desc().bias == ConvBias::kNone,
           ErrorKind::kInvalidArgument,
           "the convolution adds a bias but bias is null");
-  if (s.desc.bias == ConvBias::kNone) bias = nullptr;
+  if (s.desc().bias == ConvBias::kNone) bias = nullptr;
   s.src_halo.start(src);
   for (const Piece<T>& p : s.forward_early) {
     s.run_forward(p, src, weights, bias, dst);
@@ -324,14 +327,14 @@ void Convolution<T>::backward_weights(const DistTensor<T>& src,
   s.check_layout(diff_dst, s.diff_dst_layout, "diff_dst");
   require(diff_weights != nullptr, ErrorKind::kInvalidArgument,
           "diff_weights is null");
-  const bool has_bias = s.desc.bias == ConvBias::kAdd;
+  const bool has_bias = s.desc().bias == ConvBias::kAdd;
   require(diff_bias != nullptr || !has_bias, ErrorKind::kInvalidArgument,
           "the convolution adds a bias but diff_bias is null");
   require(s.grads_request == MPI_REQUEST_NULL && s.grads_weights == nullptr,
           ErrorKind::kState,
           "backward_weights called again before wait_gradients");
   std::fill(s.grads.begin(), s.grads.end(), T(0));
-  const Index nw = s.desc.weights_shape().volume();
+  const Index nw = s.desc().weights_shape().volume();
   T* db = has_bias ? s.grads.data() + nw : nullptr;
   const Piece<T>& p = s.weights_piece;
   const StridedView<const T> dd = diff_dst.buffer().subview(p.out_local);
@@ -358,9 +361,9 @@ void Convolution<T>::wait_gradients() {
   const auto t0 = std::chrono::steady_clock::now();
   check_mpi(MPI_Wait(&s.grads_request, MPI_STATUS_IGNORE), "MPI_Wait");
   s.stats.allreduce_wait_s += seconds_since(t0);
-  const Index nw = s.desc.weights_shape().volume();
+  const Index nw = s.desc().weights_shape().volume();
   std::copy(s.grads.begin(), s.grads.begin() + nw, s.grads_weights);
-  if (s.desc.bias == ConvBias::kAdd) {
+  if (s.desc().bias == ConvBias::kAdd) {
     std::copy(s.grads.begin() + nw, s.grads.end(), s.grads_bias);
   }
   s.grads_weights = s.grads_bias = nullptr;
@@ -371,10 +374,7 @@ std::string Convolution<T>::describe() const {
   const Impl& s = impl();
   std::ostringstream out;
   auto line = [&](const Piece<T>& p) {
-    out << p.label << " " << (p.label.find("data") != std::string::npos
-                                  ? p.window.src
-                                  : p.window.dst)
-        << ": "
+    out << p.label << " " << p.box << ": "
         << (p.kernel ? p.kernel->implementation() : std::string("no kernel"))
         << "\n";
   };

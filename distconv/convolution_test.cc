@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "distconv/scatter_gather.h"
 #include "kernels/reference/conv.h"
 #include "perf/conv_check.h"
+#include "perf/conv_run.h"
 #include "tests/layout_cases.h"
 #include "tests/mpi_testing.h"
 
@@ -89,26 +89,17 @@ void ExpectMatchesReference(const ConvCase& c, const ProcessGrid& grid,
   const auto dy = random_vector<T>(dst_shape.volume(), 4);
   const T* bias = desc.bias == ConvBias::kAdd ? b.data() : nullptr;
 
-  Convolution<T> conv(grid, desc, Distribution(c.src_shape, grid.shape()),
-                      options);
-  DistTensor<T> xd(grid, conv.src_layout()), yd(grid, conv.dst_layout());
-  DistTensor<T> dyd(grid, conv.diff_dst_layout());
-  DistTensor<T> dxd(grid, conv.diff_src_layout());
-  scatter(x.data(), xd, 0);
-  scatter(dy.data(), dyd, 0);
+  ConvRun<T> run(grid, desc, c.src_shape, options);
+  run.scatter_inputs(x.data(), dy.data());
   // Garbage in the outputs must not survive.
-  yd.buffer().for_each([](const Shape&, T& v) { v = T(1e6); });
-  dxd.buffer().for_each([](const Shape&, T& v) { v = T(1e6); });
+  run.y.buffer().for_each([](const Shape&, T& v) { v = T(1e6); });
+  run.dx.buffer().for_each([](const Shape&, T& v) { v = T(1e6); });
   std::vector<T> dw(w.size(), T(5)), db(b.size(), T(5));
   for (int repeat = 0; repeat < 2; ++repeat) {  // plans are reusable
-    conv.forward(xd, w.data(), bias, yd);
-    conv.backward_weights(xd, dyd, dw.data(), db.data());
-    conv.backward_data(dyd, w.data(), dxd);
-    conv.wait_gradients();
+    run.all_passes(w.data(), bias, dw.data(), db.data());
   }
   std::vector<T> y(dst_shape.volume()), dx(c.src_shape.volume());
-  gather(yd, y.data(), 0);
-  gather(dxd, dx.data(), 0);
+  run.gather_outputs(y.data(), dx.data());
 
   std::vector<T> y_ref(y.size()), dx_ref(dx.size()), dw_ref(w.size()),
       db_ref(b.size());
@@ -212,21 +203,13 @@ TEST(Convolution, BackwardPassesAreTheAdjointsOfForward) {
     const auto grids = grids_without_channel_split(c.src_shape.ndims());
     ProcessGrid grid(MPI_COMM_WORLD, grids.back());
     SCOPED_TRACE(c.name + " on grid " + grid.shape().to_string());
-    Convolution<double> conv(grid, c.desc,
-                             Distribution(c.src_shape, grid.shape()));
     const auto x = random_vector<double>(c.src_shape.volume(), 5);
     const auto w = random_vector<double>(c.desc.weights_shape().volume(), 6);
     const auto dy = random_vector<double>(dst_shape.volume(), 7);
-    DistTensor<double> xd(grid, conv.src_layout()), yd(grid, conv.dst_layout());
-    DistTensor<double> dyd(grid, conv.diff_dst_layout());
-    DistTensor<double> dxd(grid, conv.diff_src_layout());
-    scatter(x.data(), xd, 0);
-    scatter(dy.data(), dyd, 0);
-    conv.forward(xd, w.data(), nullptr, yd);
+    ConvRun<double> run(grid, c.desc, c.src_shape);
+    run.scatter_inputs(x.data(), dy.data());
     std::vector<double> dw(w.size());
-    conv.backward_weights(xd, dyd, dw.data(), nullptr);
-    conv.backward_data(dyd, w.data(), dxd);
-    conv.wait_gradients();
+    run.all_passes(w.data(), nullptr, dw.data(), nullptr);
     auto local_dot = [](const DistTensor<double>& a,
                         const DistTensor<double>& b) {
       double sum = 0;
@@ -235,8 +218,10 @@ TEST(Convolution, BackwardPassesAreTheAdjointsOfForward) {
           [&](const Shape& i, const double& v) { sum += v * bv(i); });
       return sum;
     };
-    const double ax_y = testing::sum_over(grid.comm(), local_dot(yd, dyd));
-    const double x_aty = testing::sum_over(grid.comm(), local_dot(xd, dxd));
+    const double ax_y =
+        testing::sum_over(grid.comm(), local_dot(run.y, run.dy));
+    const double x_aty =
+        testing::sum_over(grid.comm(), local_dot(run.x, run.dx));
     EXPECT_NEAR(ax_y, x_aty, 1e-12 * std::max(1.0, std::abs(ax_y)));
     double w_dw = 0;
     for (size_t i = 0; i < w.size(); ++i) w_dw += w[i] * dw[i];

@@ -137,12 +137,24 @@ Shape HaloLayout::to_storage(const Shape& logical) const {
 }
 
 Shape HaloLayout::local_strides(int part) const {
-  const Shape storage_strides = row_major_strides(storage_shape(part));
-  if (storage_ == StorageOrder::kChannelsFirst) return storage_strides;
-  const int n = ndims();
-  Shape out = storage_strides;
-  out[1] = storage_strides[n - 1];
-  for (int d = 2; d < n; ++d) out[d] = storage_strides[d - 1];
+  return dense_strides(local_shape(part), storage_);
+}
+
+Shape dense_strides(const Shape& extent, StorageOrder order) {
+  if (order == StorageOrder::kChannelsFirst || extent.ndims() < 3) {
+    return row_major_strides(extent);
+  }
+  // Row-major over (N, s0, s1, ..., C), read back in logical order.
+  const int n = extent.ndims();
+  Shape out = Shape::filled(n, 0);
+  Index step = 1;
+  out[1] = step;
+  step *= extent[1];
+  for (int d = n - 1; d >= 2; --d) {
+    out[d] = step;
+    step *= extent[d];
+  }
+  out[0] = step;
   return out;
 }
 

@@ -44,6 +44,11 @@ namespace distconv {
 
 enum class StorageOrder { kChannelsFirst, kChannelsLast };
 
+// Element strides, in logical order (N, C, spatial...), of a dense array of
+// `extent` stored in `order`: {C*H*W, H*W, W, 1} channels-first,
+// {H*W*C, 1, W*C, C} channels-last.
+Shape dense_strides(const Shape& extent, StorageOrder order);
+
 struct HaloWidths {
   Shape lower;
   Shape upper;

@@ -407,6 +407,10 @@ void HaloExchange<T>::wait() {
   }
 }
 
+bool receives_in_flight(HaloTransport transport) {
+  return transport == HaloTransport::kMpiDatatypes;
+}
+
 template class HaloExchange<float>;
 template class HaloExchange<double>;
 

@@ -54,6 +54,12 @@ enum class HaloTransport {
   kMpiDatatypes,
 };
 
+// Whether an exchange over `transport` writes received halo cells into the
+// tensor while it is in flight (kMpiDatatypes: MPI receives straight into
+// the buffer). The others write them in wait(), so halo cells may be read,
+// stale, until then.
+bool receives_in_flight(HaloTransport transport);
+
 struct HaloExchangeConfig {
   HaloTransport transport = HaloTransport::kSharedMemory;
   // kSharedMemory: the ranks that may share memory, a communicator of ranks

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "distconv/error.h"
+#include "distconv/halo_layout.h"
 #include "kernels/onednn/conv.h"
 #include "kernels/reference/conv.h"
 
@@ -14,32 +15,21 @@ namespace {
 
 enum class Mode { kInPlace, kPerSample, kStaged };
 
-// Strides of a dense array of `extent` stored channels-last (N, spatial...,
-// C) or channels-first (N, C, spatial...), in logical order.
-Shape dense_strides(const Shape& extent, bool channels_last) {
-  if (!channels_last) return row_major_strides(extent);
-  const int n = extent.ndims();
-  Shape s = Shape::filled(n, 0);
-  Index step = 1;
-  s[1] = step;
-  step *= extent[1];
-  for (int d = n - 1; d >= 2; --d) {
-    s[d] = step;
-    step *= extent[d];
-  }
-  s[0] = step;
-  return s;
-}
-
 // Whether a view with these strides is a dense channels-last array, from
 // dimension `from` on (1: each sample; 0: the whole batch). Dimensions of
 // extent 1 may have any stride.
 bool dense_from(const Shape& extent, const Shape& strides, int from) {
-  const Shape want = dense_strides(extent, true);
+  const Shape want = dense_strides(extent, StorageOrder::kChannelsLast);
   for (int d = from; d < extent.ndims(); ++d) {
     if (extent[d] > 1 && strides[d] != want[d]) return false;
   }
   return true;
+}
+
+// Where sample n of a view starts.
+template <typename T>
+T* at(const StridedView<T>& v, Index n) {
+  return v.data() + n * v.strides()[0];
 }
 
 Shape with_batch(Shape s, Index n) {
@@ -84,16 +74,47 @@ struct LocalConv<T>::Impl {
   ConvPass pass;
   Shape src_extent, dst_extent;
   Mode mode = Mode::kStaged;
-  bool channels_last = true;  // of the staged scratch
+  StorageOrder scratch_order = StorageOrder::kChannelsLast;
   std::optional<onednn::Conv> onednn;
   std::string why_reference;
   mutable std::vector<T> src_scratch, dst_scratch, dw_scratch, db_scratch;
 
   StridedView<T> scratch_view(std::vector<T>& v, const Shape& extent) const {
     return StridedView<T>(v.data(), extent,
-                          dense_strides(extent, channels_last));
+                          dense_strides(extent, scratch_order));
   }
   Index weights_size() const { return desc.weights_shape().volume(); }
+  // How many kernel calls a view takes: one per sample, or one.
+  template <typename View>
+  Index calls(const View& v) const {
+    return mode == Mode::kPerSample ? v.extent()[0] : 1;
+  }
+
+  // The kernels on dense arrays (channels-last for oneDNN, NCHW for the
+  // reference loops); backward-weights into the scratch gradients.
+  void dense_forward(const T* src, const T* w, const T* b, T* dst) const {
+    if constexpr (std::is_same_v<T, float>) {
+      if (onednn) return onednn->forward(src, w, b, dst);
+    }
+    reference::conv_fwd(desc, src_extent, src, w, b, dst_extent, dst);
+  }
+  void dense_backward_data(const T* diff_dst, const T* w, T* diff_src) const {
+    if constexpr (std::is_same_v<T, float>) {
+      if (onednn) return onednn->backward_data(diff_dst, w, diff_src);
+    }
+    reference::conv_bwd_data(desc, dst_extent, diff_dst, w, src_extent,
+                             diff_src);
+  }
+  void dense_backward_weights(const T* src, const T* diff_dst) const {
+    T* dw = dw_scratch.data();
+    T* db = desc.bias == ConvBias::kAdd ? db_scratch.data() : nullptr;
+    if constexpr (std::is_same_v<T, float>) {
+      if (onednn) return onednn->backward_weights(src, diff_dst, dw, db);
+    }
+    reference::conv_bwd_weights(desc, src_extent, src, dst_extent, diff_dst,
+                                dw, db);
+  }
+
   // Adds the scratch weight / bias gradients into the caller's.
   void add_gradients(T* dw, T* db) const {
     for (Index i = 0; i < weights_size(); ++i) dw[i] += dw_scratch[i];
@@ -133,7 +154,9 @@ LocalConv<T>::LocalConv(const ConvDesc& desc, const Shape& src_extent,
   } else {
     s.why_reference = "oneDNN has no fp64 convolution";
   }
-  s.channels_last = s.onednn.has_value();
+  // oneDNN runs on channels-last scratch, the reference loops on NCHW.
+  s.scratch_order = s.onednn ? StorageOrder::kChannelsLast
+                             : StorageOrder::kChannelsFirst;
   if (s.mode == Mode::kStaged) {
     s.src_scratch.resize(src_extent.volume());
     s.dst_scratch.resize(dst_extent.volume());
@@ -164,31 +187,16 @@ void LocalConv<T>::forward(StridedView<const T> src, const T* weights,
                            const T* bias, StridedView<T> dst) const {
   const Impl& s = *impl_;
   if (dst.size() == 0) return;
-  if constexpr (std::is_same_v<T, float>) {
-    if (s.mode == Mode::kInPlace) {
-      s.onednn->forward(src.data(), weights, bias, dst.data());
-      return;
+  if (s.mode != Mode::kStaged) {
+    for (Index n = 0; n < s.calls(src); ++n) {
+      s.dense_forward(at(src, n), weights, bias, at(dst, n));
     }
-    if (s.mode == Mode::kPerSample) {
-      for (Index n = 0; n < src.extent()[0]; ++n) {
-        s.onednn->forward(src.data() + n * src.strides()[0], weights, bias,
-                          dst.data() + n * dst.strides()[0]);
-      }
-      return;
-    }
+    return;
   }
   const StridedView<T> in = s.scratch_view(s.src_scratch, s.src_extent);
   const StridedView<T> out = s.scratch_view(s.dst_scratch, s.dst_extent);
   copy_view<T>(src, in);
-  if constexpr (std::is_same_v<T, float>) {
-    if (s.onednn) {
-      s.onednn->forward(in.data(), weights, bias, out.data());
-      copy_view<T>(out, dst);
-      return;
-    }
-  }
-  reference::conv_fwd(s.desc, s.src_extent, in.data(), weights, bias,
-                      s.dst_extent, out.data());
+  s.dense_forward(in.data(), weights, bias, out.data());
   copy_view<T>(out, dst);
 }
 
@@ -198,32 +206,16 @@ void LocalConv<T>::backward_data(StridedView<const T> diff_dst,
                                  StridedView<T> diff_src) const {
   const Impl& s = *impl_;
   if (diff_src.size() == 0) return;
-  if constexpr (std::is_same_v<T, float>) {
-    if (s.mode == Mode::kInPlace) {
-      s.onednn->backward_data(diff_dst.data(), weights, diff_src.data());
-      return;
+  if (s.mode != Mode::kStaged) {
+    for (Index n = 0; n < s.calls(diff_src); ++n) {
+      s.dense_backward_data(at(diff_dst, n), weights, at(diff_src, n));
     }
-    if (s.mode == Mode::kPerSample) {
-      for (Index n = 0; n < diff_src.extent()[0]; ++n) {
-        s.onednn->backward_data(diff_dst.data() + n * diff_dst.strides()[0],
-                                weights,
-                                diff_src.data() + n * diff_src.strides()[0]);
-      }
-      return;
-    }
+    return;
   }
   const StridedView<T> dd = s.scratch_view(s.dst_scratch, s.dst_extent);
   const StridedView<T> ds = s.scratch_view(s.src_scratch, s.src_extent);
   copy_view<T>(diff_dst, dd);
-  if constexpr (std::is_same_v<T, float>) {
-    if (s.onednn) {
-      s.onednn->backward_data(dd.data(), weights, ds.data());
-      copy_view<T>(ds, diff_src);
-      return;
-    }
-  }
-  reference::conv_bwd_data(s.desc, s.dst_extent, dd.data(), weights,
-                           s.src_extent, ds.data());
+  s.dense_backward_data(dd.data(), weights, ds.data());
   copy_view<T>(ds, diff_src);
 }
 
@@ -233,39 +225,18 @@ void LocalConv<T>::backward_weights(StridedView<const T> src,
                                     T* diff_weights, T* diff_bias) const {
   const Impl& s = *impl_;
   if (diff_dst.size() == 0) return;
-  T* dw = s.dw_scratch.data();
-  T* db = s.desc.bias == ConvBias::kAdd ? s.db_scratch.data() : nullptr;
-  if constexpr (std::is_same_v<T, float>) {
-    if (s.mode == Mode::kInPlace) {
-      s.onednn->backward_weights(src.data(), diff_dst.data(), dw, db);
+  if (s.mode != Mode::kStaged) {
+    for (Index n = 0; n < s.calls(src); ++n) {
+      s.dense_backward_weights(at(src, n), at(diff_dst, n));
       s.add_gradients(diff_weights, diff_bias);
-      return;
     }
-    if (s.mode == Mode::kPerSample) {
-      for (Index n = 0; n < src.extent()[0]; ++n) {
-        s.onednn->backward_weights(src.data() + n * src.strides()[0],
-                                   diff_dst.data() + n * diff_dst.strides()[0],
-                                   dw, db);
-        s.add_gradients(diff_weights, diff_bias);
-      }
-      return;
-    }
+    return;
   }
   const StridedView<T> in = s.scratch_view(s.src_scratch, s.src_extent);
   const StridedView<T> dd = s.scratch_view(s.dst_scratch, s.dst_extent);
   copy_view<T>(src, in);
   copy_view<T>(diff_dst, dd);
-  bool done = false;
-  if constexpr (std::is_same_v<T, float>) {
-    if (s.onednn) {
-      s.onednn->backward_weights(in.data(), dd.data(), dw, db);
-      done = true;
-    }
-  }
-  if (!done) {
-    reference::conv_bwd_weights(s.desc, s.src_extent, in.data(), s.dst_extent,
-                                dd.data(), dw, db);
-  }
+  s.dense_backward_weights(in.data(), dd.data());
   s.add_gradients(diff_weights, diff_bias);
 }
 

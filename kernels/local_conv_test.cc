@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "distconv/halo_layout.h"
 #include "kernels/reference/conv.h"
 
 namespace distconv {
@@ -33,16 +34,7 @@ Embedded<T> embed(const Shape& extent, std::mt19937_64& rng, bool dense) {
       outer[d] = extent[d] + offset[d] + u(0, 1);
     }
   }
-  // Channels-last strides of `outer`.
-  Shape strides = Shape::filled(n, 0);
-  Index step = 1;
-  strides[1] = step;
-  step *= outer[1];
-  for (int d = n - 1; d >= 2; --d) {
-    strides[d] = step;
-    step *= outer[d];
-  }
-  strides[0] = step;
+  const Shape strides = dense_strides(outer, StorageOrder::kChannelsLast);
   Embedded<T> e;
   e.buffer.assign(outer.volume(), T(-7));
   e.view = StridedView<T>(e.buffer.data(), outer, strides)

@@ -18,11 +18,11 @@
 
 #include "distconv/convolution.h"
 #include "distconv/error.h"
-#include "distconv/scatter_gather.h"
 #include "kernels/reference/conv.h"
 #include "perf/bench_options.h"
 #include "perf/conv_check.h"
 #include "perf/conv_problem.h"
+#include "perf/conv_run.h"
 #include "perf/npy.h"
 #include "perf/onednn_baseline.h"
 
@@ -119,18 +119,10 @@ void serial_passes(const ConvDesc& desc, const Shape& src_shape,
                    std::vector<T>* db) {
   const Shape ones = Shape::filled(src_shape.ndims(), 1);
   ProcessGrid self(MPI_COMM_SELF, ones);
-  Convolution<T> conv(self, desc, Distribution(src_shape, ones));
-  DistTensor<T> xs(self, conv.src_layout()), ys(self, conv.dst_layout());
-  DistTensor<T> dys(self, conv.diff_dst_layout());
-  DistTensor<T> dxs(self, conv.diff_src_layout());
-  scatter(x.data(), xs, 0);
-  scatter(dy.data(), dys, 0);
-  conv.forward(xs, w.data(), b.data(), ys);
-  conv.backward_weights(xs, dys, dw->data(), db->data());
-  conv.backward_data(dys, w.data(), dxs);
-  conv.wait_gradients();
-  gather(ys, y->data(), 0);
-  gather(dxs, dx->data(), 0);
+  ConvRun<T> run(self, desc, src_shape);
+  run.scatter_inputs(x.data(), dy.data());
+  run.all_passes(w.data(), b.data(), dw->data(), db->data());
+  run.gather_outputs(y->data(), dx->data());
 }
 
 template <typename T>
@@ -145,10 +137,12 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
   ProcessGrid grid(MPI_COMM_WORLD, grid_for(o, problem, ranks));
   ConvolutionOptions copt;
   copt.overlap = o.overlap;
-  Convolution<T> conv(grid, desc, Distribution(src_shape, grid.shape()), copt);
-  DistTensor<T> x(grid, conv.src_layout()), y(grid, conv.dst_layout());
-  DistTensor<T> dy(grid, conv.diff_dst_layout());
-  DistTensor<T> dx(grid, conv.diff_src_layout());
+  ConvRun<T> layer(grid, desc, src_shape, copt);
+  Convolution<T>& conv = layer.conv;
+  DistTensor<T>& x = layer.x;
+  DistTensor<T>& y = layer.y;
+  DistTensor<T>& dy = layer.dy;
+  DistTensor<T>& dx = layer.dx;
   const auto w = random_vector<T>(desc.weights_shape().volume(), 2);
   const auto b = random_vector<T>(desc.out_channels, 3);
   std::vector<T> dw(w.size()), db(b.size());
@@ -177,8 +171,7 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
     xg = random_vector<T>(src_shape.volume(), 1);
     dyg = random_vector<T>(dst_shape.volume(), 4);
   }
-  scatter(xg.data(), x, 0);
-  scatter(dyg.data(), dy, 0);
+  layer.scatter_inputs(xg.data(), dyg.data());
   if (!fwd) conv.forward(x, w.data(), b.data(), y);
   const double t0 = now_s();
   r.comm_wait_ms = 1e3 * max_over_ranks(run());
@@ -186,8 +179,7 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
   r.gflops = flops(problem, o.dir) / (r.median_ms * 1e-3) / 1e9;
   std::vector<T> yg(root ? dst_shape.volume() : 0);
   std::vector<T> dxg(root ? src_shape.volume() : 0);
-  gather(y, yg.data(), 0);
-  gather(dx, dxg.data(), 0);
+  layer.gather_outputs(yg.data(), dxg.data());
   if (!root) return r;
   std::vector<T> y_ref(yg.size()), dx_ref(dxg.size()), dw_ref(w.size()),
       db_ref(b.size());

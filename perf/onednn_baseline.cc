@@ -3,14 +3,13 @@
 #include <dnnl.hpp>
 
 #include <unordered_map>
-#include <vector>
+
+#include "kernels/onednn/conv_descs.h"
 
 namespace distconv {
 namespace {
 
 using dnnl::memory;
-
-memory::dims dims_of(const Shape& s) { return memory::dims(s.begin(), s.end()); }
 
 // Memory for `md`, filled with small values.
 memory filled(const memory::desc& md, const dnnl::engine& engine) {
@@ -36,37 +35,19 @@ struct OnednnBaseline::Impl {
 OnednnBaseline::OnednnBaseline(const ConvDesc& d, const Shape& src_shape)
     : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
-  const auto f32 = memory::data_type::f32;
   const auto any = memory::format_tag::any;
-  const Shape dst_shape = d.dst_shape(src_shape);
-  memory::dims wdims;
-  if (d.groups > 1) wdims.push_back(d.groups);
-  wdims.push_back(d.out_channels / d.groups);
-  wdims.push_back(d.in_channels / d.groups);
-  for (Index k : d.kernel) wdims.push_back(k);
-  const memory::desc src(dims_of(src_shape), f32, any);
-  const memory::desc dst(dims_of(dst_shape), f32, any);
-  const memory::desc w(wdims, f32, any);
-  const memory::desc b({d.out_channels}, f32, memory::format_tag::x);
-  memory::dims dil;
-  for (Index x : d.dilation) dil.push_back(x - 1);
-  const auto st = dims_of(d.stride), pl = dims_of(d.padding_lower),
-             pr = dims_of(d.padding_upper);
-  const auto alg = dnnl::algorithm::convolution_direct;
-  using Fwd = dnnl::convolution_forward;
-  using BwdD = dnnl::convolution_backward_data;
-  using BwdW = dnnl::convolution_backward_weights;
-  const Fwd::primitive_desc fpd(
-      Fwd::desc(dnnl::prop_kind::forward_training, alg, src, w, b, dst, st,
-                dil, pl, pr),
-      s.engine);
-  const BwdD::primitive_desc dpd(BwdD::desc(alg, src, w, dst, st, dil, pl, pr),
-                                 s.engine, fpd);
-  const BwdW::primitive_desc wpd(
-      BwdW::desc(alg, src, w, b, dst, st, dil, pl, pr), s.engine, fpd);
-  s.fwd = Fwd(fpd);
-  s.bwd_d = BwdD(dpd);
-  s.bwd_w = BwdW(wpd);
+  ConvDesc desc = d;
+  desc.bias = ConvBias::kAdd;
+  const memory::desc src(onednn::dims_of(src_shape), memory::data_type::f32,
+                         any);
+  const memory::desc dst(onednn::dims_of(d.dst_shape(src_shape)),
+                         memory::data_type::f32, any);
+  const auto fpd = onednn::forward_pd(desc, src, dst, s.engine);
+  const auto dpd = onednn::backward_data_pd(desc, src, dst, s.engine, fpd);
+  const auto wpd = onednn::backward_weights_pd(desc, src, dst, s.engine, fpd);
+  s.fwd = dnnl::convolution_forward(fpd);
+  s.bwd_d = dnnl::convolution_backward_data(dpd);
+  s.bwd_w = dnnl::convolution_backward_weights(wpd);
   s.fwd_args = {{DNNL_ARG_SRC, filled(fpd.src_desc(), s.engine)},
                 {DNNL_ARG_WEIGHTS, filled(fpd.weights_desc(), s.engine)},
                 {DNNL_ARG_BIAS, filled(fpd.bias_desc(), s.engine)},

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "distconv/error.h"
+#include "kernels/onednn/conv_descs.h"
 
 namespace distconv::onednn {
 namespace {
@@ -14,32 +15,7 @@ namespace {
 using dnnl::memory;
 using Tag = memory::format_tag;
 
-memory::dims dims_of(const Shape& s) { return memory::dims(s.begin(), s.end()); }
-
-memory::dims spatial(const Shape& s, Index minus) {
-  memory::dims out;
-  for (Index v : s) out.push_back(v - minus);
-  return out;
-}
-
 Tag channels_last(int ndims) { return ndims == 4 ? Tag::nhwc : Tag::ndhwc; }
-
-// Plain weights: (F, C/g, k...), or (g, F/g, C/g, k...) with groups.
-memory::desc plain_weights(const ConvDesc& d) {
-  const bool grouped = d.groups > 1;
-  memory::dims dims;
-  if (grouped) dims.push_back(d.groups);
-  dims.push_back(d.out_channels / d.groups);
-  dims.push_back(d.in_channels / d.groups);
-  for (Index k : d.kernel) dims.push_back(k);
-  Tag tag;
-  if (d.spatial_dims() == 2) {
-    tag = grouped ? Tag::goihw : Tag::oihw;
-  } else {
-    tag = grouped ? Tag::goidhw : Tag::oidhw;
-  }
-  return memory::desc(dims, memory::data_type::f32, tag);
-}
 
 }  // namespace
 
@@ -76,42 +52,20 @@ Conv::Conv(const ConvDesc& d, const Shape& src_shape, const Shape& dst_shape,
   const Tag act = channels_last(src_shape.ndims());
   const memory::desc src(dims_of(src_shape), f32, act);
   const memory::desc dst(dims_of(dst_shape), f32, act);
-  const memory::desc weights_any(plain_weights(d).dims(), f32, Tag::any);
-  const memory::desc bias_md({d.out_channels}, f32, Tag::x);
-  const memory::dims strides = dims_of(d.stride);
-  const memory::dims dilation = spatial(d.dilation, 1);  // oneDNN: 0 = dense
-  const memory::dims pl = dims_of(d.padding_lower);
-  const memory::dims pr = dims_of(d.padding_upper);
-  const auto alg = dnnl::algorithm::convolution_direct;
   try {
-    using Fwd = dnnl::convolution_forward;
-    const Fwd::desc fd =
-        s.bias ? Fwd::desc(dnnl::prop_kind::forward_training, alg, src,
-                           weights_any, bias_md, dst, strides, dilation, pl, pr)
-               : Fwd::desc(dnnl::prop_kind::forward_training, alg, src,
-                           weights_any, dst, strides, dilation, pl, pr);
-    const Fwd::primitive_desc fpd(fd, s.engine);
+    const auto fpd = forward_pd(d, src, dst, s.engine);
     if (pass == ConvPass::kForward) {
-      s.prim = Fwd(fpd);
+      s.prim = dnnl::convolution_forward(fpd);
       s.prim_weights_md = fpd.weights_desc();
       s.name = fpd.impl_info_str();
     } else if (pass == ConvPass::kBackwardData) {
-      using Bwd = dnnl::convolution_backward_data;
-      const Bwd::primitive_desc pd(
-          Bwd::desc(alg, src, weights_any, dst, strides, dilation, pl, pr),
-          s.engine, fpd);
-      s.prim = Bwd(pd);
+      const auto pd = backward_data_pd(d, src, dst, s.engine, fpd);
+      s.prim = dnnl::convolution_backward_data(pd);
       s.prim_weights_md = pd.weights_desc();
       s.name = pd.impl_info_str();
     } else {
-      using Bww = dnnl::convolution_backward_weights;
-      const Bww::desc bd =
-          s.bias ? Bww::desc(alg, src, weights_any, bias_md, dst, strides,
-                             dilation, pl, pr)
-                 : Bww::desc(alg, src, weights_any, dst, strides, dilation,
-                             pl, pr);
-      const Bww::primitive_desc pd(bd, s.engine, fpd);
-      s.prim = Bww(pd);
+      const auto pd = backward_weights_pd(d, src, dst, s.engine, fpd);
+      s.prim = dnnl::convolution_backward_weights(pd);
       s.prim_weights_md = pd.diff_weights_desc();
       s.name = pd.impl_info_str();
     }
@@ -122,8 +76,8 @@ Conv::Conv(const ConvDesc& d, const Shape& src_shape, const Shape& dst_shape,
   }
   s.src_md = src;
   s.dst_md = dst;
-  s.bias_md = bias_md;
-  s.user_weights_md = plain_weights(d);
+  s.bias_md = bias_desc(d);
+  s.user_weights_md = plain_weights_desc(d);
   if (s.prim_weights_md != s.user_weights_md) {
     s.prim_weights.emplace(s.prim_weights_md, s.engine);
     const memory user(s.user_weights_md, s.engine, nullptr);
