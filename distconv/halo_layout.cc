@@ -158,4 +158,13 @@ Shape dense_strides(const Shape& extent, StorageOrder order) {
   return out;
 }
 
+bool is_dense(const Shape& extent, const Shape& strides, StorageOrder order,
+              int from) {
+  const Shape want = dense_strides(extent, order);
+  for (int d = from; d < extent.ndims(); ++d) {
+    if (extent[d] > 1 && strides[d] != want[d]) return false;
+  }
+  return true;
+}
+
 }  // namespace distconv

@@ -48,6 +48,11 @@ enum class StorageOrder { kChannelsFirst, kChannelsLast };
 // `extent` stored in `order`: {C*H*W, H*W, W, 1} channels-first,
 // {H*W*C, 1, W*C, C} channels-last.
 Shape dense_strides(const Shape& extent, StorageOrder order);
+// Whether a view with these strides is dense in `order` from dimension
+// `from` on (0: the whole array; 1: each sample). Dimensions of extent 1
+// may have any stride.
+bool is_dense(const Shape& extent, const Shape& strides, StorageOrder order,
+              int from = 0);
 
 struct HaloWidths {
   Shape lower;

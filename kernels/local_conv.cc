@@ -15,15 +15,8 @@ namespace {
 
 enum class Mode { kInPlace, kPerSample, kStaged };
 
-// Whether a view with these strides is a dense channels-last array, from
-// dimension `from` on (1: each sample; 0: the whole batch). Dimensions of
-// extent 1 may have any stride.
 bool dense_from(const Shape& extent, const Shape& strides, int from) {
-  const Shape want = dense_strides(extent, StorageOrder::kChannelsLast);
-  for (int d = from; d < extent.ndims(); ++d) {
-    if (extent[d] > 1 && strides[d] != want[d]) return false;
-  }
-  return true;
+  return is_dense(extent, strides, StorageOrder::kChannelsLast, from);
 }
 
 // Where sample n of a view starts.

@@ -5,6 +5,11 @@
 // kernels are fastest with. Weights and biases are plain: (F, C / g, k...)
 // and (F).
 //
+// Backward-weights with 64 or more channels per group copies src and
+// diff_dst into oneDNN's 16-channel blocked layout first (buffers of the
+// plan, as large as the two arrays), where its kernel is faster by more
+// than the copies cost (see conv.cc).
+//
 // Local problems come from ConvGeometry windows: padding may be asymmetric
 // and differ from the global description's.
 //
