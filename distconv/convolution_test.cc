@@ -14,12 +14,15 @@
 #include "kernels/reference/conv.h"
 #include "perf/conv_check.h"
 #include "perf/conv_run.h"
+#include "tests/layer_testing.h"
 #include "tests/layout_cases.h"
 #include "tests/mpi_testing.h"
 
 namespace distconv {
 namespace {
 
+using testing::grids_without_channel_split;
+using testing::spatial_grid;
 using testing::world_size;
 
 struct ConvCase {
@@ -119,23 +122,6 @@ void ExpectMatchesReference(const ConvCase& c, const ProcessGrid& grid,
   }
 }
 
-// A grid splitting spatial dimensions only (the last of them: halos in
-// every split dimension there is).
-Shape spatial_grid(int ndims) {
-  Shape out;
-  for (const Shape& g : testing::factorizations(world_size(), ndims)) {
-    if (g[0] == 1 && g[1] == 1) out = g;
-  }
-  return out;
-}
-
-std::vector<Shape> grids_without_channel_split(int ndims) {
-  std::vector<Shape> out;
-  for (const Shape& g : testing::factorizations(world_size(), ndims)) {
-    if (g[1] == 1) out.push_back(g);
-  }
-  return out;
-}
 
 template <typename T>
 void ForEveryCaseAndGrid(double tol) {
@@ -169,12 +155,7 @@ TEST(Convolution, FloatMatchesTheReferenceOnEveryGrid) {
 // Many small partitions: a 10x10 image over the squarest spatial grid of
 // all ranks (4x4 with 16 ranks).
 TEST(Convolution, ManySmallPartitions) {
-  const int n = world_size();
-  int a = 1;
-  for (int d = 1; d * d <= n; ++d) {
-    if (n % d == 0) a = d;
-  }
-  ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, a, n / a});
+  ProcessGrid grid(MPI_COMM_WORLD, testing::squarest_hw_grid());
   for (const ConvCase& c : cases()) {
     if (c.src_shape.ndims() != 4) continue;
     ConvCase small = c;
@@ -219,18 +200,10 @@ TEST(Convolution, BackwardPassesAreTheAdjointsOfForward) {
     run.scatter_inputs(x.data(), dy.data());
     std::vector<double> dw(w.size());
     run.all_passes(w.data(), nullptr, dw.data(), nullptr);
-    auto local_dot = [](const DistTensor<double>& a,
-                        const DistTensor<double>& b) {
-      double sum = 0;
-      const StridedView<const double> bv = b.interior();
-      a.interior().for_each(
-          [&](const Shape& i, const double& v) { sum += v * bv(i); });
-      return sum;
-    };
     const double ax_y =
-        testing::sum_over(grid.comm(), local_dot(run.y, run.dy));
+        testing::global_dot(run.y, run.dy);
     const double x_aty =
-        testing::sum_over(grid.comm(), local_dot(run.x, run.dx));
+        testing::global_dot(run.x, run.dx);
     EXPECT_NEAR(ax_y, x_aty, 1e-12 * std::max(1.0, std::abs(ax_y)));
     double w_dw = 0;
     for (size_t i = 0; i < w.size(); ++i) w_dw += w[i] * dw[i];

@@ -8,46 +8,14 @@
 
 #include "distconv/halo_layout.h"
 #include "kernels/reference/conv.h"
+#include "kernels/view_testing.h"
 
 namespace distconv {
 namespace {
 
-// A view of `extent` inside a larger channels-last buffer (or exactly
-// dense), with the buffer behind it.
-template <typename T>
-struct Embedded {
-  std::vector<T> buffer;
-  StridedView<T> view{nullptr, Shape{}, Shape{}};
-};
-
-template <typename T>
-Embedded<T> embed(const Shape& extent, std::mt19937_64& rng, bool dense) {
-  auto u = [&](Index lo, Index hi) {
-    return std::uniform_int_distribution<Index>(lo, hi)(rng);
-  };
-  const int n = extent.ndims();
-  Shape outer = extent, offset = Shape::filled(n, 0);
-  if (!dense) {
-    for (int d = 0; d < n; ++d) {
-      if (d == 1) continue;  // channels stay whole (what the layer does)
-      offset[d] = u(0, 1);
-      outer[d] = extent[d] + offset[d] + u(0, 1);
-    }
-  }
-  const Shape strides = dense_strides(outer, StorageOrder::kChannelsLast);
-  Embedded<T> e;
-  e.buffer.assign(outer.volume(), T(-7));
-  e.view = StridedView<T>(e.buffer.data(), outer, strides)
-               .subview(Box{offset, extent});
-  return e;
-}
-
-template <typename T>
-std::vector<T> dense_of(StridedView<T> v) {
-  std::vector<T> out(v.size());
-  copy_view<T>(v, StridedView<T>::contiguous(out.data(), v.extent()));
-  return out;
-}
+using testing::dense_of;
+using testing::embed;
+using testing::Embedded;
 
 template <typename T>
 void CheckRandomPieces(double tol) {

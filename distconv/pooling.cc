@@ -1,0 +1,159 @@
+#include "distconv/pooling.h"
+
+#include <optional>
+#include <sstream>
+#include <utility>
+
+#include "distconv/error.h"
+#include "kernels/local_pool.h"
+
+namespace distconv {
+
+template <typename T>
+struct Pooling<T>::Impl {
+  const ProcessGrid* grid;
+  PoolDesc desc;
+  ConvGeometry geometry;
+  Distribution dst;
+  HaloLayout src_layout, dst_layout;
+  HaloExchange<T> halo;  // forward on src, reverse on diff_src
+  ConvWindow window;     // this rank's, global coordinates
+  Box in_local, out_local;
+  std::optional<LocalPool<T>> kernel;  // none: no outputs here
+  bool forward_ran = false;
+
+  Impl(const ProcessGrid& g, const PoolDesc& d, const Distribution& src,
+       const PoolingOptions& o)
+      : grid(&g),
+        desc(d),
+        geometry(checked_window_conv(d, src), src.global_shape()),
+        dst(geometry.dst_distribution(src)),
+        src_layout(geometry.src_layout(src, dst, StorageOrder::kChannelsLast)),
+        dst_layout(HaloLayout(dst).with_storage(StorageOrder::kChannelsLast)),
+        halo(g, src_layout, o.halo) {
+    const int rank = g.rank();
+    window = geometry.forward_window(dst_layout.shard(rank));
+    in_local = window.src.shifted(-src_layout.buffer_box(rank).lower);
+    out_local = window.dst.shifted(-dst_layout.buffer_box(rank).lower);
+    if (!window.dst.empty()) {
+      PoolDesc local = desc;
+      local.padding_lower = window.padding_lower;
+      local.padding_upper = window.padding_upper;
+      kernel.emplace(local, window.src.extent, src_layout.local_strides(rank),
+                     window.dst.extent, dst_layout.local_strides(rank));
+    }
+  }
+
+  static ConvDesc checked_window_conv(const PoolDesc& d,
+                                      const Distribution& src) {
+    d.validate(src.global_shape());
+    require(src.grid_shape()[1] == 1, ErrorKind::kUnsupported, "the grid ",
+            src.grid_shape(),
+            " splits channels; pooling supports splits of N and spatial "
+            "dimensions only");
+    return d.window_conv(src.global_shape()[1]);
+  }
+
+  void check_layout(const DistTensor<T>& t, const HaloLayout& want,
+                    const char* what) const {
+    require(t.layout() == want, ErrorKind::kShapeMismatch, what,
+            " tensor's layout (global ", t.global_shape(),
+            ") is not the pooling's ", what, " layout; allocate it from the "
+            "plan's ", what, "_layout()");
+  }
+};
+
+template <typename T>
+Pooling<T>::Pooling(const ProcessGrid& grid, const PoolDesc& desc,
+                    const Distribution& src, const PoolingOptions& options) {
+  require(src.grid_shape() == grid.shape(), ErrorKind::kGridMismatch,
+          "input distribution over grid ", src.grid_shape(),
+          " used with a process grid ", grid.shape());
+  impl_ = std::make_unique<Impl>(grid, desc, src, options);
+}
+
+template <typename T>
+Pooling<T>::~Pooling() = default;
+template <typename T>
+Pooling<T>::Pooling(Pooling&&) noexcept = default;
+template <typename T>
+Pooling<T>& Pooling<T>::operator=(Pooling&&) noexcept = default;
+
+template <typename T>
+typename Pooling<T>::Impl& Pooling<T>::impl() const {
+  require(impl_ != nullptr, ErrorKind::kState,
+          "pooling used after it was moved from");
+  return *impl_;
+}
+
+template <typename T>
+const PoolDesc& Pooling<T>::desc() const {
+  return impl().desc;
+}
+template <typename T>
+const ConvGeometry& Pooling<T>::geometry() const {
+  return impl().geometry;
+}
+template <typename T>
+const HaloLayout& Pooling<T>::src_layout() const {
+  return impl().src_layout;
+}
+template <typename T>
+const HaloLayout& Pooling<T>::dst_layout() const {
+  return impl().dst_layout;
+}
+template <typename T>
+const HaloLayout& Pooling<T>::diff_dst_layout() const {
+  return impl().dst_layout;
+}
+template <typename T>
+const HaloLayout& Pooling<T>::diff_src_layout() const {
+  return impl().src_layout;
+}
+
+template <typename T>
+void Pooling<T>::forward(DistTensor<T>& src, DistTensor<T>& dst) {
+  Impl& s = impl();
+  s.check_layout(src, s.src_layout, "src");
+  s.check_layout(dst, s.dst_layout, "dst");
+  s.halo.exchange(src);
+  if (s.kernel) s.kernel->forward(src.view(s.in_local), dst.view(s.out_local));
+  s.forward_ran = true;
+}
+
+template <typename T>
+void Pooling<T>::backward(const DistTensor<T>& src,
+                          const DistTensor<T>& diff_dst,
+                          DistTensor<T>& diff_src) {
+  Impl& s = impl();
+  s.check_layout(src, s.src_layout, "src");
+  s.check_layout(diff_dst, s.dst_layout, "diff_dst");
+  s.check_layout(diff_src, s.src_layout, "diff_src");
+  require(s.forward_ran || s.desc.kind != PoolKind::kMax, ErrorKind::kState,
+          "max pooling's backward needs a forward first (it sends each "
+          "gradient to the maximum forward found)");
+  // Cells outside the window (shard cells no output reads, halos past it)
+  // get no contribution.
+  diff_src.buffer().for_each([](const Shape&, T& v) { v = T(0); });
+  if (s.kernel) {
+    s.kernel->backward(src.buffer().subview(s.in_local),
+                       diff_dst.buffer().subview(s.out_local),
+                       diff_src.view(s.in_local));
+  }
+  s.halo.exchange(diff_src, {HaloDirection::kReverse, HaloReduction::kSum});
+}
+
+template <typename T>
+std::string Pooling<T>::describe() const {
+  const Impl& s = impl();
+  std::ostringstream out;
+  out << to_string(s.desc.kind) << " pooling " << s.window.dst << ": "
+      << (s.kernel ? s.kernel->implementation() : std::string("no outputs"))
+      << "\n";
+  return out.str();
+}
+
+template class Pooling<float>;
+template class Pooling<double>;
+
+}  // namespace distconv

@@ -1,0 +1,58 @@
+// LocalPool<T>: one local pooling (a rank's window, from ConvGeometry) on
+// strided views of the rank's buffers, planned once. Like LocalConv it runs
+// oneDNN in place when float views are dense channels-last arrays, oneDNN
+// staged through dense scratch otherwise, and the reference loops (staged,
+// NCHW) for double or what oneDNN refuses. implementation() names the
+// choice.
+//
+// Max pooling's backward uses the maxima of the last forward (oneDNN's
+// workspace; the reference recomputes them from src, which must be what
+// forward read).
+//
+//   LocalPool<float> pool(window_desc, src_view.extent(), src_view.strides(),
+//                         dst_view.extent(), dst_view.strides());
+//   pool.forward(src_view, dst_view);
+//   pool.backward(src_view, diff_dst_view, diff_src_view);
+#ifndef DISTCONV_KERNELS_LOCAL_POOL_H_
+#define DISTCONV_KERNELS_LOCAL_POOL_H_
+
+#include <memory>
+#include <string>
+
+#include "distconv/pool_desc.h"
+#include "distconv/shape.h"
+#include "distconv/strided_view.h"
+
+namespace distconv {
+
+// Defined for float and double.
+template <typename T>
+class LocalPool {
+ public:
+  // `desc` carries the window's padding; extents are (n, C, spatial...),
+  // strides the element strides the views will have (src's also serve
+  // backward's diff_src, dst's diff_dst); other views throw
+  // kShapeMismatch.
+  LocalPool(const PoolDesc& desc, const Shape& src_extent,
+            const Shape& src_strides, const Shape& dst_extent,
+            const Shape& dst_strides);
+  ~LocalPool();
+  LocalPool(LocalPool&&) noexcept;
+  LocalPool& operator=(LocalPool&&) noexcept;
+
+  std::string implementation() const;
+
+  void forward(StridedView<const T> src, StridedView<T> dst) const;
+  // Overwrites diff_src.
+  void backward(StridedView<const T> src, StridedView<const T> diff_dst,
+                StridedView<T> diff_src) const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace distconv
+
+#endif  // DISTCONV_KERNELS_LOCAL_POOL_H_

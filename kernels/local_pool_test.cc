@@ -1,0 +1,92 @@
+// LocalPool against the reference pooling on random pieces embedded in
+// larger channels-last buffers (and dense), float and double.
+#include "kernels/local_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "distconv/halo_layout.h"
+#include "kernels/local_conv.h"
+#include "kernels/reference/pool.h"
+#include "kernels/view_testing.h"
+
+namespace distconv {
+namespace {
+
+using testing::dense_of;
+using testing::embed;
+using testing::Embedded;
+
+template <typename T>
+void CheckRandomPieces(double tol, const char* want_impl) {
+  std::mt19937_64 rng(11);
+  auto u = [&](Index lo, Index hi) {
+    return std::uniform_int_distribution<Index>(lo, hi)(rng);
+  };
+  int ran = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    const int k = static_cast<int>(u(2, 3));
+    PoolDesc p = PoolDesc::make(static_cast<PoolKind>(u(0, 2)),
+                                Shape::filled(k, 1));
+    Shape src = Shape::filled(k + 2, 0);
+    src[0] = u(1, 2);
+    src[1] = u(1, 5);
+    for (int j = 0; j < k; ++j) {
+      p.kernel[j] = u(1, 3);
+      p.stride[j] = u(1, 3);
+      p.padding_lower[j] = u(0, p.kernel[j] - 1);
+      p.padding_upper[j] = u(0, p.kernel[j] - 1);
+      src[j + 2] = u(2, 7);
+    }
+    try {
+      p.validate(src);
+    } catch (const Error&) {
+      continue;
+    }
+    ++ran;
+    const Shape dst = p.dst_shape(src);
+    const bool dense = u(0, 1);
+    Embedded<T> x = embed<T>(src, rng, dense), y = embed<T>(dst, rng, dense);
+    // diff_src has src's strides (what the plan was made for).
+    Embedded<T> dx = x;
+    const auto at = x.view.data() - x.buffer.data();
+    dx.view = StridedView<T>(dx.buffer.data() + at, src, x.view.strides());
+    // Few distinct values, so max pooling meets ties.
+    x.view.for_each([&](const Shape&, T& v) { v = T(u(-2, 2)); });
+    const std::vector<T> x0 = dense_of(x.view);
+    LocalPool<T> pool(p, src, x.view.strides(), dst, y.view.strides());
+    SCOPED_TRACE(std::string(to_string(p.kind)) + ", " +
+                 pool.implementation());
+    EXPECT_NE(pool.implementation().find(want_impl), std::string::npos);
+    pool.forward(x.view, y.view);
+    std::vector<T> want(dst.volume());
+    reference::pool_fwd<T>(p, src, x0.data(), dst, want.data());
+    const std::vector<T> got = dense_of(y.view);
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_NEAR(got[i], want[i], tol) << "forward at " << i;
+    }
+    std::vector<T> dy(dst.volume()), want_dx(src.volume());
+    for (T& v : dy) v = T(u(-50, 50)) / T(8);
+    copy_view<T>(StridedView<const T>::contiguous(dy.data(), dst), y.view);
+    reference::pool_bwd<T>(p, src, x0.data(), dst, dy.data(), want_dx.data());
+    pool.backward(x.view, y.view, dx.view);
+    const std::vector<T> got_dx = dense_of(dx.view);
+    for (size_t i = 0; i < got_dx.size(); ++i) {
+      ASSERT_NEAR(got_dx[i], want_dx[i], tol) << "backward at " << i;
+    }
+  }
+  EXPECT_GT(ran, 100);
+}
+
+TEST(LocalPool, FloatMatchesTheReferenceIncludingTies) {
+  CheckRandomPieces<float>(1e-5, "jit");
+}
+
+TEST(LocalPool, DoubleMatchesTheReference) {
+  CheckRandomPieces<double>(1e-12, "reference");
+}
+
+}  // namespace
+}  // namespace distconv
