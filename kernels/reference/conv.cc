@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "distconv/error.h"
+#include "kernels/reference/spatial3.h"
 
 namespace distconv::reference {
 namespace {
@@ -23,24 +24,13 @@ void check_shapes(const ConvDesc& desc, const Shape& src_shape,
 template <typename Tap>
 void for_each_tap(const ConvDesc& desc, const Shape& src_shape,
                   const Shape& dst_shape, Tap tap) {
-  const int k = desc.spatial_dims();
   const Index cg = desc.in_channels / desc.groups;
   const Index fg = desc.out_channels / desc.groups;
-  // Spatial parts of the three shapes, padded to 3 dimensions with 1s.
-  Index in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, ker[3] = {1, 1, 1};
-  Index str[3] = {1, 1, 1}, dil[3] = {1, 1, 1}, pad[3] = {0, 0, 0};
-  for (int d = 0; d < k; ++d) {
-    const int e = 3 - k + d;
-    in[e] = src_shape[d + 2];
-    out[e] = dst_shape[d + 2];
-    ker[e] = desc.kernel[d];
-    str[e] = desc.stride[d];
-    dil[e] = desc.dilation[d];
-    pad[e] = desc.padding_lower[d];
-  }
-  const Index in_volume = in[0] * in[1] * in[2];
-  const Index out_volume = out[0] * out[1] * out[2];
-  const Index ker_volume = ker[0] * ker[1] * ker[2];
+  const Spatial3 sp = spatial3(desc, src_shape, dst_shape);
+  const auto& [in, out, ker, str, dil, pad] = sp;
+  const Index in_volume = sp.in_volume();
+  const Index out_volume = sp.out_volume();
+  const Index ker_volume = sp.ker_volume();
   for (Index n = 0; n < src_shape[0]; ++n) {
     for (Index f = 0; f < desc.out_channels; ++f) {
       const Index g = f / fg;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "distconv/error.h"
+#include "kernels/reference/spatial3.h"
 
 namespace distconv::reference {
 namespace {
@@ -22,21 +23,12 @@ void check_shapes(const PoolDesc& desc, const Shape& src_shape,
 template <typename Window>
 void for_each_window(const PoolDesc& desc, const Shape& src_shape,
                      const Shape& dst_shape, Window window) {
-  const int k = desc.spatial_dims();
-  // Spatial parts padded to 3 dimensions with 1s.
-  Index in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, ker[3] = {1, 1, 1};
-  Index str[3] = {1, 1, 1}, pad[3] = {0, 0, 0};
-  for (int d = 0; d < k; ++d) {
-    const int e = 3 - k + d;
-    in[e] = src_shape[d + 2];
-    out[e] = dst_shape[d + 2];
-    ker[e] = desc.kernel[d];
-    str[e] = desc.stride[d];
-    pad[e] = desc.padding_lower[d];
-  }
-  const Index in_volume = in[0] * in[1] * in[2];
-  const Index out_volume = out[0] * out[1] * out[2];
-  const Index ker_volume = ker[0] * ker[1] * ker[2];
+  const Spatial3 sp =
+      spatial3(desc.window_conv(src_shape[1]), src_shape, dst_shape);
+  const auto& [in, out, ker, str, dil, pad] = sp;  // dilation is 1
+  const Index in_volume = sp.in_volume();
+  const Index out_volume = sp.out_volume();
+  const Index ker_volume = sp.ker_volume();
   std::vector<Index> cells(ker_volume);
   const Index planes = src_shape[0] * src_shape[1];
   for (Index p = 0; p < planes; ++p) {
