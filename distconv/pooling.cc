@@ -20,6 +20,10 @@ struct Pooling<T>::Impl {
   ConvWindow window;     // this rank's, global coordinates
   Box in_local, out_local;
   std::optional<LocalPool<T>> kernel;  // none: no outputs here
+  // Backward: buffer cells the kernel does not overwrite (shard cells no
+  // output reads, halos past the window, or all without a kernel) must be
+  // zeroed first, since they get no contribution.
+  bool zero_first = true;
   bool forward_ran = false;
 
   Impl(const ProcessGrid& g, const PoolDesc& d, const Distribution& src,
@@ -41,6 +45,7 @@ struct Pooling<T>::Impl {
       local.padding_upper = window.padding_upper;
       kernel.emplace(local, window.src.extent, src_layout.local_strides(rank),
                      window.dst.extent, dst_layout.local_strides(rank));
+      zero_first = window.src != src_layout.buffer_box(rank);
     }
   }
 
@@ -132,9 +137,9 @@ void Pooling<T>::backward(const DistTensor<T>& src,
   require(s.forward_ran || s.desc.kind != PoolKind::kMax, ErrorKind::kState,
           "max pooling's backward needs a forward first (it sends each "
           "gradient to the maximum forward found)");
-  // Cells outside the window (shard cells no output reads, halos past it)
-  // get no contribution.
-  diff_src.buffer().for_each([](const Shape&, T& v) { v = T(0); });
+  if (s.zero_first) {
+    diff_src.buffer().for_each([](const Shape&, T& v) { v = T(0); });
+  }
   if (s.kernel) {
     s.kernel->backward(src.buffer().subview(s.in_local),
                        diff_dst.buffer().subview(s.out_local),
