@@ -148,45 +148,81 @@ ConvWindow ConvGeometry::backward_data_window(const Box& src) const {
   return w;
 }
 
+namespace {
+
+// A partition of [0, extent) lined up with `from`: parts before the first
+// non-empty part of `from` start at 0, parts after the last one at
+// `extent`, the others at begin(from's begin), clamped to [0, extent).
+template <typename Begin>
+BlockPartition lined_up(const BlockPartition& from, Index extent,
+                        Begin begin) {
+  const int n = from.parts();
+  int first = n, last = -1;
+  for (int p = 0; p < n; ++p) {
+    if (from.size(p) > 0) {
+      first = std::min(first, p);
+      last = p;
+    }
+  }
+  std::vector<Index> cut(n + 1), sizes(n);
+  for (int p = 0; p <= n; ++p) {
+    if (p <= first) {
+      cut[p] = 0;
+    } else if (p > last) {
+      cut[p] = extent;
+    } else {
+      cut[p] = std::clamp<Index>(begin(from.begin(p)), 0, extent);
+    }
+  }
+  cut[n] = extent;
+  for (int p = 0; p < n; ++p) sizes[p] = cut[p + 1] - cut[p];
+  return BlockPartition::from_sizes(sizes);
+}
+
+}  // namespace
+
+void ConvGeometry::check_unsplit_channels(const Distribution& d) const {
+  require(d.grid_shape()[1] == 1, ErrorKind::kUnsupported, "the grid ",
+          d.grid_shape(),
+          " splits channels; channel/filter parallelism is not supported by "
+          "the convolution yet (split N and spatial dimensions only)");
+}
+
 Distribution ConvGeometry::dst_distribution(const Distribution& src) const {
   require(src.global_shape() == src_shape_, ErrorKind::kShapeMismatch,
           "input distribution of shape ", src.global_shape(),
           " given to a convolution planned for ", src_shape_);
-  require(src.grid_shape()[1] == 1, ErrorKind::kUnsupported,
-          "the grid ", src.grid_shape(),
-          " splits channels; channel/filter parallelism is not supported by "
-          "the convolution yet (split N and spatial dimensions only)");
+  check_unsplit_channels(src);
   std::vector<BlockPartition> parts;
   parts.push_back(src.partition(0));
   parts.push_back(BlockPartition::balanced(dst_shape_[1], 1));
   for (int j = 0; j < desc_.spatial_dims(); ++j) {
     const Axis a = axis(*this, j);
-    const BlockPartition& in = src.partition(j + 2);
-    const int n = in.parts();
-    int first = n, last = -1;  // parts with inputs
-    for (int p = 0; p < n; ++p) {
-      if (in.size(p) > 0) {
-        first = std::min(first, p);
-        last = p;
-      }
-    }
     // Output o belongs to the part owning the centre of its window,
     // o * stride - pad + (span - 1) / 2.
     const Index centre = (a.span - 1) / 2;
-    std::vector<Index> cut(n + 1), sizes(n);
-    for (int p = 0; p <= n; ++p) {
-      if (p <= first) {
-        cut[p] = 0;
-      } else if (p > last) {
-        cut[p] = a.out;
-      } else {
-        cut[p] = std::clamp<Index>(
-            ceil_div(in.begin(p) + a.pad - centre, a.stride), 0, a.out);
-      }
-    }
-    cut[n] = a.out;
-    for (int p = 0; p < n; ++p) sizes[p] = cut[p + 1] - cut[p];
-    parts.push_back(BlockPartition::from_sizes(sizes));
+    parts.push_back(lined_up(src.partition(j + 2), a.out, [&](Index i) {
+      return ceil_div(i + a.pad - centre, a.stride);
+    }));
+  }
+  return Distribution(std::move(parts));
+}
+
+Distribution ConvGeometry::src_distribution(const Distribution& dst) const {
+  require(dst.global_shape() == dst_shape_, ErrorKind::kShapeMismatch,
+          "output distribution of shape ", dst.global_shape(),
+          " given to a convolution whose output is ", dst_shape_);
+  check_unsplit_channels(dst);
+  std::vector<BlockPartition> parts;
+  parts.push_back(dst.partition(0));
+  parts.push_back(BlockPartition::balanced(src_shape_[1], 1));
+  for (int j = 0; j < desc_.spatial_dims(); ++j) {
+    const Axis a = axis(*this, j);
+    // A part's inputs start at the centre of its first output's window.
+    const Index centre = (a.span - 1) / 2;
+    parts.push_back(lined_up(dst.partition(j + 2), a.in, [&](Index o) {
+      return o * a.stride - a.pad + centre;
+    }));
   }
   return Distribution(std::move(parts));
 }

@@ -76,6 +76,13 @@ class ConvGeometry {
   // The output distribution lined up with `src` (same grid). Throws
   // kUnsupported if `src` splits channels (channel parallelism).
   Distribution dst_distribution(const Distribution& src) const;
+  // An input distribution lined up with the output distribution `dst`
+  // (same grid): each part's inputs start at the centre of its first
+  // output's window, so that dst_distribution(src_distribution(dst)) ==
+  // dst unless padding or clamping at the edges moves a cut (transposed
+  // convolutions work with any input distribution; this one keeps their
+  // halos small). Throws kUnsupported if `dst` splits channels.
+  Distribution src_distribution(const Distribution& dst) const;
   // Per-part halos of the input: each part's buffer covers the window of
   // its output shard. Forward halo exchange fills them.
   HaloLayout src_layout(const Distribution& src, const Distribution& dst,
@@ -93,6 +100,8 @@ class ConvGeometry {
   BoxSplit split_backward_data(const Box& src, const Box& dst_shard) const;
 
  private:
+  void check_unsplit_channels(const Distribution& d) const;
+
   ConvDesc desc_;
   Shape src_shape_;
   Shape dst_shape_;

@@ -203,6 +203,27 @@ TEST(ConvGeometry, StrideTwoHalvesTheShards) {
   EXPECT_EQ(in.widths(0).upper, (Shape{0, 0, 0, 0}));
 }
 
+// A transposed convolution's output distribution: lined up with the
+// input so that the convolution maps it back to the same distribution.
+TEST(ConvGeometry, SourceDistributionLinesUpWithTheOutputs) {
+  ConvDesc up = ConvDesc::make(2, 2, {4, 4});  // a U-Net 4x4 stride-2 up
+  up.stride = {2, 2};
+  up.padding_lower = up.padding_upper = {1, 1};
+  const ConvGeometry g(up, Shape{1, 2, 16, 10});
+  const Distribution dst(Shape{1, 2, 8, 5}, Shape{1, 1, 3, 2});  // uneven
+  const Distribution src = g.src_distribution(dst);
+  EXPECT_EQ(src.partition(2), BlockPartition::from_sizes({6, 6, 4}));
+  EXPECT_EQ(src.partition(3), BlockPartition::from_sizes({6, 4}));
+  EXPECT_EQ(g.dst_distribution(src), dst);
+  // Empty output parts (more parts than outputs) give empty input parts,
+  // except that the last non-empty part takes the inputs up to the end.
+  const ConvGeometry small(up, Shape{1, 2, 4, 10});
+  const Distribution thin(Shape{1, 2, 2, 5}, Shape{1, 1, 4, 1});
+  const Distribution wide = small.src_distribution(thin);
+  EXPECT_EQ(wide.partition(2), BlockPartition::from_sizes({2, 2, 0, 0}));
+  EXPECT_EQ(small.dst_distribution(wide), thin);
+}
+
 TEST(ConvGeometry, ChannelSplitsAreReportedAsUnsupported) {
   const ConvDesc c = ConvDesc::make(4, 4, {1, 1});
   const ConvGeometry g(c, Shape{1, 4, 4, 4});

@@ -1,8 +1,5 @@
 #include "distconv/convolution.h"
 
-#include <mpi.h>
-
-#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <sstream>
@@ -11,13 +8,11 @@
 #include <vector>
 
 #include "distconv/error.h"
-#include "distconv/internal/mpi_util.h"
+#include "distconv/internal/gradient_sum.h"
 #include "kernels/local_conv.h"
 
 namespace distconv {
 namespace {
-
-using internal::check_mpi;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
@@ -60,12 +55,7 @@ struct Convolution<T>::Impl {
   std::vector<Piece<T>> forward_early, forward_late;
   std::vector<Piece<T>> data_early, data_late;
   Piece<T> weights_piece;
-  // Gradient allreduce: weights then bias, summed in place.
-  MPI_Comm comm = MPI_COMM_NULL;
-  std::vector<T> grads;
-  MPI_Request grads_request = MPI_REQUEST_NULL;
-  T* grads_weights = nullptr;
-  T* grads_bias = nullptr;
+  internal::GradientSum<T> grads;  // weights, then bias
   ConvStats stats;
 
   Impl(const ProcessGrid& g, const ConvDesc& d, const Distribution& src,
@@ -81,20 +71,12 @@ struct Convolution<T>::Impl {
         diff_src_layout(
             HaloLayout(src).with_storage(StorageOrder::kChannelsLast)),
         src_halo(g, src_layout, o.halo),
-        diff_dst_halo(g, diff_dst_layout, o.halo) {
-    check_mpi(MPI_Comm_dup(g.comm(), &comm), "MPI_Comm_dup");
-    check_mpi(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN),
-              "MPI_Comm_set_errhandler");
-    grads.resize(desc().weights_shape().volume() +
-                 (desc().bias == ConvBias::kAdd ? desc().out_channels : 0));
+        diff_dst_halo(g, diff_dst_layout, o.halo),
+        grads(g.comm(), geometry.desc().weights_shape().volume(),
+              geometry.desc().bias == ConvBias::kAdd
+                  ? geometry.desc().out_channels
+                  : 0) {
     plan_pieces();
-  }
-
-  ~Impl() {
-    if (grads_request != MPI_REQUEST_NULL) {
-      MPI_Wait(&grads_request, MPI_STATUS_IGNORE);
-    }
-    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
   }
 
   const ConvDesc& desc() const { return geometry.desc(); }
@@ -203,13 +185,6 @@ struct Convolution<T>::Impl {
     }
   }
 
-  // Lets MPI progress the gradient allreduce between kernels.
-  void poke_allreduce() {
-    if (grads_request == MPI_REQUEST_NULL) return;
-    int done = 0;
-    check_mpi(MPI_Test(&grads_request, &done, MPI_STATUS_IGNORE), "MPI_Test");
-  }
-
   void wait_halo(HaloExchange<T>& halo) {
     const auto t0 = std::chrono::steady_clock::now();
     halo.wait();
@@ -309,12 +284,12 @@ void Convolution<T>::backward_data(DistTensor<T>& diff_dst, const T* weights,
   s.diff_dst_halo.start(diff_dst);
   for (const Piece<T>& p : s.data_early) {
     s.run_data(p, diff_dst, weights, diff_src);
-    s.poke_allreduce();
+    s.grads.poke();
   }
   s.wait_halo(s.diff_dst_halo);
   for (const Piece<T>& p : s.data_late) {
     s.run_data(p, diff_dst, weights, diff_src);
-    s.poke_allreduce();
+    s.grads.poke();
   }
 }
 
@@ -327,46 +302,26 @@ void Convolution<T>::backward_weights(const DistTensor<T>& src,
   s.check_layout(diff_dst, s.diff_dst_layout, "diff_dst");
   require(diff_weights != nullptr, ErrorKind::kInvalidArgument,
           "diff_weights is null");
-  const bool has_bias = s.desc().bias == ConvBias::kAdd;
-  require(diff_bias != nullptr || !has_bias, ErrorKind::kInvalidArgument,
+  require(diff_bias != nullptr || s.desc().bias == ConvBias::kNone,
+          ErrorKind::kInvalidArgument,
           "the convolution adds a bias but diff_bias is null");
-  require(s.grads_request == MPI_REQUEST_NULL && s.grads_weights == nullptr,
-          ErrorKind::kState,
-          "backward_weights called again before wait_gradients");
-  std::fill(s.grads.begin(), s.grads.end(), T(0));
-  const Index nw = s.desc().weights_shape().volume();
-  T* db = has_bias ? s.grads.data() + nw : nullptr;
+  s.grads.zero();
+  T* db = s.grads.bias();
   const Piece<T>& p = s.weights_piece;
   const StridedView<const T> dd = diff_dst.buffer().subview(p.out_local);
   if (p.kernel) {
     p.kernel->backward_weights(src.buffer().subview(p.in_local), dd,
-                               s.grads.data(), db);
+                               s.grads.weights(), db);
   } else if (db != nullptr) {  // outputs that read padding only
     dd.for_each([&](const Shape& i, const T& v) { db[i[1]] += v; });
   }
-  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, s.grads.data(),
-                           static_cast<int>(s.grads.size()),
-                           internal::mpi_datatype<T>(), MPI_SUM, s.comm,
-                           &s.grads_request),
-            "MPI_Iallreduce");
-  s.grads_weights = diff_weights;
-  s.grads_bias = diff_bias;
+  s.grads.start(diff_weights, diff_bias);
 }
 
 template <typename T>
 void Convolution<T>::wait_gradients() {
   Impl& s = impl();
-  require(s.grads_weights != nullptr, ErrorKind::kState,
-          "wait_gradients called with no backward_weights in flight");
-  const auto t0 = std::chrono::steady_clock::now();
-  check_mpi(MPI_Wait(&s.grads_request, MPI_STATUS_IGNORE), "MPI_Wait");
-  s.stats.allreduce_wait_s += seconds_since(t0);
-  const Index nw = s.desc().weights_shape().volume();
-  std::copy(s.grads.begin(), s.grads.begin() + nw, s.grads_weights);
-  if (s.desc().bias == ConvBias::kAdd) {
-    std::copy(s.grads.begin() + nw, s.grads.end(), s.grads_bias);
-  }
-  s.grads_weights = s.grads_bias = nullptr;
+  s.stats.allreduce_wait_s += s.grads.wait();
 }
 
 template <typename T>
