@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "distconv/scatter_gather.h"
-#include "kernels/reference/conv.h"
+#include "kernels/reference/deconv.h"
 #include "perf/conv_check.h"
 #include "tests/layer_testing.h"
 #include "tests/mpi_testing.h"
@@ -77,32 +77,21 @@ struct Global {
   std::vector<T> y, dx, dw, db;
 };
 
-// The serial results: the adjoint convolution's passes, plus the bias.
 template <typename T>
 Global<T> reference_results(const DeconvDesc& d, const Shape& x_shape,
                             const std::vector<T>& x, const std::vector<T>& w,
                             const std::vector<T>& b,
                             const std::vector<T>& dy) {
-  const ConvDesc conv = d.adjoint();
   const Shape y_shape = d.dst_shape(x_shape);
   Global<T> r{std::vector<T>(y_shape.volume()),
-              std::vector<T>(x_shape.volume()),
-              std::vector<T>(w.size()), std::vector<T>(b.size(), T(0))};
-  reference::conv_bwd_data(conv, x_shape, x.data(), w.data(), y_shape,
-                           r.y.data());
-  reference::conv_fwd(conv, y_shape, dy.data(), w.data(), nullptr, x_shape,
-                      r.dx.data());
-  reference::conv_bwd_weights(conv, y_shape, dy.data(), x_shape, x.data(),
-                              r.dw.data(), nullptr);
-  const Index channels = y_shape[1];
-  const Index cell = y_shape.volume() / (y_shape[0] * channels);
-  for (Index i = 0; i < y_shape.volume(); ++i) {
-    const Index c = (i / cell) % channels;
-    if (!b.empty()) {
-      r.y[i] += b[c];
-      r.db[c] += dy[i];
-    }
-  }
+              std::vector<T>(x_shape.volume()), std::vector<T>(w.size()),
+              std::vector<T>(b.size())};
+  reference::deconv_fwd(d, x_shape, x.data(), w.data(), b.data(), y_shape,
+                        r.y.data());
+  reference::deconv_bwd_data(d, y_shape, dy.data(), w.data(), x_shape,
+                             r.dx.data());
+  reference::deconv_bwd_weights(d, x_shape, x.data(), y_shape, dy.data(),
+                                r.dw.data(), r.db.data());
   return r;
 }
 

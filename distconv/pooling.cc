@@ -1,5 +1,6 @@
 #include "distconv/pooling.h"
 
+#include <chrono>
 #include <optional>
 #include <sstream>
 #include <utility>
@@ -25,6 +26,7 @@ struct Pooling<T>::Impl {
   // zeroed first, since they get no contribution.
   bool zero_first = true;
   bool forward_ran = false;
+  PoolStats stats;
 
   Impl(const ProcessGrid& g, const PoolDesc& d, const Distribution& src,
        const PoolingOptions& o)
@@ -47,6 +49,14 @@ struct Pooling<T>::Impl {
                      window.dst.extent, dst_layout.local_strides(rank));
       zero_first = window.src != src_layout.buffer_box(rank);
     }
+  }
+
+  void exchange(DistTensor<T>& t, const HaloExchangeOptions& options) {
+    const auto t0 = std::chrono::steady_clock::now();
+    halo.exchange(t, options);
+    stats.halo_wait_s +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
   }
 
   static ConvDesc checked_window_conv(const PoolDesc& d,
@@ -117,11 +127,20 @@ const HaloLayout& Pooling<T>::diff_src_layout() const {
 }
 
 template <typename T>
+const PoolStats& Pooling<T>::stats() const {
+  return impl().stats;
+}
+template <typename T>
+void Pooling<T>::reset_stats() {
+  impl().stats = PoolStats{};
+}
+
+template <typename T>
 void Pooling<T>::forward(DistTensor<T>& src, DistTensor<T>& dst) {
   Impl& s = impl();
   s.check_layout(src, s.src_layout, "src");
   s.check_layout(dst, s.dst_layout, "dst");
-  s.halo.exchange(src);
+  s.exchange(src, {});
   if (s.kernel) s.kernel->forward(src.view(s.in_local), dst.view(s.out_local));
   s.forward_ran = true;
 }
@@ -145,7 +164,7 @@ void Pooling<T>::backward(const DistTensor<T>& src,
                        diff_dst.buffer().subview(s.out_local),
                        diff_src.view(s.in_local));
   }
-  s.halo.exchange(diff_src, {HaloDirection::kReverse, HaloReduction::kSum});
+  s.exchange(diff_src, {HaloDirection::kReverse, HaloReduction::kSum});
 }
 
 template <typename T>

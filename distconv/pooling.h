@@ -54,6 +54,11 @@ struct PoolingOptions {
   HaloExchangeConfig halo;  // how halos travel
 };
 
+// Seconds spent blocked on communication since the last reset.
+struct PoolStats {
+  double halo_wait_s = 0;  // halo exchanges, forward and reverse
+};
+
 // Defined for float and double.
 template <typename T>
 class Pooling {
@@ -84,6 +89,8 @@ class Pooling {
   // How this rank's window is computed ("pooling [0:1, 0:16, 0:256,
   // 0:512): jit:avx512_core | jit:avx512_core, in place").
   std::string describe() const;
+  const PoolStats& stats() const;
+  void reset_stats();
 
   struct Impl;
 

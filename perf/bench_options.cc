@@ -43,13 +43,19 @@ Shape parse_grid(const std::string& v) {
 
 const char* bench_usage() {
   return R"(usage: mpirun -np P distconv_bench [options] PROBLEM... | --batch=FILE
-Benchmarks and checks the distributed convolution (forward with bias,
-backward-data, backward-weights with bias) on problems given in oneDNN
+Benchmarks and checks a distributed layer on problems given in oneDNN
 benchdnn's descriptor syntax, e.g. mb1ic16ih1024iw1024oc16oh1024ow1024kh3kw3ph1pw1
 (fields g mb ic oc i{d,h,w} o{d,h,w} k{d,h,w} s{d,h,w} p{d,h,w} d{d,h,w},
 n"name"; dilation 0 = dense; id/kd make it 3D).
 
-  --conv                 the convolution driver (the only one; as benchdnn)
+  --conv                 convolution (the default): forward with bias,
+                         backward-data, backward-weights with bias
+  --deconv               transposed convolution, same passes; ic/i.. are its
+                         input, oc/o.. its output (benchdnn's --deconv)
+  --pool                 pooling, forward and backward (fwd, bwd_d); no g,
+                         oc or dilation, e.g. mb1ic16ih512kh3sh2ph1
+  --alg=max|avg_np|avg_p --pool: max, average excluding / including padding
+  (a driver option applies to the problems after it)
   --batch=FILE           problems from FILE, one per line ('#' comments)
   --grid=NxCxHxW         process grid (or NxCxDxHxW); default: all ranks on H
   --dir=fwd|bwd_d|bwd_w|all       passes to run (default all)
@@ -86,6 +92,15 @@ std::string to_string(BenchDir dir) {
   return "?";
 }
 
+std::string to_string(ProblemKind driver) {
+  switch (driver) {
+    case ProblemKind::kConvolution: return "conv";
+    case ProblemKind::kDeconvolution: return "deconv";
+    case ProblemKind::kPooling: return "pool";
+  }
+  return "?";
+}
+
 std::string to_string(BenchMode mode) {
   return mode == BenchMode::kPerf ? "perf" : "correctness";
 }
@@ -96,11 +111,23 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
     std::string v;
     if (arg == "--help" || arg == "-h") {
       o.help = true;
-    } else if (arg == "--conv") {
+    } else if (arg == "--conv" || arg == "--deconv" || arg == "--pool") {
+      require(o.problems.empty(), ErrorKind::kInvalidArgument, arg,
+              " comes after problems; give the driver first");
+      o.driver = arg == "--conv"     ? ProblemKind::kConvolution
+                 : arg == "--deconv" ? ProblemKind::kDeconvolution
+                                     : ProblemKind::kPooling;
+    } else if (take(arg, "--alg", &v)) {
+      if (v == "max") o.alg = PoolKind::kMax;
+      else if (v == "avg_np") o.alg = PoolKind::kAverageExcludePadding;
+      else if (v == "avg_p") o.alg = PoolKind::kAverageIncludePadding;
+      else throw Error(ErrorKind::kInvalidArgument, "--alg=" + v + " is not max, avg_np or avg_p");
     } else if (arg == "--json") {
       o.json = true;
     } else if (take(arg, "--batch", &v)) {
-      for (ConvProblem& p : read_conv_batch(v)) o.problems.push_back(p);
+      for (ConvProblem& p : read_conv_batch(v, o.driver)) {
+        o.problems.push_back(p);
+      }
     } else if (take(arg, "--grid", &v)) {
       o.grid = parse_grid(v);
     } else if (take(arg, "--dir", &v)) {
@@ -140,11 +167,16 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
       throw Error(ErrorKind::kInvalidArgument,
                   "unknown option " + arg + " (see --help)");
     } else {
-      o.problems.push_back(parse_conv_problem(arg));
+      o.problems.push_back(parse_conv_problem(arg, o.driver));
     }
   }
   require(o.help || !o.problems.empty(), ErrorKind::kInvalidArgument,
           "no problem given (see --help)");
+  require(o.driver != ProblemKind::kPooling ||
+              o.dir == BenchDir::kForward || o.dir == BenchDir::kBackwardData ||
+              o.dir == BenchDir::kAll,
+          ErrorKind::kInvalidArgument,
+          "--pool has no weights: --dir=fwd, bwd_d or all");
   require(o.impl == BenchImpl::kDistconv || o.dt == BenchDataType::kF32,
           ErrorKind::kInvalidArgument, "--impl=onednn needs --dt=f32");
   return o;

@@ -26,6 +26,9 @@ enum class BenchImpl { kDistconv, kOnednn };
 enum class BenchCheck { kReference, kSerial };
 
 struct BenchOptions {
+  // --conv, --deconv or --pool; given before the problems, as in benchdnn.
+  ProblemKind driver = ProblemKind::kConvolution;
+  PoolKind alg = PoolKind::kMax;  // --pool's --alg
   std::vector<ConvProblem> problems;
   Shape grid;  // empty: all ranks along H (the first spatial dimension)
   BenchDir dir = BenchDir::kAll;
@@ -47,6 +50,7 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args);
 const char* bench_usage();
 std::string to_string(BenchDir dir);
 std::string to_string(BenchMode mode);
+std::string to_string(ProblemKind driver);  // "conv", "deconv", "pool"
 
 }  // namespace distconv
 

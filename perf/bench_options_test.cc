@@ -34,6 +34,18 @@ TEST(BenchOptions, DefaultsSplitNothingButRanksAlongH) {
   EXPECT_FALSE(parse_bench_options({"--help"}).problems.size());
 }
 
+TEST(BenchOptions, DriversParseTheirOwnDescriptors) {
+  const BenchOptions pool = parse_bench_options(
+      {"--pool", "--alg=avg_np", "--dir=fwd", "mb1ic16ih512kh3sh2ph1"});
+  EXPECT_EQ(pool.driver, ProblemKind::kPooling);
+  EXPECT_EQ(pool.alg, PoolKind::kAverageExcludePadding);
+  EXPECT_EQ(pool.problems[0].kind, ProblemKind::kPooling);
+  const BenchOptions up =
+      parse_bench_options({"--deconv", "mb1ic32ih64oc16kh4sh2ph1"});
+  EXPECT_EQ(up.problems[0].kind, ProblemKind::kDeconvolution);
+  EXPECT_EQ(up.problems[0].src_shape, (Shape{1, 16, 128, 128}));
+}
+
 TEST(BenchOptions, BadArgumentsAreNamed) {
   for (const std::vector<std::string>& args :
        std::vector<std::vector<std::string>>{
@@ -44,6 +56,9 @@ TEST(BenchOptions, BadArgumentsAreNamed) {
            {"--frobnicate", "mb1ic1ih4oc1kh1"},
            {"--impl=onednn", "--dt=f64", "mb1ic1ih4oc1kh1"},
            {"--json"},
+           {"mb1ic1ih4oc1kh1", "--pool"},
+           {"--pool", "--dir=bwd_w", "mb1ic1ih4kh1"},
+           {"--pool", "--alg=min", "mb1ic1ih4kh1"},
            {"mb1ic1oc1kh1"}}) {
     EXPECT_THROW(parse_bench_options(args), Error) << args[0];
   }

@@ -231,16 +231,78 @@ std::string trim(const std::string& line) {
 
 }  // namespace
 
-ConvProblem parse_conv_problem(const std::string& text) {
+ConvProblem parse_conv_problem(const std::string& text, ProblemKind kind) {
   RawDesc r = scan(text);
+  if (kind == ProblemKind::kPooling) {
+    check(r.oc == 0 && r.g < 0, text,
+          "pooling descriptors have no `oc` or `g`");
+    r.oc = r.ic;
+    for (int d = 0; d < 3; ++d) {
+      check(r.dil[d] == 0, text, "dilated pooling is not supported");
+    }
+  } else if (kind == ProblemKind::kDeconvolution) {
+    // The adjoint convolution runs from the output to the input.
+    for (int d = 0; d < 3; ++d) {
+      if ((r.i[d] | r.o[d] | r.k[d]) == 0) continue;  // an unused dimension
+      check(r.i[d] > 0, text, "`i", kDimNames[d], "` is not given or 0");
+      check(r.k[d] > 0, text, "`k", kDimNames[d], "` is not given or 0");
+      if (r.o[d] == 0) {
+        r.o[d] = (r.i[d] - 1) * r.s[d] - 2 * std::max<Index>(r.p[d], 0) +
+                 span(r, d);
+        check(r.o[d] > 0, text, "`o", kDimNames[d],
+              "` is not given and the other values give an output of ",
+              r.o[d]);
+      }
+      std::swap(r.i[d], r.o[d]);
+    }
+    std::swap(r.ic, r.oc);
+  }
   const int spatial = complete(text, &r);
   ConvProblem p = to_problem(r, spatial);
+  p.kind = kind;
   try {
     p.desc.validate(p.src_shape);
+    if (kind == ProblemKind::kDeconvolution) {
+      deconv_desc(p).validate(deconv_src_shape(p));
+    } else if (kind == ProblemKind::kPooling) {
+      pool_desc(p, PoolKind::kMax).validate(p.src_shape);
+    }
   } catch (const Error& e) {
     check(false, text, message_of(e));
   }
   return p;
+}
+
+DeconvDesc deconv_desc(const ConvProblem& p) {
+  const ConvDesc& c = p.desc;
+  DeconvDesc d = DeconvDesc::make(c.out_channels, c.in_channels, c.kernel);
+  d.groups = c.groups;
+  d.stride = c.stride;
+  d.dilation = c.dilation;
+  d.padding_lower = c.padding_lower;
+  d.padding_upper = c.padding_upper;
+  // The output size the adjoint convolution's input has, beyond what
+  // stride, kernel and padding give (an upper padding clamped to 0).
+  const Shape src = c.dst_shape(p.src_shape);
+  for (int j = 0; j < c.spatial_dims(); ++j) {
+    d.output_padding[j] =
+        p.src_shape[j + 2] -
+        ((src[j + 2] - 1) * c.stride[j] - c.padding_lower[j] -
+         c.padding_upper[j] + (c.kernel[j] - 1) * c.dilation[j] + 1);
+  }
+  return d;
+}
+
+Shape deconv_src_shape(const ConvProblem& p) {
+  return p.desc.dst_shape(p.src_shape);
+}
+
+PoolDesc pool_desc(const ConvProblem& p, PoolKind kind) {
+  PoolDesc d = PoolDesc::make(kind, p.desc.kernel);
+  d.stride = p.desc.stride;
+  d.padding_lower = p.desc.padding_lower;
+  d.padding_upper = p.desc.padding_upper;
+  return d;
 }
 
 std::string to_string(const ConvProblem& p) {
@@ -252,10 +314,17 @@ std::string to_string(const ConvProblem& p) {
     src_spatial[j] = p.src_shape[j + 2];
     dst_spatial[j] = dst[j + 2];
   }
+  Index in_channels = c.in_channels, out_channels = c.out_channels;
+  if (p.kind == ProblemKind::kDeconvolution) {  // written from its side
+    std::swap(src_spatial, dst_spatial);
+    std::swap(in_channels, out_channels);
+  }
   std::ostringstream out;
-  out << "g" << c.groups << "mb" << p.src_shape[0] << "_ic" << c.in_channels;
+  if (p.kind != ProblemKind::kPooling) out << "g" << c.groups;
+  out << "mb" << p.src_shape[0] << "_ic" << in_channels;
   write_spatial(out, 'i', src_spatial, 0);
-  out << "_oc" << c.out_channels;
+  out << "_";
+  if (p.kind != ProblemKind::kPooling) out << "oc" << out_channels;
   write_spatial(out, 'o', dst_spatial, 0);
   out << "_";
   write_spatial(out, 'k', c.kernel, 0);
@@ -263,13 +332,16 @@ std::string to_string(const ConvProblem& p) {
   write_spatial(out, 's', c.stride, 0);
   out << "_";
   write_spatial(out, 'p', c.padding_lower, 0);
-  out << "_";
-  write_spatial(out, 'd', c.dilation, -1);
+  if (p.kind != ProblemKind::kPooling) {
+    out << "_";
+    write_spatial(out, 'd', c.dilation, -1);
+  }
   if (!p.name.empty()) out << "_n\"" << p.name << "\"";
   return out.str();
 }
 
-std::vector<ConvProblem> read_conv_batch(const std::string& path) {
+std::vector<ConvProblem> read_conv_batch(const std::string& path,
+                                         ProblemKind kind) {
   std::ifstream in(path);
   require(in.is_open(), ErrorKind::kInvalidArgument, "cannot open ", path,
           " to read convolution descriptors");
@@ -279,7 +351,7 @@ std::vector<ConvProblem> read_conv_batch(const std::string& path) {
     const std::string text = trim(line);
     if (text.empty() || text.front() == '#') continue;
     try {
-      problems.push_back(parse_conv_problem(text));
+      problems.push_back(parse_conv_problem(text, kind));
     } catch (const Error& e) {
       throw Error(e.kind(),
                   internal::str(path, ":", line_number, ": ", message_of(e)));

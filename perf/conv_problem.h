@@ -39,11 +39,25 @@
 #include <vector>
 
 #include "distconv/conv_desc.h"
+#include "distconv/deconv_desc.h"
+#include "distconv/pool_desc.h"
 #include "distconv/shape.h"
 
 namespace distconv {
 
+// Which benchdnn driver's descriptors: --conv, --deconv or --pool.
+//  - kDeconvolution: ic, i.. are the transposed convolution's input, oc, o..
+//    its output; with no output size, o = (i - 1) s - 2 p + span (benchdnn's
+//    deconv rule). The problem holds the adjoint convolution (from the
+//    output to the input; DeconvDesc::adjoint): src_shape is the transposed
+//    convolution's output shape. deconv_desc() gives the layer's desc.
+//  - kPooling: no g or oc (oc is ic); the problem holds the window
+//    convolution (PoolDesc::window_conv without groups); pool_desc() gives
+//    the layer's desc. Dilated pooling (dh > 0) is refused.
+enum class ProblemKind { kConvolution, kDeconvolution, kPooling };
+
 struct ConvProblem {
+  ProblemKind kind = ProblemKind::kConvolution;
   std::string name;  // from n"name" (or nname); empty if absent
   Shape src_shape;   // (N, C, [D,] H, W)
   ConvDesc desc;     // bias left as ConvBias::kNone (the caller sets it)
@@ -54,7 +68,14 @@ struct ConvProblem {
 // an empty output, negative lower padding, an output too small for the
 // input (upper padding <= -stride), or a description that
 // ConvDesc::validate rejects (e.g. channels not divisible into groups).
-ConvProblem parse_conv_problem(const std::string& text);
+ConvProblem parse_conv_problem(
+    const std::string& text, ProblemKind kind = ProblemKind::kConvolution);
+
+// A kDeconvolution problem's transposed convolution, and its input shape.
+DeconvDesc deconv_desc(const ConvProblem& p);
+Shape deconv_src_shape(const ConvProblem& p);
+// A kPooling problem's pooling of `kind`.
+PoolDesc pool_desc(const ConvProblem& p, PoolKind kind);
 
 // The canonical form with every value and `_` between the groups of values,
 // e.g. "g1mb2_ic16ih32iw32_oc16oh32ow32_kh3kw3_sh1sw1_ph1pw1_dh0dw0".
@@ -68,7 +89,8 @@ std::string to_string(const ConvProblem& p);
 // character is '#' are skipped, and blanks around a descriptor ignored.
 // Throws Error(kInvalidArgument) naming `path` when it cannot be read, and
 // "path:line: ..." for a bad descriptor.
-std::vector<ConvProblem> read_conv_batch(const std::string& path);
+std::vector<ConvProblem> read_conv_batch(
+    const std::string& path, ProblemKind kind = ProblemKind::kConvolution);
 
 }  // namespace distconv
 

@@ -155,6 +155,66 @@ std::string error_of(const std::string& text) {
 #define EXPECT_ERROR(text, phrase) \
   EXPECT_NE(error_of(text).find(phrase), std::string::npos) << error_of(text)
 
+// benchdnn's --pool descriptors: no oc or g; the window as a convolution.
+TEST(ConvProblem, Pooling) {
+  const ConvProblem p =
+      parse_conv_problem("mb1ic16ih512kh3sh2ph1", ProblemKind::kPooling);
+  EXPECT_EQ(p.src_shape, (Shape{1, 16, 512, 512}));
+  const PoolDesc d = pool_desc(p, PoolKind::kAverageExcludePadding);
+  EXPECT_EQ(d.kind, PoolKind::kAverageExcludePadding);
+  EXPECT_EQ(d.kernel, (Shape{3, 3}));
+  EXPECT_EQ(d.stride, (Shape{2, 2}));
+  EXPECT_EQ(d.padding_lower, (Shape{1, 1}));
+  EXPECT_EQ(d.padding_upper, (Shape{0, 0}));  // 512 -> 256 needs no more
+  EXPECT_EQ(d.dst_shape(p.src_shape), (Shape{1, 16, 256, 256}));
+  EXPECT_EQ(to_string(p), "mb1_ic16ih512iw512_oh256ow256_kh3kw3_sh2sw2_ph1pw1");
+  EXPECT_EQ(to_string(parse_conv_problem(to_string(p), ProblemKind::kPooling)),
+            to_string(p));
+  EXPECT_THROW(parse_conv_problem("mb1ic16ih8oc16kh2", ProblemKind::kPooling),
+               Error);
+  EXPECT_THROW(parse_conv_problem("mb1ic16ih8kh2dh1", ProblemKind::kPooling),
+               Error);
+  EXPECT_THROW(parse_conv_problem("mb1ic16ih8kh2ph2", ProblemKind::kPooling),
+               Error);  // padding not smaller than the kernel
+}
+
+// benchdnn's --deconv descriptors: ic, ih are the transposed convolution's
+// input; the problem holds the adjoint convolution.
+TEST(ConvProblem, Deconvolution) {
+  const ConvProblem p = parse_conv_problem("mb1ic32ih256oc16kh4sh2ph1",
+                                           ProblemKind::kDeconvolution);
+  EXPECT_EQ(p.src_shape, (Shape{1, 16, 512, 512}));  // the output
+  EXPECT_EQ(p.desc.in_channels, 16);
+  EXPECT_EQ(p.desc.out_channels, 32);
+  const DeconvDesc d = deconv_desc(p);
+  EXPECT_EQ(deconv_src_shape(p), (Shape{1, 32, 256, 256}));
+  EXPECT_EQ(d.dst_shape(deconv_src_shape(p)), (Shape{1, 16, 512, 512}));
+  EXPECT_EQ(d.output_padding, (Shape{0, 0}));
+  EXPECT_EQ(to_string(p),
+            "g1mb1_ic32ih256iw256_oc16oh512ow512_kh4kw4_sh2sw2_ph1pw1_dh0dw0");
+  // 3x3 stride 2 padding 1 from 5 to 10: upper padding 0 (PyTorch's
+  // padding 1 with output padding 1).
+  const ConvProblem q = parse_conv_problem("mb1ic4ih5oc4oh10kh3sh2ph1",
+                                           ProblemKind::kDeconvolution);
+  EXPECT_EQ(deconv_desc(q).padding_upper, (Shape{0, 0}));
+  EXPECT_EQ(deconv_desc(q).output_padding, (Shape{0, 0}));
+  // 1x1 stride 2 from 3 to 6: the last output row gets no input, which
+  // only output padding expresses.
+  const ConvProblem gap = parse_conv_problem("mb1ic4ih3oc4oh6kh1sh2",
+                                             ProblemKind::kDeconvolution);
+  EXPECT_EQ(deconv_desc(gap).output_padding, (Shape{1, 1}));
+  EXPECT_EQ(deconv_desc(gap).dst_shape(deconv_src_shape(gap)),
+            (Shape{1, 4, 6, 6}));
+  EXPECT_EQ(deconv_desc(q).dst_shape(deconv_src_shape(q)),
+            (Shape{1, 4, 10, 10}));
+  EXPECT_EQ(to_string(parse_conv_problem(to_string(q),
+                                         ProblemKind::kDeconvolution)),
+            to_string(q));
+  EXPECT_THROW(parse_conv_problem("mb1ic4ih5oc4oh12kh3sh2ph1",
+                                  ProblemKind::kDeconvolution),
+               Error);  // no adjoint convolution maps 12 to 5
+}
+
 TEST(ConvProblem, Errors) {
   EXPECT_ERROR("", "empty");
   EXPECT_ERROR("ih8oc4kh3", "`ic` is not given or 0");

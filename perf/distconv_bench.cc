@@ -1,9 +1,11 @@
-// distconv_bench: checks and times the distributed convolution on problems
-// in benchdnn's descriptor syntax. See `distconv_bench --help` and
+// distconv_bench: checks and times the distributed convolution (--conv),
+// transposed convolution (--deconv) and pooling (--pool) on problems in
+// benchdnn's descriptor syntax. See `distconv_bench --help` and
 // docs/performance.md.
 //
-//   mpirun -np 2 distconv_bench --mode=perf --json \
-//       mb1ic16ih1024iw1024oc16oh1024ow1024kh3kw3ph1pw1
+//   mpirun -np 2 distconv_bench --mode=perf --json
+//       mb1ic16ih1024iw1024oc16oh1024ow1024kh3kw3ph1pw1   (one line)
+//   mpirun -np 2 distconv_bench --pool --alg=max mb1ic16ih1024kh3sh2ph1
 #include <mpi.h>
 
 #include <algorithm>
@@ -20,6 +22,8 @@
 #include "distconv/error.h"
 #include "kernels/reference/conv.h"
 #include "perf/bench_options.h"
+#include "perf/bench_timing.h"
+#include "perf/layer_bench.h"
 #include "perf/conv_check.h"
 #include "perf/conv_problem.h"
 #include "perf/conv_run.h"
@@ -29,84 +33,12 @@
 namespace distconv {
 namespace {
 
-struct Result {
-  std::string status = "OK";
-  double median_ms = 0, min_ms = 0, gflops = 0, comm_wait_ms = 0;
-  double max_rel_err = -1;  // correctness mode only
-  std::string error;
-};
+using Result = BenchResult;
 
 int rank_of(MPI_Comm comm) {
   int r = 0;
   MPI_Comm_rank(comm, &r);
   return r;
-}
-
-double now_s() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-double max_over_ranks(double v) {
-  double out = v;
-  MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return out;
-}
-
-// Floating-point operations of the passes in `dir` (multiply-adds count 2).
-double flops(const ConvProblem& p, BenchDir dir) {
-  const Shape dst = p.desc.dst_shape(p.src_shape);
-  double per_pass = 2.0 * dst.volume() * (p.desc.in_channels / p.desc.groups);
-  for (Index k : p.desc.kernel) per_pass *= k;
-  return per_pass * (dir == BenchDir::kAll ? 3 : 1);
-}
-
-Shape grid_for(const BenchOptions& o, const ConvProblem& p, int ranks) {
-  if (o.grid.ndims() > 0) {
-    require(o.grid.ndims() == p.src_shape.ndims(), ErrorKind::kInvalidArgument,
-            "--grid=", o.grid, " does not fit the ", p.src_shape.ndims() - 2,
-            "D problem ", to_string(p));
-    return o.grid;
-  }
-  Shape g = Shape::filled(p.src_shape.ndims(), 1);
-  g[2] = ranks;
-  return g;
-}
-
-// Median and min of per-run times (max over ranks), and mean comm wait.
-template <typename Run>
-void time_runs(const BenchOptions& o, Run run, Result* r) {
-  for (int i = 0; i < o.warmup; ++i) run();
-  std::vector<double> times;
-  double wait = 0;
-  for (int i = 0; i < o.reps; ++i) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = now_s();
-    const double waited = run();
-    times.push_back(max_over_ranks(now_s() - t0));
-    wait += max_over_ranks(waited);
-  }
-  std::sort(times.begin(), times.end());
-  r->median_ms = 1e3 * times[times.size() / 2];
-  r->min_ms = 1e3 * times.front();
-  r->comm_wait_ms = 1e3 * wait / o.reps;
-}
-
-// Correctness threshold on the max-norm relative error: fp64 1e-10; fp32
-// 6e-7 * sqrt(K), at least 1e-5, with K the longest sum any result is
-// (rounding grows with it; bwd-weights sums over every output pixel).
-template <typename T>
-double tolerance(const ConvProblem& p) {
-  if (!std::is_same_v<T, float>) return 1e-10;
-  const Shape dst = p.desc.dst_shape(p.src_shape);
-  double taps = 1, pixels = dst[0];
-  for (Index k : p.desc.kernel) taps *= k;
-  for (int d = 2; d < dst.ndims(); ++d) pixels *= dst[d];
-  const double longest =
-      std::max({taps * p.desc.in_channels / p.desc.groups,
-                taps * p.desc.out_channels / p.desc.groups, pixels});
-  return std::max(1e-5, 6e-7 * std::sqrt(longest));
 }
 
 // The same layer on this process alone (a 1x1x...x1 grid over
@@ -134,7 +66,7 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
   desc.bias = ConvBias::kAdd;
   const Shape src_shape = problem.src_shape;
   const Shape dst_shape = desc.dst_shape(src_shape);
-  ProcessGrid grid(MPI_COMM_WORLD, grid_for(o, problem, ranks));
+  ProcessGrid grid(MPI_COMM_WORLD, grid_for(o, src_shape, ranks, problem));
   ConvolutionOptions copt;
   copt.overlap = o.overlap;
   ConvRun<T> layer(grid, desc, src_shape, copt);
@@ -163,7 +95,7 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
   if (o.mode == BenchMode::kPerf) {
     if (!fwd) conv.forward(x, w.data(), b.data(), y);  // fills x's halos
     time_runs(o, run, &r);
-    r.gflops = flops(problem, o.dir) / (r.median_ms * 1e-3) / 1e9;
+    r.gflops = conv_flops(problem, o.dir) / (r.median_ms * 1e-3) / 1e9;
     return r;
   }
   std::vector<T> xg, dyg;
@@ -173,10 +105,8 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
   }
   layer.scatter_inputs(xg.data(), dyg.data());
   if (!fwd) conv.forward(x, w.data(), b.data(), y);
-  const double t0 = now_s();
-  r.comm_wait_ms = 1e3 * max_over_ranks(run());
-  r.median_ms = r.min_ms = 1e3 * max_over_ranks(now_s() - t0);
-  r.gflops = flops(problem, o.dir) / (r.median_ms * 1e-3) / 1e9;
+  time_once(run, &r);
+  r.gflops = conv_flops(problem, o.dir) / (r.median_ms * 1e-3) / 1e9;
   std::vector<T> yg(root ? dst_shape.volume() : 0);
   std::vector<T> dxg(root ? src_shape.volume() : 0);
   layer.gather_outputs(yg.data(), dxg.data());
@@ -207,7 +137,7 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
     err = std::max(err, max_relative_error(dw, dw_ref));
     err = std::max(err, max_relative_error(db, db_ref));
   }
-  const double tol = tolerance<T>(problem);
+  const double tol = conv_tolerance<T>(problem);
   r.max_rel_err = err;
   r.status = err <= tol ? "PASS" : "FAIL";
   if (!o.dump_dir.empty()) {
@@ -236,7 +166,7 @@ Result run_onednn(const BenchOptions& o, const ConvProblem& problem) {
     base.run(o.dir);
     return 0.0;
   }, &r);
-  r.gflops = flops(problem, o.dir) / (r.median_ms * 1e-3) / 1e9;
+  r.gflops = conv_flops(problem, o.dir) / (r.median_ms * 1e-3) / 1e9;
   return r;
 }
 
@@ -258,7 +188,8 @@ void report(const BenchOptions& o, const ConvProblem& p, const Result& r,
       o.overlap == ConvOverlap::kInteriorFirst ? "on" : "off";
   if (o.json) {
     std::ostringstream j;
-    j << "{\"problem\": \"" << json_escape(to_string(p)) << "\", \"impl\": \""
+    j << "{\"driver\": \"" << to_string(o.driver) << "\", \"problem\": \""
+      << json_escape(to_string(p)) << "\", \"impl\": \""
       << impl << "\", \"grid\": \"" << grid << "\", \"ranks\": " << ranks
       << ", \"threads\": \"" << (threads ? threads : "") << "\", \"dir\": \""
       << to_string(o.dir) << "\", \"dt\": \"" << dt << "\", \"mode\": \""
@@ -300,8 +231,12 @@ int run_all(const BenchOptions& o) {
     Result r;
     std::string grid = "?";
     try {
-      grid = grid_for(o, p, ranks).to_string();
-      if (o.impl == BenchImpl::kOnednn) {
+      grid = grid_for(o, p.src_shape, ranks, p).to_string();
+      if (o.driver == ProblemKind::kPooling) {
+        r = run_pool_bench(o, p);
+      } else if (o.driver == ProblemKind::kDeconvolution) {
+        r = run_deconv_bench(o, p);
+      } else if (o.impl == BenchImpl::kOnednn) {
         r = run_onednn(o, p);
       } else if (o.dt == BenchDataType::kF32) {
         r = run_distconv<float>(o, p, root);

@@ -1,0 +1,119 @@
+// What distconv_bench's drivers share: a problem's result, the process
+// grid a problem runs on, and timed runs with ranks aligned.
+#ifndef DISTCONV_PERF_BENCH_TIMING_H_
+#define DISTCONV_PERF_BENCH_TIMING_H_
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <type_traits>
+#include <string>
+#include <vector>
+
+#include "distconv/error.h"
+#include "perf/bench_options.h"
+#include "perf/conv_problem.h"
+
+namespace distconv {
+
+struct BenchResult {
+  std::string status = "OK";
+  double median_ms = 0, min_ms = 0, gflops = 0, comm_wait_ms = 0;
+  double max_rel_err = -1;  // correctness mode only
+  std::string error;
+};
+
+inline double bench_now_s() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+inline double max_over_ranks(double v) {
+  double out = v;
+  MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return out;
+}
+
+inline int world_ranks() {
+  int n = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+
+// --grid, or all ranks along the first spatial dimension.
+inline Shape grid_for(const BenchOptions& o, const Shape& shape, int ranks,
+                      const ConvProblem& p) {
+  if (o.grid.ndims() > 0) {
+    require(o.grid.ndims() == shape.ndims(), ErrorKind::kInvalidArgument,
+            "--grid=", o.grid, " does not fit the ", shape.ndims() - 2,
+            "D problem ", to_string(p));
+    return o.grid;
+  }
+  Shape g = Shape::filled(shape.ndims(), 1);
+  g[2] = ranks;
+  return g;
+}
+
+// Median and min of per-run times (max over ranks), and the mean time
+// blocked on communication; run() returns its seconds blocked.
+template <typename Run>
+void time_runs(const BenchOptions& o, Run run, BenchResult* r) {
+  for (int i = 0; i < o.warmup; ++i) run();
+  std::vector<double> times;
+  double wait = 0;
+  for (int i = 0; i < o.reps; ++i) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = bench_now_s();
+    const double waited = run();
+    times.push_back(max_over_ranks(bench_now_s() - t0));
+    wait += max_over_ranks(waited);
+  }
+  std::sort(times.begin(), times.end());
+  r->median_ms = 1e3 * times[times.size() / 2];
+  r->min_ms = 1e3 * times.front();
+  r->comm_wait_ms = 1e3 * wait / o.reps;
+}
+
+// One untimed run (correctness mode): its time and time blocked.
+template <typename Run>
+void time_once(Run run, BenchResult* r) {
+  const double t0 = bench_now_s();
+  r->comm_wait_ms = 1e3 * max_over_ranks(run());
+  r->median_ms = r->min_ms = 1e3 * max_over_ranks(bench_now_s() - t0);
+}
+
+// Floating-point operations of a convolution problem's passes in `dir`
+// (multiply-adds count 2; a transposed convolution's are its adjoint's).
+inline double conv_flops(const ConvProblem& p, BenchDir dir) {
+  const Shape dst = p.desc.dst_shape(p.src_shape);
+  double per_pass = 2.0 * dst.volume() * (p.desc.in_channels / p.desc.groups);
+  for (Index k : p.desc.kernel) per_pass *= k;
+  return per_pass * (dir == BenchDir::kAll ? 3 : 1);
+}
+
+// Correctness threshold on the max-norm relative error: fp64 1e-10; fp32
+// 6e-7 * sqrt(K), at least 1e-5, with K the longest sum any result is
+// (rounding grows with it; bwd-weights sums over every output pixel, a
+// transposed convolution's bias gradient over every pixel of its output,
+// the adjoint convolution's input).
+template <typename T>
+double conv_tolerance(const ConvProblem& p) {
+  if (!std::is_same_v<T, float>) return 1e-10;
+  const Shape dst = p.desc.dst_shape(p.src_shape);
+  const Shape& summed =
+      p.kind == ProblemKind::kDeconvolution ? p.src_shape : dst;
+  double taps = 1, pixels = summed[0];
+  for (Index k : p.desc.kernel) taps *= k;
+  for (int d = 2; d < summed.ndims(); ++d) pixels *= summed[d];
+  const double longest =
+      std::max({taps * p.desc.in_channels / p.desc.groups,
+                taps * p.desc.out_channels / p.desc.groups, pixels});
+  return std::max(1e-5, 6e-7 * std::sqrt(longest));
+}
+
+}  // namespace distconv
+
+#endif  // DISTCONV_PERF_BENCH_TIMING_H_

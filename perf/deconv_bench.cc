@@ -1,0 +1,127 @@
+#include <algorithm>
+#include <vector>
+
+#include "distconv/deconvolution.h"
+#include "distconv/dist_tensor.h"
+#include "distconv/scatter_gather.h"
+#include "kernels/reference/deconv.h"
+#include "perf/conv_check.h"
+#include "perf/layer_bench.h"
+#include "perf/npy.h"
+#include "perf/onednn_baseline.h"
+
+namespace distconv {
+namespace {
+
+template <typename T>
+BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
+  DeconvDesc desc = deconv_desc(problem);
+  desc.bias = ConvBias::kAdd;
+  const Shape src_shape = deconv_src_shape(problem);
+  const Shape dst_shape = problem.src_shape;
+  ProcessGrid grid(MPI_COMM_WORLD,
+                   grid_for(o, src_shape, world_ranks(), problem));
+  Deconvolution<T> layer(grid, desc, Distribution(src_shape, grid.shape()));
+  DistTensor<T> x(grid, layer.src_layout()), y(grid, layer.dst_layout());
+  DistTensor<T> dy(grid, layer.diff_dst_layout());
+  DistTensor<T> dx(grid, layer.diff_src_layout());
+  const auto w = random_vector<T>(desc.weights_shape().volume(), 2);
+  const auto b = random_vector<T>(desc.out_channels, 3);
+  std::vector<T> dw(w.size()), db(b.size());
+  const bool fwd = o.dir == BenchDir::kForward || o.dir == BenchDir::kAll;
+  const bool bwd_d = o.dir == BenchDir::kBackwardData || o.dir == BenchDir::kAll;
+  const bool bwd_w =
+      o.dir == BenchDir::kBackwardWeights || o.dir == BenchDir::kAll;
+  auto run = [&] {
+    layer.reset_stats();
+    if (fwd) layer.forward(x, w.data(), b.data(), y);
+    if (bwd_w) layer.backward_weights(x, dy, dw.data(), db.data());
+    if (bwd_d) layer.backward_data(dy, w.data(), dx);
+    if (bwd_w) layer.wait_gradients();
+    return layer.stats().halo_wait_s + layer.stats().allreduce_wait_s;
+  };
+  BenchResult r;
+  const bool root = grid.rank() == 0;
+  std::vector<T> xg, dyg;
+  if (o.mode == BenchMode::kCorrectness && root) {
+    xg = random_vector<T>(src_shape.volume(), 1);
+    dyg = random_vector<T>(dst_shape.volume(), 4);
+  }
+  if (o.mode == BenchMode::kCorrectness) {
+    scatter(xg.data(), x, 0);
+    scatter(dyg.data(), dy, 0);
+  }
+  if (o.mode == BenchMode::kPerf) {
+    time_runs(o, run, &r);
+  } else {
+    time_once(run, &r);
+  }
+  r.gflops = conv_flops(problem, o.dir) / (r.median_ms * 1e-3) / 1e9;
+  if (o.mode == BenchMode::kPerf) return r;
+  std::vector<T> yg(root ? dst_shape.volume() : 0);
+  std::vector<T> dxg(root ? src_shape.volume() : 0);
+  gather(y, yg.data(), 0);
+  gather(dx, dxg.data(), 0);
+  if (!root) return r;
+  std::vector<T> y_ref(yg.size()), dx_ref(dxg.size()), dw_ref(w.size()),
+      db_ref(b.size());
+  double err = 0;
+  if (fwd) {
+    reference::deconv_fwd(desc, src_shape, xg.data(), w.data(), b.data(),
+                          dst_shape, y_ref.data());
+    err = std::max(err, max_relative_error(yg, y_ref));
+  }
+  if (bwd_d) {
+    reference::deconv_bwd_data(desc, dst_shape, dyg.data(), w.data(),
+                               src_shape, dx_ref.data());
+    err = std::max(err, max_relative_error(dxg, dx_ref));
+  }
+  if (bwd_w) {
+    reference::deconv_bwd_weights(desc, src_shape, xg.data(), dst_shape,
+                                  dyg.data(), dw_ref.data(), db_ref.data());
+    err = std::max(err, max_relative_error(dw, dw_ref));
+    err = std::max(err, max_relative_error(db, db_ref));
+  }
+  r.max_rel_err = err;
+  r.status = err <= conv_tolerance<T>(problem) ? "PASS" : "FAIL";
+  if (!o.dump_dir.empty()) {
+    const std::string d = o.dump_dir + "/";
+    write_npy(d + "x.npy", src_shape, xg.data());
+    write_npy(d + "w.npy", desc.weights_shape(), w.data());
+    write_npy(d + "b.npy", Shape{desc.out_channels}, b.data());
+    write_npy(d + "dy.npy", dst_shape, dyg.data());
+    write_npy(d + "y.npy", dst_shape, yg.data());
+    write_npy(d + "dx.npy", src_shape, dxg.data());
+    write_npy(d + "dw.npy", desc.weights_shape(), dw.data());
+    write_npy(d + "db.npy", Shape{desc.out_channels}, db.data());
+  }
+  return r;
+}
+
+// The adjoint convolution's oneDNN primitives with the passes swapped.
+BenchResult run_onednn(const BenchOptions& o, const ConvProblem& problem) {
+  require(world_ranks() == 1 && o.mode == BenchMode::kPerf,
+          ErrorKind::kInvalidArgument,
+          "--impl=onednn runs in one process (-np 1) in perf mode");
+  OnednnBaseline base(problem.desc, problem.src_shape);
+  const BenchDir dir = o.dir == BenchDir::kForward ? BenchDir::kBackwardData
+                       : o.dir == BenchDir::kBackwardData ? BenchDir::kForward
+                                                          : o.dir;
+  BenchResult r;
+  time_runs(o, [&] {
+    base.run(dir);
+    return 0.0;
+  }, &r);
+  r.gflops = conv_flops(problem, o.dir) / (r.median_ms * 1e-3) / 1e9;
+  return r;
+}
+
+}  // namespace
+
+BenchResult run_deconv_bench(const BenchOptions& o, const ConvProblem& p) {
+  if (o.impl == BenchImpl::kOnednn) return run_onednn(o, p);
+  return o.dt == BenchDataType::kF32 ? run_distconv<float>(o, p)
+                                     : run_distconv<double>(o, p);
+}
+
+}  // namespace distconv

@@ -1,0 +1,25 @@
+// distconv_bench's --pool and --deconv drivers: the distributed pooling and
+// transposed convolution checked against the reference kernels
+// (correctness mode) or timed (perf mode), and their oneDNN baselines
+// (--impl=onednn: the whole problem in one process). Each is called on
+// every rank; errors are thrown alike on every rank.
+#ifndef DISTCONV_PERF_LAYER_BENCH_H_
+#define DISTCONV_PERF_LAYER_BENCH_H_
+
+#include "perf/bench_options.h"
+#include "perf/bench_timing.h"
+#include "perf/conv_problem.h"
+
+namespace distconv {
+
+// Pooling of o.alg: forward (fwd) and backward (bwd_d).
+BenchResult run_pool_bench(const BenchOptions& o, const ConvProblem& p);
+// Transposed convolution with bias: forward, backward-data,
+// backward-weights. The oneDNN baseline runs the adjoint convolution's
+// primitives (forward for backward-data, backward-data for forward), which
+// is what oneDNN's own deconvolution primitives run.
+BenchResult run_deconv_bench(const BenchOptions& o, const ConvProblem& p);
+
+}  // namespace distconv
+
+#endif  // DISTCONV_PERF_LAYER_BENCH_H_

@@ -1,0 +1,122 @@
+#include <vector>
+
+#include "distconv/dist_tensor.h"
+#include "distconv/pooling.h"
+#include "distconv/scatter_gather.h"
+#include "kernels/onednn/pool.h"
+#include "kernels/reference/pool.h"
+#include "perf/conv_check.h"
+#include "perf/layer_bench.h"
+#include "perf/npy.h"
+
+namespace distconv {
+namespace {
+
+bool runs_forward(BenchDir d) {
+  return d == BenchDir::kForward || d == BenchDir::kAll;
+}
+bool runs_backward(BenchDir d) {
+  return d == BenchDir::kBackwardData || d == BenchDir::kAll;
+}
+
+// Window cells visited per output, per pass run.
+double operations(const PoolDesc& d, const Shape& dst, BenchDir dir) {
+  double ops = dst.volume();
+  for (Index k : d.kernel) ops *= k;
+  return ops * (dir == BenchDir::kAll ? 2 : 1);
+}
+
+template <typename T>
+BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
+  const PoolDesc desc = pool_desc(problem, o.alg);
+  const Shape src_shape = problem.src_shape;
+  const Shape dst_shape = desc.dst_shape(src_shape);
+  ProcessGrid grid(MPI_COMM_WORLD,
+                   grid_for(o, src_shape, world_ranks(), problem));
+  Pooling<T> pool(grid, desc, Distribution(src_shape, grid.shape()));
+  DistTensor<T> x(grid, pool.src_layout()), y(grid, pool.dst_layout());
+  DistTensor<T> dy(grid, pool.diff_dst_layout());
+  DistTensor<T> dx(grid, pool.diff_src_layout());
+  const bool fwd = runs_forward(o.dir), bwd = runs_backward(o.dir);
+  auto run = [&] {
+    pool.reset_stats();
+    if (fwd) pool.forward(x, y);
+    if (bwd) pool.backward(x, dy, dx);
+    return pool.stats().halo_wait_s;
+  };
+  BenchResult r;
+  const bool root = grid.rank() == 0;
+  std::vector<T> xg, dyg;
+  if (o.mode == BenchMode::kCorrectness && root) {
+    xg = random_vector<T>(src_shape.volume(), 1);
+    dyg = random_vector<T>(dst_shape.volume(), 4);
+  }
+  if (o.mode == BenchMode::kCorrectness) {
+    scatter(xg.data(), x, 0);
+    scatter(dyg.data(), dy, 0);
+  }
+  if (!fwd) pool.forward(x, y);  // max pooling's backward needs one
+  if (o.mode == BenchMode::kPerf) {
+    time_runs(o, run, &r);
+  } else {
+    time_once(run, &r);
+  }
+  r.gflops = operations(desc, dst_shape, o.dir) / (r.median_ms * 1e-3) / 1e9;
+  if (o.mode == BenchMode::kPerf) return r;
+  std::vector<T> yg(root ? dst_shape.volume() : 0);
+  std::vector<T> dxg(root ? src_shape.volume() : 0);
+  gather(y, yg.data(), 0);
+  gather(dx, dxg.data(), 0);
+  if (!root) return r;
+  std::vector<T> y_ref(yg.size()), dx_ref(dxg.size());
+  reference::pool_fwd<T>(desc, src_shape, xg.data(), dst_shape, y_ref.data());
+  reference::pool_bwd<T>(desc, src_shape, xg.data(), dst_shape, dyg.data(),
+                         dx_ref.data());
+  double err = max_relative_error(yg, y_ref);  // forward always ran
+  if (bwd) err = std::max(err, max_relative_error(dxg, dx_ref));
+  r.max_rel_err = err;
+  r.status = err <= (std::is_same_v<T, float> ? 1e-5 : 1e-10) ? "PASS"
+                                                              : "FAIL";
+  if (!o.dump_dir.empty()) {
+    const std::string d = o.dump_dir + "/";
+    write_npy(d + "x.npy", src_shape, xg.data());
+    write_npy(d + "dy.npy", dst_shape, dyg.data());
+    write_npy(d + "y.npy", dst_shape, yg.data());
+    write_npy(d + "dx.npy", src_shape, dxg.data());
+  }
+  return r;
+}
+
+// oneDNN's pooling primitives on the whole problem, channels-last (with 16
+// channels the same memory as oneDNN's blocked nChw16c).
+BenchResult run_onednn(const BenchOptions& o, const ConvProblem& problem) {
+  require(world_ranks() == 1 && o.mode == BenchMode::kPerf,
+          ErrorKind::kInvalidArgument,
+          "--impl=onednn runs in one process (-np 1) in perf mode");
+  const PoolDesc desc = pool_desc(problem, o.alg);
+  const Shape dst_shape = desc.dst_shape(problem.src_shape);
+  onednn::Pool pool(desc, problem.src_shape, dst_shape);
+  std::vector<float> x = random_vector<float>(problem.src_shape.volume(), 1);
+  std::vector<float> y(dst_shape.volume()), dx(x.size());
+  std::vector<float> dy = random_vector<float>(y.size(), 4);
+  const bool fwd = runs_forward(o.dir), bwd = runs_backward(o.dir);
+  if (!fwd) pool.forward(x.data(), y.data());
+  BenchResult r;
+  time_runs(o, [&] {
+    if (fwd) pool.forward(x.data(), y.data());
+    if (bwd) pool.backward(dy.data(), dx.data());
+    return 0.0;
+  }, &r);
+  r.gflops = operations(desc, dst_shape, o.dir) / (r.median_ms * 1e-3) / 1e9;
+  return r;
+}
+
+}  // namespace
+
+BenchResult run_pool_bench(const BenchOptions& o, const ConvProblem& p) {
+  if (o.impl == BenchImpl::kOnednn) return run_onednn(o, p);
+  return o.dt == BenchDataType::kF32 ? run_distconv<float>(o, p)
+                                     : run_distconv<double>(o, p);
+}
+
+}  // namespace distconv
