@@ -64,7 +64,10 @@ struct Convolution<T>::Impl {
         options(o),
         geometry(d, src.global_shape()),
         dst(geometry.dst_distribution(src)),
-        src_layout(geometry.src_layout(src, dst, StorageOrder::kChannelsLast)),
+        src_layout(chosen_layout(
+            o.src_layout,
+            geometry.src_layout(src, dst, StorageOrder::kChannelsLast),
+            "src")),
         dst_layout(HaloLayout(dst).with_storage(StorageOrder::kChannelsLast)),
         diff_dst_layout(
             geometry.diff_dst_layout(src, dst, StorageOrder::kChannelsLast)),

@@ -39,6 +39,7 @@
 #define DISTCONV_CONVOLUTION_H_
 
 #include <memory>
+#include <optional>
 
 #include "distconv/conv_desc.h"
 #include "distconv/conv_geometry.h"
@@ -58,6 +59,10 @@ enum class ConvOverlap {
 struct ConvolutionOptions {
   ConvOverlap overlap = ConvOverlap::kInteriorFirst;
   HaloExchangeConfig halo;  // how halos travel
+  // The input's layout, when a tensor shared with other layers carries
+  // wider halos (widest() of their layouts); it must cover the halos this
+  // convolution needs. Unset: exactly those.
+  std::optional<HaloLayout> src_layout;
 };
 
 // Seconds spent blocked on communication since the last reset.

@@ -61,7 +61,10 @@ struct Deconvolution<T>::Impl {
         geometry(checked_geometry(d, src)),
         dst(geometry.src_distribution(src)),
         src_layout(HaloLayout(src).with_storage(StorageOrder::kChannelsLast)),
-        dst_layout(geometry.src_layout(dst, src, StorageOrder::kChannelsLast)),
+        dst_layout(chosen_layout(
+            o.dst_layout,
+            geometry.src_layout(dst, src, StorageOrder::kChannelsLast),
+            "dst")),
         halo(g, dst_layout, o.halo),
         grads(g.comm(), d.weights_shape().volume(),
               d.bias == ConvBias::kAdd ? d.out_channels : 0) {

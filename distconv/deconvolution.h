@@ -48,6 +48,7 @@
 #define DISTCONV_DECONVOLUTION_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "distconv/conv_geometry.h"
@@ -62,6 +63,10 @@ namespace distconv {
 
 struct DeconvolutionOptions {
   HaloExchangeConfig halo;  // how halos travel
+  // The output's (and output gradient's) layout, when a tensor shared with
+  // other layers carries wider halos (widest() of their layouts); it must
+  // cover the halos this layer needs. Unset: exactly those.
+  std::optional<HaloLayout> dst_layout;
 };
 
 // Seconds spent blocked on communication since the last reset.

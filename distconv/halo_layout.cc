@@ -1,5 +1,8 @@
 #include "distconv/halo_layout.h"
 
+#include <algorithm>
+#include <utility>
+
 #include "distconv/error.h"
 
 namespace distconv {
@@ -165,6 +168,70 @@ bool is_dense(const Shape& extent, const Shape& strides, StorageOrder order,
     if (extent[d] > 1 && strides[d] != want[d]) return false;
   }
   return true;
+}
+
+namespace {
+
+bool same_frame(const HaloLayout& a, const HaloLayout& b) {
+  if (a.distribution() != b.distribution() ||
+      a.storage_order() != b.storage_order()) {
+    return false;
+  }
+  for (int d = 0; d < a.ndims(); ++d) {
+    if (a.boundary(d) != b.boundary(d)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+HaloLayout widest(const HaloLayout& a, const HaloLayout& b) {
+  require(same_frame(a, b), ErrorKind::kShapeMismatch,
+          "halo layouts of ", a.distribution().global_shape(), " over grid ",
+          a.distribution().grid_shape(), " and of ",
+          b.distribution().global_shape(), " over grid ",
+          b.distribution().grid_shape(),
+          " differ in distribution, boundaries or storage order");
+  std::vector<HaloWidths> widths;
+  std::vector<Boundary> boundaries;
+  for (int d = 0; d < a.ndims(); ++d) boundaries.push_back(a.boundary(d));
+  for (int p = 0; p < a.num_parts(); ++p) {
+    HaloWidths w = a.widths(p);
+    for (int d = 0; d < a.ndims(); ++d) {
+      w.lower[d] = std::max(w.lower[d], b.widths(p).lower[d]);
+      w.upper[d] = std::max(w.upper[d], b.widths(p).upper[d]);
+    }
+    widths.push_back(w);
+  }
+  return HaloLayout(a.distribution(), std::move(widths), boundaries)
+      .with_storage(a.storage_order());
+}
+
+bool covers(const HaloLayout& layout, const HaloLayout& need) {
+  if (!same_frame(layout, need)) return false;
+  for (int p = 0; p < need.num_parts(); ++p) {
+    for (int d = 0; d < need.ndims(); ++d) {
+      if (layout.widths(p).lower[d] < need.widths(p).lower[d] ||
+          layout.widths(p).upper[d] < need.widths(p).upper[d]) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+HaloLayout chosen_layout(const std::optional<HaloLayout>& given,
+                         const HaloLayout& need, const char* what) {
+  if (!given) return need;
+  require(covers(*given, need), ErrorKind::kInvalidArgument, "the ", what,
+          " layout given in the options (global ",
+          given->distribution().global_shape(), " over grid ",
+          given->distribution().grid_shape(),
+          ") does not cover the halos the layer needs: it must have the "
+          "same distribution, boundaries and storage order, and at least "
+          "the widths of the layer's own layout on every part (build it "
+          "with widest())");
+  return *given;
 }
 
 }  // namespace distconv

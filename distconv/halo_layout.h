@@ -34,6 +34,7 @@
 #ifndef DISTCONV_HALO_LAYOUT_H_
 #define DISTCONV_HALO_LAYOUT_H_
 
+#include <optional>
 #include <vector>
 
 #include "distconv/box.h"
@@ -123,6 +124,25 @@ class HaloLayout {
   std::vector<Boundary> boundaries_;
   StorageOrder storage_ = StorageOrder::kChannelsFirst;
 };
+
+// Sharing one tensor between layers: a tensor allocated once with the
+// widest halos its consumers need serves them all (each layer's options
+// take the layout to plan for), so chained layers copy no shards.
+//
+//   HaloLayout both = widest(conv_a.src_layout(), pool.src_layout());
+//   ConvolutionOptions o;  o.src_layout = both;   // re-plan with it
+//
+// widest(): per part and side, the larger of the two widths. Throws
+// kShapeMismatch unless both have the same distribution, boundaries and
+// storage order.
+HaloLayout widest(const HaloLayout& a, const HaloLayout& b);
+// Whether `layout` has need's distribution, boundaries and storage order,
+// and on every part at least need's halo widths.
+bool covers(const HaloLayout& layout, const HaloLayout& need);
+// What a layer plans a tensor with: `given` (from its options) when set,
+// which must cover `need` (else kInvalidArgument naming `what`), or `need`.
+HaloLayout chosen_layout(const std::optional<HaloLayout>& given,
+                         const HaloLayout& need, const char* what);
 
 }  // namespace distconv
 

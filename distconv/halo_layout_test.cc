@@ -92,6 +92,33 @@ TEST(HaloLayout, RejectsBadWidthsAndBoundaries) {
   }
 }
 
+TEST(HaloLayout, WidestCoversBothAndNothingMore) {
+  const Distribution dist(Shape{1, 2, 8, 8}, Shape{1, 1, 2, 2});
+  std::vector<HaloWidths> per_part(4, HaloWidths::none(4));
+  per_part[3].lower = {0, 0, 2, 0};
+  const HaloLayout a =
+      HaloLayout(dist, HaloWidths::symmetric({0, 0, 1, 1}))
+          .with_storage(StorageOrder::kChannelsLast);
+  const HaloLayout b =
+      HaloLayout(dist, per_part).with_storage(StorageOrder::kChannelsLast);
+  const HaloLayout both = widest(a, b);
+  EXPECT_TRUE(covers(both, a));
+  EXPECT_TRUE(covers(both, b));
+  EXPECT_FALSE(covers(a, b));
+  EXPECT_FALSE(covers(b, a));
+  EXPECT_EQ(both.widths(3).lower, (Shape{0, 0, 2, 1}));
+  EXPECT_EQ(both.widths(3).upper, (Shape{0, 0, 1, 1}));
+  EXPECT_EQ(both.widths(0), a.widths(0));
+  EXPECT_EQ(chosen_layout(std::nullopt, a, "src"), a);
+  EXPECT_EQ(chosen_layout(both, a, "src"), both);
+  EXPECT_THROW(chosen_layout(a, b, "src"), Error);
+  // Another storage order or distribution is not the same tensor.
+  EXPECT_FALSE(covers(both.with_storage(StorageOrder::kChannelsFirst), a));
+  EXPECT_THROW(widest(a, HaloLayout(Distribution(Shape{1, 2, 8, 8},
+                                                 Shape{1, 1, 4, 1}))),
+               Error);
+}
+
 TEST(BoxRows, VisitsTheBoxInRowMajorOrder) {
   std::mt19937_64 rng(6);
   for (int trial = 0; trial < 1000; ++trial) {

@@ -34,7 +34,10 @@ struct Pooling<T>::Impl {
         desc(d),
         geometry(checked_window_conv(d, src), src.global_shape()),
         dst(geometry.dst_distribution(src)),
-        src_layout(geometry.src_layout(src, dst, StorageOrder::kChannelsLast)),
+        src_layout(chosen_layout(
+            o.src_layout,
+            geometry.src_layout(src, dst, StorageOrder::kChannelsLast),
+            "src")),
         dst_layout(HaloLayout(dst).with_storage(StorageOrder::kChannelsLast)),
         halo(g, src_layout, o.halo) {
     const int rank = g.rank();

@@ -38,6 +38,7 @@
 #define DISTCONV_POOLING_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "distconv/conv_geometry.h"
@@ -52,6 +53,10 @@ namespace distconv {
 
 struct PoolingOptions {
   HaloExchangeConfig halo;  // how halos travel
+  // The input's (and input gradient's) layout, when a tensor shared with
+  // other layers carries wider halos (widest() of their layouts); it must
+  // cover the halos this pooling needs. Unset: exactly those.
+  std::optional<HaloLayout> src_layout;
 };
 
 // Seconds spent blocked on communication since the last reset.
