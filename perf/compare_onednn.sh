@@ -8,11 +8,18 @@
 # medians over the rounds and the ratios (oneDNN time / distconv time: 1.0 is
 # oneDNN's speed, above is faster).
 #   perf/compare_onednn.sh [ROUNDS] [PROBLEM...]
+# Other drivers: BENCH_FLAGS goes before the problem, e.g.
+#   BENCH_FLAGS="--pool --alg=max" perf/compare_onednn.sh 3 mb1ic16ih1024kh3sh2ph1
+#   BENCH_FLAGS=--deconv perf/compare_onednn.sh 3 mb1ic16ih512oc16kh4sh2ph1
+# (the overlap-off run is the convolution's only).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 rounds="${1:-3}"
 shift || true
 problems=("$@")
+read -r -a flags <<< "${BENCH_FLAGS:-}"
+configs=(onednn1 distconv1 onednn2 distconv2)
+[ ${#flags[@]} -gt 0 ] || configs+=(distconv2_off)
 if [ ${#problems[@]} -eq 0 ]; then
   problems=(mb1ic16ih1024iw1024oc16oh1024ow1024kh3kw3ph1pw1
             mb8ic64ih128iw128oc64oh128ow128kh3kw3ph1pw1)
@@ -26,13 +33,13 @@ median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 for p in "${problems[@]}"; do
   declare -A t=()
   for ((r = 1; r <= rounds; r++)); do
-    for cfg in onednn1 distconv1 onednn2 distconv2 distconv2_off; do
+    for cfg in "${configs[@]}"; do
       case $cfg in
-        onednn1) line=$("${mpi[@]}" -np 1 -x OMP_NUM_THREADS=1 "$bench" --mode=perf --json --impl=onednn "$p") ;;
-        onednn2) line=$("${mpi[@]}" -np 1 -x OMP_NUM_THREADS=2 "$bench" --mode=perf --json --impl=onednn "$p") ;;
-        distconv1) line=$("${mpi[@]}" -np 1 -x OMP_NUM_THREADS=1 "$bench" --mode=perf --json "$p") ;;
-        distconv2) line=$("${mpi[@]}" -np 2 -x OMP_NUM_THREADS=1 "$bench" --mode=perf --json "$p") ;;
-        distconv2_off) line=$("${mpi[@]}" -np 2 -x OMP_NUM_THREADS=1 "$bench" --mode=perf --json --overlap=off "$p") ;;
+        onednn1) line=$("${mpi[@]}" -np 1 -x OMP_NUM_THREADS=1 "$bench" "${flags[@]}" --mode=perf --json --impl=onednn "$p") ;;
+        onednn2) line=$("${mpi[@]}" -np 1 -x OMP_NUM_THREADS=2 "$bench" "${flags[@]}" --mode=perf --json --impl=onednn "$p") ;;
+        distconv1) line=$("${mpi[@]}" -np 1 -x OMP_NUM_THREADS=1 "$bench" "${flags[@]}" --mode=perf --json "$p") ;;
+        distconv2) line=$("${mpi[@]}" -np 2 -x OMP_NUM_THREADS=1 "$bench" "${flags[@]}" --mode=perf --json "$p") ;;
+        distconv2_off) line=$("${mpi[@]}" -np 2 -x OMP_NUM_THREADS=1 "$bench" "${flags[@]}" --mode=perf --json --overlap=off "$p") ;;
       esac
       echo "$line"
       t[$cfg]+="$(echo "$line" | field median_ms) "
@@ -45,7 +52,9 @@ for p in "${problems[@]}"; do
     "$(m onednn1)" "$(m distconv1)" "$(awk -v a="$(m onednn1)" -v b="$(m distconv1)" 'BEGIN {print a / b}')"
   printf "oneDNN 2 threads %.1f | distconv 2 ranks %.1f (comm wait %.2f) | ratio %.3f\n" \
     "$(m onednn2)" "$(m distconv2)" "$(m distconv2_wait)" "$(awk -v a="$(m onednn2)" -v b="$(m distconv2)" 'BEGIN {print a / b}')"
-  printf "distconv 2 ranks overlap off %.1f (comm wait %.2f)\n" \
-    "$(m distconv2_off)" "$(m distconv2_off_wait)"
+  if [ ${#flags[@]} -eq 0 ]; then
+    printf "distconv 2 ranks overlap off %.1f (comm wait %.2f)\n" \
+      "$(m distconv2_off)" "$(m distconv2_off_wait)"
+  fi
   unset t
 done
