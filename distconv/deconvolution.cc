@@ -13,17 +13,21 @@
 namespace distconv {
 namespace {
 
-// Calls fn(channels) for every (sample, spatial) cell of a view, with a
-// pointer to the cell's channel 0 and the view's channel stride (1 when
-// stored channels-last), so that loops over channels vectorise.
+// Calls fn(first, channels, stride) for every (sample, spatial) cell of a
+// view, with a pointer to the cell's channel 0 and the view's channel
+// stride (1 when stored channels-last), so that loops over channels
+// vectorise; the last spatial dimension is walked here, not by for_each.
 template <typename T, typename Fn>
 void for_each_cell(const StridedView<T>& v, Fn fn) {
   if (v.size() == 0) return;
-  Box cells{Shape::filled(v.ndims(), 0), v.extent()};
-  cells.extent[1] = 1;
+  const int last = v.ndims() - 1;
+  Box rows{Shape::filled(v.ndims(), 0), v.extent()};
+  rows.extent[1] = rows.extent[last] = 1;
   const Index channels = v.extent()[1], stride = v.strides()[1];
-  v.subview(cells).for_each(
-      [&](const Shape&, T& first) { fn(&first, channels, stride); });
+  const Index cells = v.extent()[last], step = v.strides()[last];
+  v.subview(rows).for_each([&](const Shape&, T& first) {
+    for (Index i = 0; i < cells; ++i) fn(&first + i * step, channels, stride);
+  });
 }
 
 ConvGeometry checked_geometry(const DeconvDesc& d, const Distribution& src) {
