@@ -77,6 +77,8 @@ n"name"; dilation 0 = dense; id/kd make it 3D).
                          in one process (the baseline; -np 1, perf mode)
   --warmup=K --reps=R    perf mode: K untimed and R timed runs (2, 10)
   --json                 rank 0 prints one JSON object per problem per line
+  --verbose              rank 0 prints the layer's describe(): its pieces and
+                         the kernels (oneDNN implementations) that run them
   --dump-dir=DIR         correctness mode: write x w b dy y dx dw db as .npy
   --help                 this text
 )";
@@ -124,6 +126,8 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
       else throw Error(ErrorKind::kInvalidArgument, "--alg=" + v + " is not max, avg_np or avg_p");
     } else if (arg == "--json") {
       o.json = true;
+    } else if (arg == "--verbose") {
+      o.verbose = true;
     } else if (take(arg, "--batch", &v)) {
       for (ConvProblem& p : read_conv_batch(v, o.driver)) {
         o.problems.push_back(p);

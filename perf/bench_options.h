@@ -38,6 +38,7 @@ struct BenchOptions {
   BenchImpl impl = BenchImpl::kDistconv;
   BenchCheck check = BenchCheck::kReference;
   bool json = false;
+  bool verbose = false;  // rank 0 prints how its piece is computed
   std::string dump_dir;  // correctness mode: .npy files of every tensor
   int warmup = 2;
   int reps = 10;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <type_traits>
 #include <string>
 #include <vector>
@@ -55,6 +56,12 @@ inline Shape grid_for(const BenchOptions& o, const Shape& shape, int ranks,
   Shape g = Shape::filled(shape.ndims(), 1);
   g[2] = ranks;
   return g;
+}
+
+// --verbose: rank 0 prints the layer's plan.
+inline void print_plan(const BenchOptions& o, int rank,
+                       const std::string& describe) {
+  if (o.verbose && rank == 0) std::printf("%s", describe.c_str());
 }
 
 // Median and min of per-run times (max over ranks), and the mean time

@@ -8,7 +8,7 @@
 #include "perf/conv_check.h"
 #include "perf/layer_bench.h"
 #include "perf/npy.h"
-#include "perf/onednn_baseline.h"
+#include "perf/onednn_deconv_baseline.h"
 
 namespace distconv {
 namespace {
@@ -28,6 +28,7 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   const auto w = random_vector<T>(desc.weights_shape().volume(), 2);
   const auto b = random_vector<T>(desc.out_channels, 3);
   std::vector<T> dw(w.size()), db(b.size());
+  print_plan(o, grid.rank(), layer.describe());
   const bool fwd = o.dir == BenchDir::kForward || o.dir == BenchDir::kAll;
   const bool bwd_d = o.dir == BenchDir::kBackwardData || o.dir == BenchDir::kAll;
   const bool bwd_w =
@@ -98,18 +99,16 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   return r;
 }
 
-// The adjoint convolution's oneDNN primitives with the passes swapped.
+// oneDNN's deconvolution primitives on the whole problem.
 BenchResult run_onednn(const BenchOptions& o, const ConvProblem& problem) {
   require(world_ranks() == 1 && o.mode == BenchMode::kPerf,
           ErrorKind::kInvalidArgument,
           "--impl=onednn runs in one process (-np 1) in perf mode");
-  OnednnBaseline base(problem.desc, problem.src_shape);
-  const BenchDir dir = o.dir == BenchDir::kForward ? BenchDir::kBackwardData
-                       : o.dir == BenchDir::kBackwardData ? BenchDir::kForward
-                                                          : o.dir;
+  OnednnDeconvBaseline base(deconv_desc(problem), deconv_src_shape(problem));
+  if (o.verbose) std::printf("oneDNN: %s\n", base.implementation().c_str());
   BenchResult r;
   time_runs(o, [&] {
-    base.run(dir);
+    base.run(o.dir);
     return 0.0;
   }, &r);
   r.gflops = conv_flops(problem, o.dir) / (r.median_ms * 1e-3) / 1e9;

@@ -71,6 +71,7 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
   copt.overlap = o.overlap;
   ConvRun<T> layer(grid, desc, src_shape, copt);
   Convolution<T>& conv = layer.conv;
+  print_plan(o, grid.rank(), conv.describe());
   DistTensor<T>& x = layer.x;
   DistTensor<T>& y = layer.y;
   DistTensor<T>& dy = layer.dy;

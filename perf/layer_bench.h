@@ -15,9 +15,8 @@ namespace distconv {
 // Pooling of o.alg: forward (fwd) and backward (bwd_d).
 BenchResult run_pool_bench(const BenchOptions& o, const ConvProblem& p);
 // Transposed convolution with bias: forward, backward-data,
-// backward-weights. The oneDNN baseline runs the adjoint convolution's
-// primitives (forward for backward-data, backward-data for forward), which
-// is what oneDNN's own deconvolution primitives run.
+// backward-weights. The oneDNN baseline runs oneDNN's deconvolution
+// primitives (OnednnDeconvBaseline).
 BenchResult run_deconv_bench(const BenchOptions& o, const ConvProblem& p);
 
 }  // namespace distconv

@@ -37,6 +37,7 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   DistTensor<T> x(grid, pool.src_layout()), y(grid, pool.dst_layout());
   DistTensor<T> dy(grid, pool.diff_dst_layout());
   DistTensor<T> dx(grid, pool.diff_src_layout());
+  print_plan(o, grid.rank(), pool.describe());
   const bool fwd = runs_forward(o.dir), bwd = runs_backward(o.dir);
   auto run = [&] {
     pool.reset_stats();
