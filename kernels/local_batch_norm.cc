@@ -1,0 +1,607 @@
+#include "kernels/local_batch_norm.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <type_traits>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "distconv/error.h"
+
+namespace distconv {
+namespace {
+
+constexpr Index kWidth = 16;      // values per block: two vectors of 8
+constexpr Index kMinPeriod = 64;  // shortest chunk
+// Reductions sum columns over groups of chunks of about this many values
+// (2 KiB of float: a window small enough for streaming from memory).
+constexpr Index kGroupValues = 512;
+// moments() reads the array in tiles of about this many values (64 KiB of
+// float), each read twice while it stays in cache.
+constexpr Index kTileValues = 16384;
+
+#define DISTCONV_INLINE inline __attribute__((always_inline))
+
+// Each pass is compiled once per instruction set and picked at load time.
+// Its loops (always inlined) take the clone's instruction set. Building
+// with -DDISTCONV_NO_TARGET_CLONES keeps the baseline only.
+#if defined(__x86_64__) && defined(__GNUC__) && \
+    !defined(DISTCONV_NO_TARGET_CLONES)
+#define DISTCONV_HAS_CLONES 1
+#define DISTCONV_CLONES \
+  __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define DISTCONV_CLONES
+#endif
+
+Index period_for(Index channels) {
+  if (channels <= 0) return kWidth;
+  const Index base = std::lcm(channels, kWidth);
+  return base * std::max<Index>(1, (kMinPeriod + base - 1) / base);
+}
+
+// Arithmetic on eight doubles at a time (GCC / Clang vector extensions,
+// which each clone lowers to its own registers: one zmm, two ymm or four
+// xmm). Loads and stores go through memcpy (unaligned); a block's values
+// are all loaded before any is stored, so outputs may alias inputs.
+// The helpers are always inlined, so the -Wpsabi note on passing 64-byte
+// vectors by value (an ABI of real calls) does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef double V8 __attribute__((vector_size(64)));
+typedef float F8 __attribute__((vector_size(32)));
+
+DISTCONV_INLINE V8 load8(const double* p) {
+  V8 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+DISTCONV_INLINE V8 load8(const float* p) {
+  F8 v;
+  std::memcpy(&v, p, sizeof v);
+  return __builtin_convertvector(v, V8);
+}
+DISTCONV_INLINE void add8(double* p, const V8& v) {
+  const V8 t = load8(p) + v;
+  std::memcpy(p, &t, sizeof t);
+}
+
+// How elementwise passes write: plain stores, or non-temporal ones.
+enum class Stores { kPlain, kStreaming };
+
+// Stores eight doubles; kStreaming: non-temporal (SSE2's movntps / movntpd,
+// 16 aligned bytes each, in every clone), which skips reading the
+// destination's cache lines before writing them: a third less memory
+// traffic for outputs far larger than the cache. The caller fences.
+template <Stores kStores>
+DISTCONV_INLINE void store8(double* p, const V8& v) {
+#if defined(__SSE2__)
+  if (kStores == Stores::kStreaming) {
+    for (int k = 0; k < 4; ++k) {
+      __m128d h;
+      std::memcpy(&h, reinterpret_cast<const char*>(&v) + 16 * k, 16);
+      _mm_stream_pd(p + 2 * k, h);
+    }
+    return;
+  }
+#endif
+  std::memcpy(p, &v, sizeof v);
+}
+// Sixteen floats at a time, for float's elementwise passes.
+typedef float F16 __attribute__((vector_size(64)));
+
+DISTCONV_INLINE F16 load16(const float* p) {
+  F16 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <Stores kStores>
+DISTCONV_INLINE void store16(float* p, const F16& v) {
+#if defined(__SSE2__)
+  if (kStores == Stores::kStreaming) {
+    for (int k = 0; k < 4; ++k) {
+      __m128 h;
+      std::memcpy(&h, reinterpret_cast<const char*>(&v) + 16 * k, 16);
+      _mm_stream_ps(p + 4 * k, h);
+    }
+    return;
+  }
+#endif
+  std::memcpy(p, &v, sizeof v);
+}
+
+// Elementwise passes: f.block(offset, j0) for each 16-position block of
+// each whole chunk, f.scalar(i, j) for each value of a last partial one;
+// j is the position within the period (channel j % C), `offset` where the
+// chunk's data starts.
+template <typename F>
+DISTCONV_INLINE void run_chunks(Index elements, Index period, const F& f) {
+  const Index full = elements / period;
+  for (Index k = 0; k < full; ++k) {
+    for (Index j0 = 0; j0 < period; j0 += kWidth) f.block(k * period, j0);
+  }
+  for (Index i = full * period; i < elements; ++i) {
+    f.scalar(i, i - full * period);
+  }
+}
+
+// The elementwise passes compute in T's precision, with the mean split in
+// two: for float, mean = hi + lo exactly enough (hi = float(mean), lo =
+// float(mean - hi)), and x - mean = (x - hi) - lo, whose first difference
+// is exact when x is near the mean (Sterbenz) and otherwise much larger
+// than lo, so the deviation keeps float precision even where the mean
+// dwarfs it (1e4 + noise): no cancellation, at float's vector width.
+// Double needs no split.
+
+// y = (x - mean) * a + b, double.
+template <Stores kStores>
+struct AffineDouble {
+  const double* x;
+  double* y;
+  const double *mean, *a, *b;
+  DISTCONV_INLINE V8 at(Index i, Index j) const {
+    return (load8(x + i) - load8(mean + j)) * load8(a + j) + load8(b + j);
+  }
+  DISTCONV_INLINE void block(Index s, Index j0) const {
+    const Index i = s + j0;
+    const V8 lo = at(i, j0), hi = at(i + 8, j0 + 8);
+    store8<kStores>(y + i, lo);
+    store8<kStores>(y + i + 8, hi);
+  }
+  DISTCONV_INLINE void scalar(Index i, Index j) const {
+    y[i] = (x[i] - mean[j]) * a[j] + b[j];
+  }
+};
+
+// y = ((x - mean_hi) - mean_lo) * a + b, float.
+template <Stores kStores>
+struct AffineFloat {
+  const float* x;
+  float* y;
+  const float *mean_hi, *mean_lo, *a, *b;
+  DISTCONV_INLINE void block(Index s, Index j0) const {
+    const Index i = s + j0;
+    const F16 d = (load16(x + i) - load16(mean_hi + j0)) - load16(mean_lo + j0);
+    store16<kStores>(y + i, d * load16(a + j0) + load16(b + j0));
+  }
+  DISTCONV_INLINE void scalar(Index i, Index j) const {
+    y[i] = ((x[i] - mean_hi[j]) - mean_lo[j]) * a[j] + b[j];
+  }
+};
+
+// dx = a * ((dy - dy_mean) - (x - mean) * k), double.
+template <Stores kStores>
+struct DiffSrcDouble {
+  const double *x, *dy;
+  double* dx;
+  const double *mean, *a, *dy_mean, *k;
+  DISTCONV_INLINE V8 at(Index i, Index j) const {
+    return load8(a + j) * ((load8(dy + i) - load8(dy_mean + j)) -
+                           (load8(x + i) - load8(mean + j)) * load8(k + j));
+  }
+  DISTCONV_INLINE void block(Index s, Index j0) const {
+    const Index i = s + j0;
+    const V8 lo = at(i, j0), hi = at(i + 8, j0 + 8);
+    store8<kStores>(dx + i, lo);
+    store8<kStores>(dx + i + 8, hi);
+  }
+  DISTCONV_INLINE void scalar(Index i, Index j) const {
+    dx[i] = a[j] * ((dy[i] - dy_mean[j]) - (x[i] - mean[j]) * k[j]);
+  }
+};
+
+// The same in float, both means split.
+template <Stores kStores>
+struct DiffSrcFloat {
+  const float *x, *dy;
+  float* dx;
+  const float *mean_hi, *mean_lo, *a, *dy_mean_hi, *dy_mean_lo, *k;
+  DISTCONV_INLINE void block(Index s, Index j0) const {
+    const Index i = s + j0;
+    const F16 d = (load16(x + i) - load16(mean_hi + j0)) - load16(mean_lo + j0);
+    const F16 e =
+        (load16(dy + i) - load16(dy_mean_hi + j0)) - load16(dy_mean_lo + j0);
+    store16<kStores>(dx + i, load16(a + j0) * (e - d * load16(k + j0)));
+  }
+  DISTCONV_INLINE void scalar(Index i, Index j) const {
+    const float d = (x[i] - mean_hi[j]) - mean_lo[j];
+    const float e = (dy[i] - dy_mean_hi[j]) - dy_mean_lo[j];
+    dx[i] = a[j] * (e - d * k[j]);
+  }
+};
+
+// Reductions keep their accumulators in registers. Each group of chunks is
+// summed column by column: for each 16-position block of the period, the
+// group's chunks in turn, two chunks at a time into independent
+// accumulators; the column totals then go into total[]. (Row by row, with
+// the accumulators in memory, each chunk would wait for the previous
+// chunk's stores: 2-3x slower.) f.add(acc, data offset, position) adds a
+// chunk's 16 values at a position to acc (Acc: what one chunk
+// accumulates); f.store(a, b, position) adds both to the totals;
+// f.scalar(offset, position) adds one value of a partial chunk.
+template <typename F>
+DISTCONV_INLINE void reduce_columns(Index elements, Index period, const F& f) {
+  const Index group = std::max<Index>(2, kGroupValues / period);
+  const Index full = elements / period;
+  for (Index k0 = 0; k0 < full; k0 += group) {
+    const Index chunks = std::min(group, full - k0);
+    for (Index j0 = 0; j0 < period; j0 += kWidth) {
+      typename F::Acc a{}, b{};
+      Index k = k0;
+      for (; k + 1 < k0 + chunks; k += 2) {
+        f.add(a, k * period + j0, j0);
+        f.add(b, (k + 1) * period + j0, j0);
+      }
+      if (k < k0 + chunks) f.add(a, k * period + j0, j0);
+      f.store(a, b, j0);
+    }
+  }
+  for (Index i = full * period; i < elements; ++i) {
+    f.scalar(i, i - full * period);
+  }
+}
+
+template <typename T>
+struct Sum {
+  const T* x;
+  double* total;
+  struct Acc {
+    V8 lo, hi;
+  };
+  DISTCONV_INLINE void add(Acc& a, Index i, Index) const {
+    a.lo += load8(x + i);
+    a.hi += load8(x + i + 8);
+  }
+  DISTCONV_INLINE void store(const Acc& a, const Acc& b, Index j0) const {
+    add8(total + j0, a.lo + b.lo);
+    add8(total + j0 + 8, a.hi + b.hi);
+  }
+  DISTCONV_INLINE void scalar(Index i, Index j) const {
+    total[j] += double(x[i]);
+  }
+};
+
+template <typename T>
+struct SquaredDeviations {
+  const T* x;
+  const double* mean;
+  double* total;
+  struct Acc {
+    V8 lo, hi;
+  };
+  DISTCONV_INLINE void add(Acc& a, Index i, Index j0) const {
+    const V8 dl = load8(x + i) - load8(mean + j0);
+    const V8 dh = load8(x + i + 8) - load8(mean + j0 + 8);
+    a.lo += dl * dl;
+    a.hi += dh * dh;
+  }
+  DISTCONV_INLINE void store(const Acc& a, const Acc& b, Index j0) const {
+    add8(total + j0, a.lo + b.lo);
+    add8(total + j0 + 8, a.hi + b.hi);
+  }
+  DISTCONV_INLINE void scalar(Index i, Index j) const {
+    const double d = double(x[i]) - mean[j];
+    total[j] += d * d;
+  }
+};
+
+template <typename T>
+struct GradientSums {
+  const T *x, *dy;
+  const double* mean;
+  double *sum_dy, *sum_dy_dev;
+  struct Acc {
+    V8 g_lo, g_hi, gd_lo, gd_hi;
+  };
+  DISTCONV_INLINE void add(Acc& a, Index i, Index j0) const {
+    const V8 gl = load8(dy + i), gh = load8(dy + i + 8);
+    a.g_lo += gl;
+    a.g_hi += gh;
+    a.gd_lo += gl * (load8(x + i) - load8(mean + j0));
+    a.gd_hi += gh * (load8(x + i + 8) - load8(mean + j0 + 8));
+  }
+  DISTCONV_INLINE void store(const Acc& a, const Acc& b, Index j0) const {
+    add8(sum_dy + j0, a.g_lo + b.g_lo);
+    add8(sum_dy + j0 + 8, a.g_hi + b.g_hi);
+    add8(sum_dy_dev + j0, a.gd_lo + b.gd_lo);
+    add8(sum_dy_dev + j0 + 8, a.gd_hi + b.gd_hi);
+  }
+  DISTCONV_INLINE void scalar(Index i, Index j) const {
+    const double g = double(dy[i]);
+    sum_dy[j] += g;
+    sum_dy_dev[j] += g * (double(x[i]) - mean[j]);
+  }
+};
+
+// The passes, cloned per instruction set: the reductions per type, from
+// one template; the elementwise ones below, which take how to store
+// (non-temporal stores, then a fence).
+#define DISTCONV_PASSES(T)                                                   \
+  DISTCONV_CLONES void sum_pass(const T* x, Index n, Index period,           \
+                                double* total) {                             \
+    reduce_columns(n, period, Sum<T>{x, total});                             \
+  }                                                                          \
+  DISTCONV_CLONES void squares_pass(const T* x, Index n, Index period,       \
+                                    const double* mean, double* total) {     \
+    reduce_columns(n, period, SquaredDeviations<T>{x, mean, total});         \
+  }                                                                          \
+  DISTCONV_CLONES void gradient_pass(const T* x, const T* dy, Index n,       \
+                                     Index period, const double* mean,       \
+                                     double* total1, double* total2) {       \
+    reduce_columns(n, period, GradientSums<T>{x, dy, mean, total1, total2}); \
+  }
+
+DISTCONV_INLINE void fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
+DISTCONV_PASSES(float)
+DISTCONV_PASSES(double)
+#undef DISTCONV_PASSES
+
+DISTCONV_CLONES void affine_pass(const double* x, Index n, Index period,
+                                 const double* mean, const double* a,
+                                 const double* b, double* y, Stores stores) {
+  if (stores == Stores::kStreaming) {
+    run_chunks(n, period, AffineDouble<Stores::kStreaming>{x, y, mean, a, b});
+    fence();
+  } else {
+    run_chunks(n, period, AffineDouble<Stores::kPlain>{x, y, mean, a, b});
+  }
+}
+
+DISTCONV_CLONES void affine_pass(const float* x, Index n, Index period,
+                                 const float* mean_hi, const float* mean_lo,
+                                 const float* a, const float* b, float* y,
+                                 Stores stores) {
+  if (stores == Stores::kStreaming) {
+    run_chunks(n, period,
+               AffineFloat<Stores::kStreaming>{x, y, mean_hi, mean_lo, a, b});
+    fence();
+  } else {
+    run_chunks(n, period,
+               AffineFloat<Stores::kPlain>{x, y, mean_hi, mean_lo, a, b});
+  }
+}
+
+DISTCONV_CLONES void diff_src_pass(const double* x, const double* dy, Index n,
+                                   Index period, const double* mean,
+                                   const double* a, const double* dy_mean,
+                                   const double* k, double* dx, Stores stores) {
+  if (stores == Stores::kStreaming) {
+    run_chunks(
+        n, period,
+        DiffSrcDouble<Stores::kStreaming>{x, dy, dx, mean, a, dy_mean, k});
+    fence();
+  } else {
+    run_chunks(n, period,
+               DiffSrcDouble<Stores::kPlain>{x, dy, dx, mean, a, dy_mean, k});
+  }
+}
+
+DISTCONV_CLONES void diff_src_pass(const float* x, const float* dy, Index n,
+                                   Index period, const float* const* f,
+                                   float* dx, Stores stores) {
+  if (stores == Stores::kStreaming) {
+    run_chunks(n, period,
+               DiffSrcFloat<Stores::kStreaming>{x, dy, dx, f[0], f[1], f[2],
+                                                f[3], f[4], f[5]});
+    fence();
+  } else {
+    run_chunks(n, period,
+               DiffSrcFloat<Stores::kPlain>{x, dy, dx, f[0], f[1], f[2], f[3],
+                                            f[4], f[5]});
+  }
+}
+
+// The default streaming threshold: this core's share of the last-level
+// cache (at least 1 MiB); outputs larger than that would not stay in cache
+// for the next layer anyway.
+Index default_streaming_threshold() {
+  long cache = 0, cores = 1;
+#if defined(_SC_LEVEL3_CACHE_SIZE)
+  cache = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+#if defined(_SC_NPROCESSORS_ONLN)
+  cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+#endif
+  if (cache <= 0) cache = 32L << 20;
+  return std::max<Index>(Index(1) << 20, Index(cache / cores));
+}
+
+// How an elementwise pass writing `bytes` to `out` (reading `in1` and
+// `in2`) stores: streaming for a large output (at least `threshold`
+// bytes), written apart from its inputs (in place, its lines are in cache
+// already), 16-byte aligned.
+Stores stores_for(const void* out, const void* in1, const void* in2,
+                  Index bytes, Index threshold) {
+#if defined(__SSE2__)
+  if (bytes >= threshold && out != in1 && out != in2 &&
+      reinterpret_cast<std::uintptr_t>(out) % 16 == 0) {
+    return Stores::kStreaming;
+  }
+#else
+  (void)out, (void)in1, (void)in2, (void)bytes, (void)threshold;
+#endif
+  return Stores::kPlain;
+}
+
+}  // namespace
+
+template <typename T>
+LocalBatchNorm<T>::LocalBatchNorm(Index channels)
+    : channels_(channels),
+      period_(period_for(channels)),
+      streaming_threshold_(default_streaming_threshold()) {
+  require(channels >= 0, ErrorKind::kInvalidArgument, "channel count ",
+          channels, " must be >= 0");
+  for (auto* v : {&total1_, &total2_, &rep1_, &rep2_, &rep3_, &rep4_}) {
+    v->assign(static_cast<size_t>(period_), 0.0);
+  }
+  if (std::is_same_v<T, float>) {
+    for (auto& v : frep_) v.assign(static_cast<size_t>(period_), 0.0f);
+  }
+  for (auto* v : {&mean_, &tile_sums_, &tile_mean_, &tile_m2_}) {
+    v->assign(static_cast<size_t>(channels), 0.0);
+  }
+}
+
+template <typename T>
+void LocalBatchNorm<T>::set_streaming_threshold(Index bytes) {
+  require(bytes >= 0, ErrorKind::kInvalidArgument, "streaming threshold ",
+          bytes, " must be >= 0");
+  streaming_threshold_ = bytes;
+}
+
+template <typename T>
+std::string LocalBatchNorm<T>::implementation() {
+#if defined(DISTCONV_HAS_CLONES)
+  // The order target_clones' resolver tries.
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return "avx512f";
+  if (__builtin_cpu_supports("avx2")) return "avx2";
+  return "sse2";
+#elif defined(__x86_64__)
+  return "sse2";
+#else
+  return "portable";
+#endif
+}
+
+template <typename T>
+void LocalBatchNorm<T>::fold(const std::vector<double>& total,
+                             double* sums) const {
+  std::fill(sums, sums + channels_, 0.0);
+  if (channels_ == 0) return;
+  for (Index j = 0; j < period_; ++j) sums[j % channels_] += total[j];
+}
+
+template <typename T>
+const double* LocalBatchNorm<T>::replicate(const double* per_channel,
+                                           std::vector<double>& rep) {
+  if (channels_ == 0) return rep.data();
+  for (Index j = 0; j < period_; ++j) rep[j] = per_channel[j % channels_];
+  return rep.data();
+}
+
+template <typename T>
+void LocalBatchNorm<T>::moments(const T* x, Index elements, double* sums,
+                                double* m2) {
+  std::fill(sums, sums + channels_, 0.0);
+  std::fill(m2, m2 + channels_, 0.0);
+  if (channels_ == 0) return;
+  // Rows (values per channel) merged so far, and their per-channel mean.
+  Index rows = 0;
+  std::vector<double>& mean = mean_;
+  const Index tile = period_ * std::max<Index>(1, kTileValues / period_);
+  for (Index s = 0; s < elements; s += tile) {
+    const Index len = std::min(tile, elements - s);
+    const Index tile_rows = len / channels_;
+    // The tile's sums and squared deviations from its own mean: two passes
+    // over values still in cache.
+    std::fill(total1_.begin(), total1_.end(), 0.0);
+    sum_pass(x + s, len, period_, total1_.data());
+    fold(total1_, tile_sums_.data());
+    for (Index c = 0; c < channels_; ++c) {
+      tile_mean_[c] = tile_sums_[c] / double(tile_rows);
+    }
+    std::fill(total1_.begin(), total1_.end(), 0.0);
+    squares_pass(x + s, len, period_, replicate(tile_mean_.data(), rep1_),
+                 total1_.data());
+    fold(total1_, tile_m2_.data());
+    // Chan et al.'s pairwise update merges the tile into the totals.
+    const double n_a = double(rows), n_b = double(tile_rows);
+    const double n = n_a + n_b;
+    for (Index c = 0; c < channels_; ++c) {
+      const double delta = tile_mean_[c] - mean[c];
+      mean[c] = rows == 0 ? tile_mean_[c] : mean[c] + delta * (n_b / n);
+      m2[c] +=
+          tile_m2_[c] + (rows == 0 ? 0.0 : delta * delta * (n_a * n_b / n));
+      sums[c] += tile_sums_[c];
+    }
+    rows += tile_rows;
+  }
+}
+
+template <typename T>
+void LocalBatchNorm<T>::affine(const T* x, Index elements, const double* mean,
+                               const double* a, const double* b, T* y) {
+  const Stores stores =
+      stores_for(y, x, x, elements * Index(sizeof(T)), streaming_threshold_);
+  if constexpr (std::is_same_v<T, float>) {
+    split(mean, frep_[0], frep_[1]);
+    affine_pass(x, elements, period_, frep_[0].data(), frep_[1].data(),
+                replicate_float(a, frep_[2]), replicate_float(b, frep_[3]), y,
+                stores);
+  } else {
+    affine_pass(x, elements, period_, replicate(mean, rep1_),
+                replicate(a, rep2_), replicate(b, rep3_), y, stores);
+  }
+}
+
+template <typename T>
+void LocalBatchNorm<T>::gradient_sums(const T* x, const T* dy, Index elements,
+                                      const double* mean, double* sum_dy,
+                                      double* sum_dy_dev) {
+  std::fill(total1_.begin(), total1_.end(), 0.0);
+  std::fill(total2_.begin(), total2_.end(), 0.0);
+  gradient_pass(x, dy, elements, period_, replicate(mean, rep1_),
+                total1_.data(), total2_.data());
+  fold(total1_, sum_dy);
+  fold(total2_, sum_dy_dev);
+}
+
+template <typename T>
+void LocalBatchNorm<T>::diff_src(const T* x, const T* dy, Index elements,
+                                 const double* mean, const double* a,
+                                 const double* dy_mean, const double* k,
+                                 T* dx) {
+  const Stores stores =
+      stores_for(dx, x, dy, elements * Index(sizeof(T)), streaming_threshold_);
+  if constexpr (std::is_same_v<T, float>) {
+    split(mean, frep_[0], frep_[1]);
+    replicate_float(a, frep_[2]);
+    split(dy_mean, frep_[3], frep_[4]);
+    replicate_float(k, frep_[5]);
+    const float* f[6];
+    for (int i = 0; i < 6; ++i) f[i] = frep_[i].data();
+    diff_src_pass(x, dy, elements, period_, f, dx, stores);
+  } else {
+    diff_src_pass(x, dy, elements, period_, replicate(mean, rep1_),
+                  replicate(a, rep2_), replicate(dy_mean, rep3_),
+                  replicate(k, rep4_), dx, stores);
+  }
+}
+
+template <typename T>
+const float* LocalBatchNorm<T>::replicate_float(const double* per_channel,
+                                                std::vector<float>& rep) {
+  if (channels_ == 0) return rep.data();
+  for (Index j = 0; j < period_; ++j) {
+    rep[j] = static_cast<float>(per_channel[j % channels_]);
+  }
+  return rep.data();
+}
+
+template <typename T>
+void LocalBatchNorm<T>::split(const double* per_channel, std::vector<float>& hi,
+                              std::vector<float>& lo) {
+  if (channels_ == 0) return;
+  for (Index j = 0; j < period_; ++j) {
+    const double v = per_channel[j % channels_];
+    hi[j] = static_cast<float>(v);
+    lo[j] = static_cast<float>(v - double(hi[j]));
+  }
+}
+
+template class LocalBatchNorm<float>;
+template class LocalBatchNorm<double>;
+
+}  // namespace distconv

@@ -1,0 +1,96 @@
+// LocalBatchNorm<T>: the per-channel passes of a batch normalisation over
+// one rank's shard, a dense channels-last array (N, [D,] H, W, C) seen as
+// `elements` values, value i in channel i % C. Planned once per channel
+// count (scratch of one period); the distributed layer
+// (distconv/batch_norm.h) adds the reductions across ranks.
+//
+//   LocalBatchNorm<float> k(channels);
+//   k.moments(x, n, sums, m2);     // sum x, sum (x - local mean)^2 per channel
+//   k.affine(x, n, mean, a, b, y);  // (x - mean[c]) a[c] + b[c]
+//
+// Precision: sums accumulate in double, float inputs too. Elementwise
+// passes compute in T: double in double; float in float with the means
+// (of x, and of dy in diff_src) split into two floats (hi + lo), so that
+// x - mean keeps float precision however large the mean is next to the
+// deviation (1e4 + noise); the factors a, b, k are rounded to float.
+//
+// Speed: the loops walk the array in chunks of a period L (a multiple of C
+// and of 16) with per-position copies of the per-channel factors, so every
+// block is 16 contiguous values with no modulo, computed on vectors (GCC /
+// Clang vector extensions). Reductions sum column by column over groups of
+// chunks with their accumulators in registers. On x86-64 each pass is
+// compiled for AVX-512, AVX2 and baseline SSE2 and picked at load time
+// (GCC target_clones); implementation() names the choice. Elementwise
+// outputs larger than streaming_threshold() bytes, apart from their inputs
+// and 16-byte aligned, are written with non-temporal stores (no read of
+// the destination's lines first: a third less memory traffic).
+//
+// Outputs may alias inputs exactly (y == x, dx == dy or x): every value is
+// read before its position is written. Per-channel arrays hold C doubles;
+// sums are overwritten.
+#ifndef DISTCONV_KERNELS_LOCAL_BATCH_NORM_H_
+#define DISTCONV_KERNELS_LOCAL_BATCH_NORM_H_
+
+#include <string>
+#include <vector>
+
+#include "distconv/shape.h"
+
+namespace distconv {
+
+// Defined for float and double.
+template <typename T>
+class LocalBatchNorm {
+ public:
+  explicit LocalBatchNorm(Index channels);  // channels >= 0
+
+  Index channels() const { return channels_; }
+  Index period() const { return period_; }
+  // The instruction set the passes run with: "avx512f", "avx2" or "sse2"
+  // (or "portable" off x86-64).
+  static std::string implementation();
+  // Output size in bytes from which elementwise passes write with
+  // non-temporal stores (default: this core's share of the last-level
+  // cache, at least 1 MiB).
+  Index streaming_threshold() const { return streaming_threshold_; }
+  void set_streaming_threshold(Index bytes);  // >= 0
+
+  // Per channel c with r = elements / C values: sums[c] = their sum and
+  // m2[c] = the sum of their squared deviations from their mean
+  // sums[c] / r. One read of the array from memory: tile by tile, a tile's
+  // sums and squared deviations from its own mean (two passes over values
+  // still in cache), merged into the totals with Chan et al.'s pairwise
+  // update (no E[x^2] - E[x]^2 cancellation anywhere).
+  void moments(const T* x, Index elements, double* sums, double* m2);
+  // y = (x - mean[c]) * a[c] + b[c].
+  void affine(const T* x, Index elements, const double* mean, const double* a,
+              const double* b, T* y);
+  // sum_dy[c] = sum of dy, sum_dy_dev[c] = sum of dy * (x - mean[c]).
+  void gradient_sums(const T* x, const T* dy, Index elements,
+                     const double* mean, double* sum_dy, double* sum_dy_dev);
+  // dx = a[c] * ((dy - dy_mean[c]) - (x - mean[c]) * k[c]): batch
+  // normalisation's input gradient (dy_mean = k = 0 in inference).
+  void diff_src(const T* x, const T* dy, Index elements, const double* mean,
+                const double* a, const double* dy_mean, const double* k, T* dx);
+
+ private:
+  void fold(const std::vector<double>& total, double* sums) const;
+  const double* replicate(const double* per_channel, std::vector<double>& rep);
+  const float* replicate_float(const double* per_channel,
+                               std::vector<float>& rep);
+  // hi + lo = per_channel[j % C] in two floats, per position j.
+  void split(const double* per_channel, std::vector<float>& hi,
+             std::vector<float>& lo);
+
+  Index channels_;
+  Index period_;
+  Index streaming_threshold_;
+  std::vector<double> total1_, total2_;
+  std::vector<double> rep1_, rep2_, rep3_, rep4_;
+  std::vector<double> mean_, tile_sums_, tile_mean_, tile_m2_;  // moments()
+  std::vector<float> frep_[6];  // float's elementwise factors
+};
+
+}  // namespace distconv
+
+#endif  // DISTCONV_KERNELS_LOCAL_BATCH_NORM_H_

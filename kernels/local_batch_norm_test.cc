@@ -1,0 +1,203 @@
+// LocalBatchNorm's passes against plain per-channel loops: channel counts
+// around the vector width and the period, partial last chunks, arrays long
+// enough for blocked sums and several tiles, empty arrays, outputs aliasing
+// inputs; moments on large offsets against long double.
+#include "kernels/local_batch_norm.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace distconv {
+namespace {
+
+template <typename T>
+std::vector<T> random_values(Index n, unsigned seed, double offset) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<T> v(n);
+  for (T& x : v) x = static_cast<T>(u(rng) + offset);
+  return v;
+}
+
+std::vector<double> per_channel(Index channels, unsigned seed) {
+  return random_values<double>(channels, seed, 0.5);
+}
+
+template <typename T>
+void ExpectPassesMatchPlainLoops(Index channels, Index rows, double tol) {
+  SCOPED_TRACE(::testing::Message()
+               << channels << " channels x " << rows << " rows");
+  const Index n = channels * rows;
+  const auto x = random_values<T>(n, 1, 3.0), dy = random_values<T>(n, 2, 0);
+  const auto mean = per_channel(channels, 3), a = per_channel(channels, 4);
+  const auto b = per_channel(channels, 5), g = per_channel(channels, 6);
+  std::vector<double> sum(channels), sq(channels), sdy(channels), sdd(channels);
+  std::vector<double> want_sum(channels, 0), want_sq(channels, 0),
+      want_sdy(channels, 0), want_sdd(channels, 0);
+  std::vector<T> want_y(n), want_dx(n);
+  for (Index i = 0; i < n; ++i) want_sum[i % channels] += double(x[i]);
+  for (Index i = 0; i < n; ++i) {
+    const Index c = i % channels;
+    const double own = double(x[i]) - want_sum[c] / double(rows);
+    want_sq[c] += own * own;
+  }
+  for (Index i = 0; i < n; ++i) {
+    const Index c = i % channels;
+    const double d = double(x[i]) - mean[c];
+    want_sdy[c] += double(dy[i]);
+    want_sdd[c] += double(dy[i]) * d;
+    want_y[i] = static_cast<T>(d * a[c] + b[c]);
+    want_dx[i] = static_cast<T>(a[c] * ((double(dy[i]) - b[c]) - d * g[c]));
+  }
+  LocalBatchNorm<T> k(channels);
+  EXPECT_EQ(k.period() % channels, 0);
+  k.moments(x.data(), n, sum.data(), sq.data());
+  k.gradient_sums(x.data(), dy.data(), n, mean.data(), sdy.data(), sdd.data());
+  for (Index c = 0; c < channels; ++c) {
+    const double scale = std::max(1.0, double(rows));
+    EXPECT_NEAR(sum[c], want_sum[c], 1e-13 * 4 * scale) << "channel " << c;
+    EXPECT_NEAR(sq[c], want_sq[c], 1e-13 * scale) << "channel " << c;
+    EXPECT_NEAR(sdy[c], want_sdy[c], 1e-13 * scale) << "channel " << c;
+    EXPECT_NEAR(sdd[c], want_sdd[c], 1e-13 * scale) << "channel " << c;
+  }
+  std::vector<T> y(n), dx(n);
+  k.affine(x.data(), n, mean.data(), a.data(), b.data(), y.data());
+  k.diff_src(x.data(), dy.data(), n, mean.data(), a.data(), b.data(), g.data(),
+             dx.data());
+  for (Index i = 0; i < n; ++i) {
+    ASSERT_NEAR(y[i], want_y[i],
+                tol * 8 * std::max(1.0, std::abs(double(want_y[i]))))
+        << "y at " << i;
+    ASSERT_NEAR(dx[i], want_dx[i],
+                tol * 8 * std::max(1.0, std::abs(double(want_dx[i]))))
+        << "dx at " << i;
+  }
+  // In place: y over x, dx over dy and over x.
+  std::vector<T> inout = x;
+  k.affine(inout.data(), n, mean.data(), a.data(), b.data(), inout.data());
+  EXPECT_EQ(inout, y);
+  inout = dy;
+  k.diff_src(x.data(), inout.data(), n, mean.data(), a.data(), b.data(),
+             g.data(), inout.data());
+  EXPECT_EQ(inout, dx);
+  inout = x;
+  k.diff_src(inout.data(), dy.data(), n, mean.data(), a.data(), b.data(),
+             g.data(), inout.data());
+  EXPECT_EQ(inout, dx);
+}
+
+TEST(LocalBatchNorm, PassesMatchPlainLoops) {
+  for (Index channels : {1, 2, 3, 7, 8, 9, 16, 19, 64, 65, 130}) {
+    for (Index rows : {0, 1, 5, 63, 64, 65, 257}) {
+      ExpectPassesMatchPlainLoops<double>(channels, rows, 1e-15);
+      ExpectPassesMatchPlainLoops<float>(channels, rows, 1e-7);
+    }
+  }
+}
+
+// More than 256 chunks (the block sums flush into the totals mid-way) and
+// several tiles of moments(), the last one partial.
+TEST(LocalBatchNorm, LongArrays) {
+  ExpectPassesMatchPlainLoops<double>(3, 300 * 32 + 5, 1e-15);
+  ExpectPassesMatchPlainLoops<float>(16, 256 * 4 * 3 + 1, 1e-7);
+  ExpectPassesMatchPlainLoops<float>(5, 16384, 1e-7);
+}
+
+// 1e4 + noise in [-1, 1), a million values per channel, 64 tiles: the
+// moments agree with a long-double two-pass to double precision.
+TEST(LocalBatchNorm, MomentsAreExactOnLargeOffsets) {
+  const Index channels = 2, rows = 1 << 20;
+  const auto x = random_values<float>(channels * rows, 9, 1e4);
+  long double sum[2] = {0, 0}, m2[2] = {0, 0};
+  for (Index i = 0; i < channels * rows; ++i) sum[i % 2] += x[i];
+  for (Index i = 0; i < channels * rows; ++i) {
+    const long double d = x[i] - sum[i % 2] / rows;
+    m2[i % 2] += d * d;
+  }
+  LocalBatchNorm<float> k(channels);
+  std::vector<double> got_sum(channels), got_m2(channels);
+  k.moments(x.data(), channels * rows, got_sum.data(), got_m2.data());
+  for (int c = 0; c < 2; ++c) {
+    EXPECT_NEAR(got_sum[c], double(sum[c]), 1e-14 * double(sum[c]));
+    EXPECT_NEAR(got_m2[c], double(m2[c]), 1e-12 * double(m2[c]));
+  }
+}
+
+// Float's elementwise passes on 1e4 + noise in [-1, 1), normalised by the
+// exact mean and deviation: the split means keep x - mean (and dy -
+// dy_mean) at float precision. One float for the mean would be off by up
+// to 5e-4 (half a float step at 1e4), 1e-3 of an output of unit variance.
+TEST(LocalBatchNorm, FloatDeviationsKeepPrecisionOnLargeOffsets) {
+  const Index channels = 3, rows = 4096, n = channels * rows;
+  const auto x = random_values<float>(n, 12, 1e4);
+  std::vector<double> mean(channels, 0), inv_std(channels, 0);
+  for (Index i = 0; i < n; ++i) mean[i % channels] += x[i];
+  for (double& m : mean) m /= double(rows);
+  for (Index i = 0; i < n; ++i) {
+    const double d = x[i] - mean[i % channels];
+    inv_std[i % channels] += d * d;
+  }
+  for (double& s : inv_std) s = 1 / std::sqrt(s / double(rows));
+  const std::vector<double> shift = {0, 1, -1};
+  std::vector<float> y(n), dx(n);
+  LocalBatchNorm<float> k(channels);
+  k.affine(x.data(), n, mean.data(), inv_std.data(), shift.data(), y.data());
+  // dx = -(x - mean) * inv_std as well, through the backward pass's form
+  // (with dy = 1e4 + shift, dy_mean = 1e4: the same precision issue).
+  std::vector<float> dy(n);
+  for (Index i = 0; i < n; ++i) dy[i] = float(1e4 + shift[i % channels]);
+  const std::vector<double> ones(channels, 1.0), dy_mean(channels, 1e4);
+  k.diff_src(x.data(), dy.data(), n, mean.data(), ones.data(), dy_mean.data(),
+             inv_std.data(), dx.data());
+  double worst = 0;
+  for (Index i = 0; i < n; ++i) {
+    const Index c = i % channels;
+    const double xhat = (double(x[i]) - mean[c]) * inv_std[c];
+    worst = std::max(worst, std::abs(double(y[i]) - (xhat + shift[c])));
+    worst = std::max(worst, std::abs(double(dx[i]) - (shift[c] - xhat)));
+  }
+  EXPECT_LT(worst, 1e-6);  // |y| <= about 2.7
+}
+
+// Non-temporal stores (forced by a zero threshold) give the same values as
+// plain ones, on aligned and misaligned outputs, and not in place.
+template <typename T>
+void ExpectStreamingChangesNothing() {
+  const Index channels = 5, n = channels * 1000 + 3 * channels;
+  const auto x = random_values<T>(n, 13, 1.0), dy = random_values<T>(n, 14, 0);
+  const auto mean = per_channel(channels, 15), a = per_channel(channels, 16);
+  const auto b = per_channel(channels, 17), g = per_channel(channels, 18);
+  LocalBatchNorm<T> k(channels);
+  std::vector<T> y_plain(n), dx_plain(n), y(n + 1), dx(n + 1);
+  k.affine(x.data(), n, mean.data(), a.data(), b.data(), y_plain.data());
+  k.diff_src(x.data(), dy.data(), n, mean.data(), a.data(), b.data(), g.data(),
+             dx_plain.data());
+  k.set_streaming_threshold(0);
+  for (int offset : {0, 1}) {
+    k.affine(x.data(), n, mean.data(), a.data(), b.data(), y.data() + offset);
+    k.diff_src(x.data(), dy.data(), n, mean.data(), a.data(), b.data(),
+               g.data(), dx.data() + offset);
+    EXPECT_TRUE(std::equal(y_plain.begin(), y_plain.end(), y.begin() + offset));
+    EXPECT_TRUE(
+        std::equal(dx_plain.begin(), dx_plain.end(), dx.begin() + offset));
+  }
+}
+
+TEST(LocalBatchNorm, StreamingStoresChangeNothing) {
+  ExpectStreamingChangesNothing<float>();
+  ExpectStreamingChangesNothing<double>();
+}
+
+TEST(LocalBatchNorm, NoChannels) {
+  LocalBatchNorm<float> k(0);
+  k.moments(nullptr, 0, nullptr, nullptr);
+  k.affine(nullptr, 0, nullptr, nullptr, nullptr, nullptr);
+  EXPECT_FALSE(LocalBatchNorm<float>::implementation().empty());
+}
+
+}  // namespace
+}  // namespace distconv
