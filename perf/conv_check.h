@@ -3,7 +3,7 @@
 // relative error.
 //
 //   auto x = random_vector<float>(n, /*seed=*/1);      // uniform in [-1, 1)
-//   max_relative_error(got, want);   // max |got - want| / max |want|
+//   max_relative_error(got, want);   // max |got - want| / max |want|; NaN: inf
 #ifndef DISTCONV_PERF_CONV_CHECK_H_
 #define DISTCONV_PERF_CONV_CHECK_H_
 
@@ -30,7 +30,9 @@ double max_relative_error(const std::vector<T>& got,
                           const std::vector<T>& want) {
   double diff = 0, scale = 1e-30;
   for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
-    diff = std::max(diff, std::abs(double(got[i]) - double(want[i])));
+    const double d = std::abs(double(got[i]) - double(want[i]));
+    if (std::isnan(d)) return INFINITY;  // std::max would drop a NaN
+    diff = std::max(diff, d);
     scale = std::max(scale, std::abs(double(want[i])));
   }
   return got.size() == want.size() ? diff / scale : INFINITY;
