@@ -55,6 +55,9 @@ n"name"; dilation 0 = dense; id/kd make it 3D).
   --pool                 pooling, forward and backward (fwd, bwd_d); no g,
                          oc or dilation, e.g. mb1ic16ih512kh3sh2ph1
   --alg=max|avg_np|avg_p --pool: max, average excluding / including padding
+  --bnorm                batch normalisation, training forward and backward
+                         (fwd, bwd_d), statistics over the whole tensor,
+                         scale and shift; mb, ic, i.. only, e.g. mb8ic64ih128
   (a driver option applies to the problems after it)
   --batch=FILE           problems from FILE, one per line ('#' comments)
   --grid=NxCxHxW         process grid (or NxCxDxHxW); default: all ranks on H
@@ -99,6 +102,7 @@ std::string to_string(ProblemKind driver) {
     case ProblemKind::kConvolution: return "conv";
     case ProblemKind::kDeconvolution: return "deconv";
     case ProblemKind::kPooling: return "pool";
+    case ProblemKind::kBatchNorm: return "bnorm";
   }
   return "?";
 }
@@ -113,12 +117,14 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
     std::string v;
     if (arg == "--help" || arg == "-h") {
       o.help = true;
-    } else if (arg == "--conv" || arg == "--deconv" || arg == "--pool") {
+    } else if (arg == "--conv" || arg == "--deconv" || arg == "--pool" ||
+               arg == "--bnorm") {
       require(o.problems.empty(), ErrorKind::kInvalidArgument, arg,
               " comes after problems; give the driver first");
       o.driver = arg == "--conv"     ? ProblemKind::kConvolution
                  : arg == "--deconv" ? ProblemKind::kDeconvolution
-                                     : ProblemKind::kPooling;
+                 : arg == "--pool"   ? ProblemKind::kPooling
+                                     : ProblemKind::kBatchNorm;
     } else if (take(arg, "--alg", &v)) {
       if (v == "max") o.alg = PoolKind::kMax;
       else if (v == "avg_np") o.alg = PoolKind::kAverageExcludePadding;
@@ -176,11 +182,12 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
   }
   require(o.help || !o.problems.empty(), ErrorKind::kInvalidArgument,
           "no problem given (see --help)");
-  require(o.driver != ProblemKind::kPooling ||
+  require((o.driver != ProblemKind::kPooling &&
+           o.driver != ProblemKind::kBatchNorm) ||
               o.dir == BenchDir::kForward || o.dir == BenchDir::kBackwardData ||
               o.dir == BenchDir::kAll,
           ErrorKind::kInvalidArgument,
-          "--pool has no weights: --dir=fwd, bwd_d or all");
+          "--pool and --bnorm: --dir=fwd, bwd_d or all");
   require(o.impl == BenchImpl::kDistconv || o.dt == BenchDataType::kF32,
           ErrorKind::kInvalidArgument, "--impl=onednn needs --dt=f32");
   return o;

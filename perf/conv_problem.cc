@@ -233,7 +233,18 @@ std::string trim(const std::string& line) {
 
 ConvProblem parse_conv_problem(const std::string& text, ProblemKind kind) {
   RawDesc r = scan(text);
-  if (kind == ProblemKind::kPooling) {
+  if (kind == ProblemKind::kBatchNorm) {
+    check(r.oc == 0 && r.g < 0, text,
+          "batch normalisation descriptors have no `oc` or `g`");
+    for (int d = 0; d < 3; ++d) {
+      check((r.o[d] | r.k[d] | r.dil[d]) == 0 && r.s[d] == 1 && r.p[d] < 0,
+            text,
+            "batch normalisation descriptors have no output, kernel, "
+            "stride, padding or dilation");
+      if (r.i[d] > 0) r.k[d] = 1;
+    }
+    r.oc = r.ic;
+  } else if (kind == ProblemKind::kPooling) {
     check(r.oc == 0 && r.g < 0, text,
           "pooling descriptors have no `oc` or `g`");
     r.oc = r.ic;
@@ -320,6 +331,12 @@ std::string to_string(const ConvProblem& p) {
     std::swap(in_channels, out_channels);
   }
   std::ostringstream out;
+  if (p.kind == ProblemKind::kBatchNorm) {
+    out << "mb" << p.src_shape[0] << "_ic" << in_channels;
+    write_spatial(out, 'i', src_spatial, 0);
+    if (!p.name.empty()) out << "_n\"" << p.name << "\"";
+    return out.str();
+  }
   if (p.kind != ProblemKind::kPooling) out << "g" << c.groups;
   out << "mb" << p.src_shape[0] << "_ic" << in_channels;
   write_spatial(out, 'i', src_spatial, 0);

@@ -54,7 +54,10 @@ namespace distconv {
 //  - kPooling: no g or oc (oc is ic); the problem holds the window
 //    convolution (PoolDesc::window_conv without groups); pool_desc() gives
 //    the layer's desc. Dilated pooling (dh > 0) is refused.
-enum class ProblemKind { kConvolution, kDeconvolution, kPooling };
+//  - kBatchNorm: mb, ic and the input size only (benchdnn's --bnorm
+//    descriptors, e.g. mb8ic64ih128); the problem holds a 1x1 convolution
+//    from ic to ic so that it prints and parses like the others.
+enum class ProblemKind { kConvolution, kDeconvolution, kPooling, kBatchNorm };
 
 struct ConvProblem {
   ProblemKind kind = ProblemKind::kConvolution;

@@ -215,6 +215,23 @@ TEST(ConvProblem, Deconvolution) {
                Error);  // no adjoint convolution maps 12 to 5
 }
 
+// benchdnn's --bnorm descriptors: a shape only.
+TEST(ConvProblem, BatchNorm) {
+  const ConvProblem p =
+      parse_conv_problem("mb8ic64ih128", ProblemKind::kBatchNorm);
+  EXPECT_EQ(p.src_shape, (Shape{8, 64, 128, 128}));
+  EXPECT_EQ(to_string(p), "mb8_ic64ih128iw128");
+  EXPECT_EQ(parse_conv_problem(to_string(p), ProblemKind::kBatchNorm).src_shape,
+            p.src_shape);
+  EXPECT_EQ(parse_conv_problem("mb1ic4id5ih6iw7", ProblemKind::kBatchNorm)
+                .src_shape,
+            (Shape{1, 4, 5, 6, 7}));
+  EXPECT_THROW(parse_conv_problem("mb1ic4ih8kh3", ProblemKind::kBatchNorm),
+               Error);
+  EXPECT_THROW(parse_conv_problem("mb1ic4ih8oc4", ProblemKind::kBatchNorm),
+               Error);
+}
+
 TEST(ConvProblem, Errors) {
   EXPECT_ERROR("", "empty");
   EXPECT_ERROR("ih8oc4kh3", "`ic` is not given or 0");

@@ -235,6 +235,8 @@ int run_all(const BenchOptions& o) {
       grid = grid_for(o, p.src_shape, ranks, p).to_string();
       if (o.driver == ProblemKind::kPooling) {
         r = run_pool_bench(o, p);
+      } else if (o.driver == ProblemKind::kBatchNorm) {
+        r = run_bnorm_bench(o, p);
       } else if (o.driver == ProblemKind::kDeconvolution) {
         r = run_deconv_bench(o, p);
       } else if (o.impl == BenchImpl::kOnednn) {

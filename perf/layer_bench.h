@@ -1,5 +1,5 @@
-// distconv_bench's --pool and --deconv drivers: the distributed pooling and
-// transposed convolution checked against the reference kernels
+// distconv_bench's --pool, --deconv and --bnorm drivers: the distributed
+// pooling, transposed convolution and batch normalisation checked against the reference kernels
 // (correctness mode) or timed (perf mode), and their oneDNN baselines
 // (--impl=onednn: the whole problem in one process). Each is called on
 // every rank; errors are thrown alike on every rank.
@@ -18,6 +18,10 @@ BenchResult run_pool_bench(const BenchOptions& o, const ConvProblem& p);
 // backward-weights. The oneDNN baseline runs oneDNN's deconvolution
 // primitives (OnednnDeconvBaseline).
 BenchResult run_deconv_bench(const BenchOptions& o, const ConvProblem& p);
+// Batch normalisation (global statistics, scale and shift): training
+// forward (fwd) and backward (bwd_d). The oneDNN baseline runs oneDNN's
+// batch normalisation primitives on the tensor stored channels-last.
+BenchResult run_bnorm_bench(const BenchOptions& o, const ConvProblem& p);
 
 }  // namespace distconv
 

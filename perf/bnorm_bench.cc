@@ -1,0 +1,182 @@
+#include <dnnl.hpp>
+
+#include <algorithm>
+#include <vector>
+
+#include "distconv/batch_norm.h"
+#include "distconv/dist_tensor.h"
+#include "distconv/scatter_gather.h"
+#include "kernels/reference/batch_norm.h"
+#include "perf/conv_check.h"
+#include "perf/layer_bench.h"
+#include "perf/npy.h"
+
+namespace distconv {
+namespace {
+
+constexpr double kEpsilon = 1e-5;
+
+bool runs_forward(BenchDir d) {
+  return d == BenchDir::kForward || d == BenchDir::kAll;
+}
+bool runs_backward(BenchDir d) {
+  return d == BenchDir::kBackwardData || d == BenchDir::kAll;
+}
+
+// Floating-point operations, counted per element: forward 7 (the sum, the
+// squared deviation, then subtract, scale, shift), backward 9 (the two
+// sums, then the five terms of dx).
+double flops(const Shape& shape, BenchDir dir) {
+  const double n = static_cast<double>(shape.volume());
+  return (runs_forward(dir) ? 7 * n : 0) + (runs_backward(dir) ? 9 * n : 0);
+}
+
+template <typename T>
+BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
+  const Shape shape = problem.src_shape;
+  const Index c = shape[1];
+  ProcessGrid grid(MPI_COMM_WORLD, grid_for(o, shape, world_ranks(), problem));
+  BatchNormOptions options;
+  options.epsilon = kEpsilon;
+  BatchNorm<T> bn(grid, Distribution(shape, grid.shape()), options);
+  print_plan(o, grid.rank(), bn.describe());
+  DistTensor<T> x(grid, bn.src_layout()), y(grid, bn.dst_layout());
+  DistTensor<T> dy(grid, bn.diff_dst_layout());
+  DistTensor<T> dx(grid, bn.diff_src_layout());
+  const auto scale = random_vector<T>(c, 2), shift = random_vector<T>(c, 3);
+  std::vector<T> dscale(c), dshift(c);
+  const bool fwd = runs_forward(o.dir), bwd = runs_backward(o.dir);
+  const bool root = grid.rank() == 0;
+  std::vector<T> xg, dyg;
+  if (o.mode == BenchMode::kCorrectness && root) {
+    xg = random_vector<T>(shape.volume(), 1);
+    dyg = random_vector<T>(shape.volume(), 4);
+  }
+  if (o.mode == BenchMode::kCorrectness) {
+    scatter(xg.data(), x, 0);
+    scatter(dyg.data(), dy, 0);
+  }
+  // The layer does not report its allreduces' waits: comm_wait_ms is 0.
+  auto run = [&] {
+    if (fwd) bn.forward(x, scale.data(), shift.data(), y);
+    if (bwd) bn.backward(x, dy, scale.data(), dx, dscale.data(), dshift.data());
+    return 0.0;
+  };
+  if (!fwd) bn.forward(x, scale.data(), shift.data(), y);  // backward's stats
+  BenchResult r;
+  if (o.mode == BenchMode::kPerf) {
+    time_runs(o, run, &r);
+  } else {
+    time_once(run, &r);
+  }
+  r.gflops = flops(shape, o.dir) / (r.median_ms * 1e-3) / 1e9;
+  if (o.mode == BenchMode::kPerf) return r;
+  std::vector<T> yg(root ? shape.volume() : 0), dxg(yg.size());
+  gather(y, yg.data(), 0);
+  gather(dx, dxg.data(), 0);
+  if (!root) return r;
+  std::vector<T> y_ref(yg.size()), dx_ref(dxg.size()), ds_ref(c), db_ref(c);
+  reference::batch_norm_fwd_training(shape, xg.data(), scale.data(),
+                                     shift.data(), kEpsilon, y_ref.data());
+  reference::batch_norm_bwd_training(shape, xg.data(), dyg.data(),
+                                     scale.data(), kEpsilon, dx_ref.data(),
+                                     ds_ref.data(), db_ref.data());
+  double err = max_relative_error(yg, y_ref);  // forward always ran
+  if (bwd) {
+    err = std::max({err, max_relative_error(dxg, dx_ref),
+                    max_relative_error(dscale, ds_ref),
+                    max_relative_error(dshift, db_ref)});
+  }
+  r.max_rel_err = err;
+  r.status = err <= (std::is_same_v<T, float> ? 1e-4 : 1e-10) ? "PASS"
+                                                              : "FAIL";
+  if (!o.dump_dir.empty()) {
+    const std::string d = o.dump_dir + "/";
+    write_npy(d + "x.npy", shape, xg.data());
+    write_npy(d + "scale.npy", Shape{c}, scale.data());
+    write_npy(d + "shift.npy", Shape{c}, shift.data());
+    write_npy(d + "dy.npy", shape, dyg.data());
+    write_npy(d + "y.npy", shape, yg.data());
+    write_npy(d + "dx.npy", shape, dxg.data());
+    write_npy(d + "dscale.npy", Shape{c}, dscale.data());
+    write_npy(d + "dshift.npy", Shape{c}, dshift.data());
+  }
+  return r;
+}
+
+// oneDNN's batch normalisation primitives (training forward with scale and
+// shift, backward) on the whole tensor, channels-last.
+BenchResult run_onednn(const BenchOptions& o, const ConvProblem& problem) {
+  require(world_ranks() == 1 && o.mode == BenchMode::kPerf,
+          ErrorKind::kInvalidArgument,
+          "--impl=onednn runs in one process (-np 1) in perf mode");
+  using dnnl::memory;
+  const Shape& s = problem.src_shape;
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  const memory::desc md(memory::dims(s.begin(), s.end()),
+                        memory::data_type::f32,
+                        s.ndims() == 5 ? memory::format_tag::ndhwc
+                                       : memory::format_tag::nhwc);
+  const auto flags = dnnl::normalization_flags::use_scale |
+                     dnnl::normalization_flags::use_shift;
+  const dnnl::batch_normalization_forward::primitive_desc fpd(
+      {dnnl::prop_kind::forward_training, md, float(kEpsilon), flags},
+      engine);
+  const dnnl::batch_normalization_backward::primitive_desc bpd(
+      {dnnl::prop_kind::backward, md, md, float(kEpsilon), flags}, engine,
+      fpd);
+  if (o.verbose) std::printf("oneDNN: %s\n", fpd.impl_info_str());
+  const memory::desc cd({s[1]}, memory::data_type::f32, memory::format_tag::x);
+  auto filled = [&](const memory::desc& d, unsigned seed) {
+    memory m(d, engine);
+    const auto v = random_vector<float>(d.get_size() / sizeof(float), seed);
+    std::copy(v.begin(), v.end(), static_cast<float*>(m.get_data_handle()));
+    return m;
+  };
+  memory x = filled(md, 1), y = filled(md, 2), dy = filled(md, 3),
+         dx = filled(md, 4), scale = filled(cd, 5), shift = filled(cd, 6),
+         mean = filled(cd, 7), var = filled(cd, 8), dscale = filled(cd, 9),
+         dshift = filled(cd, 10);
+  dnnl::batch_normalization_forward fwd(fpd);
+  dnnl::batch_normalization_backward bwd(bpd);
+  const bool run_fwd = runs_forward(o.dir), run_bwd = runs_backward(o.dir);
+  auto forward = [&] {
+    fwd.execute(stream, {{DNNL_ARG_SRC, x},
+                         {DNNL_ARG_DST, y},
+                         {DNNL_ARG_SCALE, scale},
+                         {DNNL_ARG_SHIFT, shift},
+                         {DNNL_ARG_MEAN, mean},
+                         {DNNL_ARG_VARIANCE, var}});
+  };
+  if (!run_fwd) forward();
+  BenchResult r;
+  time_runs(o, [&] {
+    if (run_fwd) forward();
+    if (run_bwd) {
+      bwd.execute(stream, {{DNNL_ARG_SRC, x},
+                           {DNNL_ARG_DIFF_DST, dy},
+                           {DNNL_ARG_SCALE, scale},
+                           {DNNL_ARG_SHIFT, shift},
+                           {DNNL_ARG_MEAN, mean},
+                           {DNNL_ARG_VARIANCE, var},
+                           {DNNL_ARG_DIFF_SRC, dx},
+                           {DNNL_ARG_DIFF_SCALE, dscale},
+                           {DNNL_ARG_DIFF_SHIFT, dshift}});
+    }
+    stream.wait();
+    return 0.0;
+  }, &r);
+  r.gflops = flops(s, o.dir) / (r.median_ms * 1e-3) / 1e9;
+  return r;
+}
+
+}  // namespace
+
+BenchResult run_bnorm_bench(const BenchOptions& o, const ConvProblem& p) {
+  if (o.impl == BenchImpl::kOnednn) return run_onednn(o, p);
+  return o.dt == BenchDataType::kF32 ? run_distconv<float>(o, p)
+                                     : run_distconv<double>(o, p);
+}
+
+}  // namespace distconv
