@@ -1,6 +1,5 @@
 #include "distconv/convolution.h"
 
-#include <chrono>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -13,11 +12,6 @@
 
 namespace distconv {
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-      .count();
-}
 
 // One local convolution of a pass: a ConvGeometry window and its kernel,
 // with the window's boxes in the local coordinates of the buffers it reads
@@ -188,12 +182,6 @@ struct Convolution<T>::Impl {
     }
   }
 
-  void wait_halo(HaloExchange<T>& halo) {
-    const auto t0 = std::chrono::steady_clock::now();
-    halo.wait();
-    stats.halo_wait_s += seconds_since(t0);
-  }
-
   void check_layout(const DistTensor<T>& t, const HaloLayout& want,
                     const char* what) const {
     require(t.layout() == want, ErrorKind::kShapeMismatch, what,
@@ -271,7 +259,7 @@ void Convolution<T>::forward(DistTensor<T>& src, const T* weights,
   for (const Piece<T>& p : s.forward_early) {
     s.run_forward(p, src, weights, bias, dst);
   }
-  s.wait_halo(s.src_halo);
+  s.stats.halo_wait_s += s.src_halo.wait();
   for (const Piece<T>& p : s.forward_late) {
     s.run_forward(p, src, weights, bias, dst);
   }
@@ -289,7 +277,7 @@ void Convolution<T>::backward_data(DistTensor<T>& diff_dst, const T* weights,
     s.run_data(p, diff_dst, weights, diff_src);
     s.grads.poke();
   }
-  s.wait_halo(s.diff_dst_halo);
+  s.stats.halo_wait_s += s.diff_dst_halo.wait();
   for (const Piece<T>& p : s.data_late) {
     s.run_data(p, diff_dst, weights, diff_src);
     s.grads.poke();

@@ -57,21 +57,21 @@ void DeconvDesc::validate(const Shape& src_shape) const {
             padding_upper, ", output padding ", output_padding,
             " do not all have ", k);
   }
-  require(src_shape.ndims() == k + 2, ErrorKind::kShapeMismatch,
-          "input shape ", src_shape, " does not fit a ", k,
+  require(src_shape.ndims() == k + 2, ErrorKind::kShapeMismatch, "input shape ",
+          src_shape, " does not fit a ", k,
           "D transposed convolution (expected N, C and ", k,
           " spatial extents)");
   require(src_shape[1] == in_channels, ErrorKind::kShapeMismatch,
           "input shape ", src_shape, " has ", src_shape[1],
           " channels, the transposed convolution expects ", in_channels);
   for (int d = 0; d < k; ++d) {
-    require(src_shape[d + 2] >= 1, ErrorKind::kInvalidArgument,
-            "input shape ", src_shape,
+    require(src_shape[d + 2] >= 1, ErrorKind::kInvalidArgument, "input shape ",
+            src_shape,
             " must have spatial extents >= 1 (a transposed convolution of "
             "nothing has no defined output size)");
-    require(kernel[d] >= 1 && dilation[d] >= 1,
-            ErrorKind::kInvalidArgument, "kernel ", kernel, " and dilation ",
-            dilation, " must be >= 1 in every dimension");
+    require(kernel[d] >= 1 && dilation[d] >= 1, ErrorKind::kInvalidArgument,
+            "kernel ", kernel, " and dilation ", dilation,
+            " must be >= 1 in every dimension");
     require(stride[d] >= 1 && output_padding[d] >= 0 &&
                 output_padding[d] < stride[d],
             ErrorKind::kInvalidArgument, "output padding ", output_padding,
@@ -81,10 +81,10 @@ void DeconvDesc::validate(const Shape& src_shape) const {
   // dilation and padding, and that the output is large enough for it.
   const Shape out = output_shape(*this, src_shape);
   for (int d = 0; d < k; ++d) {
-    require(out[d + 2] >= 1, ErrorKind::kInvalidArgument, "transposed convolution of input ",
-            src_shape, " with kernel ", kernel, ", stride ", stride,
-            " and padding ", padding_lower, " / ", padding_upper,
-            " has no output in spatial dimension ", d);
+    require(out[d + 2] >= 1, ErrorKind::kInvalidArgument,
+            "transposed convolution of input ", src_shape, " with kernel ",
+            kernel, ", stride ", stride, " and padding ", padding_lower, " / ",
+            padding_upper, " has no output in spatial dimension ", d);
   }
   const ConvDesc conv = adjoint();
   conv.validate(out);

@@ -1,7 +1,6 @@
 #include "distconv/deconvolution.h"
 
 #include <algorithm>
-#include <chrono>
 #include <optional>
 #include <sstream>
 #include <utility>
@@ -67,8 +66,7 @@ struct Deconvolution<T>::Impl {
         src_layout(HaloLayout(src).with_storage(StorageOrder::kChannelsLast)),
         dst_layout(chosen_layout(
             o.dst_layout,
-            geometry.src_layout(dst, src, StorageOrder::kChannelsLast),
-            "dst")),
+            geometry.src_layout(dst, src, StorageOrder::kChannelsLast), "dst")),
         halo(g, dst_layout, o.halo),
         grads(g.comm(), d.weights_shape().volume(),
               d.bias == ConvBias::kAdd ? d.out_channels : 0) {
@@ -92,14 +90,6 @@ struct Deconvolution<T>::Impl {
     zero_first = window.src != dst_layout.buffer_box(rank);
   }
 
-  void exchange(DistTensor<T>& t, const HaloExchangeOptions& options) {
-    const auto t0 = std::chrono::steady_clock::now();
-    halo.exchange(t, options);
-    stats.halo_wait_s +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-            .count();
-  }
-
   void check_layout(const DistTensor<T>& t, const HaloLayout& want,
                     const char* what) const {
     require(t.layout() == want, ErrorKind::kShapeMismatch, what,
@@ -110,8 +100,7 @@ struct Deconvolution<T>::Impl {
 };
 
 template <typename T>
-Deconvolution<T>::Deconvolution(const ProcessGrid& grid,
-                                const DeconvDesc& desc,
+Deconvolution<T>::Deconvolution(const ProcessGrid& grid, const DeconvDesc& desc,
                                 const Distribution& src,
                                 const DeconvolutionOptions& options) {
   require(src.grid_shape() == grid.shape(), ErrorKind::kGridMismatch,
@@ -187,7 +176,8 @@ void Deconvolution<T>::forward(const DistTensor<T>& src, const T* weights,
     s.forward_kernel->backward_data(src.buffer().subview(s.in_local), weights,
                                     dst.view(s.out_local));
   }
-  s.exchange(dst, {HaloDirection::kReverse, HaloReduction::kSum});
+  s.stats.halo_wait_s +=
+      s.halo.exchange(dst, {HaloDirection::kReverse, HaloReduction::kSum});
   if (has_bias) {
     for_each_cell(dst.interior(), [&](T* v, Index channels, Index stride) {
       for (Index c = 0; c < channels; ++c) v[c * stride] += bias[c];
@@ -196,14 +186,13 @@ void Deconvolution<T>::forward(const DistTensor<T>& src, const T* weights,
 }
 
 template <typename T>
-void Deconvolution<T>::backward_data(DistTensor<T>& diff_dst,
-                                     const T* weights,
+void Deconvolution<T>::backward_data(DistTensor<T>& diff_dst, const T* weights,
                                      DistTensor<T>& diff_src) {
   Impl& s = impl();
   s.check_layout(diff_dst, s.dst_layout, "diff_dst");
   s.check_layout(diff_src, s.src_layout, "diff_src");
   require(weights != nullptr, ErrorKind::kInvalidArgument, "weights are null");
-  s.exchange(diff_dst, {});
+  s.stats.halo_wait_s += s.halo.exchange(diff_dst, {});
   s.grads.poke();
   const StridedView<T> out = diff_src.view(s.in_local);
   if (s.data_kernel) {
@@ -226,7 +215,7 @@ void Deconvolution<T>::backward_weights(const DistTensor<T>& src,
           ErrorKind::kInvalidArgument,
           "the transposed convolution adds a bias but diff_bias is null");
   s.grads.zero();
-  s.exchange(diff_dst, {});
+  s.stats.halo_wait_s += s.halo.exchange(diff_dst, {});
   if (s.weights_kernel) {
     s.weights_kernel->backward_weights(diff_dst.buffer().subview(s.out_local),
                                        src.buffer().subview(s.in_local),
@@ -257,9 +246,9 @@ std::string Deconvolution<T>::describe() const {
     out << "no kernel (nothing to compute here)\n";
     return out.str();
   }
-  out << "forward " << s.forward_kernel->implementation()
-      << "; backward-data " << s.data_kernel->implementation()
-      << "; backward-weights " << s.weights_kernel->implementation() << "\n";
+  out << "forward " << s.forward_kernel->implementation() << "; backward-data "
+      << s.data_kernel->implementation() << "; backward-weights "
+      << s.weights_kernel->implementation() << "\n";
   return out.str();
 }
 

@@ -54,15 +54,19 @@ std::vector<DeconvCase> cases() {
       deconv(2, 3, {3, 1, 2}, {2, 1, 1}, {1, 0, 0}, {0, 0, 1}, kB);
   lopsided.dilation = {1, 1, 2};
   return {
-      {"unet_4x4_stride2_pad1", deconv(3, 2, {4, 4}, {2, 2}, {1, 1}, {1, 1}),
+      {"unet_4x4_stride2_pad1",
+       deconv(3, 2, {4, 4}, {2, 2}, {1, 1}, {1, 1}),
        {2, 3, 5, 6}},
-      {"2x2_stride2_bias", deconv(2, 3, {2, 2}, {2, 2}, {0, 0}, {0, 0}, kB),
+      {"2x2_stride2_bias",
+       deconv(2, 3, {2, 2}, {2, 2}, {0, 0}, {0, 0}, kB),
        {1, 2, 5, 7}},
       {"3x3_stride1_same_bias",
-       deconv(2, 2, {3, 3}, {1, 1}, {1, 1}, {1, 1}, kB), {2, 2, 7, 6}},
+       deconv(2, 2, {3, 3}, {1, 1}, {1, 1}, {1, 1}, kB),
+       {2, 2, 7, 6}},
       {"3x3_stride2_output_padding", op, {1, 3, 5, 6}},
       {"kernel_smaller_than_stride_leaves_gaps",
-       deconv(2, 2, {2, 1}, {3, 2}, {0, 0}, {0, 0}, kB), {1, 2, 4, 5}},
+       deconv(2, 2, {2, 1}, {3, 2}, {0, 0}, {0, 0}, kB),
+       {1, 2, 4, 5}},
       {"asymmetric_padding_dilation", dil, {1, 2, 6, 5}},
       {"groups", grouped, {1, 4, 4, 5}},
       {"3d_2x2x2_stride2_bias",
@@ -80,8 +84,7 @@ struct Global {
 template <typename T>
 Global<T> reference_results(const DeconvDesc& d, const Shape& x_shape,
                             const std::vector<T>& x, const std::vector<T>& w,
-                            const std::vector<T>& b,
-                            const std::vector<T>& dy) {
+                            const std::vector<T>& b, const std::vector<T>& dy) {
   const Shape y_shape = d.dst_shape(x_shape);
   Global<T> r{std::vector<T>(y_shape.volume()),
               std::vector<T>(x_shape.volume()), std::vector<T>(w.size()),
@@ -145,8 +148,8 @@ void ForEveryCaseAndGrid(double tol) {
       ProcessGrid grid(MPI_COMM_WORLD, shape);
       SCOPED_TRACE(c.name + " on grid " + shape.to_string());
       ExpectMatchesReference<T>(c, grid, tol);
-      if (testing::max_over(MPI_COMM_WORLD,
-                            ::testing::Test::HasFailure()) != 0) {
+      if (testing::max_over(MPI_COMM_WORLD, ::testing::Test::HasFailure()) !=
+          0) {
         return;
       }
     }
@@ -178,8 +181,7 @@ TEST(Deconvolution, HandWorkedCase) {
   std::vector<double> y(4);
   gather(yt, y.data(), 0);
   if (grid.rank() == 0) {
-    EXPECT_EQ(y, (std::vector<double>{1 + 300, 10 + 3000, 2 + 400,
-                                      20 + 4000}));
+    EXPECT_EQ(y, (std::vector<double>{1 + 300, 10 + 3000, 2 + 400, 20 + 4000}));
   }
 }
 
@@ -274,9 +276,9 @@ TEST(Deconvolution, BadInputFailsOnEveryRank) {
   testing::expect_error_on_all_ranks(
       comm, ErrorKind::kShapeMismatch, "dst tensor's layout",
       [&] { layer.forward(x, w.data(), nullptr, x); });
-  testing::expect_error_on_all_ranks(
-      comm, ErrorKind::kState, "no backward_weights in flight",
-      [&] { layer.wait_gradients(); });
+  testing::expect_error_on_all_ranks(comm, ErrorKind::kState,
+                                     "no backward_weights in flight",
+                                     [&] { layer.wait_gradients(); });
   layer.backward_weights(x, y, dw.data(), nullptr);
   testing::expect_error_on_all_ranks(
       comm, ErrorKind::kState, "called again before wait_gradients",

@@ -1,6 +1,5 @@
 #include "distconv/pooling.h"
 
-#include <chrono>
 #include <optional>
 #include <sstream>
 #include <utility>
@@ -52,14 +51,6 @@ struct Pooling<T>::Impl {
                      window.dst.extent, dst_layout.local_strides(rank));
       zero_first = window.src != src_layout.buffer_box(rank);
     }
-  }
-
-  void exchange(DistTensor<T>& t, const HaloExchangeOptions& options) {
-    const auto t0 = std::chrono::steady_clock::now();
-    halo.exchange(t, options);
-    stats.halo_wait_s +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-            .count();
   }
 
   static ConvDesc checked_window_conv(const PoolDesc& d,
@@ -143,7 +134,7 @@ void Pooling<T>::forward(DistTensor<T>& src, DistTensor<T>& dst) {
   Impl& s = impl();
   s.check_layout(src, s.src_layout, "src");
   s.check_layout(dst, s.dst_layout, "dst");
-  s.exchange(src, {});
+  s.stats.halo_wait_s += s.halo.exchange(src, {});
   if (s.kernel) s.kernel->forward(src.view(s.in_local), dst.view(s.out_local));
   s.forward_ran = true;
 }
@@ -167,7 +158,8 @@ void Pooling<T>::backward(const DistTensor<T>& src,
                        diff_dst.buffer().subview(s.out_local),
                        diff_src.view(s.in_local));
   }
-  s.exchange(diff_src, {HaloDirection::kReverse, HaloReduction::kSum});
+  s.stats.halo_wait_s += s.halo.exchange(
+      diff_src, {HaloDirection::kReverse, HaloReduction::kSum});
 }
 
 template <typename T>

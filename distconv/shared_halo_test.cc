@@ -38,10 +38,10 @@ TEST(SharedHalos, LayersShareOneInputWithTheWidestHalos) {
   p.stride = {2, 2};
   p.padding_lower = p.padding_upper = {1, 1};
   // Plan once for the layouts, then again with the widest.
-  const HaloLayout both = widest(
-      widest(Convolution<double>(grid, a, dist).src_layout(),
-             Convolution<double>(grid, b, dist).src_layout()),
-      Pooling<double>(grid, p, dist).src_layout());
+  const HaloLayout both =
+      widest(widest(Convolution<double>(grid, a, dist).src_layout(),
+                    Convolution<double>(grid, b, dist).src_layout()),
+             Pooling<double>(grid, p, dist).src_layout());
   ConvolutionOptions co;
   co.src_layout = both;
   PoolingOptions po;
@@ -69,10 +69,8 @@ TEST(SharedHalos, LayersShareOneInputWithTheWidestHalos) {
   gather(yp, gp.data(), 0);
   if (grid.rank() != 0) return;
   std::vector<double> ra(ga.size()), rb(gb.size()), rp(gp.size());
-  reference::conv_fwd(a, x_shape, x.data(), wa.data(), nullptr, sa,
-                      ra.data());
-  reference::conv_fwd(b, x_shape, x.data(), wb.data(), nullptr, sb,
-                      rb.data());
+  reference::conv_fwd(a, x_shape, x.data(), wa.data(), nullptr, sa, ra.data());
+  reference::conv_fwd(b, x_shape, x.data(), wb.data(), nullptr, sb, rb.data());
   reference::pool_fwd<double>(p, x_shape, x.data(), sp, rp.data());
   EXPECT_LE(max_relative_error(ga, ra), 1e-12);
   EXPECT_LE(max_relative_error(gb, rb), 1e-12);
@@ -90,9 +88,8 @@ TEST(SharedHalos, TransposedConvolutionWritesTheNextConvolutionsInput) {
   const Deconvolution<double> first(grid, up, dist);
   const Distribution mid = first.dst_layout().distribution();
   const ConvDesc next = conv(3, 2, 5, 2, 1);  // halo 2 > the deconv's 0
-  const HaloLayout both =
-      widest(first.dst_layout(),
-             Convolution<double>(grid, next, mid).src_layout());
+  const HaloLayout both = widest(
+      first.dst_layout(), Convolution<double>(grid, next, mid).src_layout());
   DeconvolutionOptions uo;
   uo.dst_layout = both;
   ConvolutionOptions co;
@@ -115,8 +112,7 @@ TEST(SharedHalos, TransposedConvolutionWritesTheNextConvolutionsInput) {
   std::vector<double> m(ms.volume()), y_ref(ys.volume());
   reference::deconv_fwd(up, x_shape, x.data(), wu.data(), nullptr, ms,
                         m.data());
-  reference::conv_fwd(next, ms, m.data(), wc.data(), nullptr, ys,
-                      y_ref.data());
+  reference::conv_fwd(next, ms, m.data(), wc.data(), nullptr, ys, y_ref.data());
   EXPECT_LE(max_relative_error(y, y_ref), 1e-12);
 }
 
@@ -133,8 +129,7 @@ TEST(SharedHalos, ALayoutThatDoesNotCoverFailsOnEveryRank) {
   if (testing::world_size() > 1) {  // one rank needs no halo at all
     o.src_layout = HaloLayout(dist).with_storage(StorageOrder::kChannelsLast);
     testing::expect_error_on_all_ranks(
-        MPI_COMM_WORLD, ErrorKind::kInvalidArgument,
-        "does not cover the halos",
+        MPI_COMM_WORLD, ErrorKind::kInvalidArgument, "does not cover the halos",
         [&] { Convolution<float>(grid, c, dist, o); });
   }
 }

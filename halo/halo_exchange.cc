@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <optional>
@@ -385,10 +386,11 @@ void HaloExchange<T>::start(DistTensor<T>& tensor,
 }
 
 template <typename T>
-void HaloExchange<T>::wait() {
+double HaloExchange<T>::wait() {
   Impl& s = impl();
   require(s.in_flight, ErrorKind::kState,
           "wait() called with no exchange in flight");
+  const auto t0 = std::chrono::steady_clock::now();
   T* data = s.data;
   const Shape& extent = s.storage_shape;  // boxes come in storage order
   if (s.options.direction == HaloDirection::kForward) {
@@ -405,6 +407,8 @@ void HaloExchange<T>::wait() {
                   [](T a, T b) { return std::max(a, b); });
     });
   }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+      .count();
 }
 
 bool receives_in_flight(HaloTransport transport) {

@@ -90,12 +90,13 @@ class HaloExchange {
   // checks are local: a rank that alone passes a wrong tensor throws alone.
   // The tensor's buffer must stay put until wait().
   void start(DistTensor<T>& tensor, const HaloExchangeOptions& options = {});
-  // Throws kState if nothing is in flight.
-  void wait();
-  void exchange(DistTensor<T>& tensor,
-                const HaloExchangeOptions& options = {}) {
+  // Completes the exchange; returns the seconds it took (blocked on
+  // messages, and unpacking). Throws kState if nothing is in flight.
+  double wait();
+  double exchange(DistTensor<T>& tensor,
+                  const HaloExchangeOptions& options = {}) {
     start(tensor, options);
-    wait();
+    return wait();
   }
   bool in_flight() const;
 

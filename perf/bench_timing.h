@@ -9,8 +9,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "distconv/error.h"

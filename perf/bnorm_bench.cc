@@ -1,6 +1,5 @@
-#include <dnnl.hpp>
-
 #include <algorithm>
+#include <dnnl.hpp>
 #include <vector>
 
 #include "distconv/batch_norm.h"
@@ -78,9 +77,9 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   std::vector<T> y_ref(yg.size()), dx_ref(dxg.size()), ds_ref(c), db_ref(c);
   reference::batch_norm_fwd_training(shape, xg.data(), scale.data(),
                                      shift.data(), kEpsilon, y_ref.data());
-  reference::batch_norm_bwd_training(shape, xg.data(), dyg.data(),
-                                     scale.data(), kEpsilon, dx_ref.data(),
-                                     ds_ref.data(), db_ref.data());
+  reference::batch_norm_bwd_training(shape, xg.data(), dyg.data(), scale.data(),
+                                     kEpsilon, dx_ref.data(), ds_ref.data(),
+                                     db_ref.data());
   double err = max_relative_error(yg, y_ref);  // forward always ran
   if (bwd) {
     err = std::max({err, max_relative_error(dxg, dx_ref),
@@ -88,8 +87,7 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
                     max_relative_error(dshift, db_ref)});
   }
   r.max_rel_err = err;
-  r.status = err <= (std::is_same_v<T, float> ? 1e-4 : 1e-10) ? "PASS"
-                                                              : "FAIL";
+  r.status = err <= (std::is_same_v<T, float> ? 1e-4 : 1e-10) ? "PASS" : "FAIL";
   if (!o.dump_dir.empty()) {
     const std::string d = o.dump_dir + "/";
     write_npy(d + "x.npy", shape, xg.data());
@@ -114,18 +112,15 @@ BenchResult run_onednn(const BenchOptions& o, const ConvProblem& problem) {
   const Shape& s = problem.src_shape;
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
-  const memory::desc md(memory::dims(s.begin(), s.end()),
-                        memory::data_type::f32,
-                        s.ndims() == 5 ? memory::format_tag::ndhwc
-                                       : memory::format_tag::nhwc);
+  const memory::desc md(
+      memory::dims(s.begin(), s.end()), memory::data_type::f32,
+      s.ndims() == 5 ? memory::format_tag::ndhwc : memory::format_tag::nhwc);
   const auto flags = dnnl::normalization_flags::use_scale |
                      dnnl::normalization_flags::use_shift;
   const dnnl::batch_normalization_forward::primitive_desc fpd(
-      {dnnl::prop_kind::forward_training, md, float(kEpsilon), flags},
-      engine);
+      {dnnl::prop_kind::forward_training, md, float(kEpsilon), flags}, engine);
   const dnnl::batch_normalization_backward::primitive_desc bpd(
-      {dnnl::prop_kind::backward, md, md, float(kEpsilon), flags}, engine,
-      fpd);
+      {dnnl::prop_kind::backward, md, md, float(kEpsilon), flags}, engine, fpd);
   if (o.verbose) std::printf("oneDNN: %s\n", fpd.impl_info_str());
   const memory::desc cd({s[1]}, memory::data_type::f32, memory::format_tag::x);
   auto filled = [&](const memory::desc& d, unsigned seed) {
@@ -151,22 +146,25 @@ BenchResult run_onednn(const BenchOptions& o, const ConvProblem& problem) {
   };
   if (!run_fwd) forward();
   BenchResult r;
-  time_runs(o, [&] {
-    if (run_fwd) forward();
-    if (run_bwd) {
-      bwd.execute(stream, {{DNNL_ARG_SRC, x},
-                           {DNNL_ARG_DIFF_DST, dy},
-                           {DNNL_ARG_SCALE, scale},
-                           {DNNL_ARG_SHIFT, shift},
-                           {DNNL_ARG_MEAN, mean},
-                           {DNNL_ARG_VARIANCE, var},
-                           {DNNL_ARG_DIFF_SRC, dx},
-                           {DNNL_ARG_DIFF_SCALE, dscale},
-                           {DNNL_ARG_DIFF_SHIFT, dshift}});
-    }
-    stream.wait();
-    return 0.0;
-  }, &r);
+  time_runs(
+      o,
+      [&] {
+        if (run_fwd) forward();
+        if (run_bwd) {
+          bwd.execute(stream, {{DNNL_ARG_SRC, x},
+                               {DNNL_ARG_DIFF_DST, dy},
+                               {DNNL_ARG_SCALE, scale},
+                               {DNNL_ARG_SHIFT, shift},
+                               {DNNL_ARG_MEAN, mean},
+                               {DNNL_ARG_VARIANCE, var},
+                               {DNNL_ARG_DIFF_SRC, dx},
+                               {DNNL_ARG_DIFF_SCALE, dscale},
+                               {DNNL_ARG_DIFF_SHIFT, dshift}});
+        }
+        stream.wait();
+        return 0.0;
+      },
+      &r);
   r.gflops = flops(s, o.dir) / (r.median_ms * 1e-3) / 1e9;
   return r;
 }

@@ -30,7 +30,8 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   std::vector<T> dw(w.size()), db(b.size());
   print_plan(o, grid.rank(), layer.describe());
   const bool fwd = o.dir == BenchDir::kForward || o.dir == BenchDir::kAll;
-  const bool bwd_d = o.dir == BenchDir::kBackwardData || o.dir == BenchDir::kAll;
+  const bool bwd_d =
+      o.dir == BenchDir::kBackwardData || o.dir == BenchDir::kAll;
   const bool bwd_w =
       o.dir == BenchDir::kBackwardWeights || o.dir == BenchDir::kAll;
   auto run = [&] {
@@ -73,8 +74,8 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
     err = std::max(err, max_relative_error(yg, y_ref));
   }
   if (bwd_d) {
-    reference::deconv_bwd_data(desc, dst_shape, dyg.data(), w.data(),
-                               src_shape, dx_ref.data());
+    reference::deconv_bwd_data(desc, dst_shape, dyg.data(), w.data(), src_shape,
+                               dx_ref.data());
     err = std::max(err, max_relative_error(dxg, dx_ref));
   }
   if (bwd_w) {
@@ -107,10 +108,13 @@ BenchResult run_onednn(const BenchOptions& o, const ConvProblem& problem) {
   OnednnDeconvBaseline base(deconv_desc(problem), deconv_src_shape(problem));
   if (o.verbose) std::printf("oneDNN: %s\n", base.implementation().c_str());
   BenchResult r;
-  time_runs(o, [&] {
-    base.run(o.dir);
-    return 0.0;
-  }, &r);
+  time_runs(
+      o,
+      [&] {
+        base.run(o.dir);
+        return 0.0;
+      },
+      &r);
   r.gflops = conv_flops(problem, o.dir) / (r.median_ms * 1e-3) / 1e9;
   return r;
 }

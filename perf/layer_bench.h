@@ -1,8 +1,8 @@
 // distconv_bench's --pool, --deconv and --bnorm drivers: the distributed
-// pooling, transposed convolution and batch normalisation checked against the reference kernels
-// (correctness mode) or timed (perf mode), and their oneDNN baselines
-// (--impl=onednn: the whole problem in one process). Each is called on
-// every rank; errors are thrown alike on every rank.
+// pooling, transposed convolution and batch normalisation checked against
+// the reference kernels (correctness mode) or timed (perf mode), and their
+// oneDNN baselines (--impl=onednn: the whole problem in one process). Each
+// is called on every rank; errors are thrown alike on every rank.
 #ifndef DISTCONV_PERF_LAYER_BENCH_H_
 #define DISTCONV_PERF_LAYER_BENCH_H_
 

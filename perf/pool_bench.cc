@@ -76,8 +76,7 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   double err = max_relative_error(yg, y_ref);  // forward always ran
   if (bwd) err = std::max(err, max_relative_error(dxg, dx_ref));
   r.max_rel_err = err;
-  r.status = err <= (std::is_same_v<T, float> ? 1e-5 : 1e-10) ? "PASS"
-                                                              : "FAIL";
+  r.status = err <= (std::is_same_v<T, float> ? 1e-5 : 1e-10) ? "PASS" : "FAIL";
   if (!o.dump_dir.empty()) {
     const std::string d = o.dump_dir + "/";
     write_npy(d + "x.npy", src_shape, xg.data());
@@ -103,11 +102,14 @@ BenchResult run_onednn(const BenchOptions& o, const ConvProblem& problem) {
   const bool fwd = runs_forward(o.dir), bwd = runs_backward(o.dir);
   if (!fwd) pool.forward(x.data(), y.data());
   BenchResult r;
-  time_runs(o, [&] {
-    if (fwd) pool.forward(x.data(), y.data());
-    if (bwd) pool.backward(dy.data(), dx.data());
-    return 0.0;
-  }, &r);
+  time_runs(
+      o,
+      [&] {
+        if (fwd) pool.forward(x.data(), y.data());
+        if (bwd) pool.backward(dy.data(), dx.data());
+        return 0.0;
+      },
+      &r);
   r.gflops = operations(desc, dst_shape, o.dir) / (r.median_ms * 1e-3) / 1e9;
   return r;
 }

@@ -102,12 +102,10 @@ class Network {
         bn_(grid, c1_dist_),
         relu_(grid, ActivationDesc::relu(), c1_dist_),
         pool_(grid, pool2x2(), c1_dist_),
-        conv2_(grid, same3x3(kWidth, kDeep),
-               pool_.dst_layout().distribution()),
+        conv2_(grid, same3x3(kWidth, kDeep), pool_.dst_layout().distribution()),
         deconv_(grid, up4x4(), conv2_.dst_layout().distribution()),
         concat_(grid, {deconv_.dst_layout().distribution(), c1_dist_}),
-        conv3_(grid, same3x3(2 * kWidth, kClasses),
-               concat_.dst_distribution()),
+        conv3_(grid, same3x3(2 * kWidth, kClasses), concat_.dst_distribution()),
         loss_(grid, LossDesc::make(LossKind::kCrossEntropyIndices),
               conv3_.dst_layout().distribution()),
         x_(grid, conv1_.src_layout()),
@@ -204,8 +202,7 @@ class Network {
 };
 
 // Two training steps (forward, backward, SGD update) on `grid`.
-std::vector<StepResult> train(const ProcessGrid& grid,
-                              const std::vector<T>& x,
+std::vector<StepResult> train(const ProcessGrid& grid, const std::vector<T>& x,
                               const std::vector<std::int64_t>& labels) {
   Network net(grid);
   net.scatter_inputs(x, labels);

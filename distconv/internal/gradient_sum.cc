@@ -9,8 +9,7 @@
 namespace distconv::internal {
 
 template <typename T>
-GradientSum<T>::GradientSum(MPI_Comm comm, Index weights_size,
-                            Index bias_size)
+GradientSum<T>::GradientSum(MPI_Comm comm, Index weights_size, Index bias_size)
     : weights_size_(weights_size),
       bias_size_(bias_size),
       sums_(weights_size + bias_size) {
@@ -37,16 +36,15 @@ template <typename T>
 void GradientSum<T>::start(T* diff_weights, T* diff_bias) {
   require(diff_weights != nullptr, ErrorKind::kInvalidArgument,
           "diff_weights is null");
-  require(diff_bias != nullptr || bias_size_ == 0,
-          ErrorKind::kInvalidArgument,
+  require(diff_bias != nullptr || bias_size_ == 0, ErrorKind::kInvalidArgument,
           "the layer adds a bias but diff_bias is null");
   require(request_ == MPI_REQUEST_NULL && diff_weights_ == nullptr,
           ErrorKind::kState,
           "backward_weights called again before wait_gradients");
-  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, sums_.data(),
-                           static_cast<int>(sums_.size()), mpi_datatype<T>(),
-                           MPI_SUM, comm_, &request_),
-            "MPI_Iallreduce");
+  check_mpi(
+      MPI_Iallreduce(MPI_IN_PLACE, sums_.data(), static_cast<int>(sums_.size()),
+                     mpi_datatype<T>(), MPI_SUM, comm_, &request_),
+      "MPI_Iallreduce");
   diff_weights_ = diff_weights;
   diff_bias_ = diff_bias;
 }

@@ -10,8 +10,8 @@ namespace {
 
 void check_shapes(const DeconvDesc& d, const Shape& src, const Shape& dst) {
   require(d.dst_shape(src) == dst, ErrorKind::kShapeMismatch,
-          "transposed convolution output ", dst, " does not match input ",
-          src, " (expected ", d.dst_shape(src), ")");
+          "transposed convolution output ", dst, " does not match input ", src,
+          " (expected ", d.dst_shape(src), ")");
 }
 
 // Channel of element i of a dense (N, C, spatial...) array.
