@@ -96,7 +96,8 @@ ConvWindow ConvGeometry::forward_window(const Box& dst) const {
   }
   w.src.lower[0] = dst.lower[0];
   w.src.extent[0] = dst.extent[0];
-  w.src.extent[1] = src_shape_[1];
+  w.src.lower[1] = channelwise() ? dst.lower[1] : 0;
+  w.src.extent[1] = channelwise() ? dst.extent[1] : src_shape_[1];
   for (int j = 0; j < k; ++j) {
     const Axis a = axis(*this, j);
     const auto [need_lo, need_hi] =
@@ -125,9 +126,14 @@ ConvWindow ConvGeometry::backward_data_window(const Box& src) const {
   }
   w.dst.lower[0] = src.lower[0];
   w.dst.extent[0] = src.extent[0];
-  w.dst.extent[1] = dst_shape_[1];
-  w.src.lower[1] = 0;
-  w.src.extent[1] = src_shape_[1];
+  if (channelwise()) {  // each channel's gradient reads its own outputs
+    w.dst.lower[1] = src.lower[1];
+    w.dst.extent[1] = src.extent[1];
+  } else {
+    w.dst.extent[1] = dst_shape_[1];
+    w.src.lower[1] = 0;
+    w.src.extent[1] = src_shape_[1];
+  }
   for (int j = 0; j < k; ++j) {
     const Axis a = axis(*this, j);
     const Index i0 = src.lower[j + 2], i1 = i0 + src.extent[j + 2];
@@ -181,21 +187,28 @@ BlockPartition lined_up(const BlockPartition& from, Index extent,
 
 }  // namespace
 
-void ConvGeometry::check_unsplit_channels(const Distribution& d) const {
+bool ConvGeometry::channelwise() const {
+  return desc_.groups == desc_.in_channels &&
+         desc_.in_channels == desc_.out_channels;
+}
+
+BlockPartition ConvGeometry::channel_partition(const Distribution& d,
+                                               Index channels) const {
+  if (channelwise()) return d.partition(1);
   require(d.grid_shape()[1] == 1, ErrorKind::kUnsupported, "the grid ",
           d.grid_shape(),
           " splits channels; channel/filter parallelism is not supported by "
           "the convolution yet (split N and spatial dimensions only)");
+  return BlockPartition::balanced(channels, 1);
 }
 
 Distribution ConvGeometry::dst_distribution(const Distribution& src) const {
   require(src.global_shape() == src_shape_, ErrorKind::kShapeMismatch,
           "input distribution of shape ", src.global_shape(),
           " given to a convolution planned for ", src_shape_);
-  check_unsplit_channels(src);
   std::vector<BlockPartition> parts;
   parts.push_back(src.partition(0));
-  parts.push_back(BlockPartition::balanced(dst_shape_[1], 1));
+  parts.push_back(channel_partition(src, dst_shape_[1]));
   for (int j = 0; j < desc_.spatial_dims(); ++j) {
     const Axis a = axis(*this, j);
     // Output o belongs to the part owning the centre of its window,
@@ -212,10 +225,9 @@ Distribution ConvGeometry::src_distribution(const Distribution& dst) const {
   require(dst.global_shape() == dst_shape_, ErrorKind::kShapeMismatch,
           "output distribution of shape ", dst.global_shape(),
           " given to a convolution whose output is ", dst_shape_);
-  check_unsplit_channels(dst);
   std::vector<BlockPartition> parts;
   parts.push_back(dst.partition(0));
-  parts.push_back(BlockPartition::balanced(src_shape_[1], 1));
+  parts.push_back(channel_partition(dst, src_shape_[1]));
   for (int j = 0; j < desc_.spatial_dims(); ++j) {
     const Axis a = axis(*this, j);
     // A part's inputs start at the centre of its first output's window.

@@ -74,14 +74,16 @@ class ConvGeometry {
   ConvWindow backward_data_window(const Box& src) const;
 
   // The output distribution lined up with `src` (same grid). Throws
-  // kUnsupported if `src` splits channels (channel parallelism).
+  // kUnsupported if `src` splits channels (channel parallelism), unless
+  // the convolution is channelwise (depthwise, as pooling plans).
   Distribution dst_distribution(const Distribution& src) const;
   // An input distribution lined up with the output distribution `dst`
   // (same grid): each part's inputs start at the centre of its first
   // output's window, so that dst_distribution(src_distribution(dst)) ==
   // dst unless padding or clamping at the edges moves a cut (transposed
   // convolutions work with any input distribution; this one keeps their
-  // halos small). Throws kUnsupported if `dst` splits channels.
+  // halos small). Throws kUnsupported if `dst` splits channels (unless
+  // channelwise).
   Distribution src_distribution(const Distribution& dst) const;
   // Per-part halos of the input: each part's buffer covers the window of
   // its output shard. Forward halo exchange fills them.
@@ -100,7 +102,14 @@ class ConvGeometry {
   BoxSplit split_backward_data(const Box& src, const Box& dst_shard) const;
 
  private:
-  void check_unsplit_channels(const Distribution& d) const;
+  // Each output channel reads only its own input channel (groups == C ==
+  // F: depthwise convolutions and pooling windows): windows keep the
+  // channel range of their box, and distributions may split channels.
+  bool channelwise() const;
+  // The other distribution's channel partition: `d`'s when channelwise,
+  // else one part of `channels` (kUnsupported if `d` splits channels).
+  BlockPartition channel_partition(const Distribution& d,
+                                   Index channels) const;
 
   ConvDesc desc_;
   Shape src_shape_;

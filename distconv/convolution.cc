@@ -198,6 +198,10 @@ Convolution<T>::Convolution(const ProcessGrid& grid, const ConvDesc& desc,
   require(src.grid_shape() == grid.shape(), ErrorKind::kGridMismatch,
           "input distribution over grid ", src.grid_shape(),
           " used with a process grid ", grid.shape());
+  require(src.grid_shape()[1] == 1, ErrorKind::kUnsupported, "the grid ",
+          src.grid_shape(),
+          " splits channels; channel/filter parallelism is not supported by "
+          "the convolution yet (split N and spatial dimensions only)");
   impl_ = std::make_unique<Impl>(grid, desc, src, options);
 }
 

@@ -243,6 +243,15 @@ TEST(Convolution, BadInputFailsOnEveryRank) {
           Convolution<float>(channels, desc, Distribution(Shape{1, 4, 8, 8},
                                                           channels.shape()));
         });
+    // A depthwise convolution too (its geometry would split channels).
+    ConvDesc depthwise = ConvDesc::make(4, 4, {3, 3});
+    depthwise.groups = 4;
+    testing::expect_error_on_all_ranks(
+        comm, ErrorKind::kUnsupported, "splits channels", [&] {
+          Convolution<float>(channels, depthwise,
+                             Distribution(Shape{1, 4, 8, 8},
+                                          channels.shape()));
+        });
   }
   // A tensor of another layout: the plan is untouched and works after.
   Convolution<double> conv(grid, desc,

@@ -106,6 +106,10 @@ Deconvolution<T>::Deconvolution(const ProcessGrid& grid, const DeconvDesc& desc,
   require(src.grid_shape() == grid.shape(), ErrorKind::kGridMismatch,
           "input distribution over grid ", src.grid_shape(),
           " used with a process grid ", grid.shape());
+  require(src.grid_shape()[1] == 1, ErrorKind::kUnsupported, "the grid ",
+          src.grid_shape(),
+          " splits channels; channel/filter parallelism is not supported by "
+          "the transposed convolution yet (split N and spatial dimensions only)");
   impl_ = std::make_unique<Impl>(grid, desc, src, options);
 }
 

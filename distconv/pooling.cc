@@ -56,10 +56,6 @@ struct Pooling<T>::Impl {
   static ConvDesc checked_window_conv(const PoolDesc& d,
                                       const Distribution& src) {
     d.validate(src.global_shape());
-    require(src.grid_shape()[1] == 1, ErrorKind::kUnsupported, "the grid ",
-            src.grid_shape(),
-            " splits channels; pooling supports splits of N and spatial "
-            "dimensions only");
     return d.window_conv(src.global_shape()[1]);
   }
 

@@ -26,9 +26,10 @@
 //
 // Tensors are stored channels-last (N, [D,] H, W, C). Supported: 2D and
 // 3D, any kernel, stride and padding (smaller than the kernel), grids
-// splitting N and any spatial dimensions, uneven and empty shards. Not
-// yet: splitting channels (kUnsupported), overlapping the halo exchange
-// with the interior. fp32 runs on oneDNN; fp64 on the reference kernels.
+// splitting N, C and any spatial dimensions (channels pool independently:
+// a channel split needs no communication), uneven and empty shards. Not
+// yet: overlapping the halo exchange with the interior. fp32 runs on
+// oneDNN; fp64 on the reference kernels.
 //
 // The constructor is collective over the grid and validates from global
 // information, so bad input throws the same distconv::Error on every rank.
