@@ -44,7 +44,10 @@ def mpi_cc_test(
             data = [":" + binary, "//tests:lsan.supp"],
             # "cpu:N" makes Bazel reserve N cores for an N-rank test (a test
             # asking for more cores than the machine has runs alone).
-            tags = tags + ["mpi", "cpu:%d" % n],
+            # "many_ranks" (more than 4): .ci/run's sanitizer phase leaves
+            # these out (the default build runs every rank count).
+            tags = tags + ["mpi", "cpu:%d" % n] +
+                   (["many_ranks"] if n > 4 else []),
             target_compatible_with = target_compatible_with,
             **kwargs
         )
