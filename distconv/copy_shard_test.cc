@@ -30,7 +30,9 @@ TEST(CopyShard, KeepsEveryValueAcrossLayouts) {
     copy_shard(from, to);
     EXPECT_TRUE(testing::halos_hold(to, -7.0));
     const std::vector<double> y = testing::gathered(to);
-    if (grid.rank() == 0) EXPECT_EQ(y, x);
+    if (grid.rank() == 0) {
+      EXPECT_EQ(y, x);
+    }
   }
 }
 
