@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "distconv/error.h"
+#include "distconv/internal/layer_checks.h"
 #include "distconv/internal/mpi_util.h"
 #include "kernels/local_batch_norm.h"
 
@@ -106,17 +107,12 @@ struct BatchNorm<T>::Impl {
 
   static void validate(const ProcessGrid& grid, const Distribution& src,
                        const BatchNormOptions& o) {
-    require(src.grid_shape() == grid.shape(), ErrorKind::kGridMismatch,
-            "input distribution over grid ", src.grid_shape(),
-            " used with a process grid ", grid.shape());
+    internal::check_grid(src, grid.shape(), "input");
     require(src.ndims() >= 3, ErrorKind::kInvalidArgument,
             "batch normalisation needs (N, C, spatial...) with 1 to 3 "
             "spatial dimensions, got a tensor of shape ",
             src.global_shape());
-    require(src.grid_shape()[1] == 1, ErrorKind::kUnsupported, "the grid ",
-            src.grid_shape(),
-            " splits channels; batch normalisation supports splits of N and "
-            "spatial dimensions only");
+    internal::check_unsplit_channels(src.grid_shape(), "batch normalisation");
     require(std::isfinite(o.epsilon) && o.epsilon >= 0,
             ErrorKind::kInvalidArgument, "batch normalisation epsilon ",
             o.epsilon, " must be finite and >= 0");
@@ -134,10 +130,8 @@ struct BatchNorm<T>::Impl {
   }
 
   void check_layout(const DistTensor<T>& t, const char* what) const {
-    require(t.layout() == layout, ErrorKind::kShapeMismatch, what,
-            " tensor's layout (global ", t.global_shape(),
-            ") is not the batch normalisation's ", what,
-            " layout; allocate it from the plan's ", what, "_layout()");
+    internal::check_plan_layout(t.layout(), layout, what,
+                                "batch normalisation");
   }
 
   void check_array(const void* p, const char* what) const {

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "distconv/error.h"
+#include "distconv/internal/layer_checks.h"
 
 namespace distconv {
 namespace {
@@ -195,10 +196,7 @@ bool ConvGeometry::channelwise() const {
 BlockPartition ConvGeometry::channel_partition(const Distribution& d,
                                                Index channels) const {
   if (channelwise()) return d.partition(1);
-  require(d.grid_shape()[1] == 1, ErrorKind::kUnsupported, "the grid ",
-          d.grid_shape(),
-          " splits channels; channel/filter parallelism is not supported by "
-          "the convolution yet (split N and spatial dimensions only)");
+  internal::check_unsplit_channels(d.grid_shape(), "the convolution");
   return BlockPartition::balanced(channels, 1);
 }
 

@@ -8,6 +8,7 @@
 
 #include "distconv/error.h"
 #include "distconv/internal/gradient_sum.h"
+#include "distconv/internal/layer_checks.h"
 #include "kernels/local_conv.h"
 
 namespace distconv {
@@ -184,10 +185,7 @@ struct Convolution<T>::Impl {
 
   void check_layout(const DistTensor<T>& t, const HaloLayout& want,
                     const char* what) const {
-    require(t.layout() == want, ErrorKind::kShapeMismatch, what,
-            " tensor's layout (global ", t.global_shape(),
-            ") is not the convolution's ", what,
-            " layout; allocate it from the plan's ", what, "_layout()");
+    internal::check_plan_layout(t.layout(), want, what, "convolution");
   }
 };
 
@@ -195,13 +193,8 @@ template <typename T>
 Convolution<T>::Convolution(const ProcessGrid& grid, const ConvDesc& desc,
                             const Distribution& src,
                             const ConvolutionOptions& options) {
-  require(src.grid_shape() == grid.shape(), ErrorKind::kGridMismatch,
-          "input distribution over grid ", src.grid_shape(),
-          " used with a process grid ", grid.shape());
-  require(src.grid_shape()[1] == 1, ErrorKind::kUnsupported, "the grid ",
-          src.grid_shape(),
-          " splits channels; channel/filter parallelism is not supported by "
-          "the convolution yet (split N and spatial dimensions only)");
+  internal::check_grid(src, grid.shape(), "input");
+  internal::check_unsplit_channels(src.grid_shape(), "the convolution");
   impl_ = std::make_unique<Impl>(grid, desc, src, options);
 }
 

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "distconv/error.h"
+#include "distconv/internal/layer_checks.h"
 #include "distconv/internal/channel_cells.h"
 #include "distconv/internal/mpi_util.h"
 
@@ -266,13 +267,8 @@ template <typename T>
 Loss<T>::Loss(const ProcessGrid& grid, const LossDesc& desc,
               const Distribution& prediction) {
   desc.validate(prediction.global_shape());
-  require(prediction.grid_shape() == grid.shape(), ErrorKind::kGridMismatch,
-          "prediction distribution over grid ", prediction.grid_shape(),
-          " used with a process grid ", grid.shape());
-  require(prediction.grid_shape()[1] == 1, ErrorKind::kUnsupported, "the grid ",
-          prediction.grid_shape(),
-          " splits channels; the loss supports splits of N and spatial "
-          "dimensions only");
+  internal::check_grid(prediction, grid.shape(), "prediction");
+  internal::check_unsplit_channels(prediction.grid_shape(), "the loss");
   impl_ = std::make_unique<Impl>(grid, desc, prediction);
 }
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "distconv/error.h"
+#include "distconv/internal/layer_checks.h"
 #include "kernels/local_pool.h"
 
 namespace distconv {
@@ -61,19 +62,14 @@ struct Pooling<T>::Impl {
 
   void check_layout(const DistTensor<T>& t, const HaloLayout& want,
                     const char* what) const {
-    require(t.layout() == want, ErrorKind::kShapeMismatch, what,
-            " tensor's layout (global ", t.global_shape(),
-            ") is not the pooling's ", what, " layout; allocate it from the "
-            "plan's ", what, "_layout()");
+    internal::check_plan_layout(t.layout(), want, what, "pooling");
   }
 };
 
 template <typename T>
 Pooling<T>::Pooling(const ProcessGrid& grid, const PoolDesc& desc,
                     const Distribution& src, const PoolingOptions& options) {
-  require(src.grid_shape() == grid.shape(), ErrorKind::kGridMismatch,
-          "input distribution over grid ", src.grid_shape(),
-          " used with a process grid ", grid.shape());
+  internal::check_grid(src, grid.shape(), "input");
   impl_ = std::make_unique<Impl>(grid, desc, src, options);
 }
 

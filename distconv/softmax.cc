@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "distconv/error.h"
+#include "distconv/internal/layer_checks.h"
 #include "distconv/internal/channel_cells.h"
 #include "kernels/onednn/softmax.h"
 
@@ -112,15 +113,10 @@ Softmax<T>::Softmax(const ProcessGrid& grid, const Distribution& src,
   require(shape.ndims() == 4 || shape.ndims() == 5, ErrorKind::kInvalidArgument,
           "softmax input shape ", shape,
           " is not (N, C, H, W) or (N, C, D, H, W)");
-  require(src.grid_shape() == grid.shape(), ErrorKind::kGridMismatch,
-          "input distribution over grid ", src.grid_shape(),
-          " used with a process grid ", grid.shape());
+  internal::check_grid(src, grid.shape(), "input");
   require(shape[1] >= 1, ErrorKind::kInvalidArgument, "softmax input shape ",
           shape, " must have at least one channel");
-  require(src.grid_shape()[1] == 1, ErrorKind::kUnsupported, "the grid ",
-          src.grid_shape(),
-          " splits channels; softmax supports splits of N and spatial "
-          "dimensions only");
+  internal::check_unsplit_channels(src.grid_shape(), "softmax");
   require(options.kind == SoftmaxKind::kSoftmax ||
               options.kind == SoftmaxKind::kLogSoftmax,
           ErrorKind::kInvalidArgument, "unknown softmax kind ",

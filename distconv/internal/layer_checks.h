@@ -1,0 +1,31 @@
+// Internal: the plan-time and call-time checks every distributed layer
+// makes, with one wording. Pure (global information only), so a plan's
+// checks throw the same distconv::Error on every rank.
+//
+//   check_grid(src, grid.shape(), "input");
+//   check_unsplit_channels(src.grid_shape(), "the convolution");
+//   check_plan_layout(x.layout(), plan_src_layout, "src", "convolution");
+#ifndef DISTCONV_INTERNAL_LAYER_CHECKS_H_
+#define DISTCONV_INTERNAL_LAYER_CHECKS_H_
+
+#include "distconv/distribution.h"
+#include "distconv/halo_layout.h"
+#include "distconv/shape.h"
+
+namespace distconv::internal {
+
+// kGridMismatch unless `dist` (the layer's `what` distribution: "input",
+// "prediction") lies over a grid of `grid_shape`.
+void check_grid(const Distribution& dist, const Shape& grid_shape,
+                const char* what);
+// kUnsupported, naming `layer` ("the convolution"), if `grid_shape` splits
+// channels.
+void check_unsplit_channels(const Shape& grid_shape, const char* layer);
+// kShapeMismatch unless a tensor's layout `have` is the plan's `want` for
+// its `what` tensor ("src", "diff_dst") of `layer` ("convolution").
+void check_plan_layout(const HaloLayout& have, const HaloLayout& want,
+                       const char* what, const char* layer);
+
+}  // namespace distconv::internal
+
+#endif  // DISTCONV_INTERNAL_LAYER_CHECKS_H_
