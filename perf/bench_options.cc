@@ -58,7 +58,8 @@ n"name"; dilation 0 = dense; id/kd make it 3D).
   --bnorm                batch normalisation, training forward and backward
                          (fwd, bwd_d), statistics over the whole tensor,
                          scale and shift; mb, ic, i.. only, e.g. mb8ic64ih128
-  (a driver option applies to the problems after it)
+  (give the driver before its problems; every other option, --alg
+  included, applies to all the problems)
   --batch=FILE           problems from FILE, one per line ('#' comments)
   --grid=NxCxHxW         process grid (or NxCxDxHxW); default: all ranks on H
   --dir=fwd|bwd_d|bwd_w|all       passes to run (default all)

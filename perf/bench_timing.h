@@ -13,7 +13,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "distconv/dist_tensor.h"
 #include "distconv/error.h"
+#include "distconv/scatter_gather.h"
+#include "perf/conv_check.h"
 #include "perf/bench_options.h"
 #include "perf/conv_problem.h"
 
@@ -58,6 +61,35 @@ inline Shape grid_for(const BenchOptions& o, const Shape& shape, int ranks,
   return g;
 }
 
+// Whether --dir=`selected` runs `pass` (kForward, kBackwardData or
+// kBackwardWeights).
+inline bool runs_pass(BenchDir selected, BenchDir pass) {
+  return selected == pass || selected == BenchDir::kAll;
+}
+
+// Correctness mode: a random global tensor of t's shape (seeded) on rank
+// 0, scattered into t; returned on rank 0 (empty elsewhere, and in perf
+// mode, where t keeps its values).
+template <typename T>
+std::vector<T> scatter_random(const BenchOptions& o, DistTensor<T>& t,
+                              unsigned seed) {
+  if (o.mode != BenchMode::kCorrectness) return {};
+  std::vector<T> global;
+  if (t.grid().rank() == 0) {
+    global = random_vector<T>(t.global_shape().volume(), seed);
+  }
+  scatter(global.data(), t, 0);
+  return global;
+}
+
+// The gathered global tensor on rank 0 (empty elsewhere).
+template <typename T>
+std::vector<T> gather_to_root(const DistTensor<T>& t) {
+  std::vector<T> global(t.grid().rank() == 0 ? t.global_shape().volume() : 0);
+  gather(t, global.data(), 0);
+  return global;
+}
+
 // --verbose: rank 0 prints the layer's plan.
 inline void print_plan(const BenchOptions& o, int rank,
                        const std::string& describe) {
@@ -90,6 +122,16 @@ void time_once(Run run, BenchResult* r) {
   const double t0 = bench_now_s();
   r->comm_wait_ms = 1e3 * max_over_ranks(run());
   r->median_ms = r->min_ms = 1e3 * max_over_ranks(bench_now_s() - t0);
+}
+
+// time_runs in perf mode, time_once in correctness mode.
+template <typename Run>
+void time_for_mode(const BenchOptions& o, Run run, BenchResult* r) {
+  if (o.mode == BenchMode::kPerf) {
+    time_runs(o, run, r);
+  } else {
+    time_once(run, r);
+  }
 }
 
 // Floating-point operations of a convolution problem's passes in `dir`

@@ -4,7 +4,6 @@
 
 #include "distconv/batch_norm.h"
 #include "distconv/dist_tensor.h"
-#include "distconv/scatter_gather.h"
 #include "kernels/reference/batch_norm.h"
 #include "perf/conv_check.h"
 #include "perf/layer_bench.h"
@@ -15,19 +14,13 @@ namespace {
 
 constexpr double kEpsilon = 1e-5;
 
-bool runs_forward(BenchDir d) {
-  return d == BenchDir::kForward || d == BenchDir::kAll;
-}
-bool runs_backward(BenchDir d) {
-  return d == BenchDir::kBackwardData || d == BenchDir::kAll;
-}
-
 // Floating-point operations, counted per element: forward 7 (the sum, the
 // squared deviation, then subtract, scale, shift), backward 9 (the two
 // sums, then the five terms of dx).
 double flops(const Shape& shape, BenchDir dir) {
   const double n = static_cast<double>(shape.volume());
-  return (runs_forward(dir) ? 7 * n : 0) + (runs_backward(dir) ? 9 * n : 0);
+  return (runs_pass(dir, BenchDir::kForward) ? 7 * n : 0) +
+         (runs_pass(dir, BenchDir::kBackwardData) ? 9 * n : 0);
 }
 
 template <typename T>
@@ -44,17 +37,10 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   DistTensor<T> dx(grid, bn.diff_src_layout());
   const auto scale = random_vector<T>(c, 2), shift = random_vector<T>(c, 3);
   std::vector<T> dscale(c), dshift(c);
-  const bool fwd = runs_forward(o.dir), bwd = runs_backward(o.dir);
-  const bool root = grid.rank() == 0;
-  std::vector<T> xg, dyg;
-  if (o.mode == BenchMode::kCorrectness && root) {
-    xg = random_vector<T>(shape.volume(), 1);
-    dyg = random_vector<T>(shape.volume(), 4);
-  }
-  if (o.mode == BenchMode::kCorrectness) {
-    scatter(xg.data(), x, 0);
-    scatter(dyg.data(), dy, 0);
-  }
+  const bool fwd = runs_pass(o.dir, BenchDir::kForward);
+  const bool bwd = runs_pass(o.dir, BenchDir::kBackwardData);
+  const std::vector<T> xg = scatter_random(o, x, 1);
+  const std::vector<T> dyg = scatter_random(o, dy, 4);
   // The layer does not report its allreduces' waits: comm_wait_ms is 0.
   auto run = [&] {
     if (fwd) bn.forward(x, scale.data(), shift.data(), y);
@@ -63,17 +49,11 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   };
   if (!fwd) bn.forward(x, scale.data(), shift.data(), y);  // backward's stats
   BenchResult r;
-  if (o.mode == BenchMode::kPerf) {
-    time_runs(o, run, &r);
-  } else {
-    time_once(run, &r);
-  }
+  time_for_mode(o, run, &r);
   r.gflops = flops(shape, o.dir) / (r.median_ms * 1e-3) / 1e9;
   if (o.mode == BenchMode::kPerf) return r;
-  std::vector<T> yg(root ? shape.volume() : 0), dxg(yg.size());
-  gather(y, yg.data(), 0);
-  gather(dx, dxg.data(), 0);
-  if (!root) return r;
+  const std::vector<T> yg = gather_to_root(y), dxg = gather_to_root(dx);
+  if (grid.rank() != 0) return r;
   std::vector<T> y_ref(yg.size()), dx_ref(dxg.size()), ds_ref(c), db_ref(c);
   reference::batch_norm_fwd_training(shape, xg.data(), scale.data(),
                                      shift.data(), kEpsilon, y_ref.data());
@@ -135,7 +115,8 @@ BenchResult run_onednn(const BenchOptions& o, const ConvProblem& problem) {
          dshift = filled(cd, 10);
   dnnl::batch_normalization_forward fwd(fpd);
   dnnl::batch_normalization_backward bwd(bpd);
-  const bool run_fwd = runs_forward(o.dir), run_bwd = runs_backward(o.dir);
+  const bool run_fwd = runs_pass(o.dir, BenchDir::kForward);
+  const bool run_bwd = runs_pass(o.dir, BenchDir::kBackwardData);
   auto forward = [&] {
     fwd.execute(stream, {{DNNL_ARG_SRC, x},
                          {DNNL_ARG_DST, y},

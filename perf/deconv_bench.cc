@@ -3,7 +3,6 @@
 
 #include "distconv/deconvolution.h"
 #include "distconv/dist_tensor.h"
-#include "distconv/scatter_gather.h"
 #include "kernels/reference/deconv.h"
 #include "perf/conv_check.h"
 #include "perf/layer_bench.h"
@@ -29,11 +28,9 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   const auto b = random_vector<T>(desc.out_channels, 3);
   std::vector<T> dw(w.size()), db(b.size());
   print_plan(o, grid.rank(), layer.describe());
-  const bool fwd = o.dir == BenchDir::kForward || o.dir == BenchDir::kAll;
-  const bool bwd_d =
-      o.dir == BenchDir::kBackwardData || o.dir == BenchDir::kAll;
-  const bool bwd_w =
-      o.dir == BenchDir::kBackwardWeights || o.dir == BenchDir::kAll;
+  const bool fwd = runs_pass(o.dir, BenchDir::kForward);
+  const bool bwd_d = runs_pass(o.dir, BenchDir::kBackwardData);
+  const bool bwd_w = runs_pass(o.dir, BenchDir::kBackwardWeights);
   auto run = [&] {
     layer.reset_stats();
     if (fwd) layer.forward(x, w.data(), b.data(), y);
@@ -43,28 +40,13 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
     return layer.stats().halo_wait_s + layer.stats().allreduce_wait_s;
   };
   BenchResult r;
-  const bool root = grid.rank() == 0;
-  std::vector<T> xg, dyg;
-  if (o.mode == BenchMode::kCorrectness && root) {
-    xg = random_vector<T>(src_shape.volume(), 1);
-    dyg = random_vector<T>(dst_shape.volume(), 4);
-  }
-  if (o.mode == BenchMode::kCorrectness) {
-    scatter(xg.data(), x, 0);
-    scatter(dyg.data(), dy, 0);
-  }
-  if (o.mode == BenchMode::kPerf) {
-    time_runs(o, run, &r);
-  } else {
-    time_once(run, &r);
-  }
+  const std::vector<T> xg = scatter_random(o, x, 1);
+  const std::vector<T> dyg = scatter_random(o, dy, 4);
+  time_for_mode(o, run, &r);
   r.gflops = conv_flops(problem, o.dir) / (r.median_ms * 1e-3) / 1e9;
   if (o.mode == BenchMode::kPerf) return r;
-  std::vector<T> yg(root ? dst_shape.volume() : 0);
-  std::vector<T> dxg(root ? src_shape.volume() : 0);
-  gather(y, yg.data(), 0);
-  gather(dx, dxg.data(), 0);
-  if (!root) return r;
+  const std::vector<T> yg = gather_to_root(y), dxg = gather_to_root(dx);
+  if (grid.rank() != 0) return r;
   std::vector<T> y_ref(yg.size()), dx_ref(dxg.size()), dw_ref(w.size()),
       db_ref(b.size());
   double err = 0;

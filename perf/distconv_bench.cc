@@ -79,10 +79,9 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
   const auto w = random_vector<T>(desc.weights_shape().volume(), 2);
   const auto b = random_vector<T>(desc.out_channels, 3);
   std::vector<T> dw(w.size()), db(b.size());
-  const bool fwd = o.dir == BenchDir::kForward || o.dir == BenchDir::kAll;
-  const bool bwd_d = o.dir == BenchDir::kBackwardData || o.dir == BenchDir::kAll;
-  const bool bwd_w =
-      o.dir == BenchDir::kBackwardWeights || o.dir == BenchDir::kAll;
+  const bool fwd = runs_pass(o.dir, BenchDir::kForward);
+  const bool bwd_d = runs_pass(o.dir, BenchDir::kBackwardData);
+  const bool bwd_w = runs_pass(o.dir, BenchDir::kBackwardWeights);
   // One run of the selected passes; returns seconds blocked on messages.
   auto run = [&] {
     conv.reset_stats();

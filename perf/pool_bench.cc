@@ -2,7 +2,6 @@
 
 #include "distconv/dist_tensor.h"
 #include "distconv/pooling.h"
-#include "distconv/scatter_gather.h"
 #include "kernels/onednn/pool.h"
 #include "kernels/reference/pool.h"
 #include "perf/conv_check.h"
@@ -11,13 +10,6 @@
 
 namespace distconv {
 namespace {
-
-bool runs_forward(BenchDir d) {
-  return d == BenchDir::kForward || d == BenchDir::kAll;
-}
-bool runs_backward(BenchDir d) {
-  return d == BenchDir::kBackwardData || d == BenchDir::kAll;
-}
 
 // Window cells visited per output, per pass run.
 double operations(const PoolDesc& d, const Shape& dst, BenchDir dir) {
@@ -38,7 +30,8 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   DistTensor<T> dy(grid, pool.diff_dst_layout());
   DistTensor<T> dx(grid, pool.diff_src_layout());
   print_plan(o, grid.rank(), pool.describe());
-  const bool fwd = runs_forward(o.dir), bwd = runs_backward(o.dir);
+  const bool fwd = runs_pass(o.dir, BenchDir::kForward);
+  const bool bwd = runs_pass(o.dir, BenchDir::kBackwardData);
   auto run = [&] {
     pool.reset_stats();
     if (fwd) pool.forward(x, y);
@@ -46,29 +39,14 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
     return pool.stats().halo_wait_s;
   };
   BenchResult r;
-  const bool root = grid.rank() == 0;
-  std::vector<T> xg, dyg;
-  if (o.mode == BenchMode::kCorrectness && root) {
-    xg = random_vector<T>(src_shape.volume(), 1);
-    dyg = random_vector<T>(dst_shape.volume(), 4);
-  }
-  if (o.mode == BenchMode::kCorrectness) {
-    scatter(xg.data(), x, 0);
-    scatter(dyg.data(), dy, 0);
-  }
+  const std::vector<T> xg = scatter_random(o, x, 1);
+  const std::vector<T> dyg = scatter_random(o, dy, 4);
   if (!fwd) pool.forward(x, y);  // max pooling's backward needs one
-  if (o.mode == BenchMode::kPerf) {
-    time_runs(o, run, &r);
-  } else {
-    time_once(run, &r);
-  }
+  time_for_mode(o, run, &r);
   r.gflops = operations(desc, dst_shape, o.dir) / (r.median_ms * 1e-3) / 1e9;
   if (o.mode == BenchMode::kPerf) return r;
-  std::vector<T> yg(root ? dst_shape.volume() : 0);
-  std::vector<T> dxg(root ? src_shape.volume() : 0);
-  gather(y, yg.data(), 0);
-  gather(dx, dxg.data(), 0);
-  if (!root) return r;
+  const std::vector<T> yg = gather_to_root(y), dxg = gather_to_root(dx);
+  if (grid.rank() != 0) return r;
   std::vector<T> y_ref(yg.size()), dx_ref(dxg.size());
   reference::pool_fwd<T>(desc, src_shape, xg.data(), dst_shape, y_ref.data());
   reference::pool_bwd<T>(desc, src_shape, xg.data(), dst_shape, dyg.data(),
@@ -99,7 +77,8 @@ BenchResult run_onednn(const BenchOptions& o, const ConvProblem& problem) {
   std::vector<float> x = random_vector<float>(problem.src_shape.volume(), 1);
   std::vector<float> y(dst_shape.volume()), dx(x.size());
   std::vector<float> dy = random_vector<float>(y.size(), 4);
-  const bool fwd = runs_forward(o.dir), bwd = runs_backward(o.dir);
+  const bool fwd = runs_pass(o.dir, BenchDir::kForward);
+  const bool bwd = runs_pass(o.dir, BenchDir::kBackwardData);
   if (!fwd) pool.forward(x.data(), y.data());
   BenchResult r;
   time_runs(
