@@ -16,8 +16,8 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/error.h"
 #include "distconv/scatter_gather.h"
-#include "perf/conv_check.h"
 #include "perf/bench_options.h"
+#include "perf/conv_check.h"
 #include "perf/conv_problem.h"
 
 namespace distconv {
