@@ -1,11 +1,13 @@
 #include "distconv/deconvolution.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <sstream>
 #include <utility>
 
 #include "distconv/error.h"
+#include "distconv/internal/channel_cells.h"
 #include "distconv/internal/gradient_sum.h"
 #include "distconv/internal/layer_checks.h"
 #include "kernels/local_conv.h"
@@ -14,20 +16,15 @@ namespace distconv {
 namespace {
 
 // Calls fn(first, channels, stride) for every (sample, spatial) cell of a
-// view, with a pointer to the cell's channel 0 and the view's channel
-// stride (1 when stored channels-last), so that loops over channels
-// vectorise; the last spatial dimension is walked here, not by for_each.
+// view (internal::for_each_cell), with a pointer to the cell's channel 0
+// and the channel stride (1 when stored channels-last), so that loops over
+// channels vectorise.
 template <typename T, typename Fn>
 void for_each_cell(const StridedView<T>& v, Fn fn) {
-  if (v.size() == 0) return;
-  const int last = v.ndims() - 1;
-  Box rows{Shape::filled(v.ndims(), 0), v.extent()};
-  rows.extent[1] = rows.extent[last] = 1;
-  const Index channels = v.extent()[1], stride = v.strides()[1];
-  const Index cells = v.extent()[last], step = v.strides()[last];
-  v.subview(rows).for_each([&](const Shape&, T& first) {
-    for (Index i = 0; i < cells; ++i) fn(&first + i * step, channels, stride);
-  });
+  internal::for_each_cell<1>(
+      v.extent(), {v.strides()}, [&](Index, const std::array<Index, 1>& at) {
+        fn(v.data() + at[0], v.extent()[1], v.strides()[1]);
+      });
 }
 
 ConvGeometry checked_geometry(const DeconvDesc& d, const Distribution& src) {
@@ -93,7 +90,8 @@ struct Deconvolution<T>::Impl {
 
   void check_layout(const DistTensor<T>& t, const HaloLayout& want,
                     const char* what) const {
-    internal::check_plan_layout(t.layout(), want, what, "transposed convolution");
+    internal::check_plan_layout(t.layout(), want, what,
+                                "transposed convolution");
   }
 };
 
