@@ -10,6 +10,8 @@
 #ifndef DISTCONV_SCATTER_GATHER_H_
 #define DISTCONV_SCATTER_GATHER_H_
 
+#include <vector>
+
 #include "distconv/dist_tensor.h"
 
 namespace distconv {
@@ -19,6 +21,15 @@ template <typename T>
 void scatter(const T* global, DistTensor<T>& tensor, int root);
 template <typename T>
 void gather(const DistTensor<T>& tensor, T* global, int root);
+
+// The gathered global tensor on `root` (empty elsewhere).
+template <typename T>
+std::vector<T> gathered(const DistTensor<T>& tensor, int root = 0) {
+  std::vector<T> global(
+      tensor.grid().rank() == root ? tensor.global_shape().volume() : 0);
+  gather(tensor, global.data(), root);
+  return global;
+}
 
 }  // namespace distconv
 

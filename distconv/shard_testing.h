@@ -42,13 +42,8 @@ bool halos_hold(const DistTensor<T>& t, T value) {
   return ok;
 }
 
-// The global tensor on rank 0 (empty elsewhere).
-template <typename T>
-std::vector<T> gathered(const DistTensor<T>& t) {
-  std::vector<T> all(t.grid().rank() == 0 ? t.global_shape().volume() : 0);
-  gather(t, all.data(), 0);
-  return all;
-}
+// The global tensor on rank 0 (empty elsewhere): scatter_gather.h's.
+using distconv::gathered;
 
 // A tensor of `layout` holding the global array `values` (read on rank 0).
 template <typename T>

@@ -82,14 +82,6 @@ std::vector<T> scatter_random(const BenchOptions& o, DistTensor<T>& t,
   return global;
 }
 
-// The gathered global tensor on rank 0 (empty elsewhere).
-template <typename T>
-std::vector<T> gather_to_root(const DistTensor<T>& t) {
-  std::vector<T> global(t.grid().rank() == 0 ? t.global_shape().volume() : 0);
-  gather(t, global.data(), 0);
-  return global;
-}
-
 // --verbose: rank 0 prints the layer's plan.
 inline void print_plan(const BenchOptions& o, int rank,
                        const std::string& describe) {

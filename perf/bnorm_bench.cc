@@ -52,7 +52,7 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   time_for_mode(o, run, &r);
   r.gflops = flops(shape, o.dir) / (r.median_ms * 1e-3) / 1e9;
   if (o.mode == BenchMode::kPerf) return r;
-  const std::vector<T> yg = gather_to_root(y), dxg = gather_to_root(dx);
+  const std::vector<T> yg = gathered(y), dxg = gathered(dx);
   if (grid.rank() != 0) return r;
   std::vector<T> y_ref(yg.size()), dx_ref(dxg.size()), ds_ref(c), db_ref(c);
   reference::batch_norm_fwd_training(shape, xg.data(), scale.data(),
