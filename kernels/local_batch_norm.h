@@ -17,8 +17,10 @@
 // Speed: the loops walk the array in chunks of a period L (a multiple of C
 // and of 16) with per-position copies of the per-channel factors, so every
 // block is 16 contiguous values with no modulo, computed on vectors (GCC /
-// Clang vector extensions). Reductions sum column by column over groups of
-// chunks with their accumulators in registers. On x86-64 each pass is
+// Clang vector extensions). Reductions read memory in order, in strips of
+// up to 64 positions with their accumulators in registers (one pass for
+// each reduction; perf/batch_norm_passes_bench measures them against plain
+// streaming). On x86-64 each pass is
 // compiled for AVX-512, AVX2 and baseline SSE2 and picked at load time
 // (GCC target_clones); implementation() names the choice. Elementwise
 // outputs larger than streaming_threshold() bytes, apart from their inputs
@@ -57,10 +59,12 @@ class LocalBatchNorm {
 
   // Per channel c with r = elements / C values: sums[c] = their sum and
   // m2[c] = the sum of their squared deviations from their mean
-  // sums[c] / r. One read of the array from memory: tile by tile, a tile's
-  // sums and squared deviations from its own mean (two passes over values
-  // still in cache), merged into the totals with Chan et al.'s pairwise
-  // update (no E[x^2] - E[x]^2 cancellation anywhere).
+  // sums[c] / r. One read of the array: tile by tile, sums of the
+  // deviations from a shift near the mean (the mean of the tiles before;
+  // the tile's first row at first) and of their squares, in double; the
+  // tile's squared deviations from its own mean follow with no more
+  // cancellation than the shift's distance from the mean brings, and
+  // Chan et al.'s pairwise update merges the tiles.
   void moments(const T* x, Index elements, double* sums, double* m2);
   // y = (x - mean[c]) * a[c] + b[c].
   void affine(const T* x, Index elements, const double* mean, const double* a,
@@ -87,7 +91,7 @@ class LocalBatchNorm {
   Index streaming_threshold_;
   std::vector<double> total1_, total2_;
   std::vector<double> rep1_, rep2_, rep3_, rep4_;
-  std::vector<double> mean_, tile_sums_, tile_mean_, tile_m2_;  // moments()
+  std::vector<double> mean_, shift_, tile_dev_, tile_sq_;  // moments()
   std::vector<float> frep_[6];  // float's elementwise factors
 };
 

@@ -127,6 +127,31 @@ TEST(LocalBatchNorm, MomentsAreExactOnLargeOffsets) {
   }
 }
 
+// The first tile's shift is its first row; here that row is an outlier
+// 1e5 away from values of spread 1 (the worst case of the shifted sums:
+// cancellation of about (shift - mean)^2 / variance, in double). Later
+// tiles shift by the mean so far. Still within 1e-10 of a long-double
+// two-pass.
+TEST(LocalBatchNorm, MomentsSurviveAnOutlierFirstRow) {
+  const Index channels = 2, rows = 1 << 16;
+  auto x = random_values<double>(channels * rows, 11, 0.0);
+  x[0] = 1e5;
+  x[1] = -1e5;
+  long double sum[2] = {0, 0}, m2[2] = {0, 0};
+  for (Index i = 0; i < channels * rows; ++i) sum[i % 2] += x[i];
+  for (Index i = 0; i < channels * rows; ++i) {
+    const long double d = x[i] - sum[i % 2] / rows;
+    m2[i % 2] += d * d;
+  }
+  LocalBatchNorm<double> k(channels);
+  std::vector<double> got_sum(channels), got_m2(channels);
+  k.moments(x.data(), channels * rows, got_sum.data(), got_m2.data());
+  for (int c = 0; c < 2; ++c) {
+    EXPECT_NEAR(got_sum[c], double(sum[c]), 1e-12 * std::abs(double(sum[c])));
+    EXPECT_NEAR(got_m2[c], double(m2[c]), 1e-10 * double(m2[c]));
+  }
+}
+
 // Float's elementwise passes on 1e4 + noise in [-1, 1), normalised by the
 // exact mean and deviation: the split means keep x - mean (and dy -
 // dy_mean) at float precision. One float for the mean would be off by up
