@@ -58,6 +58,12 @@ n"name"; dilation 0 = dense; id/kd make it 3D).
   --bnorm                batch normalisation, training forward and backward
                          (fwd, bwd_d), statistics over the whole tensor,
                          scale and shift; mb, ic, i.. only, e.g. mb8ic64ih128
+  --eltwise              the layers with no communication, forward and
+                         backward (fwd, bwd_d); mb, ic, i.. only, as --bnorm
+  --alg=relu|leaky_relu|add|concat|nearest
+                         --eltwise: ReLU, leaky ReLU (slope 0.1), the sum of
+                         two tensors, two tensors of ic channels concatenated
+                         along channels, nearest upsampling by 2 (default relu)
   (give the driver before its problems; every other option, --alg
   included, applies to all the problems)
   --batch=FILE           problems from FILE, one per line ('#' comments)
@@ -104,6 +110,18 @@ std::string to_string(ProblemKind driver) {
     case ProblemKind::kDeconvolution: return "deconv";
     case ProblemKind::kPooling: return "pool";
     case ProblemKind::kBatchNorm: return "bnorm";
+    case ProblemKind::kElementwise: return "eltwise";
+  }
+  return "?";
+}
+
+std::string to_string(EltwiseAlg alg) {
+  switch (alg) {
+    case EltwiseAlg::kRelu: return "relu";
+    case EltwiseAlg::kLeakyRelu: return "leaky_relu";
+    case EltwiseAlg::kAdd: return "add";
+    case EltwiseAlg::kConcat: return "concat";
+    case EltwiseAlg::kUpsample: return "nearest";
   }
   return "?";
 }
@@ -114,23 +132,22 @@ std::string to_string(BenchMode mode) {
 
 BenchOptions parse_bench_options(const std::vector<std::string>& args) {
   BenchOptions o;
+  std::string alg;  // resolved once the driver is known
   for (const std::string& arg : args) {
     std::string v;
     if (arg == "--help" || arg == "-h") {
       o.help = true;
     } else if (arg == "--conv" || arg == "--deconv" || arg == "--pool" ||
-               arg == "--bnorm") {
+               arg == "--bnorm" || arg == "--eltwise") {
       require(o.problems.empty(), ErrorKind::kInvalidArgument, arg,
               " comes after problems; give the driver first");
       o.driver = arg == "--conv"     ? ProblemKind::kConvolution
                  : arg == "--deconv" ? ProblemKind::kDeconvolution
                  : arg == "--pool"   ? ProblemKind::kPooling
-                                     : ProblemKind::kBatchNorm;
+                 : arg == "--bnorm"  ? ProblemKind::kBatchNorm
+                                     : ProblemKind::kElementwise;
     } else if (take(arg, "--alg", &v)) {
-      if (v == "max") o.alg = PoolKind::kMax;
-      else if (v == "avg_np") o.alg = PoolKind::kAverageExcludePadding;
-      else if (v == "avg_p") o.alg = PoolKind::kAverageIncludePadding;
-      else throw Error(ErrorKind::kInvalidArgument, "--alg=" + v + " is not max, avg_np or avg_p");
+      alg = v;
     } else if (arg == "--json") {
       o.json = true;
     } else if (arg == "--verbose") {
@@ -181,14 +198,34 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
       o.problems.push_back(parse_conv_problem(arg, o.driver));
     }
   }
+  if (!alg.empty()) {
+    if (o.driver == ProblemKind::kPooling) {
+      if (alg == "max") o.alg = PoolKind::kMax;
+      else if (alg == "avg_np") o.alg = PoolKind::kAverageExcludePadding;
+      else if (alg == "avg_p") o.alg = PoolKind::kAverageIncludePadding;
+      else throw Error(ErrorKind::kInvalidArgument, "--alg=" + alg + " is not max, avg_np or avg_p");
+    } else if (o.driver == ProblemKind::kElementwise) {
+      if (alg == "relu") o.eltwise_alg = EltwiseAlg::kRelu;
+      else if (alg == "leaky_relu") o.eltwise_alg = EltwiseAlg::kLeakyRelu;
+      else if (alg == "add") o.eltwise_alg = EltwiseAlg::kAdd;
+      else if (alg == "concat") o.eltwise_alg = EltwiseAlg::kConcat;
+      else if (alg == "nearest") o.eltwise_alg = EltwiseAlg::kUpsample;
+      else throw Error(ErrorKind::kInvalidArgument, "--alg=" + alg + " is not relu, leaky_relu, add, concat or nearest");
+    } else {
+      throw Error(ErrorKind::kInvalidArgument,
+                  "--alg is for --pool and --eltwise, not --" +
+                      to_string(o.driver));
+    }
+  }
   require(o.help || !o.problems.empty(), ErrorKind::kInvalidArgument,
           "no problem given (see --help)");
   require((o.driver != ProblemKind::kPooling &&
-           o.driver != ProblemKind::kBatchNorm) ||
+           o.driver != ProblemKind::kBatchNorm &&
+           o.driver != ProblemKind::kElementwise) ||
               o.dir == BenchDir::kForward || o.dir == BenchDir::kBackwardData ||
               o.dir == BenchDir::kAll,
           ErrorKind::kInvalidArgument,
-          "--pool and --bnorm: --dir=fwd, bwd_d or all");
+          "--pool, --bnorm and --eltwise: --dir=fwd, bwd_d or all");
   require(o.impl == BenchImpl::kDistconv || o.dt == BenchDataType::kF32,
           ErrorKind::kInvalidArgument, "--impl=onednn needs --dt=f32");
   return o;

@@ -25,10 +25,17 @@ enum class BenchImpl { kDistconv, kOnednn };
 // layer on one process (rank 0 alone), which is fast on large images.
 enum class BenchCheck { kReference, kSerial };
 
+// --eltwise's layers (its --alg): ReLU, leaky ReLU (slope 0.1), the sum of
+// two tensors, two tensors of ic channels side by side along channels,
+// nearest-neighbour upsampling by 2 in every spatial dimension.
+enum class EltwiseAlg { kRelu, kLeakyRelu, kAdd, kConcat, kUpsample };
+
 struct BenchOptions {
-  // --conv, --deconv or --pool; given before the problems, as in benchdnn.
+  // --conv, --deconv, --pool, --bnorm or --eltwise; given before the
+  // problems, as in benchdnn.
   ProblemKind driver = ProblemKind::kConvolution;
-  PoolKind alg = PoolKind::kMax;  // --pool's --alg
+  PoolKind alg = PoolKind::kMax;                // --pool's --alg
+  EltwiseAlg eltwise_alg = EltwiseAlg::kRelu;  // --eltwise's --alg
   std::vector<ConvProblem> problems;
   Shape grid;  // empty: all ranks along H (the first spatial dimension)
   BenchDir dir = BenchDir::kAll;
@@ -51,7 +58,8 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args);
 const char* bench_usage();
 std::string to_string(BenchDir dir);
 std::string to_string(BenchMode mode);
-std::string to_string(ProblemKind driver);  // "conv", "deconv", "pool"
+std::string to_string(ProblemKind driver);  // "conv", "deconv", "pool", ...
+std::string to_string(EltwiseAlg alg);      // "relu", "add", ...
 
 }  // namespace distconv
 

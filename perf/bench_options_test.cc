@@ -44,6 +44,13 @@ TEST(BenchOptions, DriversParseTheirOwnDescriptors) {
       parse_bench_options({"--deconv", "mb1ic32ih64oc16kh4sh2ph1"});
   EXPECT_EQ(up.problems[0].kind, ProblemKind::kDeconvolution);
   EXPECT_EQ(up.problems[0].src_shape, (Shape{1, 16, 128, 128}));
+  // --alg may come before the driver; it is read for the driver given.
+  const BenchOptions cat =
+      parse_bench_options({"--alg=concat", "--eltwise", "mb2ic8ih32"});
+  EXPECT_EQ(cat.driver, ProblemKind::kElementwise);
+  EXPECT_EQ(cat.eltwise_alg, EltwiseAlg::kConcat);
+  EXPECT_EQ(cat.problems[0].src_shape, (Shape{2, 8, 32, 32}));
+  EXPECT_EQ(to_string(cat.problems[0]), "mb2_ic8ih32iw32");
 }
 
 TEST(BenchOptions, BadArgumentsAreNamed) {
@@ -59,6 +66,11 @@ TEST(BenchOptions, BadArgumentsAreNamed) {
            {"mb1ic1ih4oc1kh1", "--pool"},
            {"--pool", "--dir=bwd_w", "mb1ic1ih4kh1"},
            {"--pool", "--alg=min", "mb1ic1ih4kh1"},
+           {"--pool", "--alg=relu", "mb1ic1ih4kh1"},
+           {"--eltwise", "--alg=max", "mb1ic1ih4"},
+           {"--eltwise", "--dir=bwd_w", "mb1ic1ih4"},
+           {"--eltwise", "mb1ic1ih4kh3"},
+           {"--alg=max", "mb1ic1ih4oc1kh1"},
            {"mb1ic1oc1kh1"}}) {
     EXPECT_THROW(parse_bench_options(args), Error) << args[0];
   }

@@ -233,14 +233,17 @@ std::string trim(const std::string& line) {
 
 ConvProblem parse_conv_problem(const std::string& text, ProblemKind kind) {
   RawDesc r = scan(text);
-  if (kind == ProblemKind::kBatchNorm) {
-    check(r.oc == 0 && r.g < 0, text,
-          "batch normalisation descriptors have no `oc` or `g`");
+  if (kind == ProblemKind::kBatchNorm || kind == ProblemKind::kElementwise) {
+    const char* what = kind == ProblemKind::kBatchNorm
+                           ? "batch normalisation"
+                           : "element-wise";
+    check(r.oc == 0 && r.g < 0, text, what,
+          " descriptors have no `oc` or `g`");
     for (int d = 0; d < 3; ++d) {
       check((r.o[d] | r.k[d] | r.dil[d]) == 0 && r.s[d] == 1 && r.p[d] < 0,
-            text,
-            "batch normalisation descriptors have no output, kernel, "
-            "stride, padding or dilation");
+            text, what,
+            " descriptors have no output, kernel, stride, padding or "
+            "dilation");
       if (r.i[d] > 0) r.k[d] = 1;
     }
     r.oc = r.ic;
@@ -331,7 +334,8 @@ std::string to_string(const ConvProblem& p) {
     std::swap(in_channels, out_channels);
   }
   std::ostringstream out;
-  if (p.kind == ProblemKind::kBatchNorm) {
+  if (p.kind == ProblemKind::kBatchNorm ||
+      p.kind == ProblemKind::kElementwise) {
     out << "mb" << p.src_shape[0] << "_ic" << in_channels;
     write_spatial(out, 'i', src_spatial, 0);
     if (!p.name.empty()) out << "_n\"" << p.name << "\"";

@@ -57,7 +57,15 @@ namespace distconv {
 //  - kBatchNorm: mb, ic and the input size only (benchdnn's --bnorm
 //    descriptors, e.g. mb8ic64ih128); the problem holds a 1x1 convolution
 //    from ic to ic so that it prints and parses like the others.
-enum class ProblemKind { kConvolution, kDeconvolution, kPooling, kBatchNorm };
+//  - kElementwise: the same descriptors as kBatchNorm, for the layers with
+//    no communication (activations, add, concat, upsampling).
+enum class ProblemKind {
+  kConvolution,
+  kDeconvolution,
+  kPooling,
+  kBatchNorm,
+  kElementwise
+};
 
 struct ConvProblem {
   ProblemKind kind = ProblemKind::kConvolution;

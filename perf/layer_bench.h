@@ -1,5 +1,6 @@
-// distconv_bench's --pool, --deconv and --bnorm drivers: the distributed
-// pooling, transposed convolution and batch normalisation checked against
+// distconv_bench's --pool, --deconv, --bnorm and --eltwise drivers: the
+// distributed pooling, transposed convolution, batch normalisation and
+// communication-free layers checked against
 // the reference kernels (correctness mode) or timed (perf mode), and their
 // oneDNN baselines (--impl=onednn: the whole problem in one process). Each
 // is called on every rank; errors are thrown alike on every rank.
@@ -22,6 +23,10 @@ BenchResult run_deconv_bench(const BenchOptions& o, const ConvProblem& p);
 // forward (fwd) and backward (bwd_d). The oneDNN baseline runs oneDNN's
 // batch normalisation primitives on the tensor stored channels-last.
 BenchResult run_bnorm_bench(const BenchOptions& o, const ConvProblem& p);
+// The layers with no communication (o.eltwise_alg): forward (fwd) and
+// backward (bwd_d). The oneDNN baseline runs oneDNN's eltwise, binary,
+// concat (and reorders for its backward) and resampling primitives.
+BenchResult run_eltwise_bench(const BenchOptions& o, const ConvProblem& p);
 
 }  // namespace distconv
 
