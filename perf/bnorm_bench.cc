@@ -8,6 +8,7 @@
 #include "perf/conv_check.h"
 #include "perf/layer_bench.h"
 #include "perf/npy.h"
+#include "perf/onednn_memory.h"
 
 namespace distconv {
 namespace {
@@ -103,12 +104,10 @@ BenchResult run_onednn(const BenchOptions& o, const ConvProblem& problem) {
       {dnnl::prop_kind::backward, md, md, float(kEpsilon), flags}, engine, fpd);
   if (o.verbose) std::printf("oneDNN: %s\n", fpd.impl_info_str());
   const memory::desc cd({s[1]}, memory::data_type::f32, memory::format_tag::x);
-  auto filled = [&](const memory::desc& d, unsigned seed) {
-    memory m(d, engine);
-    const auto v = random_vector<float>(d.get_size() / sizeof(float), seed);
-    std::copy(v.begin(), v.end(), static_cast<float*>(m.get_data_handle()));
-    return m;
+  auto filled = [&](const memory::desc& md, unsigned seed) {
+    return random_memory(md, engine, seed);
   };
+
   memory x = filled(md, 1), y = filled(md, 2), dy = filled(md, 3),
          dx = filled(md, 4), scale = filled(cd, 5), shift = filled(cd, 6),
          mean = filled(cd, 7), var = filled(cd, 8), dscale = filled(cd, 9),

@@ -22,6 +22,7 @@
 #include "perf/conv_check.h"
 #include "perf/layer_bench.h"
 #include "perf/npy.h"
+#include "perf/onednn_memory.h"
 
 namespace distconv {
 namespace {
@@ -262,11 +263,9 @@ BenchResult run_onednn(const BenchOptions& o, const ConvProblem& problem) {
   const memory::desc dst_md(memory::dims(d.begin(), d.end()),
                             memory::data_type::f32, tag);
   auto filled = [&](const memory::desc& md, unsigned seed) {
-    memory m(md, engine);
-    const auto v = random_vector<float>(md.get_size() / sizeof(float), seed);
-    std::copy(v.begin(), v.end(), static_cast<float*>(m.get_data_handle()));
-    return m;
+    return random_memory(md, engine, seed);
   };
+
   memory x = filled(src_md, 1), x2 = filled(src_md, 2), dx = filled(src_md, 3),
          dx2 = filled(src_md, 4), y = filled(dst_md, 5), dy = filled(dst_md, 6);
   std::function<void()> forward, backward;

@@ -19,8 +19,9 @@
 
 #include "distconv/dist_tensor.h"
 #include "distconv/error.h"
-#include "halo/halo_plan.h"
 #include "halo/halo_exchange.h"
+#include "halo/halo_plan.h"
+#include "perf/cli_args.h"
 
 namespace distconv {
 namespace {
@@ -32,36 +33,21 @@ struct Options {
   int reps = 20;
 };
 
-Shape parse_shape(const std::string& text) {
-  Shape s;
-  std::vector<Index> v;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    const size_t comma = text.find(',', pos);
-    v.push_back(std::stoll(text.substr(pos, comma - pos)));
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  require(v.size() >= 1 && v.size() <= kMaxDims, ErrorKind::kInvalidArgument,
-          "cannot parse shape '", text, "'");
-  s = Shape::filled(static_cast<int>(v.size()), 0);
-  for (size_t d = 0; d < v.size(); ++d) s[static_cast<int>(d)] = v[d];
-  return s;
-}
-
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    auto value = [&](const char* key) -> const char* {
-      const size_t n = std::strlen(key);
-      return a.compare(0, n, key) == 0 ? a.c_str() + n : nullptr;
-    };
-    if (const char* v = value("--shape=")) o.shape = parse_shape(v);
-    else if (const char* v = value("--grid=")) o.grid = parse_shape(v);
-    else if (const char* v = value("--width=")) o.width = std::stoll(v);
-    else if (const char* v = value("--reps=")) o.reps = std::stoi(v);
-    else throw Error(ErrorKind::kInvalidArgument, "unknown option " + a);
+    if (const char* v = option_value(a, "--shape=")) {
+      o.shape = parse_dims(v);
+    } else if (const char* v = option_value(a, "--grid=")) {
+      o.grid = parse_dims(v);
+    } else if (const char* v = option_value(a, "--width=")) {
+      o.width = std::stoll(v);
+    } else if (const char* v = option_value(a, "--reps=")) {
+      o.reps = std::stoi(v);
+    } else {
+      throw Error(ErrorKind::kInvalidArgument, "unknown option " + a);
+    }
   }
   return o;
 }

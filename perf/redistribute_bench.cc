@@ -28,6 +28,7 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/error.h"
 #include "distconv/redistribute.h"
+#include "perf/cli_args.h"
 
 namespace distconv {
 namespace {
@@ -41,44 +42,19 @@ struct Options {
   bool json = false;
 };
 
-// "1x16x2048x2048" (or with commas).
-Shape parse_shape(const std::string& text) {
-  std::vector<Index> v;
-  size_t pos = 0;
-  while (true) {
-    const size_t end = text.find_first_of("x,", pos);
-    const std::string part = text.substr(pos, end - pos);
-    require(!part.empty() &&
-                part.find_first_not_of("0123456789") == std::string::npos,
-            ErrorKind::kInvalidArgument, "cannot parse shape '", text, "'");
-    v.push_back(std::stoll(part));
-    if (end == std::string::npos) break;
-    pos = end + 1;
-  }
-  require(v.size() <= kMaxDims, ErrorKind::kInvalidArgument, "shape '", text,
-          "' has more than ", kMaxDims, " dimensions");
-  Shape s = Shape::filled(static_cast<int>(v.size()), 0);
-  for (size_t d = 0; d < v.size(); ++d) s[static_cast<int>(d)] = v[d];
-  return s;
-}
-
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    auto value = [&](const char* key) -> const char* {
-      const size_t n = std::strlen(key);
-      return a.compare(0, n, key) == 0 ? a.c_str() + n : nullptr;
-    };
-    if (const char* v = value("--shape=")) {
-      o.shape = parse_shape(v);
-    } else if (const char* v = value("--from=")) {
-      o.from = parse_shape(v);
-    } else if (const char* v = value("--to=")) {
-      o.to = parse_shape(v);
-    } else if (const char* v = value("--reps=")) {
+    if (const char* v = option_value(a, "--shape=")) {
+      o.shape = parse_dims(v);
+    } else if (const char* v = option_value(a, "--from=")) {
+      o.from = parse_dims(v);
+    } else if (const char* v = option_value(a, "--to=")) {
+      o.to = parse_dims(v);
+    } else if (const char* v = option_value(a, "--reps=")) {
       o.reps = std::stoi(v);
-    } else if (const char* v = value("--dt=")) {
+    } else if (const char* v = option_value(a, "--dt=")) {
       require(a == "--dt=f32" || a == "--dt=f64", ErrorKind::kInvalidArgument,
               "--dt must be f32 or f64, got ", v);
       o.f64 = a == "--dt=f64";

@@ -1,0 +1,49 @@
+// Command-line helpers of the small benchmark programs (halo_bench,
+// redistribute_bench): `--key=value` arguments and shapes written
+// "1x16x2048x2048" (or with commas).
+//
+//   if (const char* v = option_value(arg, "--shape=")) shape = parse_dims(v);
+#ifndef DISTCONV_PERF_CLI_ARGS_H_
+#define DISTCONV_PERF_CLI_ARGS_H_
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "distconv/error.h"
+#include "distconv/shape.h"
+
+namespace distconv {
+
+// The text after `key` (e.g. "--shape=") when `arg` starts with it, else
+// null.
+inline const char* option_value(const std::string& arg, const char* key) {
+  const size_t n = std::strlen(key);
+  return arg.compare(0, n, key) == 0 ? arg.c_str() + n : nullptr;
+}
+
+// 1 to kMaxDims non-negative integers separated by 'x' or ','; throws
+// kInvalidArgument naming `text` otherwise.
+inline Shape parse_dims(const std::string& text) {
+  std::vector<Index> v;
+  size_t pos = 0;
+  while (true) {
+    const size_t end = text.find_first_of("x,", pos);
+    const std::string part = text.substr(pos, end - pos);
+    require(!part.empty() && part.size() <= 15 &&
+                part.find_first_not_of("0123456789") == std::string::npos,
+            ErrorKind::kInvalidArgument, "cannot parse shape '", text, "'");
+    v.push_back(std::stoll(part));
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  require(v.size() <= kMaxDims, ErrorKind::kInvalidArgument, "shape '", text,
+          "' has more than ", kMaxDims, " dimensions");
+  Shape s = Shape::filled(static_cast<int>(v.size()), 0);
+  for (size_t d = 0; d < v.size(); ++d) s[static_cast<int>(d)] = v[d];
+  return s;
+}
+
+}  // namespace distconv
+
+#endif  // DISTCONV_PERF_CLI_ARGS_H_
