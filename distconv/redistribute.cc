@@ -86,19 +86,6 @@ StridedView<T> packed_view(T* data, const Box& box, StorageOrder order) {
   return StridedView<T>(data, box.extent, dense_strides(box.extent, order));
 }
 
-// The message's first element in the tensor when the view holds its
-// elements contiguously in the order the message carries them (`order`,
-// dense over the box): it travels straight from / into the tensor, with no
-// packing. Null otherwise.
-template <typename T>
-T* contiguous_data(const StridedView<T>& v, StorageOrder order) {
-  const Shape dense = dense_strides(v.extent(), order);
-  for (int d = 0; d < v.ndims(); ++d) {
-    if (v.extent()[d] > 1 && v.strides()[d] != dense[d]) return nullptr;
-  }
-  return v.data();
-}
-
 }  // namespace
 
 Index RedistributionPlan::send_volume() const { return volume_of(sends); }
@@ -170,8 +157,7 @@ Redistribution<T>::Redistribution(Redistribution&& other) noexcept
       recv_off_(std::move(other.recv_off_)),
       send_buf_(std::move(other.send_buf_)),
       recv_buf_(std::move(other.recv_buf_)),
-      requests_(std::move(other.requests_)),
-      direct_in_(std::move(other.direct_in_)) {}
+      requests_(std::move(other.requests_)) {}
 
 template <typename T>
 Redistribution<T>& Redistribution<T>::operator=(
@@ -187,7 +173,6 @@ Redistribution<T>& Redistribution<T>::operator=(
     send_buf_ = std::move(other.send_buf_);
     recv_buf_ = std::move(other.recv_buf_);
     requests_ = std::move(other.requests_);
-    direct_in_ = std::move(other.direct_in_);
   }
   return *this;
 }
@@ -235,43 +220,32 @@ void Redistribution<T>::move(const std::vector<RedistributionMessage>& out,
                              T* out_buf, T* in_buf) {
   // Messages travel in the sender's storage order: packing is then a copy
   // of contiguous runs, and only a receiver of the other order transposes.
-  // A message whose box is contiguous in that order in the tensor (a slab
-  // of whole rows, as in most moves between sample and spatial splits)
-  // goes straight from or into the tensor's memory instead.
   const StorageOrder order = from.layout().storage_order();
   const MPI_Datatype type = internal::mpi_datatype<T>();
   requests_.assign(in.size() + out.size(), MPI_REQUEST_NULL);
-  direct_in_.assign(in.size(), 0);
   for (size_t i = 0; i < in.size(); ++i) {  // counts checked at planning
-    T* target = contiguous_data(shard_view(to, in[i].box), order);
-    direct_in_[i] = target != nullptr;
-    if (!target) target = in_buf + in_off[i];
-    check_mpi(MPI_Irecv(target, static_cast<int>(in[i].box.volume()), type,
-                        in[i].peer, kTag, comm_, &requests_[i]),
-              "MPI_Irecv");
+    check_mpi(
+        MPI_Irecv(in_buf + in_off[i], static_cast<int>(in[i].box.volume()),
+                  type, in[i].peer, kTag, comm_, &requests_[i]),
+        "MPI_Irecv");
   }
   for (size_t i = 0; i < out.size(); ++i) {
-    const StridedView<const T> source = shard_view(from, out[i].box);
-    const T* data = contiguous_data(source, order);
-    if (!data) {
-      T* packed = out_buf + out_off[i];
-      internal::copy(source, packed_view(packed, out[i].box, order));
-      data = packed;
-    }
-    check_mpi(MPI_Isend(data, static_cast<int>(out[i].box.volume()), type,
+    T* packed = out_buf + out_off[i];
+    internal::copy(shard_view(from, out[i].box),
+                   packed_view(packed, out[i].box, order));
+    check_mpi(MPI_Isend(packed, static_cast<int>(out[i].box.volume()), type,
                         out[i].peer, kTag, comm_, &requests_[in.size() + i]),
               "MPI_Isend");
   }
   if (!plan_.kept.empty()) {
     internal::copy(shard_view(from, plan_.kept), shard_view(to, plan_.kept));
   }
-  // Unpack each packed message as it arrives.
+  // Unpack each message as it arrives.
   for (size_t k = 0; k < in.size(); ++k) {
     int i = MPI_UNDEFINED;
     check_mpi(MPI_Waitany(static_cast<int>(in.size()), requests_.data(), &i,
                           MPI_STATUS_IGNORE),
               "MPI_Waitany");
-    if (direct_in_[i]) continue;
     const StridedView<T> packed =
         packed_view(in_buf + in_off[i], in[i].box, order);
     internal::copy(StridedView<const T>(packed), shard_view(to, in[i].box));

@@ -49,10 +49,7 @@
 //
 // The plan duplicates the source grid's communicator (its messages never
 // mix with others) and holds one send and one receive buffer, each sized by
-// the elements this rank sends to / receives from other ranks. A message
-// whose box is contiguous in the tensor's memory (in the sender's storage
-// order: a slab of whole rows, as in most moves between sample and spatial
-// splits) is sent from, or received into, the tensor itself, unpacked.
+// the elements this rank sends to / receives from other ranks.
 #ifndef DISTCONV_REDISTRIBUTE_H_
 #define DISTCONV_REDISTRIBUTE_H_
 
@@ -141,7 +138,6 @@ class Redistribution {
   std::vector<T> send_buf_;  // forward: packed sends; backward: receives
   std::vector<T> recv_buf_;  // forward: receives; backward: packed sends
   std::vector<MPI_Request> requests_;
-  std::vector<char> direct_in_;  // per receive: straight into the tensor
 };
 
 }  // namespace distconv
