@@ -246,7 +246,7 @@ DISTCONV_INLINE void reduce_strip(Index k0, Index chunks, Index period,
 }
 
 template <typename F>
-DISTCONV_INLINE void reduce_columns(Index elements, Index period, const F& f) {
+DISTCONV_INLINE void reduce_strips(Index elements, Index period, const F& f) {
   constexpr Index kStrip = kStripBlocks * kWidth;
   const Index group = std::max<Index>(1, kGroupValues / period);
   const Index full = elements / period;
@@ -340,12 +340,12 @@ struct GradientSums {
   DISTCONV_CLONES void moments_pass(const T* x, Index n, Index period,       \
                                     const double* shift, double* total1,     \
                                     double* total2) {                        \
-    reduce_columns(n, period, ShiftedMoments<T>{x, shift, total1, total2});  \
+    reduce_strips(n, period, ShiftedMoments<T>{x, shift, total1, total2});   \
   }                                                                          \
   DISTCONV_CLONES void gradient_pass(const T* x, const T* dy, Index n,       \
                                      Index period, const double* mean,       \
                                      double* total1, double* total2) {       \
-    reduce_columns(n, period, GradientSums<T>{x, dy, mean, total1, total2}); \
+    reduce_strips(n, period, GradientSums<T>{x, dy, mean, total1, total2});  \
   }
 
 DISTCONV_INLINE void fence() {

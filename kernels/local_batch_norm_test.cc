@@ -107,24 +107,35 @@ TEST(LocalBatchNorm, LongArrays) {
   ExpectPassesMatchPlainLoops<float>(5, 16384, 1e-7);
 }
 
+// moments() on `x` (value i in channel i % channels) against a
+// long-double two-pass: the sums within `sum_tol`, the squared deviations
+// within `m2_tol`, relative.
+template <typename T>
+void ExpectMomentsMatchTwoPass(const std::vector<T>& x, Index channels,
+                               double sum_tol, double m2_tol) {
+  const Index n = static_cast<Index>(x.size()), rows = n / channels;
+  std::vector<long double> sum(channels, 0), m2(channels, 0);
+  for (Index i = 0; i < n; ++i) sum[i % channels] += x[i];
+  for (Index i = 0; i < n; ++i) {
+    const long double d = x[i] - sum[i % channels] / rows;
+    m2[i % channels] += d * d;
+  }
+  LocalBatchNorm<T> k(channels);
+  std::vector<double> got_sum(channels), got_m2(channels);
+  k.moments(x.data(), n, got_sum.data(), got_m2.data());
+  for (Index c = 0; c < channels; ++c) {
+    EXPECT_NEAR(got_sum[c], double(sum[c]),
+                sum_tol * std::abs(double(sum[c])));
+    EXPECT_NEAR(got_m2[c], double(m2[c]), m2_tol * double(m2[c]));
+  }
+}
+
 // 1e4 + noise in [-1, 1), a million values per channel, 64 tiles: the
 // moments agree with a long-double two-pass to double precision.
 TEST(LocalBatchNorm, MomentsAreExactOnLargeOffsets) {
   const Index channels = 2, rows = 1 << 20;
-  const auto x = random_values<float>(channels * rows, 9, 1e4);
-  long double sum[2] = {0, 0}, m2[2] = {0, 0};
-  for (Index i = 0; i < channels * rows; ++i) sum[i % 2] += x[i];
-  for (Index i = 0; i < channels * rows; ++i) {
-    const long double d = x[i] - sum[i % 2] / rows;
-    m2[i % 2] += d * d;
-  }
-  LocalBatchNorm<float> k(channels);
-  std::vector<double> got_sum(channels), got_m2(channels);
-  k.moments(x.data(), channels * rows, got_sum.data(), got_m2.data());
-  for (int c = 0; c < 2; ++c) {
-    EXPECT_NEAR(got_sum[c], double(sum[c]), 1e-14 * double(sum[c]));
-    EXPECT_NEAR(got_m2[c], double(m2[c]), 1e-12 * double(m2[c]));
-  }
+  ExpectMomentsMatchTwoPass(random_values<float>(channels * rows, 9, 1e4),
+                            channels, 1e-14, 1e-12);
 }
 
 // The first tile's shift is its first row; here that row is an outlier
@@ -137,19 +148,7 @@ TEST(LocalBatchNorm, MomentsSurviveAnOutlierFirstRow) {
   auto x = random_values<double>(channels * rows, 11, 0.0);
   x[0] = 1e5;
   x[1] = -1e5;
-  long double sum[2] = {0, 0}, m2[2] = {0, 0};
-  for (Index i = 0; i < channels * rows; ++i) sum[i % 2] += x[i];
-  for (Index i = 0; i < channels * rows; ++i) {
-    const long double d = x[i] - sum[i % 2] / rows;
-    m2[i % 2] += d * d;
-  }
-  LocalBatchNorm<double> k(channels);
-  std::vector<double> got_sum(channels), got_m2(channels);
-  k.moments(x.data(), channels * rows, got_sum.data(), got_m2.data());
-  for (int c = 0; c < 2; ++c) {
-    EXPECT_NEAR(got_sum[c], double(sum[c]), 1e-12 * std::abs(double(sum[c])));
-    EXPECT_NEAR(got_m2[c], double(m2[c]), 1e-10 * double(m2[c]));
-  }
+  ExpectMomentsMatchTwoPass(x, channels, 1e-12, 1e-10);
 }
 
 // Float's elementwise passes on 1e4 + noise in [-1, 1), normalised by the
