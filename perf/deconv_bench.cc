@@ -84,9 +84,6 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
 
 // oneDNN's deconvolution primitives on the whole problem.
 BenchResult run_onednn(const BenchOptions& o, const ConvProblem& problem) {
-  require(world_ranks() == 1 && o.mode == BenchMode::kPerf,
-          ErrorKind::kInvalidArgument,
-          "--impl=onednn runs in one process (-np 1) in perf mode");
   OnednnDeconvBaseline base(deconv_desc(problem), deconv_src_shape(problem));
   if (o.verbose) std::printf("oneDNN: %s\n", base.implementation().c_str());
   BenchResult r;

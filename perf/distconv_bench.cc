@@ -155,11 +155,6 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
 }
 
 Result run_onednn(const BenchOptions& o, const ConvProblem& problem) {
-  int ranks = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  require(ranks == 1 && o.mode == BenchMode::kPerf,
-          ErrorKind::kInvalidArgument,
-          "--impl=onednn runs in one process (-np 1) in perf mode");
   OnednnBaseline base(problem.desc, problem.src_shape);
   Result r;
   time_runs(o, [&] {
@@ -232,6 +227,11 @@ int run_all(const BenchOptions& o) {
     std::string grid = "?";
     try {
       grid = grid_for(o, p.src_shape, ranks, p).to_string();
+      // Every driver's baseline runs the whole problem in this process.
+      require(o.impl == BenchImpl::kDistconv ||
+                  (ranks == 1 && o.mode == BenchMode::kPerf),
+              ErrorKind::kInvalidArgument,
+              "--impl=onednn runs in one process (-np 1) in perf mode");
       if (o.driver == ProblemKind::kPooling) {
         r = run_pool_bench(o, p);
       } else if (o.driver == ProblemKind::kBatchNorm) {

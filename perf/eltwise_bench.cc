@@ -247,9 +247,6 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
 // backward two reorders from views of dy's channel ranges; resampling
 // (nearest) forward and backward.
 BenchResult run_onednn(const BenchOptions& o, const ConvProblem& problem) {
-  require(world_ranks() == 1 && o.mode == BenchMode::kPerf,
-          ErrorKind::kInvalidArgument,
-          "--impl=onednn runs in one process (-np 1) in perf mode");
   using dnnl::memory;
   const EltwiseAlg alg = o.eltwise_alg;
   const Shape& s = problem.src_shape;

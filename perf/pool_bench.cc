@@ -68,9 +68,6 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
 // oneDNN's pooling primitives on the whole problem, channels-last (with 16
 // channels the same memory as oneDNN's blocked nChw16c).
 BenchResult run_onednn(const BenchOptions& o, const ConvProblem& problem) {
-  require(world_ranks() == 1 && o.mode == BenchMode::kPerf,
-          ErrorKind::kInvalidArgument,
-          "--impl=onednn runs in one process (-np 1) in perf mode");
   const PoolDesc desc = pool_desc(problem, o.alg);
   const Shape dst_shape = desc.dst_shape(problem.src_shape);
   onednn::Pool pool(desc, problem.src_shape, dst_shape);
