@@ -6,7 +6,6 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -19,6 +18,7 @@
 #include "perf/bench_options.h"
 #include "perf/conv_check.h"
 #include "perf/conv_problem.h"
+#include "perf/rank_timing.h"
 
 namespace distconv {
 
@@ -28,12 +28,6 @@ struct BenchResult {
   double max_rel_err = -1;  // correctness mode only
   std::string error;
 };
-
-inline double bench_now_s() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 inline double max_over_ranks(double v) {
   double out = v;
@@ -96,10 +90,9 @@ void time_runs(const BenchOptions& o, Run run, BenchResult* r) {
   std::vector<double> times;
   double wait = 0;
   for (int i = 0; i < o.reps; ++i) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = bench_now_s();
-    const double waited = run();
-    times.push_back(max_over_ranks(bench_now_s() - t0));
+    double waited = 0;
+    times.push_back(
+        slowest_rank_seconds(MPI_COMM_WORLD, [&] { waited = run(); }));
     wait += max_over_ranks(waited);
   }
   std::sort(times.begin(), times.end());
@@ -111,9 +104,9 @@ void time_runs(const BenchOptions& o, Run run, BenchResult* r) {
 // One untimed run (correctness mode): its time and time blocked.
 template <typename Run>
 void time_once(Run run, BenchResult* r) {
-  const double t0 = bench_now_s();
+  const double t0 = now_seconds();
   r->comm_wait_ms = 1e3 * max_over_ranks(run());
-  r->median_ms = r->min_ms = 1e3 * max_over_ranks(bench_now_s() - t0);
+  r->median_ms = r->min_ms = 1e3 * max_over_ranks(now_seconds() - t0);
 }
 
 // time_runs in perf mode, time_once in correctness mode.

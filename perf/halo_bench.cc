@@ -11,7 +11,6 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -22,6 +21,7 @@
 #include "halo/halo_exchange.h"
 #include "halo/halo_plan.h"
 #include "perf/cli_args.h"
+#include "perf/rank_timing.h"
 
 namespace distconv {
 namespace {
@@ -52,22 +52,12 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-double now() {
-  using clock = std::chrono::steady_clock;
-  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
-}
-
 // Median over reps of the slowest rank's time of fn().
 template <typename Fn>
 double median_time(MPI_Comm comm, int reps, Fn fn) {
   std::vector<double> times;
   for (int r = 0; r < reps; ++r) {
-    MPI_Barrier(comm);
-    const double t0 = now();
-    fn();
-    double t = now() - t0, slowest = 0;
-    MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
-    times.push_back(slowest);
+    times.push_back(slowest_rank_seconds(comm, fn));
   }
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];

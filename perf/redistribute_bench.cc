@@ -18,7 +18,6 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -27,8 +26,10 @@
 
 #include "distconv/dist_tensor.h"
 #include "distconv/error.h"
+#include "distconv/internal/mpi_util.h"
 #include "distconv/redistribute.h"
 #include "perf/cli_args.h"
+#include "perf/rank_timing.h"
 
 namespace distconv {
 namespace {
@@ -69,22 +70,6 @@ Options parse(int argc, char** argv) {
           ErrorKind::kInvalidArgument, "--from=", o.from, " and --to=", o.to,
           " need one extent per dimension of --shape=", o.shape);
   return o;
-}
-
-double now() {
-  using clock = std::chrono::steady_clock;
-  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
-}
-
-// The slowest rank's time of fn(), ranks aligned before it.
-template <typename Fn>
-double timed(MPI_Comm comm, Fn fn) {
-  MPI_Barrier(comm);
-  const double t0 = now();
-  fn();
-  double t = now() - t0, slowest = 0;
-  MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
-  return slowest;
 }
 
 struct Stats {
@@ -155,7 +140,7 @@ void run(const Options& o) {
   const RedistributionPlan& plan = shuffle.plan();
   const AllToAll a = counts_of(plan, src_grid.size());
   std::vector<T> out(plan.send_volume(), T(1)), in(plan.recv_volume());
-  const MPI_Datatype type = sizeof(T) == 4 ? MPI_FLOAT : MPI_DOUBLE;
+  const MPI_Datatype type = internal::mpi_datatype<T>();
   auto alltoallv = [&] {
     MPI_Alltoallv(out.data(), a.send_counts.data(), a.send_displs.data(), type,
                   in.data(), a.recv_counts.data(), a.recv_displs.data(), type,
@@ -172,9 +157,9 @@ void run(const Options& o) {
   copy_kept();
   std::vector<double> t_move, t_bound, t_copy;
   for (int r = 0; r < o.reps; ++r) {
-    t_bound.push_back(timed(src_grid.comm(), alltoallv));
-    t_copy.push_back(timed(src_grid.comm(), copy_kept));
-    t_move.push_back(timed(src_grid.comm(), [&] { shuffle.forward(x, y); }));
+    t_bound.push_back(slowest_rank_seconds(src_grid.comm(), alltoallv));
+    t_copy.push_back(slowest_rank_seconds(src_grid.comm(), copy_kept));
+    t_move.push_back(slowest_rank_seconds(src_grid.comm(), [&] { shuffle.forward(x, y); }));
   }
   const Stats move = stats(t_move), bound = stats(t_bound);
   const Stats copy = stats(t_copy);
