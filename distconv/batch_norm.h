@@ -29,14 +29,16 @@
 // sets (over grid.along(0) for kSampleBlock, over every rank for kShard),
 // as a data-parallel framework's gradient allreduce does.
 //
-// Statistics are numerically stable, with no E[x^2] - E[x]^2 anywhere:
-// each rank reads its shard once, in cache-sized tiles, each tile's sums
-// and squared deviations from its own mean accumulated in double (float
-// tensors too) and merged with Chan et al.'s update; an allreduce of the
-// sums gives the set's mean, and a second one merges the ranks' squared
-// deviations (Chan again, about that mean) into the biased variance: two
-// allreduces of C doubles. Normalisation subtracts the mean in T's
-// precision without cancellation (for float, the mean as two floats).
+// Statistics are numerically stable: each rank reads its shard once, in
+// cache-sized tiles, summing per tile the deviations from a shift near the
+// mean (the mean so far) and their squares in double (float tensors too),
+// so the tile's squared deviations from its own mean cancel only as far as
+// the shift misses the mean; tiles merge with Chan et al.'s update. An
+// allreduce of the sums gives the set's mean, and a second one merges the
+// ranks' squared deviations (Chan again, about that mean) into the biased
+// variance: two allreduces of C doubles. Normalisation subtracts the mean
+// in T's precision without cancellation (for float, the mean as two
+// floats).
 // 1e4 + noise keeps the noise's precision (batch_norm_test checks it).
 //
 // Running statistics are held by the layer, in double, one set per rank

@@ -1,5 +1,6 @@
 // distconv_bench: checks and times the distributed convolution (--conv),
-// transposed convolution (--deconv) and pooling (--pool) on problems in
+// transposed convolution (--deconv), pooling (--pool), batch normalisation
+// (--bnorm) and the layers with no communication (--eltwise) on problems in
 // benchdnn's descriptor syntax. See `distconv_bench --help` and
 // docs/performance.md.
 //
