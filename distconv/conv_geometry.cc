@@ -1,6 +1,7 @@
 #include "distconv/conv_geometry.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 #include "distconv/error.h"
@@ -80,6 +81,14 @@ BoxSplit onion(const Box& box,
 
 Box empty_box(int ndims) {
   return {Shape::filled(ndims, 0), Shape::filled(ndims, 0)};
+}
+
+// `box` with every channel of a tensor of `shape`: a part's halos depend
+// on its samples and spatial cells, not on which channels it holds.
+Box all_channels(Box box, const Shape& shape) {
+  box.lower[1] = 0;
+  box.extent[1] = shape[1];
+  return box;
 }
 
 }  // namespace
@@ -193,11 +202,59 @@ bool ConvGeometry::channelwise() const {
          desc_.in_channels == desc_.out_channels;
 }
 
+namespace {
+
+// Whether every part of `channels` holds whole groups of `per_group`.
+bool whole_groups(const BlockPartition& channels, Index per_group) {
+  for (int p = 0; p < channels.parts(); ++p) {
+    if (channels.begin(p) % per_group != 0) return false;
+  }
+  return true;
+}
+
+ChannelSplit split_of(const BlockPartition& channels, Index groups) {
+  if (channels.parts() == 1) return ChannelSplit::kNone;
+  if (whole_groups(channels, channels.extent() / groups)) {
+    return ChannelSplit::kWholeGroups;
+  }
+  if (groups == 1) return ChannelSplit::kInsideGroups;
+  std::string sizes;
+  for (int p = 0; p < channels.parts(); ++p) {
+    sizes += (p > 0 ? ", " : "") + std::to_string(channels.size(p));
+  }
+  throw Error(ErrorKind::kUnsupported,
+              "a grouped convolution (" + std::to_string(groups) +
+                  " groups of " + std::to_string(channels.extent() / groups) +
+                  " channels) splits channels only between groups; the "
+                  "channel parts {" +
+                  sizes + "} cut a group");
+}
+
+}  // namespace
+
+ChannelSplit ConvGeometry::channel_split(const Distribution& src) const {
+  return split_of(src.partition(1), desc_.groups);
+}
+
 BlockPartition ConvGeometry::channel_partition(const Distribution& d,
                                                Index channels) const {
-  if (channelwise()) return d.partition(1);
-  internal::check_unsplit_channels(d.grid_shape(), "the convolution");
-  return BlockPartition::balanced(channels, 1);
+  const BlockPartition& from = d.partition(1);
+  switch (split_of(from, desc_.groups)) {
+    case ChannelSplit::kNone:
+      return BlockPartition::balanced(channels, 1);
+    case ChannelSplit::kWholeGroups: {
+      const Index from_group = from.extent() / desc_.groups;
+      const Index to_group = channels / desc_.groups;
+      std::vector<Index> sizes;
+      for (int p = 0; p < from.parts(); ++p) {
+        sizes.push_back(from.size(p) / from_group * to_group);
+      }
+      return BlockPartition::from_sizes(sizes);
+    }
+    case ChannelSplit::kInsideGroups:
+      break;
+  }
+  return BlockPartition::balanced(channels, from.parts());
 }
 
 Distribution ConvGeometry::dst_distribution(const Distribution& src) const {
@@ -243,7 +300,7 @@ HaloLayout ConvGeometry::src_layout(const Distribution& src,
   const int n = src.ndims();
   std::vector<HaloWidths> widths(src.num_parts(), HaloWidths::none(n));
   for (int p = 0; p < src.num_parts(); ++p) {
-    const ConvWindow w = forward_window(dst.shard(p));
+    const ConvWindow w = forward_window(all_channels(dst.shard(p), dst_shape_));
     if (w.dst.empty() || w.src.empty()) continue;
     const Box shard = src.shard(p);
     for (int d = 2; d < n; ++d) {
@@ -261,7 +318,8 @@ HaloLayout ConvGeometry::diff_dst_layout(const Distribution& src,
   const int n = dst.ndims();
   std::vector<HaloWidths> widths(dst.num_parts(), HaloWidths::none(n));
   for (int p = 0; p < dst.num_parts(); ++p) {
-    const ConvWindow w = backward_data_window(src.shard(p));
+    const ConvWindow w =
+        backward_data_window(all_channels(src.shard(p), src_shape_));
     if (w.dst.empty()) continue;
     const Box shard = dst.shard(p);
     for (int d = 2; d < n; ++d) {

@@ -56,6 +56,16 @@ struct BoxSplit {
   Box core;
 };
 
+// How an input distribution splits channels (grid dimension 1):
+//  - kNone: one part holds every channel;
+//  - kWholeGroups: every part's channels are whole groups (a depthwise
+//    convolution's single channels included), so each part convolves its
+//    own groups and the output's parts hold the same groups: no channel
+//    communication;
+//  - kInsideGroups: a group is cut (groups == 1 only): channel and filter
+//    parallelism, the output's filters balanced over the same parts.
+enum class ChannelSplit { kNone, kWholeGroups, kInsideGroups };
+
 class ConvGeometry {
  public:
   // Validates (desc.validate); throws distconv::Error.
@@ -73,24 +83,26 @@ class ConvGeometry {
   // `src` gets zero). Empty when no output reads `src`.
   ConvWindow backward_data_window(const Box& src) const;
 
-  // The output distribution lined up with `src` (same grid). Throws
-  // kUnsupported if `src` splits channels (channel parallelism), unless
-  // the convolution is channelwise (depthwise, as pooling plans).
+  // What `src`'s channel partition is; throws kUnsupported when it cuts a
+  // group of a grouped convolution.
+  ChannelSplit channel_split(const Distribution& src) const;
+  // The output distribution lined up with `src` (same grid): samples and
+  // spatial cuts lined up, channels as channel_split() says.
   Distribution dst_distribution(const Distribution& src) const;
   // An input distribution lined up with the output distribution `dst`
   // (same grid): each part's inputs start at the centre of its first
   // output's window, so that dst_distribution(src_distribution(dst)) ==
   // dst unless padding or clamping at the edges moves a cut (transposed
   // convolutions work with any input distribution; this one keeps their
-  // halos small). Throws kUnsupported if `dst` splits channels (unless
-  // channelwise).
+  // halos small). Channels as in dst_distribution, the other way round.
   Distribution src_distribution(const Distribution& dst) const;
   // Per-part halos of the input: each part's buffer covers the window of
-  // its output shard. Forward halo exchange fills them.
+  // its output shard (of every output channel, so that the parts of one
+  // channel group have the same halos). Forward halo exchange fills them.
   HaloLayout src_layout(const Distribution& src, const Distribution& dst,
                         StorageOrder order) const;
   // Per-part halos of the output gradient: each part's buffer covers the
-  // outputs its input-gradient shard reads.
+  // outputs its input-gradient shard (of every input channel) reads.
   HaloLayout diff_dst_layout(const Distribution& src, const Distribution& dst,
                              StorageOrder order) const;
 
@@ -106,8 +118,9 @@ class ConvGeometry {
   // F: depthwise convolutions and pooling windows): windows keep the
   // channel range of their box, and distributions may split channels.
   bool channelwise() const;
-  // The other distribution's channel partition: `d`'s when channelwise,
-  // else one part of `channels` (kUnsupported if `d` splits channels).
+  // The channel partition of the other side (`channels` of them) for a
+  // distribution `d` of this side: the same groups for kWholeGroups,
+  // balanced over as many parts for kInsideGroups.
   BlockPartition channel_partition(const Distribution& d,
                                    Index channels) const;
 

@@ -224,15 +224,60 @@ TEST(ConvGeometry, SourceDistributionLinesUpWithTheOutputs) {
   EXPECT_EQ(small.dst_distribution(wide), thin);
 }
 
-TEST(ConvGeometry, ChannelSplitsAreReportedAsUnsupported) {
-  const ConvDesc c = ConvDesc::make(4, 4, {1, 1});
+TEST(ConvGeometry, ChannelSplitsInsideAGroupBalanceTheFilters) {
+  ConvDesc c = ConvDesc::make(5, 4, {3, 3});
+  c.padding_lower = c.padding_upper = {1, 1};
+  const ConvGeometry g(c, Shape{1, 5, 4, 4});
+  // Channels 2, 0, 3 (an empty part) over 3 parts, H over 2.
+  const Distribution src(
+      {BlockPartition::balanced(1, 1), BlockPartition::from_sizes({2, 0, 3}),
+       BlockPartition::balanced(4, 2), BlockPartition::balanced(4, 1)});
+  EXPECT_EQ(g.channel_split(src), ChannelSplit::kInsideGroups);
+  const Distribution dst = g.dst_distribution(src);
+  EXPECT_EQ(dst.partition(1), BlockPartition::balanced(4, 3));
+  EXPECT_EQ(g.src_distribution(dst).partition(1), BlockPartition::balanced(5, 3));
+  // Halos depend on the samples and cells only: the part without input
+  // channels has none (an empty buffer), the others the same ones.
+  const HaloLayout x = g.src_layout(src, dst, StorageOrder::kChannelsLast);
+  for (int p = 0; p < src.num_parts(); ++p) {
+    const bool empty = src.shard(p).empty();
+    SCOPED_TRACE(p);
+    EXPECT_EQ(x.widths(p).lower[2], empty || src.part_coord(p)[2] == 0 ? 0 : 1);
+    EXPECT_EQ(x.widths(p).upper[2], empty || src.part_coord(p)[2] == 1 ? 0 : 1);
+  }
+  // Filters 2, 1, 1: the output gradient's halos likewise on every part.
+  const HaloLayout dy = g.diff_dst_layout(src, dst, StorageOrder::kChannelsLast);
+  for (int p = 0; p < dst.num_parts(); ++p) {
+    EXPECT_EQ(dy.widths(p).lower[2], dst.part_coord(p)[2] == 0 ? 0 : 1) << p;
+  }
+}
+
+TEST(ConvGeometry, ChannelSplitsBetweenGroupsKeepTheGroups) {
+  ConvDesc c = ConvDesc::make(6, 9, {1, 1});
+  c.groups = 3;  // 2 input and 3 output channels per group
+  const ConvGeometry g(c, Shape{1, 6, 4, 4});
+  const Distribution src(
+      {BlockPartition::balanced(1, 1), BlockPartition::from_sizes({4, 0, 2}),
+       BlockPartition::balanced(4, 1), BlockPartition::balanced(4, 1)});
+  EXPECT_EQ(g.channel_split(src), ChannelSplit::kWholeGroups);
+  EXPECT_EQ(g.dst_distribution(src).partition(1),
+            BlockPartition::from_sizes({6, 0, 3}));
+  EXPECT_EQ(g.channel_split(Distribution(Shape{1, 6, 4, 4}, Shape{1, 1, 1, 1})),
+            ChannelSplit::kNone);
+}
+
+TEST(ConvGeometry, ChannelSplitsThatCutAGroupAreUnsupported) {
+  ConvDesc c = ConvDesc::make(4, 4, {1, 1});
+  c.groups = 2;
   const ConvGeometry g(c, Shape{1, 4, 4, 4});
   try {
-    g.dst_distribution(Distribution(Shape{1, 4, 4, 4}, Shape{1, 2, 1, 1}));
+    g.dst_distribution(Distribution(Shape{1, 4, 4, 4}, Shape{1, 4, 1, 1}));
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
-    EXPECT_NE(std::string(e.what()).find("splits channels"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("channel parts {1, 1, 1, 1} cut a group"),
+              std::string::npos)
+        << e.what();
   }
 }
 

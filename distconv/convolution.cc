@@ -7,12 +7,104 @@
 #include <vector>
 
 #include "distconv/error.h"
+#include "distconv/internal/channel_collective.h"
 #include "distconv/internal/gradient_sum.h"
 #include "distconv/internal/layer_checks.h"
 #include "kernels/local_conv.h"
 
 namespace distconv {
 namespace {
+
+// How the plan divides the work (see convolution.h).
+enum class Scheme {
+  kLocal,             // channels whole, or split between groups
+  kStationaryOutput,  // allgather x, reduce-scatter dx
+  kStationaryInput,   // reduce-scatter y, allgather dy
+};
+
+Scheme scheme_of(const ConvGeometry& g, const Distribution& src,
+                 ChannelParallelism channels) {
+  if (g.channel_split(src) != ChannelSplit::kInsideGroups) {
+    return Scheme::kLocal;
+  }
+  return channels == ChannelParallelism::kStationaryInput
+             ? Scheme::kStationaryInput
+             : Scheme::kStationaryOutput;
+}
+
+// Where a pass reads or writes: a caller's tensor or one of the layer's
+// full-channel tensors. `box`: the global cells the local buffer holds,
+// channels included; `strides`: their element strides.
+struct Buffer {
+  Box box;
+  Shape strides;
+
+  static Buffer of(const HaloLayout& layout, int part) {
+    return {layout.buffer_box(part), layout.local_strides(part)};
+  }
+  // `global` in local coordinates, with all of the buffer's channels (a
+  // piece always convolves every channel its buffers hold).
+  Box local(const Box& global) const {
+    Box b = global.shifted(-box.lower);
+    b.lower[1] = 0;
+    b.extent[1] = box.extent[1];
+    return b;
+  }
+  // The same cells with the buffer's channels: the box a pass computes.
+  Box work(Box global) const {
+    global.lower[1] = box.lower[1];
+    global.extent[1] = box.extent[1];
+    return global;
+  }
+  Index channels() const { return box.extent[1]; }
+  template <typename T>
+  StridedView<T> view(T* data, const Box& local_box) const {
+    return StridedView<T>(data, box.extent, strides).subview(local_box);
+  }
+};
+
+// `layout` with every one of `channels` channels on each rank of a channel
+// group, as a layout over the grid of the ranks sharing a channel
+// coordinate (grid extent 1 in channels): the cells and halos of the
+// group's members that hold channels. Throws kInvalidArgument (naming
+// `what`) if those members have different halos.
+HaloLayout full_channel_layout(const HaloLayout& layout, Index channels,
+                               const char* what) {
+  const Distribution& d = layout.distribution();
+  std::vector<BlockPartition> parts;
+  std::vector<Boundary> boundaries;
+  for (int i = 0; i < d.ndims(); ++i) {
+    parts.push_back(i == 1 ? BlockPartition::balanced(channels, 1)
+                           : d.partition(i));
+    boundaries.push_back(layout.boundary(i));
+  }
+  const Distribution full(std::move(parts));
+  std::vector<HaloWidths> widths(full.num_parts(),
+                                 HaloWidths::none(d.ndims()));
+  for (int q = 0; q < full.num_parts(); ++q) {
+    Shape coord = full.part_coord(q);
+    bool found = false;
+    for (Index c = 0; c < d.grid_shape()[1]; ++c) {
+      coord[1] = c;
+      const int part = d.part_index(coord);
+      if (d.shard(part).extent[1] == 0) continue;
+      require(!found || layout.widths(part) == widths[q],
+              ErrorKind::kInvalidArgument, "the ", what,
+              " layout gives the parts of one channel group different halos "
+              "(part ",
+              part, ")");
+      widths[q] = layout.widths(part);
+      found = true;
+    }
+  }
+  return HaloLayout(full, std::move(widths), std::move(boundaries))
+      .with_storage(StorageOrder::kChannelsLast);
+}
+
+Shape channel_slice_shape(Shape grid) {
+  grid[1] = 1;
+  return grid;
+}
 
 // One local convolution of a pass: a ConvGeometry window and its kernel,
 // with the window's boxes in the local coordinates of the buffers it reads
@@ -23,18 +115,11 @@ struct Piece {
   Box box;            // global: the outputs (forward, weights) or input
                       // gradients (data) this piece computes
   ConvWindow window;  // global coordinates
-  Box in_local;       // forward / weights: src; backward-data: diff_dst
-  Box out_local;      // forward / weights: dst or diff_dst; data: diff_src
-  Box target_local;   // backward-data: the diff_src box this piece owns
+  Box in_local;       // forward / weights: x; backward-data: dy
+  Box out_local;      // forward / weights: y or dy; data: dx
+  Box target_local;   // backward-data: the dx box this piece owns
   bool zero_first = false;  // backward-data: target larger than the window
   std::optional<LocalConv<T>> kernel;  // none: nothing reads the input
-
-  ConvDesc local_desc(const ConvDesc& desc) const {
-    ConvDesc d = desc;
-    d.padding_lower = window.padding_lower;
-    d.padding_upper = window.padding_upper;
-    return d;
-  }
 };
 
 }  // namespace
@@ -44,13 +129,27 @@ struct Convolution<T>::Impl {
   const ProcessGrid* grid;
   ConvolutionOptions options;
   ConvGeometry geometry;
+  Scheme scheme;
   Distribution dst;  // lined up with the input's distribution
   HaloLayout src_layout, dst_layout, diff_dst_layout, diff_src_layout;
-  HaloExchange<T> src_halo, diff_dst_halo;
+  // The ranks sharing this rank's channel coordinate, and the tensors
+  // holding every channel of a channel group (channel schemes only).
+  std::optional<ProcessGrid> slice;
+  std::optional<DistTensor<T>> x_full, y_full, dy_full, dx_full;
+  std::optional<internal::ChannelCollective<T>> x_gather, y_sum, dy_gather,
+      dx_sum;
+  // The src tensor forward() gathered, and the diff_dst tensor a backward
+  // pass gathered since (null: none).
+  const DistTensor<T>* gathered_x = nullptr;
+  const DistTensor<T>* gathered_dy = nullptr;
+  // What the passes read and write: the caller's tensors or the above.
+  Buffer x_buf, y_buf, dy_buf, dx_buf;
+  Box weights_block, bias_block;
+  std::optional<HaloExchange<T>> x_halo, dy_halo;
   std::vector<Piece<T>> forward_early, forward_late;
   std::vector<Piece<T>> data_early, data_late;
   Piece<T> weights_piece;
-  internal::GradientSum<T> grads;  // weights, then bias
+  std::optional<internal::GradientSum<T>> grads;  // weights, then bias
   ConvStats stats;
 
   Impl(const ProcessGrid& g, const ConvDesc& d, const Distribution& src,
@@ -58,6 +157,7 @@ struct Convolution<T>::Impl {
       : grid(&g),
         options(o),
         geometry(d, src.global_shape()),
+        scheme(scheme_of(geometry, src, o.channels)),
         dst(geometry.dst_distribution(src)),
         src_layout(chosen_layout(
             o.src_layout,
@@ -67,13 +167,16 @@ struct Convolution<T>::Impl {
         diff_dst_layout(
             geometry.diff_dst_layout(src, dst, StorageOrder::kChannelsLast)),
         diff_src_layout(
-            HaloLayout(src).with_storage(StorageOrder::kChannelsLast)),
-        src_halo(g, src_layout, o.halo),
-        diff_dst_halo(g, diff_dst_layout, o.halo),
-        grads(g.comm(), geometry.desc().weights_shape().volume(),
-              geometry.desc().bias == ConvBias::kAdd
-                  ? geometry.desc().out_channels
-                  : 0) {
+            HaloLayout(src).with_storage(StorageOrder::kChannelsLast)) {
+    plan_buffers();
+    const ProcessGrid& xg = scheme == Scheme::kStationaryOutput ? *slice : g;
+    const ProcessGrid& dyg = scheme == Scheme::kStationaryInput ? *slice : g;
+    x_halo.emplace(xg, x_full ? x_full->layout() : src_layout, o.halo);
+    dy_halo.emplace(dyg, dy_full ? dy_full->layout() : diff_dst_layout,
+                    o.halo);
+    grads.emplace(g.slice(1), weights_block.extent.volume(),
+                  desc().bias == ConvBias::kAdd ? bias_block.extent.volume()
+                                                : 0);
     plan_pieces();
   }
 
@@ -85,20 +188,85 @@ struct Convolution<T>::Impl {
     return receives_in_flight(options.halo.transport);
   }
 
+  // The full-channel tensor of `layout` (`channels` channels) on the
+  // channel slice, and the collective moving its channels.
+  void full_tensor(const HaloLayout& layout, Index channels, const char* what,
+                   std::optional<DistTensor<T>>& tensor,
+                   std::optional<internal::ChannelCollective<T>>& coll) {
+    tensor.emplace(*slice, full_channel_layout(layout, channels, what));
+    coll.emplace(grid->along(1), layout.distribution().partition(1),
+                 tensor->size() / channels);
+  }
+
+  void plan_buffers() {
+    const Index c = desc().in_channels, f = desc().out_channels;
+    if (scheme != Scheme::kLocal) {
+      slice.emplace(grid->slice(1), channel_slice_shape(grid->shape()));
+    }
+    if (scheme == Scheme::kStationaryOutput) {
+      full_tensor(src_layout, c, "src", x_full, x_gather);
+      full_tensor(diff_src_layout, c, "diff_src", dx_full, dx_sum);
+    } else if (scheme == Scheme::kStationaryInput) {
+      full_tensor(dst_layout, f, "dst", y_full, y_sum);
+      full_tensor(diff_dst_layout, f, "diff_dst", dy_full, dy_gather);
+    }
+    auto buffer = [&](const std::optional<DistTensor<T>>& full,
+                      const HaloLayout& layout) {
+      return full ? Buffer::of(full->layout(), slice->rank())
+                  : Buffer::of(layout, rank());
+    };
+    x_buf = buffer(x_full, src_layout);
+    y_buf = buffer(y_full, dst_layout);
+    dy_buf = buffer(dy_full, diff_dst_layout);
+    dx_buf = buffer(dx_full, diff_src_layout);
+    // Weights: the filters this rank computes (all of them when it sums
+    // partial outputs) by the input channels it reads (all of a group's,
+    // or its own when it keeps its input).
+    const Shape ws = desc().weights_shape();
+    weights_block = Box{Shape::filled(ws.ndims(), 0), ws};
+    weights_block.lower[0] = y_buf.box.lower[1];
+    weights_block.extent[0] = y_buf.channels();
+    if (scheme == Scheme::kStationaryInput) {
+      weights_block.lower[1] = x_buf.box.lower[1];
+      weights_block.extent[1] = x_buf.channels();
+    }
+    const Box own = dst_layout.shard(rank());
+    bias_block = Box{Shape{own.lower[1]}, Shape{own.extent[1]}};
+  }
+
+  // The convolution a piece runs: the window's padding, the buffers'
+  // channels.
+  ConvDesc local_desc(const ConvWindow& w, Index in_channels,
+                      Index out_channels) const {
+    ConvDesc d = desc();
+    d.padding_lower = w.padding_lower;
+    d.padding_upper = w.padding_upper;
+    d.in_channels = in_channels;
+    d.out_channels = out_channels;
+    // Whole groups, or one group cut into channel blocks.
+    d.groups = scheme == Scheme::kLocal
+                   ? in_channels / (desc().in_channels / desc().groups)
+                   : 1;
+    // Partial sums over channels take no bias: forward adds it after the
+    // reduce-scatter, backward-weights sums it from the own filters.
+    if (scheme == Scheme::kStationaryInput) d.bias = ConvBias::kNone;
+    return d;
+  }
+
   Piece<T> forward_piece(const std::string& label, const Box& dst_box,
-                         const HaloLayout& out_layout, ConvPass pass) const {
+                         const Buffer& out, ConvPass pass) const {
     Piece<T> p;
     p.label = label;
     p.box = dst_box;
     p.window = geometry.forward_window(dst_box);
-    const Shape in_origin = src_layout.buffer_box(rank()).lower;
-    const Shape out_origin = out_layout.buffer_box(rank()).lower;
-    p.in_local = p.window.src.shifted(-in_origin);
-    p.out_local = p.window.dst.shifted(-out_origin);
-    if (!p.window.dst.empty() && !p.window.src.empty()) {
-      p.kernel.emplace(p.local_desc(desc()), p.window.src.extent,
-                       src_layout.local_strides(rank()), p.window.dst.extent,
-                       out_layout.local_strides(rank()), pass);
+    p.in_local = x_buf.local(p.window.src);
+    p.out_local = out.local(p.window.dst);
+    if (!p.window.dst.empty() && !p.window.src.empty() &&
+        x_buf.channels() > 0 && out.channels() > 0) {
+      p.kernel.emplace(
+          local_desc(p.window, x_buf.channels(), out.channels()),
+          p.in_local.extent, x_buf.strides, p.out_local.extent, out.strides,
+          pass);
     }
     return p;
   }
@@ -108,30 +276,28 @@ struct Convolution<T>::Impl {
     p.label = label;
     p.box = src_box;
     p.window = geometry.backward_data_window(src_box);
-    const Shape in_origin = diff_dst_layout.buffer_box(rank()).lower;
-    const Shape out_origin = diff_src_layout.buffer_box(rank()).lower;
-    p.in_local = p.window.dst.shifted(-in_origin);
-    p.out_local = p.window.src.shifted(-out_origin);
-    p.target_local = src_box.shifted(-out_origin);
-    p.zero_first = p.window.src != src_box;
-    if (!p.window.dst.empty()) {
-      p.kernel.emplace(p.local_desc(desc()), p.window.src.extent,
-                       diff_src_layout.local_strides(rank()),
-                       p.window.dst.extent,
-                       diff_dst_layout.local_strides(rank()),
-                       ConvPass::kBackwardData);
+    p.in_local = dy_buf.local(p.window.dst);
+    p.out_local = dx_buf.local(p.window.src);
+    p.target_local = dx_buf.local(src_box);
+    if (!p.window.dst.empty() && dy_buf.channels() > 0 &&
+        dx_buf.channels() > 0) {
+      p.kernel.emplace(
+          local_desc(p.window, dx_buf.channels(), dy_buf.channels()),
+          p.out_local.extent, dx_buf.strides, p.in_local.extent,
+          dy_buf.strides, ConvPass::kBackwardData);
     }
+    p.zero_first = !p.kernel || p.out_local != p.target_local;
     return p;
   }
 
   void plan_pieces() {
-    const Box src_shard = src_layout.shard(rank());
-    const Box dst_shard = dst_layout.shard(rank());
+    const Box src_shard = dx_buf.work(src_layout.shard(rank()));
+    const Box dst_shard = y_buf.work(dst_layout.shard(rank()));
     const bool overlap = options.overlap == ConvOverlap::kInteriorFirst;
-    if (!overlap) {
-      forward_early.push_back(
-          forward_piece("forward", dst_shard, dst_layout, ConvPass::kForward));
-      data_early.push_back(data_piece("backward-data", src_shard));
+    if (!overlap) {  // everything after the halos have arrived
+      forward_late.push_back(
+          forward_piece("forward", dst_shard, y_buf, ConvPass::kForward));
+      data_late.push_back(data_piece("backward-data", src_shard));
     } else {
       // The core (or, when halos are written in flight, the interior) runs
       // while halos travel; the boundary boxes after, recomputing any core
@@ -139,12 +305,12 @@ struct Convolution<T>::Impl {
       const BoxSplit f = geometry.split_forward(dst_shard, src_shard);
       const Box f_early = halos_written_in_flight() ? f.interior : f.core;
       if (!f_early.empty()) {
-        forward_early.push_back(forward_piece("forward core", f_early,
-                                              dst_layout, ConvPass::kForward));
+        forward_early.push_back(
+            forward_piece("forward core", f_early, y_buf, ConvPass::kForward));
       }
       for (const Box& b : f.boundary) {
-        forward_late.push_back(forward_piece("forward boundary", b,
-                                             dst_layout, ConvPass::kForward));
+        forward_late.push_back(
+            forward_piece("forward boundary", b, y_buf, ConvPass::kForward));
       }
       const BoxSplit d = geometry.split_backward_data(src_shard, dst_shard);
       const Box d_early = halos_written_in_flight() ? d.interior : d.core;
@@ -155,37 +321,69 @@ struct Convolution<T>::Impl {
         data_late.push_back(data_piece("backward-data boundary", b));
       }
     }
-    weights_piece = forward_piece("backward-weights", dst_shard,
-                                  diff_dst_layout, ConvPass::kBackwardWeights);
+    weights_piece =
+        forward_piece("backward-weights", dy_buf.work(dst_shard), dy_buf,
+                      ConvPass::kBackwardWeights);
   }
 
-  void run_forward(const Piece<T>& p, DistTensor<T>& src, const T* w,
-                   const T* b, DistTensor<T>& dst) const {
+  void run_forward(const Piece<T>& p, const T* x, const T* w, const T* b,
+                   T* y) const {
     if (p.window.dst.empty()) return;
-    const StridedView<T> out = dst.view(p.out_local);
-    if (!p.kernel) {  // the outputs read padding only
+    const StridedView<T> out = y_buf.view(y, p.out_local);
+    if (!p.kernel) {  // the outputs read padding (or no channel) only
       out.for_each([&](const Shape& i, T& v) { v = b ? b[i[1]] : T(0); });
       return;
     }
-    p.kernel->forward(src.view(p.in_local), w, b, out);
+    p.kernel->forward(x_buf.view(x, p.in_local), w, b, out);
   }
 
-  void run_data(const Piece<T>& p, DistTensor<T>& diff_dst, const T* w,
-                DistTensor<T>& diff_src) const {
+  void run_data(const Piece<T>& p, const T* dy, const T* w, T* dx) const {
     if (p.zero_first) {
-      diff_src.view(p.target_local).for_each([](const Shape&, T& v) {
+      dx_buf.view(dx, p.target_local).for_each([](const Shape&, T& v) {
         v = T(0);
       });
     }
     if (p.kernel) {
-      p.kernel->backward_data(diff_dst.view(p.in_local), w,
-                              diff_src.view(p.out_local));
+      p.kernel->backward_data(dy_buf.view(dy, p.in_local), w,
+                              dx_buf.view(dx, p.out_local));
     }
+  }
+
+  // Runs `pieces` between start() and wait() of `halo` on `t`.
+  template <typename Run>
+  void overlapped(HaloExchange<T>& halo, DistTensor<T>& t,
+                  const std::vector<Piece<T>>& early,
+                  const std::vector<Piece<T>>& late, Run run) {
+    halo.start(t);
+    for (const Piece<T>& p : early) run(p);
+    stats.halo_wait_s += halo.wait();
+    for (const Piece<T>& p : late) run(p);
+  }
+
+  // Gathers diff_dst's filters (kStationaryInput), unless already gathered
+  // from this tensor since the last forward().
+  void gather_diff_dst(const DistTensor<T>& diff_dst) {
+    if (gathered_dy == &diff_dst) return;
+    timed([&] {
+      dy_gather->allgather(diff_dst.buffer().data(), dy_full->buffer().data());
+    });
+    gathered_dy = &diff_dst;
+  }
+
+  template <typename Fn>
+  void timed(Fn fn) {
+    const double t0 = MPI_Wtime();
+    fn();
+    stats.channel_s += MPI_Wtime() - t0;
   }
 
   void check_layout(const DistTensor<T>& t, const HaloLayout& want,
                     const char* what) const {
     internal::check_plan_layout(t.layout(), want, what, "convolution");
+  }
+  void check_block(const T* data, const Box& block, const char* what) const {
+    require(data != nullptr || block.empty(), ErrorKind::kInvalidArgument,
+            what, " are null");
   }
 };
 
@@ -194,7 +392,6 @@ Convolution<T>::Convolution(const ProcessGrid& grid, const ConvDesc& desc,
                             const Distribution& src,
                             const ConvolutionOptions& options) {
   internal::check_grid(src, grid.shape(), "input");
-  internal::check_unsplit_channels(src.grid_shape(), "the convolution");
   impl_ = std::make_unique<Impl>(grid, desc, src, options);
 }
 
@@ -242,23 +439,46 @@ void Convolution<T>::reset_stats() {
 }
 
 template <typename T>
+const Box& Convolution<T>::weights_block() const {
+  return impl().weights_block;
+}
+template <typename T>
+const Box& Convolution<T>::bias_block() const {
+  return impl().bias_block;
+}
+
+template <typename T>
 void Convolution<T>::forward(DistTensor<T>& src, const T* weights,
                              const T* bias, DistTensor<T>& dst) {
   Impl& s = impl();
   s.check_layout(src, s.src_layout, "src");
   s.check_layout(dst, s.dst_layout, "dst");
-  require(weights != nullptr, ErrorKind::kInvalidArgument, "weights are null");
-  require(bias != nullptr || s.desc().bias == ConvBias::kNone,
+  s.check_block(weights, s.weights_block, "weights");
+  const bool has_bias = s.desc().bias == ConvBias::kAdd;
+  require(bias != nullptr || !has_bias || s.bias_block.empty(),
           ErrorKind::kInvalidArgument,
           "the convolution adds a bias but bias is null");
-  if (s.desc().bias == ConvBias::kNone) bias = nullptr;
-  s.src_halo.start(src);
-  for (const Piece<T>& p : s.forward_early) {
-    s.run_forward(p, src, weights, bias, dst);
+  if (!has_bias) bias = nullptr;
+  s.gathered_dy = nullptr;
+  // The tensors the pieces read and write.
+  DistTensor<T>& x = s.x_full ? *s.x_full : src;
+  T* y = s.y_full ? s.y_full->buffer().data() : dst.buffer().data();
+  if (s.x_gather) {
+    s.timed([&] {
+      s.x_gather->allgather(src.buffer().data(), x.buffer().data());
+    });
+    s.gathered_x = &src;
   }
-  s.stats.halo_wait_s += s.src_halo.wait();
-  for (const Piece<T>& p : s.forward_late) {
-    s.run_forward(p, src, weights, bias, dst);
+  const T* piece_bias = s.y_sum ? nullptr : bias;  // partial sums: later
+  s.overlapped(s.x_halo.value(), x, s.forward_early, s.forward_late,
+               [&](const Piece<T>& p) {
+                 s.run_forward(p, x.buffer().data(), weights, piece_bias, y);
+               });
+  if (s.y_sum) {
+    s.timed([&] { s.y_sum->reduce_scatter(y, dst.buffer().data()); });
+    if (bias != nullptr) {
+      dst.interior().for_each([&](const Shape& i, T& v) { v += bias[i[1]]; });
+    }
   }
 }
 
@@ -268,16 +488,17 @@ void Convolution<T>::backward_data(DistTensor<T>& diff_dst, const T* weights,
   Impl& s = impl();
   s.check_layout(diff_dst, s.diff_dst_layout, "diff_dst");
   s.check_layout(diff_src, s.diff_src_layout, "diff_src");
-  require(weights != nullptr, ErrorKind::kInvalidArgument, "weights are null");
-  s.diff_dst_halo.start(diff_dst);
-  for (const Piece<T>& p : s.data_early) {
-    s.run_data(p, diff_dst, weights, diff_src);
-    s.grads.poke();
-  }
-  s.stats.halo_wait_s += s.diff_dst_halo.wait();
-  for (const Piece<T>& p : s.data_late) {
-    s.run_data(p, diff_dst, weights, diff_src);
-    s.grads.poke();
+  s.check_block(weights, s.weights_block, "weights");
+  if (s.dy_gather) s.gather_diff_dst(diff_dst);
+  DistTensor<T>& dy = s.dy_full ? *s.dy_full : diff_dst;
+  T* dx = s.dx_full ? s.dx_full->buffer().data() : diff_src.buffer().data();
+  s.overlapped(s.dy_halo.value(), dy, s.data_early, s.data_late,
+               [&](const Piece<T>& p) {
+                 s.run_data(p, dy.buffer().data(), weights, dx);
+                 s.grads->poke();
+               });
+  if (s.dx_sum) {
+    s.timed([&] { s.dx_sum->reduce_scatter(dx, diff_src.buffer().data()); });
   }
 }
 
@@ -288,28 +509,42 @@ void Convolution<T>::backward_weights(const DistTensor<T>& src,
   Impl& s = impl();
   s.check_layout(src, s.src_layout, "src");
   s.check_layout(diff_dst, s.diff_dst_layout, "diff_dst");
-  require(diff_weights != nullptr, ErrorKind::kInvalidArgument,
-          "diff_weights is null");
-  require(diff_bias != nullptr || s.desc().bias == ConvBias::kNone,
+  s.check_block(diff_weights, s.weights_block, "diff_weights");
+  const bool has_bias = s.desc().bias == ConvBias::kAdd;
+  require(diff_bias != nullptr || !has_bias || s.bias_block.empty(),
           ErrorKind::kInvalidArgument,
           "the convolution adds a bias but diff_bias is null");
-  s.grads.zero();
-  T* db = s.grads.bias();
+  require(!s.x_gather || s.gathered_x == &src,
+          ErrorKind::kState,
+          "backward_weights reads the input channels forward() gathered: "
+          "call forward() on this src first (stationary-output channel "
+          "parallelism)");
+  if (s.dy_gather) s.gather_diff_dst(diff_dst);
+  s.grads->zero();
+  T* db = s.grads->bias();
   const Piece<T>& p = s.weights_piece;
-  const StridedView<const T> dd = diff_dst.buffer().subview(p.out_local);
+  const T* x = s.x_full ? s.x_full->buffer().data() : src.buffer().data();
+  const T* dy = s.dy_full ? s.dy_full->buffer().data() : diff_dst.buffer().data();
+  // With every filter gathered, the bias gradient is the own filters' sum.
+  T* kernel_db = s.dy_full ? nullptr : db;
+  const StridedView<const T> dd = s.dy_buf.view(dy, p.out_local);
   if (p.kernel) {
-    p.kernel->backward_weights(src.buffer().subview(p.in_local), dd,
-                               s.grads.weights(), db);
-  } else if (db != nullptr) {  // outputs that read padding only
-    dd.for_each([&](const Shape& i, const T& v) { db[i[1]] += v; });
+    p.kernel->backward_weights(s.x_buf.view(x, p.in_local), dd,
+                               s.grads->weights(), kernel_db);
+  } else if (kernel_db != nullptr) {  // outputs that read padding only
+    dd.for_each([&](const Shape& i, const T& v) { kernel_db[i[1]] += v; });
   }
-  s.grads.start(diff_weights, diff_bias);
+  if (s.dy_full && db != nullptr) {
+    diff_dst.interior().for_each(
+        [&](const Shape& i, const T& v) { db[i[1]] += v; });
+  }
+  s.grads->start(diff_weights, diff_bias);
 }
 
 template <typename T>
 void Convolution<T>::wait_gradients() {
   Impl& s = impl();
-  s.stats.allreduce_wait_s += s.grads.wait();
+  s.stats.allreduce_wait_s += s.grads->wait();
 }
 
 template <typename T>
@@ -321,6 +556,14 @@ std::string Convolution<T>::describe() const {
         << (p.kernel ? p.kernel->implementation() : std::string("no kernel"))
         << "\n";
   };
+  if (s.scheme != Scheme::kLocal) {
+    const bool output = s.scheme == Scheme::kStationaryOutput;
+    out << "channels: stationary " << (output ? "output" : "input") << " over "
+        << s.grid->shape()[1] << " ranks ("
+        << (output ? "allgather of src, reduce-scatter of diff_src"
+                   : "reduce-scatter of dst, allgather of diff_dst")
+        << "); weights block " << s.weights_block << "\n";
+  }
   for (const auto* list : {&s.forward_early, &s.forward_late, &s.data_early,
                            &s.data_late}) {
     for (const Piece<T>& p : *list) line(p);

@@ -18,18 +18,46 @@
 //   conv.backward_data(dy, weights, dx);    // while it travels
 //   conv.wait_gradients();                  // dw, db summed over all ranks
 //
-// Tensors are stored channels-last (N, [D,] H, W, C) with halos; weights
-// (F, C / groups, k...) and bias (F) are plain arrays replicated on every
-// rank. Forward exchanges the input's halos; backward-data exchanges the
-// output gradient's halos; backward-weights sums local partial gradients
-// and allreduces them over every rank (non-blocking: it overlaps
-// backward-data). With ConvOverlap::kInteriorFirst, the part of each pass
-// that needs no halo runs while the halos travel, the rest after.
+// Tensors are stored channels-last (N, [D,] H, W, C) with halos. Weights
+// (F, C / groups, k...) and bias (F) are plain arrays, of which each rank
+// holds the block weights_block() / bias_block() names: the whole tensors
+// unless the grid splits channels. Forward exchanges the input's halos;
+// backward-data exchanges the output gradient's halos; backward-weights
+// sums local partial gradients and allreduces them over the ranks holding
+// the same block (non-blocking: it overlaps backward-data). With
+// ConvOverlap::kInteriorFirst, the part of each pass that needs no halo
+// runs while the halos travel, the rest after.
+//
+// Channel and filter parallelism: when the grid splits channels (grid
+// dimension 1, P parts), the input is split by channels and the output by
+// filters (balanced), over the same P ranks of each channel group
+// (ProcessGrid::along(1)), together with any sample and spatial split. A
+// grouped convolution whose parts hold whole groups needs nothing more:
+// each rank convolves its own groups. Otherwise (groups == 1) the
+// ChannelParallelism option picks the scheme of Dryden et al. (SC'19):
+//  - kStationaryOutput: forward gathers every input channel onto each rank
+//    of the channel group (allgather) and computes its own filters;
+//    backward-data computes partial input gradients of every channel and
+//    sums them onto their owners (reduce-scatter). Weights block: (own
+//    filters, all channels).
+//  - kStationaryInput: forward computes partial outputs of every filter
+//    from the rank's own channels and sums them onto their owners
+//    (reduce-scatter); the backward passes gather every filter of the
+//    output gradient (allgather). Weights block: (all filters, own
+//    channels).
+// The gathered tensors' halos are exchanged after the gather, between the
+// ranks of the same channel coordinate, overlapped with the interior as
+// above; the channel collectives themselves are blocking. A scheme keeps
+// what it gathered between passes: with kStationaryOutput, backward_weights
+// reads the input channels the last forward() gathered (it must be given
+// the same src tensor); with kStationaryInput, the two backward passes
+// share one gather of diff_dst when given the same tensor after the same
+// forward(). The 2D weight split (stationary weights) is not implemented.
 //
 // Supported: 2D and 3D, any kernel, stride, dilation, asymmetric padding,
-// groups, bias; grids splitting N and any spatial dimensions, uneven and
-// empty shards. Not yet: splitting channels (kUnsupported). fp32 runs on
-// oneDNN; fp64 on the reference kernels (oneDNN has no fp64 convolution).
+// groups, bias; grids splitting N, C and any spatial dimensions, uneven
+// and empty shards. fp32 runs on oneDNN; fp64 on the reference kernels
+// (oneDNN has no fp64 convolution).
 //
 // The constructor is collective over the grid and validates from global
 // information, so bad input throws the same distconv::Error on every rank.
@@ -56,8 +84,16 @@ enum class ConvOverlap {
   kNone,           // exchange, then compute (for comparison)
 };
 
+// How a convolution splits its work when the grid splits channels inside
+// a group (see above). Ignored otherwise.
+enum class ChannelParallelism {
+  kStationaryOutput,  // allgather the input, reduce-scatter dx
+  kStationaryInput,   // reduce-scatter partial outputs, allgather dy
+};
+
 struct ConvolutionOptions {
   ConvOverlap overlap = ConvOverlap::kInteriorFirst;
+  ChannelParallelism channels = ChannelParallelism::kStationaryOutput;
   HaloExchangeConfig halo;  // how halos travel
   // The input's layout, when a tensor shared with other layers carries
   // wider halos (widest() of their layouts); it must cover the halos this
@@ -69,6 +105,7 @@ struct ConvolutionOptions {
 struct ConvStats {
   double halo_wait_s = 0;       // in HaloExchange::wait
   double allreduce_wait_s = 0;  // in wait_gradients
+  double channel_s = 0;  // in the channel collectives (packing included)
 };
 
 // Defined for float and double.
@@ -86,6 +123,11 @@ class Convolution {
   const HaloLayout& dst_layout() const;       // output, no halos
   const HaloLayout& diff_dst_layout() const;  // output gradient, with halos
   const HaloLayout& diff_src_layout() const;  // input gradient, no halos
+  // This rank's block of the weights (F, C / groups, k...) and of the bias
+  // (F), in their global coordinates: the weight and bias arguments point
+  // at dense row-major arrays of these extents (null when empty).
+  const Box& weights_block() const;
+  const Box& bias_block() const;
 
   // Exchanges src's halos, then dst = conv(src) (+ bias).
   void forward(DistTensor<T>& src, const T* weights, const T* bias,
@@ -95,8 +137,9 @@ class Convolution {
                      DistTensor<T>& diff_src);
   // Weight (and, with bias, bias) gradients from src (its halos as
   // forward() left them) and diff_dst's shard; starts their allreduce over
-  // every rank. diff_weights and diff_bias are written by wait_gradients()
-  // and must stay valid until then.
+  // the ranks holding the same weight block. diff_weights and diff_bias
+  // (this rank's blocks) are written by wait_gradients() and must stay
+  // valid until then.
   void backward_weights(const DistTensor<T>& src, const DistTensor<T>& diff_dst,
                         T* diff_weights, T* diff_bias);
   void wait_gradients();

@@ -1,6 +1,7 @@
 // The distributed convolution against the reference kernels on the
 // gathered global tensors, on every grid the rank count factors into
-// (channels whole), overlap on and off; adjoint identities; bad input.
+// (channels whole, and channel/filter parallelism with both schemes),
+// overlap on and off; adjoint identities; bad input.
 #include "distconv/convolution.h"
 
 #include <gtest/gtest.h>
@@ -97,28 +98,30 @@ void ExpectMatchesReference(const ConvCase& c, const ProcessGrid& grid,
   // Garbage in the outputs must not survive.
   run.y.buffer().for_each([](const Shape&, T& v) { v = T(1e6); });
   run.dx.buffer().for_each([](const Shape&, T& v) { v = T(1e6); });
-  std::vector<T> dw(w.size(), T(5)), db(b.size(), T(5));
-  for (int repeat = 0; repeat < 2; ++repeat) {  // plans are reusable
-    run.all_passes(w.data(), bias, dw.data(), db.data());
-  }
-  std::vector<T> y(dst_shape.volume()), dx(c.src_shape.volume());
-  run.gather_outputs(y.data(), dx.data());
-
-  std::vector<T> y_ref(y.size()), dx_ref(dx.size()), dw_ref(w.size()),
-      db_ref(b.size());
+  std::vector<T> y_ref(dst_shape.volume()), dx_ref(c.src_shape.volume()),
+      dw_ref(w.size()), db_ref(b.size());
   reference::conv_fwd(desc, c.src_shape, x.data(), w.data(), bias, dst_shape,
                       y_ref.data());
   reference::conv_bwd_data(desc, dst_shape, dy.data(), w.data(), c.src_shape,
                            dx_ref.data());
   reference::conv_bwd_weights(desc, c.src_shape, x.data(), dst_shape,
                               dy.data(), dw_ref.data(), db_ref.data());
-  if (grid.rank() == 0) {
-    EXPECT_LE(max_relative_error(y, y_ref), tol) << "forward";
-    EXPECT_LE(max_relative_error(dx, dx_ref), tol) << "backward-data";
-  }
-  EXPECT_LE(max_relative_error(dw, dw_ref), tol) << "backward-weights";
-  if (bias != nullptr) {
-    EXPECT_LE(max_relative_error(db, db_ref), tol) << "bias gradient";
+  // Plans are reusable; the first run must not depend on halos a previous
+  // run left behind.
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    SCOPED_TRACE(repeat == 0 ? "first run" : "second run");
+    std::vector<T> dw(w.size(), T(5)), db(b.size(), T(5));
+    run.all_passes(w.data(), bias, dw.data(), db.data());
+    std::vector<T> y(dst_shape.volume()), dx(c.src_shape.volume());
+    run.gather_outputs(y.data(), dx.data());
+    if (grid.rank() == 0) {
+      EXPECT_LE(max_relative_error(y, y_ref), tol) << "forward";
+      EXPECT_LE(max_relative_error(dx, dx_ref), tol) << "backward-data";
+    }
+    EXPECT_LE(max_relative_error(dw, dw_ref), tol) << "backward-weights";
+    if (bias != nullptr) {
+      EXPECT_LE(max_relative_error(db, db_ref), tol) << "bias gradient";
+    }
   }
 }
 
@@ -144,12 +147,100 @@ void ForEveryCaseAndGrid(double tol) {
   }
 }
 
+// Whether the case's channel partition on `grid` cuts a group of a grouped
+// convolution (the plan refuses those).
+bool cuts_a_group(const ConvCase& c, const Shape& grid) {
+  try {
+    ConvGeometry(c.desc, c.src_shape)
+        .channel_split(Distribution(c.src_shape, grid));
+    return false;
+  } catch (const Error&) {
+    return true;
+  }
+}
+
+std::string scheme_name(ChannelParallelism s) {
+  return s == ChannelParallelism::kStationaryOutput ? "stationary output"
+                                                    : "stationary input";
+}
+
+// Channel and filter parallelism: every case on every grid that splits
+// channels (alone, with samples, with space), both schemes, overlap on and
+// off. Grouped cases run locally where the parts hold whole groups, and
+// are refused on every rank where a part cuts a group: the support matrix.
+template <typename T>
+void ForEveryCaseOnChannelGrids(double tol) {
+  for (const ConvCase& c : cases()) {
+    for (const Shape& shape :
+         testing::grids_with_channel_split(c.src_shape.ndims())) {
+      ProcessGrid grid(MPI_COMM_WORLD, shape);
+      for (ChannelParallelism scheme : {ChannelParallelism::kStationaryOutput,
+                                        ChannelParallelism::kStationaryInput}) {
+        for (ConvOverlap overlap :
+             {ConvOverlap::kInteriorFirst, ConvOverlap::kNone}) {
+          SCOPED_TRACE(c.name + " on grid " + shape.to_string() + ", " +
+                       scheme_name(scheme) +
+                       (overlap == ConvOverlap::kNone ? ", no overlap" : ""));
+          ConvolutionOptions options;
+          options.overlap = overlap;
+          options.channels = scheme;
+          if (cuts_a_group(c, shape)) {
+            testing::expect_error_on_all_ranks(
+                MPI_COMM_WORLD, ErrorKind::kUnsupported, "cut a group",
+                [&] { ConvRun<T>(grid, c.desc, c.src_shape, options); });
+          } else {
+            ExpectMatchesReference<T>(c, grid, options, tol);
+          }
+          if (testing::max_over(MPI_COMM_WORLD,
+                                ::testing::Test::HasFailure()) != 0) {
+            return;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(Convolution, DoubleMatchesTheReferenceOnEveryGrid) {
   ForEveryCaseAndGrid<double>(1e-12);
 }
 
 TEST(Convolution, FloatMatchesTheReferenceOnEveryGrid) {
   ForEveryCaseAndGrid<float>(2e-5);
+}
+
+TEST(Convolution, DoubleChannelParallelismMatchesTheReference) {
+  ForEveryCaseOnChannelGrids<double>(1e-12);
+}
+
+TEST(Convolution, FloatChannelParallelismMatchesTheReference) {
+  ForEveryCaseOnChannelGrids<float>(2e-5);
+}
+
+// Each scheme's weight block: stationary output holds its own filters and
+// every channel, stationary input every filter and its own channels; the
+// bias block is the own filters either way.
+TEST(Convolution, WeightBlocksFollowTheScheme) {
+  const int n = world_size();
+  ProcessGrid grid(MPI_COMM_WORLD, Shape{1, n, 1, 1});
+  const ConvDesc desc = ConvDesc::make(2 * n + 1, 3 * n, {3, 3});
+  const Distribution src(Shape{2, 2 * n + 1, 6, 5}, grid.shape());
+  const Index me = grid.coord()[1];
+  const BlockPartition c = BlockPartition::balanced(2 * n + 1, n);
+  const BlockPartition f = BlockPartition::balanced(3 * n, n);
+  ConvolutionOptions options;
+  options.channels = ChannelParallelism::kStationaryOutput;
+  const Convolution<float> out(grid, desc, src, options);
+  EXPECT_EQ(out.weights_block(),
+            (Box{Shape{f.begin(me), 0, 0, 0}, Shape{f.size(me), 2 * n + 1, 3, 3}}));
+  EXPECT_EQ(out.bias_block(), (Box{Shape{f.begin(me)}, Shape{f.size(me)}}));
+  options.channels = ChannelParallelism::kStationaryInput;
+  const Convolution<float> in(grid, desc, src, options);
+  EXPECT_EQ(in.weights_block(),
+            (Box{Shape{0, c.begin(me), 0, 0}, Shape{3 * n, c.size(me), 3, 3}}));
+  EXPECT_EQ(in.bias_block(), (Box{Shape{f.begin(me)}, Shape{f.size(me)}}));
+  // The output's filters are balanced over the channel parts.
+  EXPECT_EQ(out.dst_layout().distribution().partition(1), f);
 }
 
 // Many small partitions: a 10x10 image over the squarest spatial grid of
@@ -186,17 +277,35 @@ TEST(Convolution, OverlapWithHalosWrittenInFlight) {
 
 // <conv(x), dy> == <x, conv_bwd_data(dy)> and
 // <conv_w(x), dy> == <w, conv_bwd_weights(x, dy)>, distributed, in double.
+// On a spatial grid, and on a grid splitting channels (and space where
+// the rank count allows) with each scheme.
 TEST(Convolution, BackwardPassesAreTheAdjointsOfForward) {
+  struct Setting {
+    bool channels;
+    ChannelParallelism scheme;
+  };
+  const Setting settings[] = {
+      {false, ChannelParallelism::kStationaryOutput},
+      {true, ChannelParallelism::kStationaryOutput},
+      {true, ChannelParallelism::kStationaryInput}};
   for (const ConvCase& base : cases()) {
+    for (const Setting& setting : settings) {
     ConvCase c = base;
     c.desc.bias = ConvBias::kNone;  // linear maps
     const Shape dst_shape = c.desc.dst_shape(c.src_shape);
-    ProcessGrid grid(MPI_COMM_WORLD, spatial_grid(c.src_shape.ndims()));
-    SCOPED_TRACE(c.name + " on grid " + grid.shape().to_string());
+    const int nd = c.src_shape.ndims();
+    const Shape shape =
+        setting.channels ? testing::channel_grid(nd) : spatial_grid(nd);
+    if (setting.channels && cuts_a_group(c, shape)) continue;
+    ProcessGrid grid(MPI_COMM_WORLD, shape);
+    SCOPED_TRACE(c.name + " on grid " + grid.shape().to_string() +
+                 (setting.channels ? ", " + scheme_name(setting.scheme) : ""));
     const auto x = random_vector<double>(c.src_shape.volume(), 5);
     const auto w = random_vector<double>(c.desc.weights_shape().volume(), 6);
     const auto dy = random_vector<double>(dst_shape.volume(), 7);
-    ConvRun<double> run(grid, c.desc, c.src_shape);
+    ConvolutionOptions options;
+    options.channels = setting.scheme;
+    ConvRun<double> run(grid, c.desc, c.src_shape, options);
     run.scatter_inputs(x.data(), dy.data());
     std::vector<double> dw(w.size());
     run.all_passes(w.data(), nullptr, dw.data(), nullptr);
@@ -208,6 +317,7 @@ TEST(Convolution, BackwardPassesAreTheAdjointsOfForward) {
     double w_dw = 0;
     for (size_t i = 0; i < w.size(); ++i) w_dw += w[i] * dw[i];
     EXPECT_NEAR(ax_y, w_dw, 1e-12 * std::max(1.0, std::abs(ax_y)));
+    }
   }
 }
 
@@ -237,21 +347,31 @@ TEST(Convolution, BadInputFailsOnEveryRank) {
                            Distribution(Shape{-1, 4, 8, 8}, grid.shape()));
       });
   if (n > 1) {
+    // A grouped convolution (2 groups of 2 channels) whose channel parts
+    // {1, 3, 0, ...} cut the first group.
     ProcessGrid channels(MPI_COMM_WORLD, Shape{1, n, 1, 1});
+    ConvDesc grouped = ConvDesc::make(4, 4, {3, 3});
+    grouped.groups = 2;
+    std::vector<Index> sizes(n, 0);
+    sizes[0] = 1;
+    sizes[1] = 3;
+    const Distribution cut({BlockPartition::balanced(1, 1),
+                            BlockPartition::from_sizes(sizes),
+                            BlockPartition::balanced(8, 1),
+                            BlockPartition::balanced(8, 1)});
     testing::expect_error_on_all_ranks(
-        comm, ErrorKind::kUnsupported, "splits channels", [&] {
-          Convolution<float>(channels, desc, Distribution(Shape{1, 4, 8, 8},
-                                                          channels.shape()));
+        comm, ErrorKind::kUnsupported, "channel parts {1, 3", [&] {
+          Convolution<float>(channels, grouped, cut);
         });
-    // A depthwise convolution too (its geometry would split channels).
-    ConvDesc depthwise = ConvDesc::make(4, 4, {3, 3});
-    depthwise.groups = 4;
+    // Stationary output: backward_weights reads what forward() gathered.
+    Convolution<double> split(channels, desc,
+                              Distribution(Shape{1, 4, 8, 8}, channels.shape()));
+    DistTensor<double> sx(channels, split.src_layout()),
+        sdy(channels, split.diff_dst_layout());
+    std::vector<double> dw(split.weights_block().extent.volume());
     testing::expect_error_on_all_ranks(
-        comm, ErrorKind::kUnsupported, "splits channels", [&] {
-          Convolution<float>(channels, depthwise,
-                             Distribution(Shape{1, 4, 8, 8},
-                                          channels.shape()));
-        });
+        comm, ErrorKind::kState, "call forward() on this src first",
+        [&] { split.backward_weights(sx, sdy, dw.data(), nullptr); });
   }
   // A tensor of another layout: the plan is untouched and works after.
   Convolution<double> conv(grid, desc,

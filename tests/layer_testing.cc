@@ -13,6 +13,32 @@ std::vector<Shape> grids_without_channel_split(int ndims) {
   return out;
 }
 
+std::vector<Shape> grids_with_channel_split(int ndims) {
+  std::vector<Shape> out;
+  for (const Shape& g : factorizations(world_size(), ndims)) {
+    if (g[1] > 1) out.push_back(g);
+  }
+  return out;
+}
+
+Shape channel_grid(int ndims) {
+  // The fewest channel parts, then the most split spatial dimensions.
+  auto split_dims = [](const Shape& g) {
+    int k = 0;
+    for (int d = 0; d < g.ndims(); ++d) k += g[d] > 1;
+    return k;
+  };
+  Shape out = Shape::filled(ndims, 1);
+  for (const Shape& g : factorizations(world_size(), ndims)) {
+    if (g[0] != 1 || g[1] == 1) continue;
+    if (out[1] == 1 || g[1] < out[1] ||
+        (g[1] == out[1] && split_dims(g) > split_dims(out))) {
+      out = g;
+    }
+  }
+  return out;
+}
+
 Shape spatial_grid(int ndims) {
   Shape out;
   for (const Shape& g : factorizations(world_size(), ndims)) {

@@ -26,20 +26,18 @@ GradientSum<T>::~GradientSum() {
 
 template <typename T>
 void GradientSum<T>::zero() {
-  require(request_ == MPI_REQUEST_NULL && diff_weights_ == nullptr,
-          ErrorKind::kState,
+  require(!in_flight_, ErrorKind::kState,
           "backward_weights called again before wait_gradients");
   std::fill(sums_.begin(), sums_.end(), T(0));
 }
 
 template <typename T>
 void GradientSum<T>::start(T* diff_weights, T* diff_bias) {
-  require(diff_weights != nullptr, ErrorKind::kInvalidArgument,
-          "diff_weights is null");
+  require(diff_weights != nullptr || weights_size_ == 0,
+          ErrorKind::kInvalidArgument, "diff_weights is null");
   require(diff_bias != nullptr || bias_size_ == 0, ErrorKind::kInvalidArgument,
           "the layer adds a bias but diff_bias is null");
-  require(request_ == MPI_REQUEST_NULL && diff_weights_ == nullptr,
-          ErrorKind::kState,
+  require(!in_flight_, ErrorKind::kState,
           "backward_weights called again before wait_gradients");
   check_mpi(
       MPI_Iallreduce(MPI_IN_PLACE, sums_.data(), static_cast<int>(sums_.size()),
@@ -47,6 +45,7 @@ void GradientSum<T>::start(T* diff_weights, T* diff_bias) {
       "MPI_Iallreduce");
   diff_weights_ = diff_weights;
   diff_bias_ = diff_bias;
+  in_flight_ = true;
 }
 
 template <typename T>
@@ -58,7 +57,7 @@ void GradientSum<T>::poke() {
 
 template <typename T>
 double GradientSum<T>::wait() {
-  require(diff_weights_ != nullptr, ErrorKind::kState,
+  require(in_flight_, ErrorKind::kState,
           "wait_gradients called with no backward_weights in flight");
   const auto t0 = std::chrono::steady_clock::now();
   check_mpi(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
@@ -70,6 +69,7 @@ double GradientSum<T>::wait() {
     std::copy(sums_.begin() + weights_size_, sums_.end(), diff_bias_);
   }
   diff_weights_ = diff_bias_ = nullptr;
+  in_flight_ = false;
   return waited;
 }
 

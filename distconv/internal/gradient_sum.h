@@ -36,7 +36,8 @@ class GradientSum {
   T* bias() { return bias_size_ > 0 ? sums_.data() + weights_size_ : nullptr; }
 
   // Starts summing over every rank; wait() writes the sums to diff_weights
-  // and diff_bias (ignored without bias), which must stay valid until then.
+  // and diff_bias (ignored without bias), which must stay valid until then
+  // (either may be null where its size is 0).
   void start(T* diff_weights, T* diff_bias);
   void poke();    // lets MPI progress the allreduce (no-op when idle)
   double wait();  // seconds blocked; throws kState with nothing in flight
@@ -48,6 +49,7 @@ class GradientSum {
   MPI_Request request_ = MPI_REQUEST_NULL;
   T* diff_weights_ = nullptr;
   T* diff_bias_ = nullptr;
+  bool in_flight_ = false;  // between start() and wait()
 };
 
 }  // namespace distconv::internal
