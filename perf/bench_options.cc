@@ -83,6 +83,11 @@ n"name"; dilation 0 = dense; id/kd make it 3D).
                          correctness mode: compare with the reference loops
                          (default), or with the layer on rank 0 alone
   --overlap=on|off       compute the interior while halos travel (default on)
+  --channels=stationary_output|stationary_input
+                         --conv on a grid splitting channels (C > 1 in
+                         --grid): allgather the input and keep the output
+                         (default), or sum partial outputs (reduce-scatter)
+                         and keep the input
   --impl=distconv|onednn onednn: bare oneDNN primitives on the whole problem
                          in one process (the baseline; -np 1, perf mode)
   --warmup=K --reps=R    perf mode: K untimed and R timed runs (2, 10)
@@ -124,6 +129,11 @@ std::string to_string(EltwiseAlg alg) {
     case EltwiseAlg::kUpsample: return "nearest";
   }
   return "?";
+}
+
+std::string to_string(ChannelParallelism s) {
+  return s == ChannelParallelism::kStationaryInput ? "stationary_input"
+                                                   : "stationary_output";
 }
 
 std::string to_string(BenchMode mode) {
@@ -176,6 +186,13 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
       require(v == "on" || v == "off", ErrorKind::kInvalidArgument,
               "--overlap=", v, " is not on or off");
       o.overlap = v == "on" ? ConvOverlap::kInteriorFirst : ConvOverlap::kNone;
+    } else if (take(arg, "--channels", &v)) {
+      require(v == "stationary_output" || v == "stationary_input",
+              ErrorKind::kInvalidArgument, "--channels=", v,
+              " is not stationary_output or stationary_input");
+      o.channels = v == "stationary_input"
+                       ? ChannelParallelism::kStationaryInput
+                       : ChannelParallelism::kStationaryOutput;
     } else if (take(arg, "--impl", &v)) {
       require(v == "distconv" || v == "onednn", ErrorKind::kInvalidArgument,
               "--impl=", v, " is not distconv or onednn");

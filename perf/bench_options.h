@@ -42,6 +42,8 @@ struct BenchOptions {
   BenchDataType dt = BenchDataType::kF32;
   BenchMode mode = BenchMode::kCorrectness;
   ConvOverlap overlap = ConvOverlap::kInteriorFirst;
+  // --conv on grids splitting channels: the channel/filter scheme.
+  ChannelParallelism channels = ChannelParallelism::kStationaryOutput;
   BenchImpl impl = BenchImpl::kDistconv;
   BenchCheck check = BenchCheck::kReference;
   bool json = false;
@@ -60,6 +62,7 @@ std::string to_string(BenchDir dir);
 std::string to_string(BenchMode mode);
 std::string to_string(ProblemKind driver);  // "conv", "deconv", "pool", ...
 std::string to_string(EltwiseAlg alg);      // "relu", "add", ...
+std::string to_string(ChannelParallelism s);  // "stationary_output", ...
 
 }  // namespace distconv
 

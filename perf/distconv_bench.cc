@@ -70,6 +70,7 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
   ProcessGrid grid(MPI_COMM_WORLD, grid_for(o, src_shape, ranks, problem));
   ConvolutionOptions copt;
   copt.overlap = o.overlap;
+  copt.channels = o.channels;
   ConvRun<T> layer(grid, desc, src_shape, copt);
   Convolution<T>& conv = layer.conv;
   print_plan(o, grid.rank(), conv.describe());
@@ -79,22 +80,27 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
   DistTensor<T>& dx = layer.dx;
   const auto w = random_vector<T>(desc.weights_shape().volume(), 2);
   const auto b = random_vector<T>(desc.out_channels, 3);
-  std::vector<T> dw(w.size()), db(b.size());
+  // This rank's blocks of the parameters and their gradients (the whole
+  // of them unless the grid splits channels).
+  const std::vector<T> wb = layer.weights_block(w.data());
+  const std::vector<T> bb = layer.bias_block(b.data());
+  std::vector<T> dwb(wb.size()), dbb(bb.size());
   const bool fwd = runs_pass(o.dir, BenchDir::kForward);
   const bool bwd_d = runs_pass(o.dir, BenchDir::kBackwardData);
   const bool bwd_w = runs_pass(o.dir, BenchDir::kBackwardWeights);
   // One run of the selected passes; returns seconds blocked on messages.
   auto run = [&] {
     conv.reset_stats();
-    if (fwd) conv.forward(x, w.data(), b.data(), y);
-    if (bwd_w) conv.backward_weights(x, dy, dw.data(), db.data());
-    if (bwd_d) conv.backward_data(dy, w.data(), dx);
+    if (fwd) conv.forward(x, wb.data(), bb.data(), y);
+    if (bwd_w) conv.backward_weights(x, dy, dwb.data(), dbb.data());
+    if (bwd_d) conv.backward_data(dy, wb.data(), dx);
     if (bwd_w) conv.wait_gradients();
-    return conv.stats().halo_wait_s + conv.stats().allreduce_wait_s;
+    const ConvStats& s = conv.stats();
+    return s.halo_wait_s + s.allreduce_wait_s + s.channel_s;
   };
   Result r;
   if (o.mode == BenchMode::kPerf) {
-    if (!fwd) conv.forward(x, w.data(), b.data(), y);  // fills x's halos
+    if (!fwd) conv.forward(x, wb.data(), bb.data(), y);  // fills x's halos
     time_runs(o, run, &r);
     r.gflops = conv_flops(problem, o.dir) / (r.median_ms * 1e-3) / 1e9;
     return r;
@@ -105,8 +111,15 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
     dyg = random_vector<T>(dst_shape.volume(), 4);
   }
   layer.scatter_inputs(xg.data(), dyg.data());
-  if (!fwd) conv.forward(x, w.data(), b.data(), y);
+  if (!fwd) conv.forward(x, wb.data(), bb.data(), y);
   time_once(run, &r);
+  std::vector<T> dw(w.size()), db(b.size());
+  if (bwd_w) {
+    layer.assemble(dwb.data(), desc.weights_shape(), conv.weights_block(),
+                   dw.data());
+    layer.assemble(dbb.data(), Shape{desc.out_channels}, conv.bias_block(),
+                   db.data());
+  }
   r.gflops = conv_flops(problem, o.dir) / (r.median_ms * 1e-3) / 1e9;
   std::vector<T> yg(root ? dst_shape.volume() : 0);
   std::vector<T> dxg(root ? src_shape.volume() : 0);
@@ -175,13 +188,16 @@ std::string json_escape(const std::string& s) {
   return out;
 }
 
+// `channels`: the channel scheme where the grid splits a convolution's
+// channels, else empty.
 void report(const BenchOptions& o, const ConvProblem& p, const Result& r,
-            int ranks, const std::string& grid) {
+            int ranks, const std::string& grid, const std::string& channels) {
   const char* threads = std::getenv("OMP_NUM_THREADS");
   const std::string impl = o.impl == BenchImpl::kOnednn ? "onednn" : "distconv";
   const std::string dt = o.dt == BenchDataType::kF32 ? "f32" : "f64";
   const std::string overlap =
       o.overlap == ConvOverlap::kInteriorFirst ? "on" : "off";
+  const std::string label = channels.empty() ? grid : grid + " " + channels;
   if (o.json) {
     std::ostringstream j;
     j << "{\"driver\": \"" << to_string(o.driver) << "\", \"problem\": \""
@@ -189,8 +205,9 @@ void report(const BenchOptions& o, const ConvProblem& p, const Result& r,
       << impl << "\", \"grid\": \"" << grid << "\", \"ranks\": " << ranks
       << ", \"threads\": \"" << (threads ? threads : "") << "\", \"dir\": \""
       << to_string(o.dir) << "\", \"dt\": \"" << dt << "\", \"mode\": \""
-      << to_string(o.mode) << "\", \"overlap\": \"" << overlap
-      << "\", \"status\": \"" << r.status << "\", \"median_ms\": "
+      << to_string(o.mode) << "\", \"overlap\": \"" << overlap << "\"";
+    if (!channels.empty()) j << ", \"channels\": \"" << channels << "\"";
+    j << ", \"status\": \"" << r.status << "\", \"median_ms\": "
       << r.median_ms << ", \"min_ms\": " << r.min_ms
       << ", \"gflops\": " << r.gflops
       << ", \"comm_wait_ms\": " << r.comm_wait_ms;
@@ -205,13 +222,13 @@ void report(const BenchOptions& o, const ConvProblem& p, const Result& r,
                 r.error.c_str());
   } else if (o.mode == BenchMode::kCorrectness) {
     std::printf("%s grid %s %s %s: max rel err %.3g %s (%.1f ms)\n",
-                to_string(p).c_str(), grid.c_str(), to_string(o.dir).c_str(),
+                to_string(p).c_str(), label.c_str(), to_string(o.dir).c_str(),
                 dt.c_str(), r.max_rel_err, r.status.c_str(), r.median_ms);
   } else {
     std::printf(
         "%s %s grid %s %s %s overlap %s: median %.2f ms, min %.2f ms, "
         "%.1f GFLOP/s, comm wait %.2f ms\n",
-        to_string(p).c_str(), impl.c_str(), grid.c_str(),
+        to_string(p).c_str(), impl.c_str(), label.c_str(),
         to_string(o.dir).c_str(), dt.c_str(), overlap.c_str(), r.median_ms,
         r.min_ms, r.gflops, r.comm_wait_ms);
   }
@@ -225,9 +242,14 @@ int run_all(const BenchOptions& o) {
   int failed = 0;
   for (const ConvProblem& p : o.problems) {
     Result r;
-    std::string grid = "?";
+    std::string grid = "?", channels;
     try {
-      grid = grid_for(o, p.src_shape, ranks, p).to_string();
+      const Shape g = grid_for(o, p.src_shape, ranks, p);
+      grid = g.to_string();
+      if (o.driver == ProblemKind::kConvolution &&
+          o.impl == BenchImpl::kDistconv && g[1] > 1) {
+        channels = to_string(o.channels);
+      }
       // Every driver's baseline runs the whole problem in this process.
       require(o.impl == BenchImpl::kDistconv ||
                   (ranks == 1 && o.mode == BenchMode::kPerf),
@@ -253,7 +275,7 @@ int run_all(const BenchOptions& o) {
       r.error = e.what();
     }
     if (r.status != "OK" && r.status != "PASS") failed = 1;
-    if (root) report(o, p, r, ranks, grid);
+    if (root) report(o, p, r, ranks, grid, channels);
   }
   return failed;
 }
