@@ -1,5 +1,6 @@
 #include "distconv/convolution.h"
 
+#include <climits>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -10,6 +11,7 @@
 #include "distconv/internal/channel_collective.h"
 #include "distconv/internal/gradient_sum.h"
 #include "distconv/internal/layer_checks.h"
+#include "distconv/internal/mpi_util.h"
 #include "kernels/local_conv.h"
 
 namespace distconv {
@@ -194,8 +196,23 @@ struct Convolution<T>::Impl {
                    std::optional<DistTensor<T>>& tensor,
                    std::optional<internal::ChannelCollective<T>>& coll) {
     tensor.emplace(*slice, full_channel_layout(layout, channels, what));
+    check_counts(tensor->size());
     coll.emplace(grid->along(1), layout.distribution().partition(1),
                  tensor->size() / channels);
+  }
+
+  // The channel collectives count in int: every rank agrees (collectively,
+  // so that all throw together) that no rank's full-channel buffer of
+  // `elements` exceeds that.
+  void check_counts(Index elements) const {
+    long long most = elements;
+    internal::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_LONG_LONG,
+                                      MPI_MAX, grid->comm()),
+                        "MPI_Allreduce");
+    require(most <= INT_MAX, ErrorKind::kUnsupported,
+            "channel parallelism: a buffer of ", most,
+            " elements with every channel exceeds MPI's count limit of ",
+            INT_MAX);
   }
 
   void plan_buffers() {
