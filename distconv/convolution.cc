@@ -17,21 +17,73 @@
 namespace distconv {
 namespace {
 
-// How the plan divides the work (see convolution.h).
-enum class Scheme {
-  kLocal,             // channels whole, or split between groups
-  kStationaryOutput,  // allgather x, reduce-scatter dx
-  kStationaryInput,   // reduce-scatter y, allgather dy
+// How the plan divides the work (see convolution.h). Without channel
+// parallelism (`split` false) each rank convolves its own channels (all of
+// them, or whole groups). With it, the P ranks of a channel group form a
+// pc x pf grid: member r = i * pf + j reads input-channel block i (the
+// input's parts i * pf .. i * pf + pf - 1, gathered) and computes filter
+// block j (of pf, balanced), whose partial sums are reduce-scattered over
+// the pc members (i', j) in pieces (of pc, balanced); piece i belongs to
+// member j * pc + i. Stationary output is pc = 1, stationary input pf = 1.
+struct ChannelPlan {
+  bool split = false;
+  int pc = 1, pf = 1;
+  bool transposed() const { return pc > 1 && pf > 1; }
 };
 
-Scheme scheme_of(const ConvGeometry& g, const Distribution& src,
-                 ChannelParallelism channels) {
-  if (g.channel_split(src) != ChannelSplit::kInsideGroups) {
-    return Scheme::kLocal;
+ChannelPlan channel_plan(const ConvGeometry& g, const Distribution& src,
+                         const ConvolutionOptions& o) {
+  ChannelPlan c;
+  if (g.channel_split(src) != ChannelSplit::kInsideGroups) return c;
+  c.split = true;
+  const int p = static_cast<int>(src.grid_shape()[1]);
+  switch (o.channels) {
+    case ChannelParallelism::kStationaryOutput:
+      c.pf = p;
+      break;
+    case ChannelParallelism::kStationaryInput:
+      c.pc = p;
+      break;
+    case ChannelParallelism::kStationaryWeights: {
+      int pc = o.channel_blocks;
+      if (pc == 0) {  // the squarest, fewer channel blocks than filter blocks
+        for (int d = 1; d * d <= p; ++d) {
+          if (p % d == 0) pc = d;
+        }
+      }
+      require(pc >= 1 && p % pc == 0, ErrorKind::kInvalidArgument,
+              "stationary weights: channel_blocks = ", o.channel_blocks,
+              " does not divide the grid's ", p, " channel parts");
+      c.pc = pc;
+      c.pf = p / pc;
+      break;
+    }
   }
-  return channels == ChannelParallelism::kStationaryInput
-             ? Scheme::kStationaryInput
-             : Scheme::kStationaryOutput;
+  return c;
+}
+
+// The output's channel partition under `c`: filter block j's pieces, j
+// major (member j * pc + i holds piece i of block j).
+Distribution with_filter_pieces(const Distribution& d, const ChannelPlan& c,
+                                Index filters) {
+  if (!c.split) return d;
+  const BlockPartition blocks = BlockPartition::balanced(filters, c.pf);
+  std::vector<Index> sizes;
+  for (int j = 0; j < c.pf; ++j) {
+    const BlockPartition pieces = BlockPartition::balanced(blocks.size(j), c.pc);
+    for (int i = 0; i < c.pc; ++i) sizes.push_back(pieces.size(i));
+  }
+  std::vector<BlockPartition> parts;
+  for (int k = 0; k < d.ndims(); ++k) parts.push_back(d.partition(k));
+  parts[1] = BlockPartition::from_sizes(sizes);
+  return Distribution(std::move(parts));
+}
+
+// Parts first .. first + count - 1 of `p`, as a partition of their span.
+BlockPartition sub_partition(const BlockPartition& p, int first, int count) {
+  std::vector<Index> sizes;
+  for (int k = first; k < first + count; ++k) sizes.push_back(p.size(k));
+  return BlockPartition::from_sizes(sizes);
 }
 
 // Where a pass reads or writes: a caller's tensor or one of the layer's
@@ -131,15 +183,19 @@ struct Convolution<T>::Impl {
   const ProcessGrid* grid;
   ConvolutionOptions options;
   ConvGeometry geometry;
-  Scheme scheme;
+  ChannelPlan channels;
   Distribution dst;  // lined up with the input's distribution
   HaloLayout src_layout, dst_layout, diff_dst_layout, diff_src_layout;
-  // The ranks sharing this rank's channel coordinate, and the tensors
-  // holding every channel of a channel group (channel schemes only).
-  std::optional<ProcessGrid> slice;
+  // Channel parallelism only: the ranks sharing this rank's channel
+  // coordinate; the channel group as a pc x pf grid; the tensors holding
+  // a member's channel block (x, dx; when pf > 1) and filter block (y, dy;
+  // when pc > 1), the collectives filling and summing them, and a piece of
+  // y or dy on its way between members (when both are > 1).
+  std::optional<ProcessGrid> slice, members;
   std::optional<DistTensor<T>> x_full, y_full, dy_full, dx_full;
   std::optional<internal::ChannelCollective<T>> x_gather, y_sum, dy_gather,
       dx_sum;
+  std::vector<T> y_piece, dy_piece;
   // The src tensor forward() gathered, and the diff_dst tensor a backward
   // pass gathered since (null: none).
   const DistTensor<T>* gathered_x = nullptr;
@@ -159,8 +215,9 @@ struct Convolution<T>::Impl {
       : grid(&g),
         options(o),
         geometry(d, src.global_shape()),
-        scheme(scheme_of(geometry, src, o.channels)),
-        dst(geometry.dst_distribution(src)),
+        channels(channel_plan(geometry, src, o)),
+        dst(with_filter_pieces(geometry.dst_distribution(src), channels,
+                               d.out_channels)),
         src_layout(chosen_layout(
             o.src_layout,
             geometry.src_layout(src, dst, StorageOrder::kChannelsLast),
@@ -171,11 +228,10 @@ struct Convolution<T>::Impl {
         diff_src_layout(
             HaloLayout(src).with_storage(StorageOrder::kChannelsLast)) {
     plan_buffers();
-    const ProcessGrid& xg = scheme == Scheme::kStationaryOutput ? *slice : g;
-    const ProcessGrid& dyg = scheme == Scheme::kStationaryInput ? *slice : g;
-    x_halo.emplace(xg, x_full ? x_full->layout() : src_layout, o.halo);
-    dy_halo.emplace(dyg, dy_full ? dy_full->layout() : diff_dst_layout,
-                    o.halo);
+    x_halo.emplace(x_full ? *slice : g,
+                   x_full ? x_full->layout() : src_layout, o.halo);
+    dy_halo.emplace(dy_full ? *slice : g,
+                    dy_full ? dy_full->layout() : diff_dst_layout, o.halo);
     grads.emplace(g.slice(1), weights_block.extent.volume(),
                   desc().bias == ConvBias::kAdd ? bias_block.extent.volume()
                                                 : 0);
@@ -190,15 +246,17 @@ struct Convolution<T>::Impl {
     return receives_in_flight(options.halo.transport);
   }
 
-  // The full-channel tensor of `layout` (`channels` channels) on the
-  // channel slice, and the collective moving its channels.
-  void full_tensor(const HaloLayout& layout, Index channels, const char* what,
+  // The tensor of `layout`'s cells with the channels of `block` (the
+  // members of `comm` hold its parts) on the channel slice, and the
+  // collective moving them.
+  void full_tensor(const HaloLayout& layout, const BlockPartition& block,
+                   MPI_Comm comm, const char* what,
                    std::optional<DistTensor<T>>& tensor,
                    std::optional<internal::ChannelCollective<T>>& coll) {
-    tensor.emplace(*slice, full_channel_layout(layout, channels, what));
+    const Index n = block.extent();
+    tensor.emplace(*slice, full_channel_layout(layout, n, what));
     check_counts(tensor->size());
-    coll.emplace(grid->along(1), layout.distribution().partition(1),
-                 tensor->size() / channels);
+    coll.emplace(comm, block, n > 0 ? tensor->size() / n : 0);
   }
 
   // The channel collectives count in int: every rank agrees (collectively,
@@ -216,34 +274,56 @@ struct Convolution<T>::Impl {
   }
 
   void plan_buffers() {
-    const Index c = desc().in_channels, f = desc().out_channels;
-    if (scheme != Scheme::kLocal) {
+    const Index f = desc().out_channels;
+    const int pc = channels.pc, pf = channels.pf;
+    Index first_c = 0, first_f = 0;  // of this member's blocks
+    if (channels.split) {
       slice.emplace(grid->slice(1), channel_slice_shape(grid->shape()));
-    }
-    if (scheme == Scheme::kStationaryOutput) {
-      full_tensor(src_layout, c, "src", x_full, x_gather);
-      full_tensor(diff_src_layout, c, "diff_src", dx_full, dx_sum);
-    } else if (scheme == Scheme::kStationaryInput) {
-      full_tensor(dst_layout, f, "dst", y_full, y_sum);
-      full_tensor(diff_dst_layout, f, "diff_dst", dy_full, dy_gather);
+      members.emplace(grid->along(1), Shape{pc, pf});
+      const int i = static_cast<int>(members->coord()[0]);
+      const int j = static_cast<int>(members->coord()[1]);
+      const BlockPartition& c_parts = src_layout.distribution().partition(1);
+      const BlockPartition f_blocks = BlockPartition::balanced(f, pf);
+      first_c = c_parts.begin(i * pf);
+      first_f = f_blocks.begin(j);
+      if (pf > 1) {  // gather the channel block over the row of members
+        const BlockPartition block = sub_partition(c_parts, i * pf, pf);
+        full_tensor(src_layout, block, members->along(1), "src", x_full,
+                    x_gather);
+        full_tensor(diff_src_layout, block, members->along(1), "diff_src",
+                    dx_full, dx_sum);
+      }
+      if (pc > 1) {  // sum the filter block over the column of members
+        const BlockPartition pieces =
+            BlockPartition::balanced(f_blocks.size(j), pc);
+        full_tensor(dst_layout, pieces, members->along(0), "dst", y_full,
+                    y_sum);
+        full_tensor(diff_dst_layout, pieces, members->along(0), "diff_dst",
+                    dy_full, dy_gather);
+      }
+      if (channels.transposed()) {
+        y_piece.resize(y_sum->block_size());
+        dy_piece.resize(dy_gather->block_size());
+      }
     }
     auto buffer = [&](const std::optional<DistTensor<T>>& full,
-                      const HaloLayout& layout) {
-      return full ? Buffer::of(full->layout(), slice->rank())
-                  : Buffer::of(layout, rank());
+                      const HaloLayout& layout, Index first_channel) {
+      if (!full) return Buffer::of(layout, rank());
+      Buffer b = Buffer::of(full->layout(), slice->rank());
+      b.box.lower[1] = first_channel;  // global channel of its channel 0
+      return b;
     };
-    x_buf = buffer(x_full, src_layout);
-    y_buf = buffer(y_full, dst_layout);
-    dy_buf = buffer(dy_full, diff_dst_layout);
-    dx_buf = buffer(dx_full, diff_src_layout);
-    // Weights: the filters this rank computes (all of them when it sums
-    // partial outputs) by the input channels it reads (all of a group's,
-    // or its own when it keeps its input).
+    x_buf = buffer(x_full, src_layout, first_c);
+    y_buf = buffer(y_full, dst_layout, first_f);
+    dy_buf = buffer(dy_full, diff_dst_layout, first_f);
+    dx_buf = buffer(dx_full, diff_src_layout, first_c);
+    // Weights: the filters this rank computes by the input channels it
+    // reads (all of a group's unless channels are split).
     const Shape ws = desc().weights_shape();
     weights_block = Box{Shape::filled(ws.ndims(), 0), ws};
     weights_block.lower[0] = y_buf.box.lower[1];
     weights_block.extent[0] = y_buf.channels();
-    if (scheme == Scheme::kStationaryInput) {
+    if (channels.split) {
       weights_block.lower[1] = x_buf.box.lower[1];
       weights_block.extent[1] = x_buf.channels();
     }
@@ -261,12 +341,12 @@ struct Convolution<T>::Impl {
     d.in_channels = in_channels;
     d.out_channels = out_channels;
     // Whole groups, or one group cut into channel blocks.
-    d.groups = scheme == Scheme::kLocal
-                   ? in_channels / (desc().in_channels / desc().groups)
-                   : 1;
+    d.groups = channels.split
+                   ? 1
+                   : in_channels / (desc().in_channels / desc().groups);
     // Partial sums over channels take no bias: forward adds it after the
     // reduce-scatter, backward-weights sums it from the own filters.
-    if (scheme == Scheme::kStationaryInput) d.bias = ConvBias::kNone;
+    if (y_sum) d.bias = ConvBias::kNone;
     return d;
   }
 
@@ -377,14 +457,42 @@ struct Convolution<T>::Impl {
     for (const Piece<T>& p : late) run(p);
   }
 
-  // Gathers diff_dst's filters (kStationaryInput), unless already gathered
-  // from this tensor since the last forward().
+  // Gathers diff_dst's filter block (pc > 1), unless already gathered from
+  // this tensor since the last forward().
   void gather_diff_dst(const DistTensor<T>& diff_dst) {
     if (gathered_dy == &diff_dst) return;
     timed([&] {
-      dy_gather->allgather(diff_dst.buffer().data(), dy_full->buffer().data());
+      const T* from = diff_dst.buffer().data();
+      if (channels.transposed()) {  // back to the member that made it
+        swap_piece(from, diff_dst.size(), piece_maker(), dy_piece.data(),
+                   static_cast<Index>(dy_piece.size()), piece_owner());
+        from = dy_piece.data();
+      }
+      dy_gather->allgather(from, dy_full->buffer().data());
     });
     gathered_dy = &diff_dst;
+  }
+
+  // The member (rank in `members`) that owns the piece of partial sums
+  // this member makes, and the one that makes the piece this member owns.
+  int piece_owner() const {
+    const Shape c = members->coord();
+    return static_cast<int>(c[1] * channels.pc + c[0]);
+  }
+  int piece_maker() const {
+    const int r = members->rank();
+    return (r % channels.pc) * channels.pf + r / channels.pc;
+  }
+  // Sends `n_send` elements to member `to` while receiving `n_recv` from
+  // member `from` (counts checked by check_counts).
+  void swap_piece(const T* send, Index n_send, int to, T* recv, Index n_recv,
+                  int from) const {
+    internal::check_mpi(
+        MPI_Sendrecv(send, static_cast<int>(n_send),
+                     internal::mpi_datatype<T>(), to, 0, recv,
+                     static_cast<int>(n_recv), internal::mpi_datatype<T>(),
+                     from, 0, members->comm(), MPI_STATUS_IGNORE),
+        "MPI_Sendrecv");
   }
 
   template <typename Fn>
@@ -492,7 +600,16 @@ void Convolution<T>::forward(DistTensor<T>& src, const T* weights,
                  s.run_forward(p, x.buffer().data(), weights, piece_bias, y);
                });
   if (s.y_sum) {
-    s.timed([&] { s.y_sum->reduce_scatter(y, dst.buffer().data()); });
+    s.timed([&] {
+      if (!s.channels.transposed()) {
+        s.y_sum->reduce_scatter(y, dst.buffer().data());
+        return;
+      }
+      s.y_sum->reduce_scatter(y, s.y_piece.data());
+      s.swap_piece(s.y_piece.data(), static_cast<Index>(s.y_piece.size()),
+                   s.piece_owner(), dst.buffer().data(), dst.size(),
+                   s.piece_maker());
+    });
     if (bias != nullptr) {
       dst.interior().for_each([&](const Shape& i, T& v) { v += bias[i[1]]; });
     }
@@ -534,8 +651,8 @@ void Convolution<T>::backward_weights(const DistTensor<T>& src,
   require(!s.x_gather || s.gathered_x == &src,
           ErrorKind::kState,
           "backward_weights reads the input channels forward() gathered: "
-          "call forward() on this src first (stationary-output channel "
-          "parallelism)");
+          "call forward() on this src first (channel parallelism that "
+          "gathers the input)");
   if (s.dy_gather) s.gather_diff_dst(diff_dst);
   s.grads->zero();
   T* db = s.grads->bias();
@@ -573,13 +690,14 @@ std::string Convolution<T>::describe() const {
         << (p.kernel ? p.kernel->implementation() : std::string("no kernel"))
         << "\n";
   };
-  if (s.scheme != Scheme::kLocal) {
-    const bool output = s.scheme == Scheme::kStationaryOutput;
-    out << "channels: stationary " << (output ? "output" : "input") << " over "
-        << s.grid->shape()[1] << " ranks ("
-        << (output ? "allgather of src, reduce-scatter of diff_src"
-                   : "reduce-scatter of dst, allgather of diff_dst")
-        << "); weights block " << s.weights_block << "\n";
+  if (s.channels.split) {
+    const ChannelPlan& c = s.channels;
+    out << "channels: " << c.pc << " channel block(s) x " << c.pf
+        << " filter block(s)";
+    if (c.pf > 1) out << "; allgather of src, reduce-scatter of diff_src";
+    if (c.pc > 1) out << "; reduce-scatter of dst, allgather of diff_dst";
+    if (c.transposed()) out << "; pieces of dst and diff_dst swapped";
+    out << "; weights block " << s.weights_block << "\n";
   }
   for (const auto* list : {&s.forward_early, &s.forward_late, &s.data_early,
                            &s.data_late}) {

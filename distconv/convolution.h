@@ -45,14 +45,21 @@
 //    (reduce-scatter); the backward passes gather every filter of the
 //    output gradient (allgather). Weights block: (all filters, own
 //    channels).
+//  - kStationaryWeights: the P ranks as Pc x Pf (Pc = channel_blocks), a
+//    2D split of the weights: member (i, j) holds input-channel block i
+//    (gathered over the Pf members of its row) and filter block j, whose
+//    partial outputs are summed over the Pc members of its column
+//    (reduce-scatter) and the pieces sent to their owners; backward-data
+//    the reverse. Weights block: (filter block j, channel block i).
+//    Pc = 1 is kStationaryOutput, Pc = P kStationaryInput.
 // The gathered tensors' halos are exchanged after the gather, between the
 // ranks of the same channel coordinate, overlapped with the interior as
 // above; the channel collectives themselves are blocking. A scheme keeps
-// what it gathered between passes: with kStationaryOutput, backward_weights
-// reads the input channels the last forward() gathered (it must be given
-// the same src tensor); with kStationaryInput, the two backward passes
-// share one gather of diff_dst when given the same tensor after the same
-// forward(). The 2D weight split (stationary weights) is not implemented.
+// what it gathered between passes: when it gathers the input (Pf > 1),
+// backward_weights reads the input channels the last forward() gathered
+// (it must be given the same src tensor); when it gathers the output
+// gradient (Pc > 1), the two backward passes share one gather of diff_dst
+// when given the same tensor after the same forward().
 //
 // Supported: 2D and 3D, any kernel, stride, dilation, asymmetric padding,
 // groups, bias; grids splitting N, C and any spatial dimensions, uneven
@@ -87,13 +94,17 @@ enum class ConvOverlap {
 // How a convolution splits its work when the grid splits channels inside
 // a group (see above). Ignored otherwise.
 enum class ChannelParallelism {
-  kStationaryOutput,  // allgather the input, reduce-scatter dx
-  kStationaryInput,   // reduce-scatter partial outputs, allgather dy
+  kStationaryOutput,   // allgather the input, reduce-scatter dx
+  kStationaryInput,    // reduce-scatter partial outputs, allgather dy
+  kStationaryWeights,  // 2D split of the weights: both, over a Pc x Pf grid
 };
 
 struct ConvolutionOptions {
   ConvOverlap overlap = ConvOverlap::kInteriorFirst;
   ChannelParallelism channels = ChannelParallelism::kStationaryOutput;
+  // kStationaryWeights: how many input-channel blocks (Pc) the P channel
+  // parts form; it must divide P. 0: the squarest split (Pc <= P / Pc).
+  int channel_blocks = 0;
   HaloExchangeConfig halo;  // how halos travel
   // The input's layout, when a tensor shared with other layers carries
   // wider halos (widest() of their layouts); it must cover the halos this

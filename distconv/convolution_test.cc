@@ -160,13 +160,22 @@ bool cuts_a_group(const ConvCase& c, const Shape& grid) {
 }
 
 std::string scheme_name(ChannelParallelism s) {
-  return s == ChannelParallelism::kStationaryOutput ? "stationary output"
-                                                    : "stationary input";
+  switch (s) {
+    case ChannelParallelism::kStationaryOutput: return "stationary output";
+    case ChannelParallelism::kStationaryInput: return "stationary input";
+    case ChannelParallelism::kStationaryWeights: return "stationary weights";
+  }
+  return "?";
 }
 
+constexpr ChannelParallelism kSchemes[] = {
+    ChannelParallelism::kStationaryOutput, ChannelParallelism::kStationaryInput,
+    ChannelParallelism::kStationaryWeights};
+
 // Channel and filter parallelism: every case on every grid that splits
-// channels (alone, with samples, with space), both schemes, overlap on and
-// off. Grouped cases run locally where the parts hold whole groups, and
+// channels (alone, with samples, with space), every scheme (stationary
+// weights as the squarest Pc x Pf: 2x2 on 4 parts, 2x3 on 6, 2x4 on 8),
+// overlap on and off. Grouped cases run locally where the parts hold whole groups, and
 // are refused on every rank where a part cuts a group: the support matrix.
 template <typename T>
 void ForEveryCaseOnChannelGrids(double tol) {
@@ -174,8 +183,7 @@ void ForEveryCaseOnChannelGrids(double tol) {
     for (const Shape& shape :
          testing::grids_with_channel_split(c.src_shape.ndims())) {
       ProcessGrid grid(MPI_COMM_WORLD, shape);
-      for (ChannelParallelism scheme : {ChannelParallelism::kStationaryOutput,
-                                        ChannelParallelism::kStationaryInput}) {
+      for (ChannelParallelism scheme : kSchemes) {
         for (ConvOverlap overlap :
              {ConvOverlap::kInteriorFirst, ConvOverlap::kNone}) {
           SCOPED_TRACE(c.name + " on grid " + shape.to_string() + ", " +
@@ -241,6 +249,25 @@ TEST(Convolution, WeightBlocksFollowTheScheme) {
   EXPECT_EQ(in.bias_block(), (Box{Shape{f.begin(me)}, Shape{f.size(me)}}));
   // The output's filters are balanced over the channel parts.
   EXPECT_EQ(out.dst_layout().distribution().partition(1), f);
+  if (n % 2 != 0) return;
+  // Stationary weights as 2 x n/2: member (i, j) = me as i * n/2 + j holds
+  // filter block j (of n/2) by channel block i (the parts of its row), and
+  // owns piece i (of 2) of filter block j.
+  options.channels = ChannelParallelism::kStationaryWeights;
+  options.channel_blocks = 2;
+  const Convolution<float> w2(grid, desc, src, options);
+  const Index pf = n / 2, i = me / pf, j = me % pf;
+  const BlockPartition fb = BlockPartition::balanced(3 * n, pf);
+  const Index c0 = c.begin(i * pf), c1 = c.begin(i * pf + pf - 1) +
+                                         c.size(i * pf + pf - 1);
+  EXPECT_EQ(w2.weights_block(), (Box{Shape{fb.begin(j), c0, 0, 0},
+                                     Shape{fb.size(j), c1 - c0, 3, 3}}));
+  const BlockPartition& owned = w2.dst_layout().distribution().partition(1);
+  const BlockPartition pieces = BlockPartition::balanced(fb.size(j), 2);
+  const Index owner = j * 2 + i;
+  EXPECT_EQ(owned.begin(owner), fb.begin(j) + pieces.begin(i));
+  EXPECT_EQ(owned.size(owner), pieces.size(i));
+  EXPECT_EQ(w2.bias_block(), (Box{Shape{owned.begin(me)}, Shape{owned.size(me)}}));
 }
 
 // Many small partitions: a 10x10 image over the squarest spatial grid of
@@ -287,7 +314,8 @@ TEST(Convolution, BackwardPassesAreTheAdjointsOfForward) {
   const Setting settings[] = {
       {false, ChannelParallelism::kStationaryOutput},
       {true, ChannelParallelism::kStationaryOutput},
-      {true, ChannelParallelism::kStationaryInput}};
+      {true, ChannelParallelism::kStationaryInput},
+      {true, ChannelParallelism::kStationaryWeights}};
   for (const ConvCase& base : cases()) {
     for (const Setting& setting : settings) {
     ConvCase c = base;
@@ -372,6 +400,16 @@ TEST(Convolution, BadInputFailsOnEveryRank) {
     testing::expect_error_on_all_ranks(
         comm, ErrorKind::kState, "call forward() on this src first",
         [&] { split.backward_weights(sx, sdy, dw.data(), nullptr); });
+    // Stationary weights whose channel blocks do not divide the parts.
+    ConvolutionOptions blocks;
+    blocks.channels = ChannelParallelism::kStationaryWeights;
+    blocks.channel_blocks = n + 1;
+    testing::expect_error_on_all_ranks(
+        comm, ErrorKind::kInvalidArgument, "does not divide the grid's", [&] {
+          Convolution<float>(channels, desc,
+                             Distribution(Shape{1, 4, 8, 8}, channels.shape()),
+                             blocks);
+        });
   }
   // A tensor of another layout: the plan is untouched and works after.
   Convolution<double> conv(grid, desc,

@@ -83,11 +83,14 @@ n"name"; dilation 0 = dense; id/kd make it 3D).
                          correctness mode: compare with the reference loops
                          (default), or with the layer on rank 0 alone
   --overlap=on|off       compute the interior while halos travel (default on)
-  --channels=stationary_output|stationary_input
+  --channels=stationary_output|stationary_input|stationary_weights
                          --conv on a grid splitting channels (C > 1 in
                          --grid): allgather the input and keep the output
-                         (default), or sum partial outputs (reduce-scatter)
-                         and keep the input
+                         (default), sum partial outputs (reduce-scatter)
+                         and keep the input, or both over a 2D split of the
+                         weights
+  --channel-blocks=K     stationary_weights: K input-channel blocks (must
+                         divide the grid's C; default: the squarest split)
   --impl=distconv|onednn onednn: bare oneDNN primitives on the whole problem
                          in one process (the baseline; -np 1, perf mode)
   --warmup=K --reps=R    perf mode: K untimed and R timed runs (2, 10)
@@ -132,8 +135,12 @@ std::string to_string(EltwiseAlg alg) {
 }
 
 std::string to_string(ChannelParallelism s) {
-  return s == ChannelParallelism::kStationaryInput ? "stationary_input"
-                                                   : "stationary_output";
+  switch (s) {
+    case ChannelParallelism::kStationaryOutput: return "stationary_output";
+    case ChannelParallelism::kStationaryInput: return "stationary_input";
+    case ChannelParallelism::kStationaryWeights: return "stationary_weights";
+  }
+  return "?";
 }
 
 std::string to_string(BenchMode mode) {
@@ -187,12 +194,20 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
               "--overlap=", v, " is not on or off");
       o.overlap = v == "on" ? ConvOverlap::kInteriorFirst : ConvOverlap::kNone;
     } else if (take(arg, "--channels", &v)) {
-      require(v == "stationary_output" || v == "stationary_input",
-              ErrorKind::kInvalidArgument, "--channels=", v,
-              " is not stationary_output or stationary_input");
-      o.channels = v == "stationary_input"
-                       ? ChannelParallelism::kStationaryInput
-                       : ChannelParallelism::kStationaryOutput;
+      if (v == "stationary_output") {
+        o.channels = ChannelParallelism::kStationaryOutput;
+      } else if (v == "stationary_input") {
+        o.channels = ChannelParallelism::kStationaryInput;
+      } else if (v == "stationary_weights") {
+        o.channels = ChannelParallelism::kStationaryWeights;
+      } else {
+        throw Error(ErrorKind::kInvalidArgument,
+                    "--channels=" + v +
+                        " is not stationary_output, stationary_input or "
+                        "stationary_weights");
+      }
+    } else if (take(arg, "--channel-blocks", &v)) {
+      o.channel_blocks = positive_int("--channel-blocks", v, 1);
     } else if (take(arg, "--impl", &v)) {
       require(v == "distconv" || v == "onednn", ErrorKind::kInvalidArgument,
               "--impl=", v, " is not distconv or onednn");

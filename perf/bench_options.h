@@ -44,6 +44,7 @@ struct BenchOptions {
   ConvOverlap overlap = ConvOverlap::kInteriorFirst;
   // --conv on grids splitting channels: the channel/filter scheme.
   ChannelParallelism channels = ChannelParallelism::kStationaryOutput;
+  int channel_blocks = 0;  // --channel-blocks (0: the squarest split)
   BenchImpl impl = BenchImpl::kDistconv;
   BenchCheck check = BenchCheck::kReference;
   bool json = false;

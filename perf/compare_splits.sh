@@ -1,8 +1,9 @@
 #!/bin/bash
 # Which split wins for one convolution: the same global problem (fp32,
 # forward + backward-data + backward-weights, 1 thread per rank) on grids
-# that split samples, space, or channels and filters (both schemes), and
-# their hybrids, at each rank count given, plus 1 rank for the speedups.
+# that split samples, space, or channels and filters (each scheme; the
+# stationary-weights 2x2 split on 4 ranks), and their hybrids, at each rank
+# count given, plus 1 rank for the speedups.
 # Rounds are interleaved so that machine noise hits every configuration.
 # Prints each run's JSON line, then per configuration the median time over
 # the rounds, the median time blocked on communication, and the speedup
@@ -37,7 +38,8 @@ for p in "${ranks[@]}"; do
             "channels, stationary output|$(grid 1 "$p" 1)|--channels=stationary_output"
             "channels, stationary input|$(grid 1 "$p" 1)|--channels=stationary_input")
   if [ "$p" -eq 4 ]; then
-    configs+=("samples x channels|$(grid 2 2 1)|--channels=stationary_output"
+    configs+=("channels, stationary weights|$(grid 1 4 1)|--channels=stationary_weights"
+              "samples x channels|$(grid 2 2 1)|--channels=stationary_output"
               "channels x space|$(grid 1 2 2)|--channels=stationary_output"
               "samples x space|$(grid 2 1 2)|")
   fi

@@ -71,6 +71,7 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
   ConvolutionOptions copt;
   copt.overlap = o.overlap;
   copt.channels = o.channels;
+  copt.channel_blocks = o.channel_blocks;
   ConvRun<T> layer(grid, desc, src_shape, copt);
   Convolution<T>& conv = layer.conv;
   print_plan(o, grid.rank(), conv.describe());
