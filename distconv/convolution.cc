@@ -512,6 +512,15 @@ struct Convolution<T>::Impl {
   }
 };
 
+const char* to_string(ChannelParallelism scheme) {
+  switch (scheme) {
+    case ChannelParallelism::kStationaryOutput: return "stationary_output";
+    case ChannelParallelism::kStationaryInput: return "stationary_input";
+    case ChannelParallelism::kStationaryWeights: return "stationary_weights";
+  }
+  return "?";
+}
+
 template <typename T>
 Convolution<T>::Convolution(const ProcessGrid& grid, const ConvDesc& desc,
                             const Distribution& src,

@@ -98,6 +98,8 @@ enum class ChannelParallelism {
   kStationaryInput,    // reduce-scatter partial outputs, allgather dy
   kStationaryWeights,  // 2D split of the weights: both, over a Pc x Pf grid
 };
+// "stationary_output", "stationary_input", "stationary_weights".
+const char* to_string(ChannelParallelism scheme);
 
 struct ConvolutionOptions {
   ConvOverlap overlap = ConvOverlap::kInteriorFirst;

@@ -159,15 +159,6 @@ bool cuts_a_group(const ConvCase& c, const Shape& grid) {
   }
 }
 
-std::string scheme_name(ChannelParallelism s) {
-  switch (s) {
-    case ChannelParallelism::kStationaryOutput: return "stationary output";
-    case ChannelParallelism::kStationaryInput: return "stationary input";
-    case ChannelParallelism::kStationaryWeights: return "stationary weights";
-  }
-  return "?";
-}
-
 constexpr ChannelParallelism kSchemes[] = {
     ChannelParallelism::kStationaryOutput, ChannelParallelism::kStationaryInput,
     ChannelParallelism::kStationaryWeights};
@@ -187,7 +178,7 @@ void ForEveryCaseOnChannelGrids(double tol) {
         for (ConvOverlap overlap :
              {ConvOverlap::kInteriorFirst, ConvOverlap::kNone}) {
           SCOPED_TRACE(c.name + " on grid " + shape.to_string() + ", " +
-                       scheme_name(scheme) +
+                       to_string(scheme) +
                        (overlap == ConvOverlap::kNone ? ", no overlap" : ""));
           ConvolutionOptions options;
           options.overlap = overlap;
@@ -327,7 +318,8 @@ TEST(Convolution, BackwardPassesAreTheAdjointsOfForward) {
     if (setting.channels && cuts_a_group(c, shape)) continue;
     ProcessGrid grid(MPI_COMM_WORLD, shape);
     SCOPED_TRACE(c.name + " on grid " + grid.shape().to_string() +
-                 (setting.channels ? ", " + scheme_name(setting.scheme) : ""));
+                 (setting.channels ? std::string(", ") + to_string(setting.scheme)
+                                  : std::string()));
     const auto x = random_vector<double>(c.src_shape.volume(), 5);
     const auto w = random_vector<double>(c.desc.weights_shape().volume(), 6);
     const auto dy = random_vector<double>(dst_shape.volume(), 7);

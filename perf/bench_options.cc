@@ -134,15 +134,6 @@ std::string to_string(EltwiseAlg alg) {
   return "?";
 }
 
-std::string to_string(ChannelParallelism s) {
-  switch (s) {
-    case ChannelParallelism::kStationaryOutput: return "stationary_output";
-    case ChannelParallelism::kStationaryInput: return "stationary_input";
-    case ChannelParallelism::kStationaryWeights: return "stationary_weights";
-  }
-  return "?";
-}
-
 std::string to_string(BenchMode mode) {
   return mode == BenchMode::kPerf ? "perf" : "correctness";
 }
@@ -194,18 +185,18 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
               "--overlap=", v, " is not on or off");
       o.overlap = v == "on" ? ConvOverlap::kInteriorFirst : ConvOverlap::kNone;
     } else if (take(arg, "--channels", &v)) {
-      if (v == "stationary_output") {
-        o.channels = ChannelParallelism::kStationaryOutput;
-      } else if (v == "stationary_input") {
-        o.channels = ChannelParallelism::kStationaryInput;
-      } else if (v == "stationary_weights") {
-        o.channels = ChannelParallelism::kStationaryWeights;
-      } else {
-        throw Error(ErrorKind::kInvalidArgument,
-                    "--channels=" + v +
-                        " is not stationary_output, stationary_input or "
-                        "stationary_weights");
+      bool known = false;
+      for (ChannelParallelism c : {ChannelParallelism::kStationaryOutput,
+                                   ChannelParallelism::kStationaryInput,
+                                   ChannelParallelism::kStationaryWeights}) {
+        if (v == to_string(c)) {
+          o.channels = c;
+          known = true;
+        }
       }
+      require(known, ErrorKind::kInvalidArgument, "--channels=", v,
+              " is not stationary_output, stationary_input or "
+              "stationary_weights");
     } else if (take(arg, "--channel-blocks", &v)) {
       o.channel_blocks = positive_int("--channel-blocks", v, 1);
     } else if (take(arg, "--impl", &v)) {
