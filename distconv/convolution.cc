@@ -9,6 +9,7 @@
 
 #include "distconv/error.h"
 #include "distconv/internal/channel_collective.h"
+#include "distconv/internal/channel_plan.h"
 #include "distconv/internal/gradient_sum.h"
 #include "distconv/internal/layer_checks.h"
 #include "distconv/internal/mpi_util.h"
@@ -17,74 +18,12 @@
 namespace distconv {
 namespace {
 
-// How the plan divides the work (see convolution.h). Without channel
-// parallelism (`split` false) each rank convolves its own channels (all of
-// them, or whole groups). With it, the P ranks of a channel group form a
-// pc x pf grid: member r = i * pf + j reads input-channel block i (the
-// input's parts i * pf .. i * pf + pf - 1, gathered) and computes filter
-// block j (of pf, balanced), whose partial sums are reduce-scattered over
-// the pc members (i', j) in pieces (of pc, balanced); piece i belongs to
-// member j * pc + i. Stationary output is pc = 1, stationary input pf = 1.
-struct ChannelPlan {
-  bool split = false;
-  int pc = 1, pf = 1;
-  bool transposed() const { return pc > 1 && pf > 1; }
-};
-
-ChannelPlan channel_plan(const ConvGeometry& g, const Distribution& src,
-                         const ConvolutionOptions& o) {
-  ChannelPlan c;
-  if (g.channel_split(src) != ChannelSplit::kInsideGroups) return c;
-  c.split = true;
-  const int p = static_cast<int>(src.grid_shape()[1]);
-  switch (o.channels) {
-    case ChannelParallelism::kStationaryOutput:
-      c.pf = p;
-      break;
-    case ChannelParallelism::kStationaryInput:
-      c.pc = p;
-      break;
-    case ChannelParallelism::kStationaryWeights: {
-      int pc = o.channel_blocks;
-      if (pc == 0) {  // the squarest, fewer channel blocks than filter blocks
-        for (int d = 1; d * d <= p; ++d) {
-          if (p % d == 0) pc = d;
-        }
-      }
-      require(pc >= 1 && p % pc == 0, ErrorKind::kInvalidArgument,
-              "stationary weights: channel_blocks = ", o.channel_blocks,
-              " does not divide the grid's ", p, " channel parts");
-      c.pc = pc;
-      c.pf = p / pc;
-      break;
-    }
-  }
-  return c;
-}
-
-// The output's channel partition under `c`: filter block j's pieces, j
-// major (member j * pc + i holds piece i of block j).
-Distribution with_filter_pieces(const Distribution& d, const ChannelPlan& c,
-                                Index filters) {
-  if (!c.split) return d;
-  const BlockPartition blocks = BlockPartition::balanced(filters, c.pf);
-  std::vector<Index> sizes;
-  for (int j = 0; j < c.pf; ++j) {
-    const BlockPartition pieces = BlockPartition::balanced(blocks.size(j), c.pc);
-    for (int i = 0; i < c.pc; ++i) sizes.push_back(pieces.size(i));
-  }
-  std::vector<BlockPartition> parts;
-  for (int k = 0; k < d.ndims(); ++k) parts.push_back(d.partition(k));
-  parts[1] = BlockPartition::from_sizes(sizes);
-  return Distribution(std::move(parts));
-}
-
-// Parts first .. first + count - 1 of `p`, as a partition of their span.
-BlockPartition sub_partition(const BlockPartition& p, int first, int count) {
-  std::vector<Index> sizes;
-  for (int k = first; k < first + count; ++k) sizes.push_back(p.size(k));
-  return BlockPartition::from_sizes(sizes);
-}
+using internal::channel_plan;
+using internal::channel_slice_shape;
+using internal::ChannelPlan;
+using internal::full_channel_layout;
+using internal::sub_partition;
+using internal::with_filter_pieces;
 
 // Where a pass reads or writes: a caller's tensor or one of the layer's
 // full-channel tensors. `box`: the global cells the local buffer holds,
@@ -116,49 +55,6 @@ struct Buffer {
     return StridedView<T>(data, box.extent, strides).subview(local_box);
   }
 };
-
-// `layout` with every one of `channels` channels on each rank of a channel
-// group, as a layout over the grid of the ranks sharing a channel
-// coordinate (grid extent 1 in channels): the cells and halos of the
-// group's members that hold channels. Throws kInvalidArgument (naming
-// `what`) if those members have different halos.
-HaloLayout full_channel_layout(const HaloLayout& layout, Index channels,
-                               const char* what) {
-  const Distribution& d = layout.distribution();
-  std::vector<BlockPartition> parts;
-  std::vector<Boundary> boundaries;
-  for (int i = 0; i < d.ndims(); ++i) {
-    parts.push_back(i == 1 ? BlockPartition::balanced(channels, 1)
-                           : d.partition(i));
-    boundaries.push_back(layout.boundary(i));
-  }
-  const Distribution full(std::move(parts));
-  std::vector<HaloWidths> widths(full.num_parts(),
-                                 HaloWidths::none(d.ndims()));
-  for (int q = 0; q < full.num_parts(); ++q) {
-    Shape coord = full.part_coord(q);
-    bool found = false;
-    for (Index c = 0; c < d.grid_shape()[1]; ++c) {
-      coord[1] = c;
-      const int part = d.part_index(coord);
-      if (d.shard(part).extent[1] == 0) continue;
-      require(!found || layout.widths(part) == widths[q],
-              ErrorKind::kInvalidArgument, "the ", what,
-              " layout gives the parts of one channel group different halos "
-              "(part ",
-              part, ")");
-      widths[q] = layout.widths(part);
-      found = true;
-    }
-  }
-  return HaloLayout(full, std::move(widths), std::move(boundaries))
-      .with_storage(StorageOrder::kChannelsLast);
-}
-
-Shape channel_slice_shape(Shape grid) {
-  grid[1] = 1;
-  return grid;
-}
 
 // One local convolution of a pass: a ConvGeometry window and its kernel,
 // with the window's boxes in the local coordinates of the buffers it reads
@@ -475,14 +371,8 @@ struct Convolution<T>::Impl {
 
   // The member (rank in `members`) that owns the piece of partial sums
   // this member makes, and the one that makes the piece this member owns.
-  int piece_owner() const {
-    const Shape c = members->coord();
-    return static_cast<int>(c[1] * channels.pc + c[0]);
-  }
-  int piece_maker() const {
-    const int r = members->rank();
-    return (r % channels.pc) * channels.pf + r / channels.pc;
-  }
+  int piece_owner() const { return channels.piece_owner(members->rank()); }
+  int piece_maker() const { return channels.piece_maker(members->rank()); }
   // Sends `n_send` elements to member `to` while receiving `n_recv` from
   // member `from` (counts checked by check_counts).
   void swap_piece(const T* send, Index n_send, int to, T* recv, Index n_recv,
@@ -667,7 +557,8 @@ void Convolution<T>::backward_weights(const DistTensor<T>& src,
   T* db = s.grads->bias();
   const Piece<T>& p = s.weights_piece;
   const T* x = s.x_full ? s.x_full->buffer().data() : src.buffer().data();
-  const T* dy = s.dy_full ? s.dy_full->buffer().data() : diff_dst.buffer().data();
+  const T* dy =
+      s.dy_full ? s.dy_full->buffer().data() : diff_dst.buffer().data();
   // With every filter gathered, the bias gradient is the own filters' sum.
   T* kernel_db = s.dy_full ? nullptr : db;
   const StridedView<const T> dd = s.dy_buf.view(dy, p.out_local);

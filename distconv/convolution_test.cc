@@ -129,7 +129,8 @@ void ExpectMatchesReference(const ConvCase& c, const ProcessGrid& grid,
 template <typename T>
 void ForEveryCaseAndGrid(double tol) {
   for (const ConvCase& c : cases()) {
-    for (const Shape& shape : grids_without_channel_split(c.src_shape.ndims())) {
+    for (const Shape& shape :
+         grids_without_channel_split(c.src_shape.ndims())) {
       ProcessGrid grid(MPI_COMM_WORLD, shape);
       for (ConvOverlap overlap :
            {ConvOverlap::kInteriorFirst, ConvOverlap::kNone}) {
@@ -166,8 +167,9 @@ constexpr ChannelParallelism kSchemes[] = {
 // Channel and filter parallelism: every case on every grid that splits
 // channels (alone, with samples, with space), every scheme (stationary
 // weights as the squarest Pc x Pf: 2x2 on 4 parts, 2x3 on 6, 2x4 on 8),
-// overlap on and off. Grouped cases run locally where the parts hold whole groups, and
-// are refused on every rank where a part cuts a group: the support matrix.
+// overlap on and off. Grouped cases run locally where the parts hold whole
+// groups, and are refused on every rank where a part cuts a group: the support
+// matrix.
 template <typename T>
 void ForEveryCaseOnChannelGrids(double tol) {
   for (const ConvCase& c : cases()) {
@@ -230,8 +232,8 @@ TEST(Convolution, WeightBlocksFollowTheScheme) {
   ConvolutionOptions options;
   options.channels = ChannelParallelism::kStationaryOutput;
   const Convolution<float> out(grid, desc, src, options);
-  EXPECT_EQ(out.weights_block(),
-            (Box{Shape{f.begin(me), 0, 0, 0}, Shape{f.size(me), 2 * n + 1, 3, 3}}));
+  EXPECT_EQ(out.weights_block(), (Box{Shape{f.begin(me), 0, 0, 0},
+                                      Shape{f.size(me), 2 * n + 1, 3, 3}}));
   EXPECT_EQ(out.bias_block(), (Box{Shape{f.begin(me)}, Shape{f.size(me)}}));
   options.channels = ChannelParallelism::kStationaryInput;
   const Convolution<float> in(grid, desc, src, options);
@@ -258,7 +260,8 @@ TEST(Convolution, WeightBlocksFollowTheScheme) {
   const Index owner = j * 2 + i;
   EXPECT_EQ(owned.begin(owner), fb.begin(j) + pieces.begin(i));
   EXPECT_EQ(owned.size(owner), pieces.size(i));
-  EXPECT_EQ(w2.bias_block(), (Box{Shape{owned.begin(me)}, Shape{owned.size(me)}}));
+  EXPECT_EQ(w2.bias_block(),
+            (Box{Shape{owned.begin(me)}, Shape{owned.size(me)}}));
 }
 
 // Many small partitions: a 10x10 image over the squarest spatial grid of
@@ -318,8 +321,9 @@ TEST(Convolution, BackwardPassesAreTheAdjointsOfForward) {
     if (setting.channels && cuts_a_group(c, shape)) continue;
     ProcessGrid grid(MPI_COMM_WORLD, shape);
     SCOPED_TRACE(c.name + " on grid " + grid.shape().to_string() +
-                 (setting.channels ? std::string(", ") + to_string(setting.scheme)
-                                  : std::string()));
+                 (setting.channels
+                      ? std::string(", ") + to_string(setting.scheme)
+                      : std::string()));
     const auto x = random_vector<double>(c.src_shape.volume(), 5);
     const auto w = random_vector<double>(c.desc.weights_shape().volume(), 6);
     const auto dy = random_vector<double>(dst_shape.volume(), 7);
@@ -358,8 +362,8 @@ TEST(Convolution, BadInputFailsOnEveryRank) {
       });
   testing::expect_error_on_all_ranks(
       comm, ErrorKind::kGridMismatch, "process grid", [&] {
-        Convolution<float>(grid, desc,
-                           Distribution(Shape{1, 4, 8, 8}, Shape{1, 1, 1, n + 1}));
+        Convolution<float>(
+            grid, desc, Distribution(Shape{1, 4, 8, 8}, Shape{1, 1, 1, n + 1}));
       });
   testing::expect_error_on_all_ranks(
       comm, ErrorKind::kInvalidArgument, "must be >= 0", [&] {
@@ -384,8 +388,8 @@ TEST(Convolution, BadInputFailsOnEveryRank) {
           Convolution<float>(channels, grouped, cut);
         });
     // Stationary output: backward_weights reads what forward() gathered.
-    Convolution<double> split(channels, desc,
-                              Distribution(Shape{1, 4, 8, 8}, channels.shape()));
+    Convolution<double> split(
+        channels, desc, Distribution(Shape{1, 4, 8, 8}, channels.shape()));
     DistTensor<double> sx(channels, split.src_layout()),
         sdy(channels, split.diff_dst_layout());
     std::vector<double> dw(split.weights_block().extent.volume());
@@ -411,9 +415,9 @@ TEST(Convolution, BadInputFailsOnEveryRank) {
   testing::expect_error_on_all_ranks(
       comm, ErrorKind::kShapeMismatch, "dst tensor's layout",
       [&] { conv.forward(x, w.data(), nullptr, x); });
-  testing::expect_error_on_all_ranks(comm, ErrorKind::kInvalidArgument,
-                                     "weights are null",
-                                     [&] { conv.forward(x, nullptr, nullptr, y); });
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kInvalidArgument, "weights are null",
+      [&] { conv.forward(x, nullptr, nullptr, y); });
   testing::expect_error_on_all_ranks(
       comm, ErrorKind::kState, "no backward_weights in flight",
       [&] { conv.wait_gradients(); });

@@ -215,7 +215,8 @@ void report(const BenchOptions& o, const ConvProblem& p, const Result& r,
     if (o.mode == BenchMode::kCorrectness) {
       j << ", \"max_rel_err\": " << r.max_rel_err;
     }
-    if (!r.error.empty()) j << ", \"error\": \"" << json_escape(r.error) << "\"";
+    if (!r.error.empty())
+      j << ", \"error\": \"" << json_escape(r.error) << "\"";
     j << "}";
     std::printf("%s\n", j.str().c_str());
   } else if (!r.error.empty()) {
