@@ -156,7 +156,7 @@ struct Convolution<T>::Impl {
   }
 
   // The channel collectives count in int: every rank agrees (collectively,
-  // so that all throw together) that no rank's full-channel buffer of
+  // so that all throw together) that no rank's block-wide buffer of
   // `elements` exceeds that.
   void check_counts(Index elements) const {
     long long most = elements;
@@ -165,7 +165,8 @@ struct Convolution<T>::Impl {
                         "MPI_Allreduce");
     require(most <= INT_MAX, ErrorKind::kUnsupported,
             "channel parallelism: a buffer of ", most,
-            " elements with every channel exceeds MPI's count limit of ",
+            " elements (a shard with a channel or filter block) exceeds "
+            "MPI's count limit of ",
             INT_MAX);
   }
 

@@ -118,7 +118,8 @@ struct ConvolutionOptions {
 struct ConvStats {
   double halo_wait_s = 0;       // in HaloExchange::wait
   double allreduce_wait_s = 0;  // in wait_gradients
-  double channel_s = 0;  // in the channel collectives (packing included)
+  double channel_s = 0;  // in the channel collectives and piece swaps
+                         // (packing included)
 };
 
 // Defined for float and double.
