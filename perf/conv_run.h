@@ -13,7 +13,6 @@
 
 #include <mpi.h>
 
-#include <algorithm>
 #include <vector>
 
 #include "distconv/convolution.h"
@@ -56,11 +55,7 @@ struct ConvRun {
   void assemble(const T* block, const Shape& global, const Box& box,
                 T* out) const {
     std::vector<T> whole(global.volume(), T(0));
-    const T* from = block;
-    internal::for_each_row(global, box, [&](Index offset, Index n) {
-      std::copy(from, from + n, whole.data() + offset);
-      from += n;
-    });
+    internal::unpack_box(block, global, box, whole.data());
     MPI_Allreduce(whole.data(), out, static_cast<int>(whole.size()),
                   internal::mpi_datatype<T>(), MPI_SUM,
                   grid->along(1));
@@ -95,11 +90,8 @@ struct ConvRun {
  private:
   static std::vector<T> block_of(const T* global, const Shape& shape,
                                  const Box& box) {
-    std::vector<T> out;
-    out.reserve(box.extent.volume());
-    internal::for_each_row(shape, box, [&](Index offset, Index n) {
-      out.insert(out.end(), global + offset, global + offset + n);
-    });
+    std::vector<T> out(box.volume());
+    internal::pack_box(global, shape, box, out.data());
     return out;
   }
 };

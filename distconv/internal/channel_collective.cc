@@ -1,9 +1,9 @@
 #include "distconv/internal/channel_collective.h"
 
 #include <climits>
-#include <cstring>
 
 #include "distconv/error.h"
+#include "distconv/internal/box_rows.h"
 #include "distconv/internal/mpi_util.h"
 
 namespace distconv::internal {
@@ -35,6 +35,17 @@ ChannelCollective<T>::ChannelCollective(MPI_Comm comm,
 }
 
 template <typename T>
+Shape ChannelCollective<T>::full_shape() const {
+  return Shape{positions_, channels_.extent()};
+}
+
+template <typename T>
+Box ChannelCollective<T>::block_box(int member) const {
+  return {Shape{0, channels_.begin(member)},
+          Shape{positions_, channels_.size(member)}};
+}
+
+template <typename T>
 Index ChannelCollective<T>::block_size() const {
   return counts_[member_];
 }
@@ -45,29 +56,15 @@ void ChannelCollective<T>::allgather(const T* block, T* full) {
                            staging_.data(), counts_.data(), displs_.data(),
                            mpi_datatype<T>(), comm_),
             "MPI_Allgatherv");
-  const Index c = channels_.extent();
   for (int m = 0; m < channels_.parts(); ++m) {
-    const Index cm = channels_.size(m);
-    if (cm == 0) continue;
-    const T* from = staging_.data() + displs_[m];
-    T* to = full + channels_.begin(m);
-    for (Index p = 0; p < positions_; ++p) {
-      std::memcpy(to + p * c, from + p * cm, sizeof(T) * cm);
-    }
+    unpack_box(staging_.data() + displs_[m], full_shape(), block_box(m), full);
   }
 }
 
 template <typename T>
 void ChannelCollective<T>::reduce_scatter(const T* full, T* block) {
-  const Index c = channels_.extent();
   for (int m = 0; m < channels_.parts(); ++m) {
-    const Index cm = channels_.size(m);
-    if (cm == 0) continue;
-    const T* from = full + channels_.begin(m);
-    T* to = staging_.data() + displs_[m];
-    for (Index p = 0; p < positions_; ++p) {
-      std::memcpy(to + p * cm, from + p * c, sizeof(T) * cm);
-    }
+    pack_box(full, full_shape(), block_box(m), staging_.data() + displs_[m]);
   }
   check_mpi(MPI_Reduce_scatter(staging_.data(), block, counts_.data(),
                                mpi_datatype<T>(), MPI_SUM, comm_),

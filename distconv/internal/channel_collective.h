@@ -24,6 +24,7 @@
 
 #include <vector>
 
+#include "distconv/box.h"
 #include "distconv/distribution.h"
 #include "distconv/shape.h"
 
@@ -49,6 +50,11 @@ class ChannelCollective {
   void reduce_scatter(const T* full, T* block);
 
  private:
+  // A full buffer as a (positions, channels) array, and `member`'s block
+  // of it.
+  Shape full_shape() const;
+  Box block_box(int member) const;
+
   MPI_Comm comm_;
   int member_ = 0;
   BlockPartition channels_;
