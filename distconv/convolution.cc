@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "distconv/error.h"
+#include "distconv/internal/channel_cells.h"
 #include "distconv/internal/channel_collective.h"
 #include "distconv/internal/channel_plan.h"
 #include "distconv/internal/gradient_sum.h"
@@ -510,9 +511,7 @@ void Convolution<T>::forward(DistTensor<T>& src, const T* weights,
                    s.piece_owner(), dst.buffer().data(), dst.size(),
                    s.piece_maker());
     });
-    if (bias != nullptr) {
-      dst.interior().for_each([&](const Shape& i, T& v) { v += bias[i[1]]; });
-    }
+    if (bias != nullptr) internal::add_per_channel(dst.interior(), bias);
   }
 }
 
@@ -570,8 +569,7 @@ void Convolution<T>::backward_weights(const DistTensor<T>& src,
     dd.for_each([&](const Shape& i, const T& v) { kernel_db[i[1]] += v; });
   }
   if (s.dy_full && db != nullptr) {
-    diff_dst.interior().for_each(
-        [&](const Shape& i, const T& v) { db[i[1]] += v; });
+    internal::sum_per_channel(diff_dst.interior(), db);
   }
   s.grads->start(diff_weights, diff_bias);
 }

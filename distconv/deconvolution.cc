@@ -15,17 +15,7 @@
 namespace distconv {
 namespace {
 
-// Calls fn(first, channels, stride) for every (sample, spatial) cell of a
-// view (internal::for_each_cell), with a pointer to the cell's channel 0
-// and the channel stride (1 when stored channels-last), so that loops over
-// channels vectorise.
-template <typename T, typename Fn>
-void for_each_cell(const StridedView<T>& v, Fn fn) {
-  internal::for_each_cell<1>(
-      v.extent(), {v.strides()}, [&](Index, const std::array<Index, 1>& at) {
-        fn(v.data() + at[0], v.extent()[1], v.strides()[1]);
-      });
-}
+using internal::for_each_cell;
 
 ConvGeometry checked_geometry(const DeconvDesc& d, const Distribution& src) {
   const Shape dst = d.dst_shape(src.global_shape());  // validates
@@ -175,9 +165,7 @@ void Deconvolution<T>::forward(const DistTensor<T>& src, const T* weights,
   s.stats.halo_wait_s +=
       s.halo.exchange(dst, {HaloDirection::kReverse, HaloReduction::kSum});
   if (has_bias) {
-    for_each_cell(dst.interior(), [&](T* v, Index channels, Index stride) {
-      for (Index c = 0; c < channels; ++c) v[c * stride] += bias[c];
-    });
+    internal::add_per_channel(dst.interior(), bias);
   }
 }
 
@@ -218,10 +206,7 @@ void Deconvolution<T>::backward_weights(const DistTensor<T>& src,
                                        s.grads.weights(), nullptr);
   }
   if (T* db = s.grads.bias()) {
-    for_each_cell(std::as_const(diff_dst).interior(),
-                  [&](const T* v, Index channels, Index stride) {
-                    for (Index c = 0; c < channels; ++c) db[c] += v[c * stride];
-                  });
+    internal::sum_per_channel(std::as_const(diff_dst).interior(), db);
   }
   s.grads.start(diff_weights, diff_bias);
 }
