@@ -1,0 +1,60 @@
+#include "examples/conv_block.h"
+
+#include <cmath>
+
+#include "distconv/copy_shard.h"
+
+namespace distconv {
+namespace examples {
+
+ConvDesc same_conv(Index in_channels, Index out_channels, const Shape& kernel) {
+  ConvDesc d = ConvDesc::make(in_channels, out_channels, kernel);
+  for (int k = 0; k < kernel.ndims(); ++k) {
+    d.padding_lower[k] = d.padding_upper[k] = kernel[k] / 2;
+  }
+  return d;
+}
+
+ConvBnRelu::ConvBnRelu(const ProcessGrid& grid, const ConvDesc& desc,
+                       const Distribution& src, unsigned seed)
+    : conv_(grid, desc, src),
+      bn_(grid, conv_.dst_layout().distribution()),
+      relu_(grid, ActivationDesc::relu(), bn_.dst_layout().distribution()),
+      weights_("weights", desc.weights_shape().volume()),
+      scale_("bn.scale", desc.out_channels),
+      shift_("bn.shift", desc.out_channels),
+      conv_out_(grid, conv_.dst_layout()),
+      bn_out_(grid, bn_.dst_layout()),
+      d_bn_(grid, bn_.diff_src_layout()),
+      d_conv_out_(grid, conv_.diff_dst_layout()) {
+  const Shape w = desc.weights_shape();
+  const double fan_in = static_cast<double>(w.volume() / w[0]);
+  weights_.init_uniform(std::sqrt(6.0 / fan_in), seed);
+  scale_.fill(1.0f);
+  shift_.fill(0.0f);
+}
+
+void ConvBnRelu::forward(DistTensor<float>& src, DistTensor<float>& dst) {
+  conv_.forward(src, weights_.value.data(), nullptr, conv_out_);
+  bn_.forward(conv_out_, scale_.value.data(), shift_.value.data(), bn_out_);
+  relu_.forward(bn_out_, dst);
+}
+
+void ConvBnRelu::backward(const DistTensor<float>& src,
+                          const DistTensor<float>& diff_dst,
+                          DistTensor<float>* diff_src) {
+  relu_.backward(bn_out_, diff_dst, d_bn_);
+  bn_.backward(conv_out_, d_bn_, scale_.value.data(), d_bn_,
+               scale_.grad.data(), shift_.grad.data());
+  copy_shard(d_bn_, d_conv_out_);  // into the layout with halos
+  conv_.backward_weights(src, d_conv_out_, weights_.grad.data(), nullptr);
+  if (diff_src) conv_.backward_data(d_conv_out_, weights_.value.data(), *diff_src);
+  conv_.wait_gradients();
+}
+
+double ConvBnRelu::comm_wait_s() const {
+  return conv_.stats().halo_wait_s + conv_.stats().allreduce_wait_s;
+}
+
+}  // namespace examples
+}  // namespace distconv

@@ -1,0 +1,68 @@
+// ConvBnRelu: the examples' building block, convolution (no bias) -> batch
+// norm (global statistics) -> ReLU, with its parameters and the tensors it
+// keeps between forward and backward.
+//
+//   ConvBnRelu block(grid, same_conv(16, 32, {3, 3}), src_dist, /*seed=*/3);
+//   DistTensor<float> x(grid, block.src_layout());
+//   DistTensor<float> y(grid, next.src_layout());   // the next layer's
+//   block.forward(x, y);           // y's shard = relu(bn(conv(x)))
+//   block.backward(x, dy, &dx);    // dy: any layout of dst_distribution()
+//   sgd.step(block.params());
+//
+// The ReLU writes straight into the tensor the caller hands it, in any
+// layout of dst_distribution() (halos of the next convolution or pooling
+// included), so no copy joins the block to what follows. Backward reads
+// dy's shard in any layout too; diff_src, when wanted, has
+// diff_src_layout().
+#ifndef DISTCONV_EXAMPLES_CONV_BLOCK_H_
+#define DISTCONV_EXAMPLES_CONV_BLOCK_H_
+
+#include <vector>
+
+#include "distconv/activation.h"
+#include "distconv/batch_norm.h"
+#include "distconv/convolution.h"
+#include "distconv/dist_tensor.h"
+#include "examples/training.h"
+
+namespace distconv {
+namespace examples {
+
+// A stride-1 convolution padded to keep the spatial extent (odd kernel).
+ConvDesc same_conv(Index in_channels, Index out_channels, const Shape& kernel);
+
+class ConvBnRelu {
+ public:
+  // Weights start He-uniform from `seed`; scale 1, shift 0.
+  ConvBnRelu(const ProcessGrid& grid, const ConvDesc& desc,
+             const Distribution& src, unsigned seed);
+
+  const HaloLayout& src_layout() const { return conv_.src_layout(); }
+  const HaloLayout& diff_src_layout() const { return conv_.diff_src_layout(); }
+  const Distribution& dst_distribution() const {
+    return bn_.dst_layout().distribution();
+  }
+
+  void forward(DistTensor<float>& src, DistTensor<float>& dst);
+  // Gradients into params()' grad; diff_src skipped when null.
+  void backward(const DistTensor<float>& src, const DistTensor<float>& diff_dst,
+                DistTensor<float>* diff_src);
+
+  std::vector<Param*> params() { return {&weights_, &scale_, &shift_}; }
+  // Seconds blocked on halo exchanges and gradient allreduces since the
+  // last reset (the convolution's; batch norm's allreduces are blocking).
+  double comm_wait_s() const;
+  void reset_stats() { conv_.reset_stats(); }
+
+ private:
+  Convolution<float> conv_;
+  BatchNorm<float> bn_;
+  Activation<float> relu_;
+  Param weights_, scale_, shift_;
+  DistTensor<float> conv_out_, bn_out_, d_bn_, d_conv_out_;
+};
+
+}  // namespace examples
+}  // namespace distconv
+
+#endif  // DISTCONV_EXAMPLES_CONV_BLOCK_H_

@@ -1,0 +1,139 @@
+#include "examples/training.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <random>
+
+#include "distconv/error.h"
+#include "perf/cli_args.h"
+
+namespace distconv {
+namespace examples {
+
+Param::Param(std::string name_, Index size)
+    : name(std::move(name_)), value(size), grad(size), velocity(size) {}
+
+void Param::init_uniform(double bound, unsigned seed) {
+  std::mt19937 gen(seed);
+  // Not std::uniform_real_distribution: its output is the library's
+  // choice; this one is fixed by mt19937's definition.
+  for (float& v : value) {
+    v = static_cast<float>(bound * (2.0 * (gen() / 4294967296.0) - 1.0));
+  }
+}
+
+void Param::fill(float v) {
+  for (float& x : value) x = v;
+}
+
+void Sgd::step(const std::vector<Param*>& params) const {
+  for (Param* p : params) {
+    for (size_t i = 0; i < p->value.size(); ++i) {
+      p->velocity[i] = static_cast<float>(momentum * p->velocity[i]) + p->grad[i];
+      p->value[i] -= static_cast<float>(lr * p->velocity[i]);
+    }
+  }
+}
+
+Index positive_integer(const std::string& arg, const char* value) {
+  const Shape s = parse_dims(value);
+  require(s.ndims() == 1 && s[0] >= 1, ErrorKind::kInvalidArgument, arg,
+          ": expected a positive integer");
+  return s[0];
+}
+
+namespace {
+
+// A number in [low, high); throws kInvalidArgument naming `arg`.
+double number_in(const std::string& arg, const char* value, double low,
+                 double high) {
+  char* end = nullptr;
+  const double v = std::strtod(value, &end);
+  require(end != value && *end == '\0' && v >= low && v < high,
+          ErrorKind::kInvalidArgument, arg, ": expected a number in [", low,
+          ", ", high, ")");
+  return v;
+}
+
+}  // namespace
+
+bool TrainOptions::parse(const std::string& arg) {
+  if (const char* v = option_value(arg, "--grid=")) {
+    grid = parse_dims(v);
+  } else if (const char* v = option_value(arg, "--steps=")) {
+    steps = static_cast<int>(positive_integer(arg, v));
+  } else if (const char* v = option_value(arg, "--lr=")) {
+    lr = number_in(arg, v, 1e-12, 1e3);
+  } else if (const char* v = option_value(arg, "--momentum=")) {
+    momentum = number_in(arg, v, 0, 1);
+  } else if (const char* v = option_value(arg, "--losses=")) {
+    losses_path = v;
+  } else if (const char* v = option_value(arg, "--timeout_s=")) {
+    alarm(static_cast<unsigned>(positive_integer(arg, v)));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+Shape grid_or(const Shape& grid, const Shape& fallback, int ndims) {
+  if (grid.ndims() == 0) return fallback;
+  require(grid.ndims() == ndims, ErrorKind::kInvalidArgument, "--grid=",
+          grid.to_string(), " has ", grid.ndims(), " dimensions; this example",
+          " needs ", ndims, ndims == 4 ? " (NxCxHxW)" : " (NxCxDxHxW)");
+  return grid;
+}
+
+StepLog::StepLog(MPI_Comm comm, Index global_samples, const std::string& path)
+    : samples_(global_samples) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  root_ = rank == 0;
+  int opened = 1;
+  if (root_ && !path.empty()) {
+    file_ = std::fopen(path.c_str(), "w");
+    opened = file_ != nullptr;
+  }
+  MPI_Bcast(&opened, 1, MPI_INT, 0, comm);
+  require(opened, ErrorKind::kInvalidArgument, "cannot write --losses=", path);
+}
+
+StepLog::~StepLog() {
+  if (file_) std::fclose(file_);
+}
+
+void StepLog::record(int step, double loss, double seconds) {
+  ++steps_;
+  if (steps_ > 1) later_seconds_ += seconds;
+  if (!root_) return;
+  std::printf("step %3d  loss %.6f  time %8.1f ms  %8.2f images/s\n", step,
+              loss, 1e3 * seconds, samples_ / seconds);
+  std::fflush(stdout);
+  if (file_) std::fprintf(file_, "%d %.9g\n", step, loss);
+}
+
+void StepLog::finish() {
+  if (!root_ || steps_ < 2) return;
+  const double mean = later_seconds_ / (steps_ - 1);
+  std::printf("mean of steps 2-%d: %.1f ms/step, %.2f images/s\n", steps_,
+              1e3 * mean, samples_ / mean);
+}
+
+int run_main(int argc, char** argv, int (*body)(int, char**)) {
+  MPI_Init(&argc, &argv);
+  int status = 0;
+  try {
+    status = body(argc, argv);
+  } catch (const Error& e) {  // the same on every rank
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
+    status = 2;
+  }
+  MPI_Finalize();
+  return status;
+}
+
+}  // namespace examples
+}  // namespace distconv

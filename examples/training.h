@@ -1,0 +1,108 @@
+// What the training examples (segmentation.cc, cosmoflow.cc) share: their
+// parameters and SGD, the command-line options every one of them takes,
+// synthetic data written from global indices, and the per-step log.
+//
+//   TrainOptions opt;                       // --grid, --steps, --lr, ...
+//   for (args) if (!opt.parse(arg) && !own(arg)) throw ...;
+//   Param w("conv1.weights", n);
+//   w.init_uniform(bound, /*seed=*/1);      // the same on every rank
+//   Sgd sgd{opt.lr, opt.momentum};
+//   StepLog log(grid.comm(), global_samples, opt.losses_path);
+//   ... forward, backward (gradients into w.grad) ...
+//   sgd.step({&w});
+//   log.record(step, loss, seconds);        // rank 0 prints the line
+//
+// Parameters are whole on every rank (the examples do not split channels),
+// and the layers already sum their gradients over the grid, so every rank
+// applies the same update to the same values.
+#ifndef DISTCONV_EXAMPLES_TRAINING_H_
+#define DISTCONV_EXAMPLES_TRAINING_H_
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "distconv/dist_tensor.h"
+#include "distconv/shape.h"
+
+namespace distconv {
+namespace examples {
+
+// One learnable array and its gradient (and momentum buffer).
+struct Param {
+  Param(std::string name, Index size);
+  // value[i] uniform in [-bound, bound] from a fixed-seed generator: the
+  // same values on every rank and every grid.
+  void init_uniform(double bound, unsigned seed);
+  void fill(float v);
+
+  std::string name;
+  std::vector<float> value, grad, velocity;
+};
+
+// Plain SGD with (PyTorch's) momentum: v = momentum * v + g; w -= lr * v.
+struct Sgd {
+  double lr = 0.01;
+  double momentum = 0.9;
+  void step(const std::vector<Param*>& params) const;
+};
+
+// The options every training example takes:
+//   --grid=NxCx[D]xHxW   the process grid (default: the example's)
+//   --steps=K            SGD steps (default 10)
+//   --lr=X, --momentum=X SGD's learning rate and momentum
+//   --losses=FILE        rank 0 writes "step loss" lines there
+//   --timeout_s=S        a hung run fails after S seconds (SIGALRM)
+struct TrainOptions {
+  Shape grid;  // empty: the example's default
+  int steps = 10;
+  double lr = 0.01;
+  double momentum = 0.9;
+  std::string losses_path;
+  // True when `arg` was one of the options above (and is now set); throws
+  // kInvalidArgument for a malformed value.
+  bool parse(const std::string& arg);
+};
+
+// A positive integer option's value; throws kInvalidArgument naming `arg`.
+Index positive_integer(const std::string& arg, const char* value);
+// `grid` when set (its dimensions must be `ndims`), else `fallback`.
+Shape grid_or(const Shape& grid, const Shape& fallback, int ndims);
+
+// Rank 0 prints one line per step (step, loss, time, images/s) and the
+// mean over the steps after the first at the end; with a path, it also
+// writes "step loss" lines there.
+class StepLog {
+ public:
+  StepLog(MPI_Comm comm, Index global_samples, const std::string& path);
+  ~StepLog();
+  StepLog(const StepLog&) = delete;
+  StepLog& operator=(const StepLog&) = delete;
+  void record(int step, double loss, double seconds);
+  void finish();
+
+ private:
+  bool root_ = false;
+  Index samples_;
+  std::FILE* file_ = nullptr;
+  int steps_ = 0;
+  double later_seconds_ = 0;  // steps after the first (no warm-up)
+};
+
+// Writes fn(global index) into every cell of t's shard.
+template <typename T, typename Fn>
+void fill_global(DistTensor<T>& t, Fn fn) {
+  const Shape lower = t.shard().lower;
+  t.interior().for_each([&](const Shape& i, T& v) { v = fn(i + lower); });
+}
+
+// Runs body(argc, argv) inside MPI_Init/MPI_Finalize; a distconv::Error
+// (thrown the same on every rank) is printed once and exits 2.
+int run_main(int argc, char** argv, int (*body)(int, char**));
+
+}  // namespace examples
+}  // namespace distconv
+
+#endif  // DISTCONV_EXAMPLES_TRAINING_H_
