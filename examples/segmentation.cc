@@ -52,21 +52,12 @@ struct SegmentationOptions {
 SegmentationOptions parse(int argc, char** argv) {
   SegmentationOptions o;
   o.train.lr = 0.05;
-  for (int a = 1; a < argc; ++a) {
-    const std::string arg = argv[a];
-    if (o.train.parse(arg)) continue;
-    const char* keys[] = {"--samples=", "--channels=", "--size=", "--width=",
-                          "--classes="};
-    Index* fields[] = {&o.samples, &o.channels, &o.size, &o.width, &o.classes};
-    bool known = false;
-    for (int k = 0; k < 5 && !known; ++k) {
-      if (const char* v = option_value(arg, keys[k])) {
-        *fields[k] = positive_integer(arg, v);
-        known = true;
-      }
-    }
-    require(known, ErrorKind::kInvalidArgument, "unknown option ", arg);
-  }
+  parse_args(argc, argv, &o.train,
+             {{"--samples=", &o.samples},
+              {"--channels=", &o.channels},
+              {"--size=", &o.size},
+              {"--width=", &o.width},
+              {"--classes=", &o.classes}});
   require(o.size % 2 == 0, ErrorKind::kInvalidArgument, "--size=", o.size,
           ": the image must be even (one 2x2 pooling and its upsampling)");
   require(o.classes >= 2, ErrorKind::kInvalidArgument, "--classes=",
@@ -283,23 +274,7 @@ int run(int argc, char** argv) {
         grid.shape().to_string().c_str(), o.train.steps, o.train.lr,
         o.train.momentum);
   }
-  const Sgd sgd{o.train.lr, o.train.momentum};
-  StepLog log(grid.comm(), o.samples, o.train.losses_path);
-  const std::vector<Param*> params = net.params();
-  double wait_s = 0;
-  for (int s = 1; s <= o.train.steps; ++s) {
-    const double start = MPI_Wtime();
-    const double loss = net.step();
-    sgd.step(params);
-    log.record(s, loss, MPI_Wtime() - start);
-    const double w = net.take_comm_wait_s();
-    if (s > 1) wait_s += w;
-  }
-  log.finish();
-  if (grid.rank() == 0 && o.train.steps > 1) {
-    std::printf("rank 0 blocked on halo exchanges and allreduces: %.1f ms/step\n",
-                1e3 * wait_s / (o.train.steps - 1));
-  }
+  train(net, grid, o.train, o.samples);
   return 0;
 }
 

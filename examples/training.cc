@@ -77,6 +77,23 @@ bool TrainOptions::parse(const std::string& arg) {
   return true;
 }
 
+void parse_args(int argc, char** argv, TrainOptions* train,
+                const std::vector<IntegerOption>& own) {
+  for (int a = 1; a < argc; ++a) {
+    const std::string arg = argv[a];
+    if (train->parse(arg)) continue;
+    bool known = false;
+    for (const IntegerOption& o : own) {
+      if (const char* v = option_value(arg, o.key)) {
+        *o.value = positive_integer(arg, v);
+        known = true;
+        break;
+      }
+    }
+    require(known, ErrorKind::kInvalidArgument, "unknown option ", arg);
+  }
+}
+
 Shape grid_or(const Shape& grid, const Shape& fallback, int ndims) {
   if (grid.ndims() == 0) return fallback;
   require(grid.ndims() == ndims, ErrorKind::kInvalidArgument, "--grid=",

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "distconv/dist_tensor.h"
+#include "distconv/process_grid.h"
 #include "distconv/shape.h"
 
 namespace distconv {
@@ -68,6 +69,16 @@ struct TrainOptions {
 
 // A positive integer option's value; throws kInvalidArgument naming `arg`.
 Index positive_integer(const std::string& arg, const char* value);
+
+// An example's own option: "--key=" and where its positive integer goes.
+struct IntegerOption {
+  const char* key;
+  Index* value;
+};
+// Parses argv[1..]: TrainOptions' options and the example's own; anything
+// else throws kInvalidArgument.
+void parse_args(int argc, char** argv, TrainOptions* train,
+                const std::vector<IntegerOption>& own);
 // `grid` when set (its dimensions must be `ndims`), else `fallback`.
 Shape grid_or(const Shape& grid, const Shape& fallback, int ndims);
 
@@ -96,6 +107,32 @@ template <typename T, typename Fn>
 void fill_global(DistTensor<T>& t, Fn fn) {
   const Shape lower = t.shard().lower;
   t.interior().for_each([&](const Shape& i, T& v) { v = fn(i + lower); });
+}
+
+// Trains `net` for opt.steps SGD steps, logging each; Net has
+// params() -> std::vector<Param*>, step() -> the loss (forward and
+// backward, gradients in the params' grad) and take_comm_wait_s() -> the
+// seconds this rank was blocked on communication since the last call.
+template <typename Net>
+void train(Net& net, const ProcessGrid& grid, const TrainOptions& opt,
+           Index global_samples) {
+  const Sgd sgd{opt.lr, opt.momentum};
+  StepLog log(grid.comm(), global_samples, opt.losses_path);
+  const std::vector<Param*> params = net.params();
+  double wait_s = 0;
+  for (int s = 1; s <= opt.steps; ++s) {
+    const double start = MPI_Wtime();
+    const double loss = net.step();
+    sgd.step(params);
+    log.record(s, loss, MPI_Wtime() - start);
+    const double w = net.take_comm_wait_s();
+    if (s > 1) wait_s += w;
+  }
+  log.finish();
+  if (grid.rank() == 0 && opt.steps > 1) {
+    std::printf("rank 0 blocked on halo exchanges and allreduces: %.1f "
+                "ms/step\n", 1e3 * wait_s / (opt.steps - 1));
+  }
 }
 
 // Runs body(argc, argv) inside MPI_Init/MPI_Finalize; a distconv::Error

@@ -1,0 +1,268 @@
+// Trains a 3D regression network in the style of CosmoFlow on synthetic
+// volumes, every tensor split over a sample x spatial grid (see
+// examples/cosmoflow.md):
+//
+//   x (N, 4, S, S, S) -> L x [conv3x3x3-BN-ReLU -> max pool 2x2x2]
+//                        (16, 32, 64, ... channels)
+//                     -> dense (a convolution whose kernel covers the whole
+//                        remaining volume) -> ReLU -> dense (1x1x1)
+//                     -> 4 outputs, mean squared error against the
+//                        sample's 4 parameters
+//
+// Each sample has 4 parameters in [-1, 1]; its volume is a sum of 3D plane
+// waves, one per parameter and channel, weighted by that parameter, so the
+// parameters can be read back from the volume and the loss can fall. Every
+// rank writes its own shard from global indices; batch norm uses global
+// statistics, so the loss curve is the same on every grid (to rounding).
+//
+//   mpirun -np 4 cosmoflow [--grid=1x1x4x1x1] [--size=32] [--samples=4]
+//       [--stacks=3] [--width=16] [--hidden=64] [--steps=10] [--lr=0.0005]
+//       [--momentum=0.5] [--losses=FILE] [--timeout_s=S]
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "distconv/activation.h"
+#include "distconv/convolution.h"
+#include "distconv/copy_shard.h"
+#include "distconv/error.h"
+#include "distconv/loss.h"
+#include "distconv/pooling.h"
+#include "examples/conv_block.h"
+#include "examples/training.h"
+#include "perf/cli_args.h"
+
+namespace distconv {
+namespace examples {
+namespace {
+
+constexpr Index kChannels = 4, kTargets = 4;
+
+struct CosmoflowOptions {
+  Index samples = 4, size = 32, stacks = 3, width = 16, hidden = 64;
+  TrainOptions train;
+};
+
+CosmoflowOptions parse(int argc, char** argv) {
+  CosmoflowOptions o;
+  o.train.lr = 0.0005;
+  o.train.momentum = 0.5;
+  parse_args(argc, argv, &o.train,
+             {{"--samples=", &o.samples},
+              {"--size=", &o.size},
+              {"--stacks=", &o.stacks},
+              {"--width=", &o.width},
+              {"--hidden=", &o.hidden}});
+  require(o.stacks <= 8 && o.size % (Index{1} << o.stacks) == 0,
+          ErrorKind::kInvalidArgument, "--size=", o.size, " must be a multiple",
+          " of 2^stacks = ", Index{1} << std::min<Index>(o.stacks, 8),
+          " (each stack halves the volume; at most 8 stacks)");
+  return o;
+}
+
+constexpr double kTwoPi = 6.283185307179586;
+
+// Parameter k of sample n, in [-1, 1].
+float target_value(Index n, Index k) {
+  return static_cast<float>(std::sin(1.7 * n + 2.3 * k + 0.5));
+}
+
+// Channel c of sample n at (d, h, w): each parameter k weights a plane wave
+// of its own direction (per channel), plus a sample-dependent wave.
+float input_value(const Shape& i, Index size) {
+  const Index n = i[0], c = i[1];
+  double v = 0.3 * std::sin(kTwoPi * (i[2] + 2 * i[4]) / size + 0.9 * n);
+  for (Index k = 0; k < kTargets; ++k) {
+    const double fd = 1 + (k + c) % 3, fh = 1 + (2 * k + c) % 2,
+                 fw = (k + 2 * c) % 3;
+    v += 0.5 * target_value(n, k) *
+         std::sin(kTwoPi * (fd * i[2] + fh * i[3] + fw * i[4]) / size +
+                  0.4 * k + 0.3 * c);
+  }
+  return static_cast<float>(v);
+}
+
+ConvDesc dense(Index in, Index out, Index extent) {
+  ConvDesc d = ConvDesc::make(in, out, {extent, extent, extent});
+  d.bias = ConvBias::kAdd;
+  return d;
+}
+
+// One conv-BN-ReLU block and the pooling after it, with their tensors.
+struct Stack {
+  Stack(const ProcessGrid& grid, Index in, Index out, const Distribution& src,
+        unsigned seed)
+      : block(grid, same_conv(in, out, {3, 3, 3}), src, seed),
+        pool(grid, PoolDesc::make(PoolKind::kMax, {2, 2, 2}),
+             block.dst_distribution()),
+        in(grid, block.src_layout()),
+        out(grid, pool.src_layout()),
+        pooled(grid, pool.dst_layout()),
+        d_in(grid, block.diff_src_layout()),
+        d_out(grid, pool.diff_src_layout()) {}
+
+  ConvBnRelu block;
+  Pooling<float> pool;
+  DistTensor<float> in, out, pooled, d_in, d_out;
+};
+
+class Network {
+ public:
+  Network(const ProcessGrid& grid, const CosmoflowOptions& o)
+      : grid_(grid),
+        extent_(o.size >> o.stacks),
+        features_(o.width << (o.stacks - 1)) {
+    Distribution dist(Shape{o.samples, kChannels, o.size, o.size, o.size},
+                      grid.shape());
+    Index channels = kChannels;
+    for (Index l = 0; l < o.stacks; ++l) {
+      const Index next = o.width << l;
+      stacks_.push_back(std::make_unique<Stack>(grid, channels, next, dist,
+                                                static_cast<unsigned>(l + 1)));
+      dist = stacks_.back()->pool.dst_layout().distribution();
+      channels = next;
+    }
+    dense1_.emplace(grid, dense(features_, o.hidden, extent_), dist);
+    relu_.emplace(grid, ActivationDesc::relu(),
+                  dense1_->dst_layout().distribution());
+    dense2_.emplace(grid, dense(o.hidden, kTargets, 1),
+                    dense1_->dst_layout().distribution());
+    loss_.emplace(grid, LossDesc::make(LossKind::kMeanSquaredError),
+                  dense2_->dst_layout().distribution());
+    params_.emplace_back("dense1.weights",
+                         dense(features_, o.hidden, extent_).weights_shape().volume());
+    params_.emplace_back("dense1.bias", o.hidden);
+    params_.emplace_back("dense2.weights", o.hidden * kTargets);
+    params_.emplace_back("dense2.bias", kTargets);
+    params_[0].init_uniform(
+        std::sqrt(6.0 / (features_ * extent_ * extent_ * extent_)), 101);
+    params_[1].fill(0.0f);
+    params_[2].init_uniform(std::sqrt(6.0 / o.hidden), 102);
+    params_[3].fill(0.0f);
+    features_t_.emplace(grid_, dense1_->src_layout());
+    hidden_.emplace(grid_, dense1_->dst_layout());
+    hidden_relu_.emplace(grid_, dense2_->src_layout());
+    prediction_.emplace(grid_, dense2_->dst_layout());
+    target_.emplace(grid_, loss_->prediction_layout());
+    d_prediction_.emplace(grid_, loss_->diff_prediction_layout());
+    d_prediction_halo_.emplace(grid_, dense2_->diff_dst_layout());
+    d_hidden_relu_.emplace(grid_, dense2_->diff_src_layout());
+    d_hidden_.emplace(grid_, dense1_->diff_dst_layout());
+    d_features_.emplace(grid_, dense1_->diff_src_layout());
+    fill_global(stacks_[0]->in,
+                [&](const Shape& i) { return input_value(i, o.size); });
+    fill_global(*target_,
+                [](const Shape& i) { return target_value(i[0], i[1]); });
+  }
+
+  std::vector<Param*> params() {
+    std::vector<Param*> all;
+    for (Param& p : params_) all.push_back(&p);
+    for (auto& s : stacks_) {
+      for (Param* p : s->block.params()) all.push_back(p);
+    }
+    return all;
+  }
+
+  double step() {
+    for (size_t l = 0; l < stacks_.size(); ++l) {
+      Stack& s = *stacks_[l];
+      s.block.forward(s.in, s.out);
+      s.pool.forward(s.out, s.pooled);
+      copy_shard(s.pooled,
+                 l + 1 < stacks_.size() ? stacks_[l + 1]->in : *features_t_);
+    }
+    dense1_->forward(*features_t_, params_[0].value.data(),
+                     params_[1].value.data(), *hidden_);
+    relu_->forward(*hidden_, *hidden_relu_);
+    dense2_->forward(*hidden_relu_, params_[2].value.data(),
+                     params_[3].value.data(), *prediction_);
+    const double loss = loss_->forward(*prediction_, *target_);
+
+    loss_->backward(*prediction_, *target_, *d_prediction_);
+    copy_shard(*d_prediction_, *d_prediction_halo_);
+    dense2_->backward_weights(*hidden_relu_, *d_prediction_halo_,
+                              params_[2].grad.data(), params_[3].grad.data());
+    dense2_->backward_data(*d_prediction_halo_, params_[2].value.data(),
+                           *d_hidden_relu_);
+    dense2_->wait_gradients();
+    relu_->backward(*hidden_, *d_hidden_relu_, *d_hidden_);
+    dense1_->backward_weights(*features_t_, *d_hidden_, params_[0].grad.data(),
+                              params_[1].grad.data());
+    dense1_->backward_data(*d_hidden_, params_[0].value.data(), *d_features_);
+    dense1_->wait_gradients();
+    const DistTensor<float>* d_next = &*d_features_;
+    for (size_t l = stacks_.size(); l-- > 0;) {
+      Stack& s = *stacks_[l];
+      s.pool.backward(s.out, *d_next, s.d_out);
+      s.block.backward(s.in, s.d_out, l > 0 ? &s.d_in : nullptr);
+      d_next = &s.d_in;
+    }
+    return loss;
+  }
+
+  // Seconds this rank spent blocked on halo exchanges and gradient
+  // allreduces since the last call.
+  double take_comm_wait_s() {
+    double s = 0;
+    for (Convolution<float>* c : {&*dense1_, &*dense2_}) {
+      s += c->stats().halo_wait_s + c->stats().allreduce_wait_s;
+      c->reset_stats();
+    }
+    for (auto& st : stacks_) {
+      s += st->block.comm_wait_s() + st->pool.stats().halo_wait_s;
+      st->block.reset_stats();
+      st->pool.reset_stats();
+    }
+    return s;
+  }
+
+ private:
+  const ProcessGrid& grid_;
+  Index extent_, features_;
+  std::vector<std::unique_ptr<Stack>> stacks_;
+  // Planned after the stacks (their output distribution is the head's
+  // input), hence optional.
+  std::optional<Convolution<float>> dense1_, dense2_;
+  std::optional<Activation<float>> relu_;
+  std::optional<Loss<float>> loss_;
+  std::vector<Param> params_;
+  std::optional<DistTensor<float>> features_t_, hidden_, hidden_relu_,
+      prediction_, target_, d_prediction_, d_prediction_halo_, d_hidden_relu_,
+      d_hidden_, d_features_;
+};
+
+int run(int argc, char** argv) {
+  const CosmoflowOptions o = parse(argc, argv);
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  ProcessGrid grid(MPI_COMM_WORLD,
+                   grid_or(o.train.grid, Shape{1, 1, size, 1, 1}, 5));
+  Network net(grid, o);
+  if (grid.rank() == 0) {
+    std::printf(
+        "cosmoflow: %lld x %lld x %lld^3 volumes, %lld stacks from width "
+        "%lld, dense %lld -> %lld, grid %s (NxCxDxHxW), %d steps of SGD (lr "
+        "%g, momentum %g)\n",
+        static_cast<long long>(o.samples), static_cast<long long>(kChannels),
+        static_cast<long long>(o.size), static_cast<long long>(o.stacks),
+        static_cast<long long>(o.width), static_cast<long long>(o.hidden),
+        static_cast<long long>(kTargets), grid.shape().to_string().c_str(),
+        o.train.steps, o.train.lr, o.train.momentum);
+  }
+  train(net, grid, o.train, o.samples);
+  return 0;
+}
+
+}  // namespace
+}  // namespace examples
+}  // namespace distconv
+
+int main(int argc, char** argv) {
+  return distconv::examples::run_main(argc, argv, distconv::examples::run);
+}
