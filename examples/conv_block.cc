@@ -52,9 +52,5 @@ void ConvBnRelu::backward(const DistTensor<float>& src,
   conv_.wait_gradients();
 }
 
-double ConvBnRelu::comm_wait_s() const {
-  return conv_.stats().halo_wait_s + conv_.stats().allreduce_wait_s;
-}
-
 }  // namespace examples
 }  // namespace distconv

@@ -49,10 +49,9 @@ class ConvBnRelu {
                 DistTensor<float>* diff_src);
 
   std::vector<Param*> params() { return {&weights_, &scale_, &shift_}; }
-  // Seconds blocked on halo exchanges and gradient allreduces since the
-  // last reset (the convolution's; batch norm's allreduces are blocking).
-  double comm_wait_s() const;
-  void reset_stats() { conv_.reset_stats(); }
+  // Adds the convolution's blocked time since the last call to `wait`
+  // (batch norm's allreduces are blocking calls, counted as compute).
+  void take_comm_wait(CommWait* wait) { wait->take(conv_); }
 
  private:
   Convolution<float> conv_;

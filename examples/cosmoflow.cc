@@ -206,20 +206,16 @@ class Network {
     return loss;
   }
 
-  // Seconds this rank spent blocked on halo exchanges and gradient
-  // allreduces since the last call.
-  double take_comm_wait_s() {
-    double s = 0;
-    for (Convolution<float>* c : {&*dense1_, &*dense2_}) {
-      s += c->stats().halo_wait_s + c->stats().allreduce_wait_s;
-      c->reset_stats();
+  // This rank's blocked time since the last call.
+  CommWait take_comm_wait() {
+    CommWait w;
+    w.take(*dense1_);
+    w.take(*dense2_);
+    for (auto& s : stacks_) {
+      s->block.take_comm_wait(&w);
+      w.take(s->pool);
     }
-    for (auto& st : stacks_) {
-      s += st->block.comm_wait_s() + st->pool.stats().halo_wait_s;
-      st->block.reset_stats();
-      st->pool.reset_stats();
-    }
-    return s;
+    return w;
   }
 
  private:

@@ -15,7 +15,8 @@
 // shard of input and labels from global indices; batch norm uses global
 // statistics, so the loss curve is the same on every grid (to rounding).
 //
-//   mpirun -np 4 segmentation [--grid=1x1x4x1] [--size=256] [--channels=18]
+//   mpirun -np 4 segmentation [--grid=1x1x4x1] [--size=256] [--height=H]
+//       [--channels=18]
 //       [--samples=2] [--width=16] [--classes=3] [--steps=10] [--lr=0.05]
 //       [--momentum=0.9] [--losses=FILE] [--timeout_s=S]
 #include <mpi.h>
@@ -46,6 +47,7 @@ namespace {
 
 struct SegmentationOptions {
   Index samples = 2, channels = 18, size = 256, width = 16, classes = 3;
+  Index height = 0;  // 0: size (a square image)
   TrainOptions train;
 };
 
@@ -56,10 +58,13 @@ SegmentationOptions parse(int argc, char** argv) {
              {{"--samples=", &o.samples},
               {"--channels=", &o.channels},
               {"--size=", &o.size},
+              {"--height=", &o.height},
               {"--width=", &o.width},
               {"--classes=", &o.classes}});
-  require(o.size % 2 == 0, ErrorKind::kInvalidArgument, "--size=", o.size,
-          ": the image must be even (one 2x2 pooling and its upsampling)");
+  if (o.height == 0) o.height = o.size;
+  require(o.size % 2 == 0 && o.height % 2 == 0, ErrorKind::kInvalidArgument,
+          "image ", o.height, " x ", o.size, ": both extents must be even",
+          " (one 2x2 pooling and its upsampling)");
   require(o.classes >= 2, ErrorKind::kInvalidArgument, "--classes=",
           o.classes, ": at least 2");
   return o;
@@ -68,12 +73,12 @@ SegmentationOptions parse(int argc, char** argv) {
 constexpr double kTwoPi = 6.283185307179586;
 
 // Channel c of sample n at (h, w): a plane wave.
-float input_value(const Shape& i, Index size) {
+float input_value(const Shape& i, Index height, Index width) {
   const Index n = i[0], c = i[1];
   const double kh = 1 + (3 * c + n) % 4, kw = 1 + (5 * c + 2 * n) % 3;
   const double phase = 0.7 * c + 1.3 * n;
   return static_cast<float>(
-      std::sin(kTwoPi * (kh * i[2] + kw * i[3]) / size + phase));
+      std::sin(kTwoPi * (kh * i[2] / height + kw * i[3] / width) + phase));
 }
 
 // The label at (n, 0, h, w): the class of the channels' mean there, with
@@ -83,7 +88,7 @@ std::int64_t label_value(const Shape& i, const SegmentationOptions& o) {
   Shape at = i;
   for (Index c = 0; c < o.channels; ++c) {
     at[1] = c;
-    mean += input_value(at, o.size);
+    mean += input_value(at, o.height, o.size);
   }
   mean /= o.channels;
   const double t = std::sqrt(0.5 / o.channels);
@@ -109,7 +114,7 @@ DeconvDesc upsample(Index in, Index out) {
 class Network {
  public:
   Network(const ProcessGrid& grid, const SegmentationOptions& o)
-      : x_dist_(Shape{o.samples, o.channels, o.size, o.size}, grid.shape()),
+      : x_dist_(Shape{o.samples, o.channels, o.height, o.size}, grid.shape()),
         enc1a_(grid, same_conv(o.channels, o.width, {3, 3}), x_dist_, 1),
         enc1b_(grid, same_conv(o.width, o.width, {3, 3}),
                enc1a_.dst_distribution(), 2),
@@ -167,7 +172,8 @@ class Network {
     up_b_.fill(0.0f);
     head_w_.init_uniform(std::sqrt(6.0 / o.width), 7);
     head_b_.fill(0.0f);
-    fill_global(x_, [&](const Shape& i) { return input_value(i, o.size); });
+    fill_global(x_, [&](const Shape& i) { return input_value(i, o.height, o.size);
+    });
     fill_global(labels_, [&](const Shape& i) { return label_value(i, o); });
   }
 
@@ -220,20 +226,16 @@ class Network {
     return loss;
   }
 
-  // Seconds this rank spent blocked on halo exchanges and gradient
-  // allreduces since the last call.
-  double take_comm_wait_s() {
-    double s = pool_.stats().halo_wait_s + up_.stats().halo_wait_s +
-               up_.stats().allreduce_wait_s + head_.stats().halo_wait_s +
-               head_.stats().allreduce_wait_s;
-    pool_.reset_stats();
-    up_.reset_stats();
-    head_.reset_stats();
+  // This rank's blocked time since the last call.
+  CommWait take_comm_wait() {
+    CommWait w;
+    w.take(pool_);
+    w.take(up_);
+    w.take(head_);
     for (ConvBnRelu* b : {&enc1a_, &enc1b_, &enc2a_, &enc2b_, &dec_}) {
-      s += b->comm_wait_s();
-      b->reset_stats();
+      b->take_comm_wait(&w);
     }
-    return s;
+    return w;
   }
 
  private:
@@ -269,7 +271,7 @@ int run(int argc, char** argv) {
         "segmentation: %lld x %lld x %lld x %lld input, width %lld, %lld "
         "classes, grid %s (NxCxHxW), %d steps of SGD (lr %g, momentum %g)\n",
         static_cast<long long>(o.samples), static_cast<long long>(o.channels),
-        static_cast<long long>(o.size), static_cast<long long>(o.size),
+        static_cast<long long>(o.height), static_cast<long long>(o.size),
         static_cast<long long>(o.width), static_cast<long long>(o.classes),
         grid.shape().to_string().c_str(), o.train.steps, o.train.lr,
         o.train.momentum);

@@ -120,9 +120,13 @@ StepLog::~StepLog() {
   if (file_) std::fclose(file_);
 }
 
-void StepLog::record(int step, double loss, double seconds) {
+void StepLog::record(int step, double loss, double seconds,
+                     const CommWait& wait) {
   ++steps_;
-  if (steps_ > 1) later_seconds_ += seconds;
+  if (steps_ > 1) {
+    later_seconds_ += seconds;
+    later_wait_ += wait;
+  }
   if (!root_) return;
   std::printf("step %3d  loss %.6f  time %8.1f ms  %8.2f images/s\n", step,
               loss, 1e3 * seconds, samples_ / seconds);
@@ -132,9 +136,19 @@ void StepLog::record(int step, double loss, double seconds) {
 
 void StepLog::finish() {
   if (!root_ || steps_ < 2) return;
-  const double mean = later_seconds_ / (steps_ - 1);
-  std::printf("mean of steps 2-%d: %.1f ms/step, %.2f images/s\n", steps_,
-              1e3 * mean, samples_ / mean);
+  const int n = steps_ - 1;
+  const double mean = later_seconds_ / n;
+  const double halo_ms = 1e3 * later_wait_.halo_s / n;
+  const double allreduce_ms = 1e3 * later_wait_.allreduce_s / n;
+  std::printf(
+      "mean of steps 2-%d: %.1f ms/step, %.2f images/s; rank 0 blocked "
+      "%.1f ms/step on halo exchanges, %.1f ms/step on gradient "
+      "allreduces\n",
+      steps_, 1e3 * mean, samples_ / mean, halo_ms, allreduce_ms);
+  std::printf(
+      "result {\"ms_per_step\": %.3f, \"images_per_s\": %.3f, "
+      "\"halo_wait_ms\": %.3f, \"allreduce_wait_ms\": %.3f}\n",
+      1e3 * mean, samples_ / mean, halo_ms, allreduce_ms);
 }
 
 int run_main(int argc, char** argv, int (*body)(int, char**)) {
