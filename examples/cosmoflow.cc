@@ -116,7 +116,11 @@ class Network {
   Network(const ProcessGrid& grid, const CosmoflowOptions& o)
       : grid_(grid),
         extent_(o.size >> o.stacks),
-        features_(o.width << (o.stacks - 1)) {
+        features_(o.width << (o.stacks - 1)),
+        dense1_w_(dense(features_, o.hidden, extent_).weights_shape().volume()),
+        dense1_b_(o.hidden),
+        dense2_w_(o.hidden * kTargets),
+        dense2_b_(kTargets) {
     Distribution dist(Shape{o.samples, kChannels, o.size, o.size, o.size},
                       grid.shape());
     Index channels = kChannels;
@@ -134,23 +138,17 @@ class Network {
                     dense1_->dst_layout().distribution());
     loss_.emplace(grid, LossDesc::make(LossKind::kMeanSquaredError),
                   dense2_->dst_layout().distribution());
-    params_.emplace_back("dense1.weights",
-                         dense(features_, o.hidden, extent_).weights_shape().volume());
-    params_.emplace_back("dense1.bias", o.hidden);
-    params_.emplace_back("dense2.weights", o.hidden * kTargets);
-    params_.emplace_back("dense2.bias", kTargets);
-    params_[0].init_uniform(
+    dense1_w_.init_uniform(
         std::sqrt(6.0 / (features_ * extent_ * extent_ * extent_)), 101);
-    params_[1].fill(0.0f);
-    params_[2].init_uniform(std::sqrt(6.0 / o.hidden), 102);
-    params_[3].fill(0.0f);
+    dense1_b_.fill(0.0f);
+    dense2_w_.init_uniform(std::sqrt(6.0 / o.hidden), 102);
+    dense2_b_.fill(0.0f);
     features_t_.emplace(grid_, dense1_->src_layout());
     hidden_.emplace(grid_, dense1_->dst_layout());
     hidden_relu_.emplace(grid_, dense2_->src_layout());
     prediction_.emplace(grid_, dense2_->dst_layout());
     target_.emplace(grid_, loss_->prediction_layout());
-    d_prediction_.emplace(grid_, loss_->diff_prediction_layout());
-    d_prediction_halo_.emplace(grid_, dense2_->diff_dst_layout());
+    d_prediction_.emplace(grid_, dense2_->diff_dst_layout());
     d_hidden_relu_.emplace(grid_, dense2_->diff_src_layout());
     d_hidden_.emplace(grid_, dense1_->diff_dst_layout());
     d_features_.emplace(grid_, dense1_->diff_src_layout());
@@ -161,8 +159,7 @@ class Network {
   }
 
   std::vector<Param*> params() {
-    std::vector<Param*> all;
-    for (Param& p : params_) all.push_back(&p);
+    std::vector<Param*> all = {&dense1_w_, &dense1_b_, &dense2_w_, &dense2_b_};
     for (auto& s : stacks_) {
       for (Param* p : s->block.params()) all.push_back(p);
     }
@@ -177,24 +174,23 @@ class Network {
       copy_shard(s.pooled,
                  l + 1 < stacks_.size() ? stacks_[l + 1]->in : *features_t_);
     }
-    dense1_->forward(*features_t_, params_[0].value.data(),
-                     params_[1].value.data(), *hidden_);
+    dense1_->forward(*features_t_, dense1_w_.value.data(),
+                     dense1_b_.value.data(), *hidden_);
     relu_->forward(*hidden_, *hidden_relu_);
-    dense2_->forward(*hidden_relu_, params_[2].value.data(),
-                     params_[3].value.data(), *prediction_);
+    dense2_->forward(*hidden_relu_, dense2_w_.value.data(),
+                     dense2_b_.value.data(), *prediction_);
     const double loss = loss_->forward(*prediction_, *target_);
 
-    loss_->backward(*prediction_, *target_, *d_prediction_);
-    copy_shard(*d_prediction_, *d_prediction_halo_);
-    dense2_->backward_weights(*hidden_relu_, *d_prediction_halo_,
-                              params_[2].grad.data(), params_[3].grad.data());
-    dense2_->backward_data(*d_prediction_halo_, params_[2].value.data(),
+    loss_->backward(*prediction_, *target_, *d_prediction_);  // any layout
+    dense2_->backward_weights(*hidden_relu_, *d_prediction_,
+                              dense2_w_.grad.data(), dense2_b_.grad.data());
+    dense2_->backward_data(*d_prediction_, dense2_w_.value.data(),
                            *d_hidden_relu_);
     dense2_->wait_gradients();
     relu_->backward(*hidden_, *d_hidden_relu_, *d_hidden_);
-    dense1_->backward_weights(*features_t_, *d_hidden_, params_[0].grad.data(),
-                              params_[1].grad.data());
-    dense1_->backward_data(*d_hidden_, params_[0].value.data(), *d_features_);
+    dense1_->backward_weights(*features_t_, *d_hidden_, dense1_w_.grad.data(),
+                              dense1_b_.grad.data());
+    dense1_->backward_data(*d_hidden_, dense1_w_.value.data(), *d_features_);
     dense1_->wait_gradients();
     const DistTensor<float>* d_next = &*d_features_;
     for (size_t l = stacks_.size(); l-- > 0;) {
@@ -221,15 +217,15 @@ class Network {
  private:
   const ProcessGrid& grid_;
   Index extent_, features_;
+  Param dense1_w_, dense1_b_, dense2_w_, dense2_b_;
   std::vector<std::unique_ptr<Stack>> stacks_;
   // Planned after the stacks (their output distribution is the head's
   // input), hence optional.
   std::optional<Convolution<float>> dense1_, dense2_;
   std::optional<Activation<float>> relu_;
   std::optional<Loss<float>> loss_;
-  std::vector<Param> params_;
   std::optional<DistTensor<float>> features_t_, hidden_, hidden_relu_,
-      prediction_, target_, d_prediction_, d_prediction_halo_, d_hidden_relu_,
+      prediction_, target_, d_prediction_, d_hidden_relu_,
       d_hidden_, d_features_;
 };
 

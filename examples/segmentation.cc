@@ -131,10 +131,10 @@ class Network {
         head_(grid, head_conv(o.width, o.classes), dec_.dst_distribution()),
         loss_(grid, LossDesc::make(LossKind::kCrossEntropyIndices),
               head_.dst_layout().distribution()),
-        up_w_("up.weights", upsample(2 * o.width, o.width).weights_shape().volume()),
-        up_b_("up.bias", o.width),
-        head_w_("head.weights", o.width * o.classes),
-        head_b_("head.bias", o.classes),
+        up_w_(upsample(2 * o.width, o.width).weights_shape().volume()),
+        up_b_(o.width),
+        head_w_(o.width * o.classes),
+        head_b_(o.classes),
         x_(grid, enc1a_.src_layout()),
         e1a_(grid, enc1b_.src_layout()),
         skip_(grid, pool_.src_layout()),
@@ -147,8 +147,7 @@ class Network {
         dec_out_(grid, head_.src_layout()),
         logits_(grid, head_.dst_layout()),
         labels_(grid, loss_.target_layout()),
-        d_logits_(grid, loss_.diff_prediction_layout()),
-        d_logits_halo_(grid, head_.diff_dst_layout()),
+        d_logits_(grid, head_.diff_dst_layout()),
         d_dec_out_(grid, head_.diff_src_layout()),
         d_cat_(grid, dec_.diff_src_layout()),
         d_upsampled_(grid, up_.diff_dst_layout()),
@@ -201,11 +200,10 @@ class Network {
                   logits_);
     const double loss = loss_.forward(logits_, labels_);
 
-    loss_.backward(logits_, labels_, d_logits_);
-    copy_shard(d_logits_, d_logits_halo_);
-    head_.backward_weights(dec_out_, d_logits_halo_, head_w_.grad.data(),
+    loss_.backward(logits_, labels_, d_logits_);  // any layout will do
+    head_.backward_weights(dec_out_, d_logits_, head_w_.grad.data(),
                            head_b_.grad.data());
-    head_.backward_data(d_logits_halo_, head_w_.value.data(), d_dec_out_);
+    head_.backward_data(d_logits_, head_w_.value.data(), d_dec_out_);
     head_.wait_gradients();
     dec_.backward(cat_, d_dec_out_, &d_cat_);
     concat_.backward(d_cat_, {realign_ ? &*d_aligned_ : &d_upsampled_, &d_skip_});
@@ -252,7 +250,7 @@ class Network {
   DistTensor<float> x_, e1a_, skip_, pooled_, pooled_halo_, e2a_, e2b_,
       upsampled_, cat_, dec_out_, logits_;
   DistTensor<std::int64_t> labels_;
-  DistTensor<float> d_logits_, d_logits_halo_, d_dec_out_, d_cat_,
+  DistTensor<float> d_logits_, d_dec_out_, d_cat_,
       d_upsampled_, d_skip_, d_e2b_, d_e2a_, d_pooled_, d_enc1b_out_, d_e1a_;
   // Set when the upsampled tensor is split unlike the skip (see above).
   std::optional<Redistribution<float>> realign_;

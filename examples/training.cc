@@ -11,8 +11,7 @@
 namespace distconv {
 namespace examples {
 
-Param::Param(std::string name_, Index size)
-    : name(std::move(name_)), value(size), grad(size), velocity(size) {}
+Param::Param(Index size) : value(size), grad(size), velocity(size) {}
 
 void Param::init_uniform(double bound, unsigned seed) {
   std::mt19937 gen(seed);

@@ -3,14 +3,12 @@
 // synthetic data written from global indices, and the per-step log.
 //
 //   TrainOptions opt;                       // --grid, --steps, --lr, ...
-//   for (args) if (!opt.parse(arg) && !own(arg)) throw ...;
-//   Param w("conv1.weights", n);
+//   parse_args(argc, argv, &opt, {{"--size=", &size}});
+//   Param w(n);
 //   w.init_uniform(bound, /*seed=*/1);      // the same on every rank
-//   Sgd sgd{opt.lr, opt.momentum};
-//   StepLog log(grid.comm(), global_samples, opt.losses_path);
-//   ... forward, backward (gradients into w.grad) ...
-//   sgd.step({&w});
-//   log.record(step, loss, seconds);        // rank 0 prints the line
+//   ProcessGrid grid(MPI_COMM_WORLD, grid_or(opt.grid, fallback, 4));
+//   Net net(grid, ...);    // params(), step(), take_comm_wait()
+//   train(net, grid, opt, global_samples);  // SGD steps, rank 0 logs them
 //
 // Parameters are whole on every rank (the examples do not split channels),
 // and the layers already sum their gradients over the grid, so every rank
@@ -22,11 +20,10 @@
 
 #include <cstdio>
 #include <string>
-#include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "distconv/dist_tensor.h"
+#include "distconv/pooling.h"
 #include "distconv/process_grid.h"
 #include "distconv/shape.h"
 
@@ -35,13 +32,12 @@ namespace examples {
 
 // One learnable array and its gradient (and momentum buffer).
 struct Param {
-  Param(std::string name, Index size);
+  explicit Param(Index size);
   // value[i] uniform in [-bound, bound] from a fixed-seed generator: the
   // same values on every rank and every grid.
   void init_uniform(double bound, unsigned seed);
   void fill(float v);
 
-  std::string name;
   std::vector<float> value, grad, velocity;
 };
 
@@ -89,16 +85,18 @@ struct CommWait {
   double halo_s = 0;       // halo exchanges (forward and reverse)
   double allreduce_s = 0;  // gradient allreduces (wait_gradients)
 
-  // Adds a layer's stats() (halo_wait_s, and allreduce_wait_s where it
-  // has one) and resets them.
+  // Adds a convolution's or transposed convolution's stats() and resets
+  // them.
   template <typename Layer>
   void take(Layer& layer) {
-    const auto& s = layer.stats();
-    halo_s += s.halo_wait_s;
-    if constexpr (has_allreduce<std::decay_t<decltype(s)>>(0)) {
-      allreduce_s += s.allreduce_wait_s;
-    }
+    halo_s += layer.stats().halo_wait_s;
+    allreduce_s += layer.stats().allreduce_wait_s;
     layer.reset_stats();
+  }
+  // A pooling's (halos only).
+  void take(Pooling<float>& pool) {
+    halo_s += pool.stats().halo_wait_s;
+    pool.reset_stats();
   }
   CommWait& operator+=(const CommWait& o) {
     halo_s += o.halo_s;
@@ -106,16 +104,6 @@ struct CommWait {
     return *this;
   }
 
- private:
-  template <typename S>
-  static constexpr auto has_allreduce(int)
-      -> decltype(std::declval<S>().allreduce_wait_s, true) {
-    return true;
-  }
-  template <typename S>
-  static constexpr bool has_allreduce(...) {
-    return false;
-  }
 };
 
 // Rank 0 prints one line per step (step, loss, time, images/s) and the

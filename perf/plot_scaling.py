@@ -111,7 +111,7 @@ def plots(rows, out):
         plt.close(fig)
         written.append(path)
     # Breakdown of every run's time per step on rank 0.
-    runs = [r for r in rows]
+    runs = rows
     fig, ax = plt.subplots(figsize=(max(7, 0.45 * len(runs)), 4.5))
     labels = [f"{r['study'][0]} {r['workload'].split()[0]} {r['split'][:2]} {r['grid']}"
               for r in runs]
