@@ -32,6 +32,7 @@
 #include "distconv/error.h"
 #include "distconv/scatter_gather.h"
 #include "kernels/reference/conv.h"
+#include "perf/cli_args.h"
 
 namespace distconv {
 namespace {
@@ -112,16 +113,13 @@ double max_relative_error(const std::vector<float>& a,
   return worst / std::max(scale, 1e-30);
 }
 
+// NxCxHxW, every extent at least 1.
 Shape parse_grid(const std::string& v) {
-  Shape g = Shape::filled(4, 1);
-  size_t start = 0;
-  for (int d = 0; d < 4; ++d) {
-    const size_t end = v.find('x', start);
-    g[d] = std::stoll(v.substr(start, end - start));
-    require(g[d] >= 1 && (d == 3) == (end == std::string::npos),
-            ErrorKind::kInvalidArgument, "--grid=", v, " is not NxCxHxW");
-    start = end + 1;
-  }
+  const Shape g = parse_dims(v);
+  bool positive = g.ndims() == 4;
+  for (int d = 0; positive && d < 4; ++d) positive = g[d] >= 1;
+  require(positive, ErrorKind::kInvalidArgument, "--grid=", v,
+          " is not NxCxHxW");
   return g;
 }
 
