@@ -90,17 +90,24 @@ Index HaloPlan::recv_volume() const {
   return v;
 }
 
-HaloPlan make_halo_plan(const HaloLayout& layout, int part) {
+std::vector<HaloMessage> halo_receives(const HaloLayout& layout, int part) {
   require(part >= 0 && part < layout.num_parts(), ErrorKind::kInvalidArgument,
           "part ", part, " outside [0, ", layout.num_parts(), ")");
-  HaloPlan plan;
-  plan.part = part;
+  std::vector<HaloMessage> recvs;
   const Shape my_origin = layout.buffer_box(part).lower;
   for_each_source(layout, part,
                   [&](int sender, int tag, const Box& box, const Shape& wrap) {
-                    plan.recvs.push_back(
-                        {sender, tag, box.shifted(wrap - my_origin)});
+                    recvs.push_back({sender, tag, box.shifted(wrap - my_origin)});
                   });
+  sort_messages(recvs);
+  return recvs;
+}
+
+HaloPlan make_halo_plan(const HaloLayout& layout, int part) {
+  HaloPlan plan;
+  plan.part = part;
+  plan.recvs = halo_receives(layout, part);
+  const Shape my_origin = layout.buffer_box(part).lower;
   for (int r = 0; r < layout.num_parts(); ++r) {
     for_each_source(layout, r,
                     [&](int sender, int tag, const Box& box, const Shape&) {
@@ -111,7 +118,6 @@ HaloPlan make_halo_plan(const HaloLayout& layout, int part) {
                     });
   }
   sort_messages(plan.sends);
-  sort_messages(plan.recvs);
   return plan;
 }
 

@@ -48,6 +48,10 @@ struct HaloPlan {
 // The plan of one part, ordered by (peer, tag). Every part computes the same
 // messages for a pair: a send of p to r equals a receive of r from p.
 HaloPlan make_halo_plan(const HaloLayout& layout, int part);
+// Only the receives of make_halo_plan(layout, part) (same order): cheap,
+// since it looks at `part`'s own buffer only, where the sends look at every
+// part's (the performance model evaluates large grids this way).
+std::vector<HaloMessage> halo_receives(const HaloLayout& layout, int part);
 
 }  // namespace distconv
 

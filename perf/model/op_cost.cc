@@ -1,0 +1,458 @@
+#include "perf/model/op_cost.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "distconv/conv_geometry.h"
+#include "distconv/error.h"
+#include "distconv/halo_layout.h"
+#include "halo/halo_plan.h"
+
+namespace distconv {
+namespace model {
+namespace {
+
+constexpr double kFloatBytes = 4, kDoubleBytes = 8;
+
+double spatial_cells(const Box& b) {
+  double v = 1;
+  for (int d = 2; d < b.ndims(); ++d) v *= static_cast<double>(b.extent[d]);
+  return v;
+}
+
+// FLOPs of convolution `d` computing the outputs in `dst` (all filters).
+double conv_flops(const ConvDesc& d, const Box& dst) {
+  if (dst.empty()) return 0;
+  return 2.0 * static_cast<double>(dst.extent[0]) * spatial_cells(dst) *
+         static_cast<double>(d.out_channels) *
+         static_cast<double>(d.in_channels / d.groups) *
+         static_cast<double>(d.kernel.volume());
+}
+
+// One kernel call of `flops` at `flops_per_s` (none when there is no work).
+double pass_time(double flops, double flops_per_s, const Machine& m,
+                 double slowdown) {
+  if (flops <= 0) return 0;
+  return (m.call_overhead_s + flops / flops_per_s) * slowdown;
+}
+
+// A per-element operation over `elements` cells, `calls` kernel calls.
+double elementwise_time(double elements, double seconds_per_element,
+                        int calls, const Machine& m, double slowdown) {
+  if (elements <= 0) return 0;
+  return (calls * m.call_overhead_s + elements * seconds_per_element) *
+         slowdown;
+}
+
+struct HaloTraffic {
+  double time = 0, messages = 0, bytes = 0;
+};
+
+// What `part` receives in a halo exchange of `layout` (the sends of a
+// symmetric exchange are the same size).
+HaloTraffic halo_traffic(const HaloLayout& layout, int part,
+                         const Machine& m) {
+  HaloTraffic h;
+  for (const HaloMessage& msg : halo_receives(layout, part)) {
+    const double bytes = static_cast<double>(msg.local.volume()) * kFloatBytes;
+    h.time += m.link(part, msg.peer).time(bytes, 1);
+    h.messages += 1;
+    h.bytes += bytes;
+  }
+  return h;
+}
+
+double interior_fraction(const BoxSplit& split, const Box& whole) {
+  if (whole.empty()) return 0;
+  return static_cast<double>(split.interior.volume()) /
+         static_cast<double>(whole.volume());
+}
+
+// The cost of the slowest of the representative parts.
+template <typename PerPart>
+Cost slowest(const Distribution& d, PerPart per_part) {
+  Cost worst;
+  bool first = true;
+  for (int part : representative_parts(d)) {
+    const Cost c = per_part(part);
+    if (first || c.total() > worst.total()) worst = c;
+    first = false;
+  }
+  return worst;
+}
+
+Cost convolution_cost(const Op& op, const Distribution& src,
+                      const Machine& m) {
+  const ConvDesc& desc = op.conv;
+  const ConvGeometry g(desc, op.src_shape);
+  const Distribution dst = g.dst_distribution(src);
+  const HaloLayout x_layout =
+      g.src_layout(src, dst, StorageOrder::kChannelsLast);
+  const HaloLayout dy_layout =
+      g.diff_dst_layout(src, dst, StorageOrder::kChannelsLast);
+  const int ranks = src.num_parts();
+  const double slow = m.compute_slowdown(ranks);
+  const int sd = desc.spatial_dims();
+  const double c = static_cast<double>(desc.in_channels),
+               f = static_cast<double>(desc.out_channels);
+  const double weight_bytes =
+      kFloatBytes * static_cast<double>(desc.weights_shape().volume() +
+                                        (desc.bias == ConvBias::kAdd
+                                             ? desc.out_channels
+                                             : 0));
+  const double allreduce = allreduce_time(weight_bytes, ranks, m);
+  return slowest(src, [&](int part) {
+    const Box out = dst.shard(part), in = src.shard(part);
+    const double flops = conv_flops(desc, out);
+    const double tf = pass_time(
+        flops, m.conv_flops(sd, ConvPass::kForward, c, f), m, slow);
+    const double td = pass_time(
+        flops, m.conv_flops(sd, ConvPass::kBackwardData, c, f), m, slow);
+    const double tw = pass_time(
+        flops, m.conv_flops(sd, ConvPass::kBackwardWeights, c, f), m, slow);
+    const HaloTraffic hx = halo_traffic(x_layout, part, m);
+    const HaloTraffic hdy = halo_traffic(dy_layout, part, m);
+    const double fx = interior_fraction(g.split_forward(out, in), out);
+    const double fdy =
+        interior_fraction(g.split_backward_data(in, dy_layout.shard(part)), in);
+    Cost cost;
+    cost.compute_s = tf + td + tw;
+    cost.halo_s = std::max(0.0, hx.time - fx * tf) +
+                  std::max(0.0, hdy.time - fdy * td);
+    cost.allreduce_s = std::max(0.0, allreduce - td);
+    cost.halo_messages = hx.messages + hdy.messages;
+    cost.halo_bytes = hx.bytes + hdy.bytes;
+    return cost;
+  });
+}
+
+Cost deconvolution_cost(const Op& op, const Distribution& src,
+                        const Machine& m) {
+  const DeconvDesc& desc = op.deconv;
+  const ConvDesc adjoint = desc.adjoint();  // dst -> src
+  const ConvGeometry g(adjoint, op.dst_shape());
+  const Distribution dst = g.src_distribution(src);
+  const HaloLayout y_layout =
+      g.src_layout(dst, src, StorageOrder::kChannelsLast);
+  const int ranks = src.num_parts();
+  const double slow = m.compute_slowdown(ranks);
+  const int sd = desc.spatial_dims();
+  const double c = static_cast<double>(desc.in_channels),
+               f = static_cast<double>(desc.out_channels);
+  const double weight_bytes =
+      kFloatBytes * static_cast<double>(
+                        desc.weights_shape().volume() +
+                        (desc.bias == ConvBias::kAdd ? desc.out_channels : 0));
+  const double allreduce = allreduce_time(weight_bytes, ranks, m);
+  return slowest(src, [&](int part) {
+    // The adjoint convolution's outputs are this layer's inputs.
+    const double flops = conv_flops(adjoint, src.shard(part));
+    // Forward is the adjoint's backward-data, backward-data its forward.
+    const double tf = pass_time(
+        flops, m.conv_flops(sd, ConvPass::kBackwardData, c, f), m, slow);
+    const double td = pass_time(
+        flops, m.conv_flops(sd, ConvPass::kForward, c, f), m, slow);
+    const double tw = pass_time(
+        flops, m.conv_flops(sd, ConvPass::kBackwardWeights, c, f), m, slow);
+    const HaloTraffic h = halo_traffic(y_layout, part, m);
+    Cost cost;
+    cost.compute_s = tf + td + tw;
+    // A reverse exchange forward; backward-weights and backward-data each
+    // exchange the output gradient's halos. None is overlapped.
+    cost.halo_s = 3 * h.time;
+    cost.allreduce_s = std::max(0.0, allreduce - td);
+    cost.halo_messages = 3 * h.messages;
+    cost.halo_bytes = 3 * h.bytes;
+    return cost;
+  });
+}
+
+Cost pooling_cost(const Op& op, const Distribution& src, const Machine& m) {
+  const ConvGeometry g(op.pool.window_conv(op.src_shape[1]), op.src_shape);
+  const Distribution dst = g.dst_distribution(src);
+  const HaloLayout x_layout =
+      g.src_layout(src, dst, StorageOrder::kChannelsLast);
+  const double slow = m.compute_slowdown(src.num_parts());
+  return slowest(src, [&](int part) {
+    const HaloTraffic h = halo_traffic(x_layout, part, m);
+    Cost cost;
+    cost.compute_s = elementwise_time(
+        static_cast<double>(src.shard(part).volume()), m.pool_s, 2, m, slow);
+    // Forward exchanges the input's halos, backward the reverse.
+    cost.halo_s = 2 * h.time;
+    cost.halo_messages = 2 * h.messages;
+    cost.halo_bytes = 2 * h.bytes;
+    return cost;
+  });
+}
+
+Cost elementwise_cost(const Op& op, const Distribution& src,
+                      const Machine& m) {
+  const int ranks = src.num_parts();
+  const double slow = m.compute_slowdown(ranks);
+  double per_element = 0, allreduce = 0;
+  const double channels = static_cast<double>(op.src_shape[1]);
+  switch (op.kind) {
+    case OpKind::kBatchNorm:
+      // Forward: the means, then the second moments; backward: two sums
+      // per channel in one call.
+      per_element = m.batch_norm_s;
+      allreduce = 2 * allreduce_time(channels * kDoubleBytes, ranks, m) +
+                  allreduce_time(2 * channels * kDoubleBytes, ranks, m);
+      break;
+    case OpKind::kRelu:
+      per_element = m.relu_s;
+      break;
+    case OpKind::kConcat:
+      per_element = m.concat_s;
+      break;
+    case OpKind::kLoss:
+      per_element = m.loss_s;
+      allreduce = allreduce_time(2 * kDoubleBytes, ranks, m);
+      break;
+    default:
+      break;
+  }
+  return slowest(src, [&](int part) {
+    Cost cost;
+    cost.compute_s = elementwise_time(
+        static_cast<double>(src.shard(part).volume()), per_element, 2, m, slow);
+    cost.allreduce_s = allreduce;
+    return cost;
+  });
+}
+
+std::string dims(const Shape& s) {
+  std::ostringstream out;
+  for (int d = 0; d < s.ndims(); ++d) out << (d ? "x" : "") << s[d];
+  return out.str();
+}
+
+// Non-empty parts of partition `p` among those holding [lo, hi).
+double parts_over(const BlockPartition& p, Index lo, Index hi) {
+  double n = 0;
+  for (int q = p.owner(lo); q <= p.owner(hi - 1); ++q) n += p.size(q) > 0;
+  return n;
+}
+
+// The first and last part of `d` whose shards meet `box` (non-empty).
+std::pair<int, int> peer_range(const Distribution& d, const Box& box) {
+  Shape lo = box.lower, hi = box.upper();
+  for (int k = 0; k < box.ndims(); ++k) {
+    lo[k] = d.partition(k).owner(box.lower[k]);
+    hi[k] = d.partition(k).owner(box.upper()[k] - 1);
+  }
+  return {d.part_index(lo), d.part_index(hi)};
+}
+
+// Messages from `mine` to the parts of `other` it meets (itself excluded
+// when it keeps something).
+double peers(const Distribution& other, const Box& mine, bool keeps) {
+  if (mine.empty()) return 0;
+  double n = 1;
+  for (int k = 0; k < mine.ndims(); ++k) {
+    n *= parts_over(other.partition(k), mine.lower[k], mine.upper()[k]);
+  }
+  return n - (keeps ? 1 : 0);
+}
+
+}  // namespace
+
+Cost& Cost::operator+=(const Cost& o) {
+  compute_s += o.compute_s;
+  halo_s += o.halo_s;
+  allreduce_s += o.allreduce_s;
+  redistribute_s += o.redistribute_s;
+  halo_messages += o.halo_messages;
+  halo_bytes += o.halo_bytes;
+  return *this;
+}
+
+Op Op::convolution(const ConvDesc& d, const Shape& src) {
+  d.validate(src);
+  Op op;
+  op.kind = OpKind::kConvolution;
+  op.src_shape = src;
+  op.conv = d;
+  return op;
+}
+
+Op Op::deconvolution(const DeconvDesc& d, const Shape& src) {
+  d.validate(src);
+  Op op;
+  op.kind = OpKind::kDeconvolution;
+  op.src_shape = src;
+  op.deconv = d;
+  return op;
+}
+
+Op Op::pooling(const PoolDesc& d, const Shape& src) {
+  d.validate(src);
+  Op op;
+  op.kind = OpKind::kPooling;
+  op.src_shape = src;
+  op.pool = d;
+  return op;
+}
+
+Op Op::elementwise(OpKind kind, const Shape& src) {
+  require(kind == OpKind::kBatchNorm || kind == OpKind::kRelu ||
+              kind == OpKind::kConcat || kind == OpKind::kLoss,
+          ErrorKind::kInvalidArgument,
+          "Op::elementwise takes batch norm, ReLU, concat or loss");
+  require(src.ndims() >= 3, ErrorKind::kInvalidArgument,
+          "an operation's input is N x C x spatial, not ", src);
+  Op op;
+  op.kind = kind;
+  op.src_shape = src;
+  return op;
+}
+
+Shape Op::dst_shape() const {
+  switch (kind) {
+    case OpKind::kConvolution:
+      return conv.dst_shape(src_shape);
+    case OpKind::kDeconvolution:
+      return deconv.dst_shape(src_shape);
+    case OpKind::kPooling:
+      return pool.dst_shape(src_shape);
+    default:
+      return src_shape;
+  }
+}
+
+Distribution Op::dst_distribution(const Distribution& src) const {
+  switch (kind) {
+    case OpKind::kConvolution:
+      return ConvGeometry(conv, src_shape).dst_distribution(src);
+    case OpKind::kDeconvolution:
+      return ConvGeometry(deconv.adjoint(), dst_shape()).src_distribution(src);
+    case OpKind::kPooling:
+      return ConvGeometry(pool.window_conv(src_shape[1]), src_shape)
+          .dst_distribution(src);
+    default:
+      return src;
+  }
+}
+
+std::string Op::describe() const {
+  std::ostringstream out;
+  switch (kind) {
+    case OpKind::kConvolution:
+      out << "conv " << conv.in_channels << "->" << conv.out_channels << " "
+          << dims(conv.kernel);
+      break;
+    case OpKind::kDeconvolution:
+      out << "deconv " << deconv.in_channels << "->" << deconv.out_channels
+          << " " << dims(deconv.kernel) << "/" << deconv.stride[0];
+      break;
+    case OpKind::kPooling:
+      out << "pool " << dims(pool.kernel);
+      break;
+    case OpKind::kBatchNorm:
+      out << "batchnorm";
+      break;
+    case OpKind::kRelu:
+      out << "relu";
+      break;
+    case OpKind::kConcat:
+      out << "concat";
+      break;
+    case OpKind::kLoss:
+      out << "loss";
+      break;
+  }
+  return out.str();
+}
+
+Cost op_cost(const Op& op, const Distribution& src, const Machine& m) {
+  require(src.global_shape() == op.src_shape, ErrorKind::kShapeMismatch,
+          op.describe(), ": input distributed as ", src.global_shape(),
+          " but the operation reads ", op.src_shape);
+  require(src.grid_shape()[1] == 1, ErrorKind::kUnsupported,
+          "the performance model does not split channels (grid ",
+          src.grid_shape(), ")");
+  switch (op.kind) {
+    case OpKind::kConvolution:
+      return convolution_cost(op, src, m);
+    case OpKind::kDeconvolution:
+      return deconvolution_cost(op, src, m);
+    case OpKind::kPooling:
+      return pooling_cost(op, src, m);
+    default:
+      return elementwise_cost(op, src, m);
+  }
+}
+
+Cost redistribution_cost(const Distribution& from, const Distribution& to,
+                         const Machine& m) {
+  require(from.global_shape() == to.global_shape() &&
+              from.num_parts() == to.num_parts(),
+          ErrorKind::kShapeMismatch, "redistribution from ",
+          from.global_shape(), " over ", from.num_parts(), " parts to ",
+          to.global_shape(), " over ", to.num_parts());
+  if (from == to) return {};
+  const double slow = m.compute_slowdown(from.num_parts());
+  return slowest(from, [&](int part) {
+    const Box mine = from.shard(part), wanted = to.shard(part);
+    const Box kept_box = intersect(mine, wanted);
+    const double kept = static_cast<double>(kept_box.volume());
+    const double send = static_cast<double>(mine.volume()) - kept;
+    const double recv = static_cast<double>(wanted.volume()) - kept;
+    const double messages = std::max(peers(to, mine, kept > 0),
+                                     peers(from, wanted, kept > 0));
+    // Inside the node when every peer is (ranks fill nodes in grid order,
+    // so the peers lie between the lowest and the highest).
+    const int node = part / m.ranks_per_node;
+    bool inside = true;
+    for (const auto& [d, box] : {std::pair{&to, mine}, {&from, wanted}}) {
+      if (box.empty()) continue;
+      const auto [lo, hi] = peer_range(*d, box);
+      inside = inside && lo / m.ranks_per_node == node &&
+               hi / m.ranks_per_node == node;
+    }
+    const LinkCost& link = inside ? m.intra : m.inter;
+    Cost c;
+    c.redistribute_s =
+        link.time(std::max(send, recv) * kFloatBytes, messages) +
+        (kept + send + recv) * m.copy_s * slow;
+    return c;
+  });
+}
+
+double allreduce_time(double bytes, int ranks, const Machine& m) {
+  if (ranks <= 1) return 0;
+  const LinkCost& link = m.slowest_link(ranks);
+  const double p = ranks;
+  const double ring = link.time(2 * (p - 1) / p * bytes, 2 * (p - 1));
+  const double steps = std::ceil(std::log2(p));
+  const double doubling = link.time(steps * bytes, steps);
+  return std::min(ring, doubling);
+}
+
+std::vector<int> representative_parts(const Distribution& d) {
+  const Shape grid = d.grid_shape();
+  std::vector<std::vector<Index>> coords(grid.ndims());
+  for (int k = 0; k < grid.ndims(); ++k) {
+    const Index p = grid[k];
+    const std::set<Index> s = {0, std::min<Index>(1, p - 1), (p - 1) / 2,
+                               p / 2, p - 1};
+    coords[k].assign(s.begin(), s.end());
+  }
+  std::vector<int> parts;
+  std::vector<size_t> pick(grid.ndims(), 0);
+  while (true) {
+    Shape c = grid;
+    for (int k = 0; k < grid.ndims(); ++k) c[k] = coords[k][pick[k]];
+    parts.push_back(d.part_index(c));
+    int k = grid.ndims() - 1;
+    while (k >= 0 && ++pick[k] == coords[k].size()) pick[k--] = 0;
+    if (k < 0) break;
+  }
+  return parts;
+}
+
+}  // namespace model
+}  // namespace distconv

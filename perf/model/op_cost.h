@@ -1,0 +1,113 @@
+// The modelled time of one layer operation for one training step (forward
+// and backward) on a given input distribution: a latency-bandwidth-compute
+// model evaluated from the same plans the layers build (ConvGeometry's
+// output distribution, halo layouts and interior/boundary splits,
+// make_halo_plan's messages, plan_redistribution's boxes), with the
+// machine's measured throughputs (machine.h).
+//
+// Per rank r of the grid:
+//  - compute: a convolution pass costs call_overhead + FLOPs / throughput
+//    (the pass's GFLOP/s at its channel counts), FLOPs = 2 * N_r * F *
+//    (C / groups) * prod(kernel) * (the rank's output cells); the other
+//    operations cost their per-element time times the rank's elements;
+//    all times the machine's compute_slowdown (ranks sharing cores);
+//  - halo exchange: for each message the rank receives, latency + bytes /
+//    bandwidth of the link to its sender (inside the node or between
+//    nodes; ranks fill nodes in grid order);
+//  - allreduce (weight gradients, batch-norm statistics, the loss): the
+//    cheaper of a ring (2 (P - 1) latencies, 2 (P - 1) / P of the bytes)
+//    and recursive doubling (log2 P latencies and all the bytes), over the
+//    slowest link the P ranks span.
+// Overlap as the layers do it: a convolution's forward hides its halo
+// exchange behind the interior part (the output cells ConvGeometry's
+// split_forward finds need no halo), its backward-data hides the output
+// gradient's exchange the same way, and its weight-gradient allreduce
+// travels during backward-data. Pooling and transposed convolutions do not
+// overlap. The operation's cost is that of its slowest rank (the ranks meet
+// at every exchange). Only a few ranks are evaluated: per grid dimension
+// the first, second, middle and last coordinates (edges, interiors and
+// the larger shards of an uneven split), so large grids stay cheap.
+//
+// Not modelled: splitting channels (kUnsupported), memory capacity,
+// contention between messages sharing a link, and noise.
+#ifndef DISTCONV_PERF_MODEL_OP_COST_H_
+#define DISTCONV_PERF_MODEL_OP_COST_H_
+
+#include <string>
+#include <vector>
+
+#include "distconv/conv_desc.h"
+#include "distconv/deconv_desc.h"
+#include "distconv/distribution.h"
+#include "distconv/pool_desc.h"
+#include "distconv/shape.h"
+#include "perf/model/machine.h"
+
+namespace distconv {
+namespace model {
+
+enum class OpKind {
+  kConvolution,
+  kDeconvolution,
+  kPooling,
+  kBatchNorm,
+  kRelu,
+  kConcat,  // its src_shape is the concatenated (output) shape
+  kLoss,
+};
+
+// One operation and the global shape of its input.
+struct Op {
+  OpKind kind = OpKind::kRelu;
+  Shape src_shape;
+  ConvDesc conv;      // kConvolution
+  DeconvDesc deconv;  // kDeconvolution
+  PoolDesc pool;      // kPooling
+
+  static Op convolution(const ConvDesc& d, const Shape& src);
+  static Op deconvolution(const DeconvDesc& d, const Shape& src);
+  static Op pooling(const PoolDesc& d, const Shape& src);
+  // kBatchNorm, kRelu, kConcat, kLoss.
+  static Op elementwise(OpKind kind, const Shape& src);
+
+  Shape dst_shape() const;
+  // The output distribution the layer's plan derives from `src`.
+  Distribution dst_distribution(const Distribution& src) const;
+  std::string describe() const;  // e.g. "conv 16->32 3x3"
+};
+
+// Seconds of one training step (forward and backward) on the slowest rank,
+// and what they are made of (exposed communication only).
+struct Cost {
+  double compute_s = 0;
+  double halo_s = 0;         // halo exchanges not hidden behind compute
+  double allreduce_s = 0;    // allreduces not hidden behind compute
+  double redistribute_s = 0; // moving a tensor to another grid
+  double halo_messages = 0;  // that rank's received halo messages
+  double halo_bytes = 0;     // and their bytes
+  double total() const {
+    return compute_s + halo_s + allreduce_s + redistribute_s;
+  }
+  Cost& operator+=(const Cost& o);
+};
+
+// The op's cost on `src` (N x 1 x spatial grids: a split of channels
+// throws kUnsupported).
+Cost op_cost(const Op& op, const Distribution& src, const Machine& m);
+
+// Moving a tensor from `from` to `to` (Redistribution): each rank sends
+// what it holds and the other does not, one message per peer, and copies
+// what it keeps. Zero when they are the same.
+Cost redistribution_cost(const Distribution& from, const Distribution& to,
+                         const Machine& m);
+
+// An allreduce of `bytes` over `ranks` ranks (0 for one rank).
+double allreduce_time(double bytes, int ranks, const Machine& m);
+
+// The parts the model evaluates (see above), as part indices.
+std::vector<int> representative_parts(const Distribution& d);
+
+}  // namespace model
+}  // namespace distconv
+
+#endif  // DISTCONV_PERF_MODEL_OP_COST_H_

@@ -1,0 +1,161 @@
+#include "perf/model/op_cost.h"
+
+#include <gtest/gtest.h>
+
+#include "distconv/error.h"
+#include "perf/model/model_testing.h"
+
+namespace distconv {
+namespace model {
+namespace {
+
+ConvDesc same3x3(Index c, Index f) {
+  ConvDesc d = ConvDesc::make(c, f, {3, 3});
+  d.padding_lower = d.padding_upper = {1, 1};
+  return d;
+}
+
+// 2 * N * H * W * F * C * 9 FLOPs at 1 GFLOP/s plus 1 us per call.
+double pass_s(double n, double h, double w, double c, double f) {
+  return 1e-6 + 2 * n * h * w * c * f * 9 / 1e9;
+}
+
+TEST(OpCost, OneRankConvolutionIsComputeOnly) {
+  const Shape x{1, 16, 32, 32};
+  const Op op = Op::convolution(same3x3(16, 16), x);
+  const Cost c = op_cost(op, Distribution(x, {1, 1, 1, 1}), test_machine());
+  EXPECT_NEAR(c.compute_s, 3 * pass_s(1, 32, 32, 16, 16), 1e-12);
+  EXPECT_EQ(c.halo_s, 0);
+  EXPECT_EQ(c.allreduce_s, 0);
+  EXPECT_EQ(c.halo_messages, 0);
+}
+
+TEST(OpCost, SpatialSplitReceivesOneRowPerExchange) {
+  const Shape x{1, 16, 32, 32};
+  const Op op = Op::convolution(same3x3(16, 16), x);
+  const Distribution d(x, {1, 1, 2, 1});
+  const Cost c = op_cost(op, d, test_machine());
+  EXPECT_NEAR(c.compute_s, 3 * pass_s(1, 16, 32, 16, 16), 1e-12);
+  // Forward: one input row; backward-data: one output-gradient row; each
+  // 32 x 16 floats.
+  EXPECT_EQ(c.halo_messages, 2);
+  EXPECT_EQ(c.halo_bytes, 2 * 32 * 16 * 4);
+  // Both hide behind the interior (15 of 16 rows), the allreduce behind
+  // backward-data.
+  EXPECT_EQ(c.halo_s, 0);
+  EXPECT_EQ(c.allreduce_s, 0);
+
+  // On a slow link the exchange shows: what the interior cannot hide.
+  Machine slow = test_machine();
+  slow.intra.bandwidth_Bps = 1e3;
+  const Cost s = op_cost(op, d, slow);
+  const double exchange = 1e-6 + 2048 / 1e3;
+  const double hidden = 15.0 / 16 * pass_s(1, 16, 32, 16, 16);
+  EXPECT_NEAR(s.halo_s, 2 * (exchange - hidden), 1e-9);
+  EXPECT_GT(s.allreduce_s, 0);  // 9216 bytes at 1 kB/s
+}
+
+TEST(OpCost, SampleSplitNeedsNoHalo) {
+  const Shape x{2, 16, 32, 32};
+  const Op op = Op::convolution(same3x3(16, 16), x);
+  const Cost c = op_cost(op, Distribution(x, {2, 1, 1, 1}), test_machine());
+  EXPECT_NEAR(c.compute_s, 3 * pass_s(1, 32, 32, 16, 16), 1e-12);
+  EXPECT_EQ(c.halo_messages, 0);
+}
+
+TEST(OpCost, InterNodeHalosUseTheSlowLink) {
+  const Shape x{1, 16, 32, 32};
+  const Op op = Op::convolution(same3x3(16, 16), x);
+  const Distribution d(x, {1, 1, 2, 1});
+  Machine one_per_node = test_machine(/*ranks_per_node=*/1);
+  one_per_node.inter.bandwidth_Bps = 1e3;
+  Machine two_per_node = test_machine(/*ranks_per_node=*/2);
+  two_per_node.inter.bandwidth_Bps = 1e3;
+  EXPECT_GT(op_cost(op, d, one_per_node).halo_s, 1.0);
+  EXPECT_EQ(op_cost(op, d, two_per_node).halo_s, 0);
+}
+
+TEST(OpCost, PoolingAndElementwise) {
+  const Shape x{1, 16, 32, 32};
+  const Distribution d(x, {1, 1, 2, 1});
+  const Machine m = test_machine();
+  // 2x2 windows on an even split: no halo; two calls over 16 x 32 x 16.
+  const Cost p = op_cost(Op::pooling(PoolDesc::make(PoolKind::kMax, {2, 2}), x),
+                         d, m);
+  EXPECT_EQ(p.halo_messages, 0);
+  EXPECT_NEAR(p.compute_s, 2e-6 + 16 * 32 * 16 * 1e-9, 1e-15);
+  const Cost r = op_cost(Op::elementwise(OpKind::kRelu, x), d, m);
+  EXPECT_NEAR(r.compute_s, 2e-6 + 16 * 32 * 16 * 1e-9, 1e-15);
+  EXPECT_EQ(r.allreduce_s, 0);
+  // Batch norm: three small allreduces over the 2 ranks.
+  const Cost b = op_cost(Op::elementwise(OpKind::kBatchNorm, x), d, m);
+  EXPECT_NEAR(b.allreduce_s,
+              2 * allreduce_time(16 * 8, 2, m) + allreduce_time(32 * 8, 2, m),
+              1e-15);
+}
+
+TEST(OpCost, TransposedConvolutionExchangesThreeTimesWhenHalosOverlap) {
+  const Shape x{1, 8, 16, 16};
+  DeconvDesc up = DeconvDesc::make(8, 4, {4, 4});
+  up.stride = {2, 2};
+  up.padding_lower = up.padding_upper = {1, 1};
+  const Op op = Op::deconvolution(up, x);
+  EXPECT_EQ(op.dst_shape(), (Shape{1, 4, 32, 32}));
+  const Cost c = op_cost(op, Distribution(x, {1, 1, 2, 1}), test_machine());
+  EXPECT_GT(c.halo_messages, 0);
+  EXPECT_EQ(static_cast<long>(c.halo_messages) % 3, 0);
+  EXPECT_GT(c.compute_s, 0);
+}
+
+TEST(OpCost, RefusesChannelSplitsAndWrongShapes) {
+  const Shape x{1, 16, 32, 32};
+  const Op op = Op::convolution(same3x3(16, 16), x);
+  try {
+    op_cost(op, Distribution(x, {1, 2, 1, 1}), test_machine());
+    FAIL() << "a channel split was modelled";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
+  }
+  try {
+    op_cost(op, Distribution(Shape{1, 16, 30, 32}, {1, 1, 1, 1}),
+            test_machine());
+    FAIL() << "a wrong input shape was modelled";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kShapeMismatch);
+  }
+}
+
+TEST(OpCost, RedistributionMovesWhatIsNotKept) {
+  const Shape x{2, 4, 8, 8};
+  const Distribution samples(x, {2, 1, 1, 1}), rows(x, {1, 1, 2, 1});
+  EXPECT_EQ(redistribution_cost(samples, samples, test_machine()).total(), 0);
+  // Rank 0 holds sample 0 (256 cells) and wants rows 0-3 of both: keeps
+  // 128, sends 128 to rank 1 and receives 128 from it.
+  const Cost c = redistribution_cost(samples, rows, test_machine());
+  EXPECT_NEAR(c.redistribute_s, 1e-6 + 512e-9 + 384e-9, 1e-15);
+  const Cost far =
+      redistribution_cost(samples, rows, test_machine(/*ranks_per_node=*/1));
+  EXPECT_NEAR(far.redistribute_s, 10e-6 + 512 / 0.1e9 + 384e-9, 1e-15);
+}
+
+TEST(OpCost, AllreduceTakesTheCheaperAlgorithm) {
+  const Machine m = test_machine();
+  EXPECT_EQ(allreduce_time(1e6, 1, m), 0);
+  // 4 ranks, 1 MB: ring 6 us + 1.5 ms beats doubling 2 us + 2 ms.
+  EXPECT_NEAR(allreduce_time(1e6, 4, m), 6e-6 + 1.5e-3, 1e-12);
+  // 8 bytes: doubling's 3 latencies beat the ring's 14.
+  EXPECT_NEAR(allreduce_time(8, 8, m), 3 * (1e-6 + 8e-9), 1e-15);
+}
+
+TEST(OpCost, RepresentativePartsCoverEdgesMiddleAndSecond) {
+  const Distribution d(Shape{1, 1, 64, 8}, {1, 1, 8, 2});
+  // H coordinates {0, 1, 3, 4, 7} x W {0, 1}.
+  EXPECT_EQ(representative_parts(d).size(), 10u);
+  EXPECT_EQ(representative_parts(Distribution(Shape{1, 1, 4, 4},
+                                              {1, 1, 1, 1})),
+            std::vector<int>{0});
+}
+
+}  // namespace
+}  // namespace model
+}  // namespace distconv

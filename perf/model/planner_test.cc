@@ -1,0 +1,169 @@
+#include "perf/model/planner.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <limits>
+
+#include "distconv/error.h"
+#include "perf/model/model_testing.h"
+
+namespace distconv {
+namespace model {
+namespace {
+
+ConvDesc same3x3(Index c, Index f) {
+  ConvDesc d = ConvDesc::make(c, f, {3, 3});
+  d.padding_lower = d.padding_upper = {1, 1};
+  return d;
+}
+
+// conv-BN-ReLU, a pooling, a conv-ReLU, a 1x1 head with its loss.
+Network chain(Index samples, Index size) {
+  Network net;
+  net.name = "chain";
+  const Shape x{samples, 4, size, size};
+  const Op c1 = Op::convolution(same3x3(4, 8), x);
+  const Shape y = c1.dst_shape();
+  net.units.push_back({"block",
+                       {c1, Op::elementwise(OpKind::kBatchNorm, y),
+                        Op::elementwise(OpKind::kRelu, y)},
+                       {kNetworkInput}});
+  const Op pool = Op::pooling(PoolDesc::make(PoolKind::kMax, {2, 2}), y);
+  net.units.push_back({"pool", {pool}, {0}});
+  const Op c2 = Op::convolution(same3x3(8, 8), pool.dst_shape());
+  net.units.push_back(
+      {"conv", {c2, Op::elementwise(OpKind::kRelu, c2.dst_shape())}, {1}});
+  const Op head = Op::convolution(ConvDesc::make(8, 2, {1, 1}), c2.dst_shape());
+  net.units.push_back(
+      {"head", {head, Op::elementwise(OpKind::kLoss, head.dst_shape())}, {2}});
+  return net;
+}
+
+// A U-Net: the first block's output is read again by the decoder.
+Network unet(Index samples, Index size) {
+  Network net = chain(samples, size);
+  net.name = "unet";
+  net.units.pop_back();  // no head on the pooled level
+  DeconvDesc up = DeconvDesc::make(8, 8, {2, 2});
+  up.stride = {2, 2};
+  const Op deconv = Op::deconvolution(up, net.output_shape(2));
+  net.units.push_back({"up", {deconv}, {2}});
+  Shape cat = deconv.dst_shape();
+  cat[1] = 16;
+  const Op dec = Op::convolution(same3x3(16, 2), cat);
+  net.units.push_back({"decoder",
+                       {Op::elementwise(OpKind::kConcat, cat), dec,
+                        Op::elementwise(OpKind::kLoss, dec.dst_shape())},
+                       {0, 3}});  // the skip first: its split is kept
+  return net;
+}
+
+// The cheapest prediction over every combination of candidate grids.
+double brute_force(const Network& net, int ranks, const Machine& m) {
+  std::vector<std::vector<Shape>> cands;
+  for (const Unit& u : net.units) {
+    cands.push_back(candidate_grids(u.ops[0].src_shape, ranks));
+  }
+  std::vector<Shape> grids(net.units.size());
+  double best = std::numeric_limits<double>::infinity();
+  std::function<void(size_t)> go = [&](size_t i) {
+    if (i == grids.size()) {
+      best = std::min(best, predict(net, grids, m).step_s());
+      return;
+    }
+    for (const Shape& g : cands[i]) {
+      grids[i] = g;
+      go(i + 1);
+    }
+  };
+  go(0);
+  return best;
+}
+
+TEST(Planner, CandidatesSplitSamplesAndSpaceOnly) {
+  const std::vector<Shape> c = candidate_grids(Shape{4, 3, 8, 8}, 4);
+  EXPECT_EQ(c.size(), 6u);  // 4x1x1x1, 2x1x2x1, ..., 1x1x1x4
+  for (const Shape& g : c) {
+    EXPECT_EQ(g.volume(), 4);
+    EXPECT_EQ(g[1], 1);
+  }
+  // Never more parts than cells: 1 sample of 2 x 2.
+  EXPECT_EQ(candidate_grids(Shape{1, 3, 2, 2}, 4),
+            (std::vector<Shape>{{1, 1, 2, 2}}));
+  // When nothing fits, every grid (some shards empty).
+  EXPECT_EQ(candidate_grids(Shape{1, 3, 1, 1}, 2).size(), 3u);
+  EXPECT_THROW(candidate_grids(Shape{1, 3, 8, 8}, 0), Error);
+}
+
+TEST(Planner, FindsTheCheapestAssignmentOfAChain) {
+  for (int ranks_per_node : {1, 2, 64}) {
+    const Machine m = test_machine(ranks_per_node);
+    const Network net = chain(4, 16);
+    PlannerOptions o;
+    o.ranks = 4;
+    const Plan plan = plan_network(net, o, m);
+    ASSERT_EQ(plan.grids.size(), net.units.size());
+    EXPECT_NEAR(plan.prediction.step_s(), brute_force(net, 4, m),
+                1e-12 * plan.prediction.step_s())
+        << "ranks per node " << ranks_per_node;
+  }
+}
+
+TEST(Planner, FindsTheCheapestAssignmentAcrossASkipConnection) {
+  for (int ranks_per_node : {1, 2}) {
+    const Machine m = test_machine(ranks_per_node);
+    const Network net = unet(2, 16);
+    PlannerOptions o;
+    o.ranks = 4;
+    const Plan plan = plan_network(net, o, m);
+    EXPECT_NEAR(plan.prediction.step_s(), brute_force(net, 4, m),
+                1e-12 * plan.prediction.step_s())
+        << "ranks per node " << ranks_per_node;
+  }
+}
+
+TEST(Planner, SplitsSamplesWhenThereAreEnoughAndSpaceWhenNot) {
+  Machine m = test_machine(/*ranks_per_node=*/1);
+  // Fast kernels: the interior hides little of an exchange.
+  m.conv2d = {{16, {1e4, 1e4, 1e4}}};
+  PlannerOptions o;
+  o.ranks = 4;
+  // Four samples, halos across slow links: one sample per rank.
+  for (const Shape& g : plan_network(chain(4, 16), o, m).grids) {
+    EXPECT_EQ(g, (Shape{4, 1, 1, 1}));
+  }
+  // One sample: spatial splits only.
+  for (const Shape& g : plan_network(chain(1, 16), o, m).grids) {
+    EXPECT_EQ(g[0], 1);
+  }
+}
+
+TEST(Planner, OneGridScopeIsNeverCheaperThanPerUnit) {
+  const Machine m = test_machine(/*ranks_per_node=*/2);
+  const Network net = unet(2, 16);
+  PlannerOptions o;
+  o.ranks = 4;
+  const Plan per_unit = plan_network(net, o, m);
+  o.scope = PlanScope::kOneGrid;
+  const Plan one = plan_network(net, o, m);
+  for (const Shape& g : one.grids) EXPECT_EQ(g, one.grids[0]);
+  EXPECT_LE(per_unit.prediction.step_s(), one.prediction.step_s() * (1 + 1e-12));
+}
+
+TEST(Planner, RejectsBadInput) {
+  const Machine m = test_machine();
+  PlannerOptions o;
+  o.ranks = 0;
+  EXPECT_THROW(plan_network(chain(2, 8), o, m), Error);
+  Network bad = chain(2, 8);
+  bad.units[2].inputs = {3};  // a later unit
+  o.ranks = 2;
+  EXPECT_THROW(plan_network(bad, o, m), Error);
+  EXPECT_THROW(predict(chain(2, 8), std::vector<Shape>{{2, 1, 1, 1}}, m),
+               Error);  // one grid for four units
+}
+
+}  // namespace
+}  // namespace model
+}  // namespace distconv
