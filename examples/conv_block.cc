@@ -7,14 +7,6 @@
 namespace distconv {
 namespace examples {
 
-ConvDesc same_conv(Index in_channels, Index out_channels, const Shape& kernel) {
-  ConvDesc d = ConvDesc::make(in_channels, out_channels, kernel);
-  for (int k = 0; k < kernel.ndims(); ++k) {
-    d.padding_lower[k] = d.padding_upper[k] = kernel[k] / 2;
-  }
-  return d;
-}
-
 ConvBnRelu::ConvBnRelu(const ProcessGrid& grid, const ConvDesc& desc,
                        const Distribution& src, unsigned seed)
     : conv_(grid, desc, src),

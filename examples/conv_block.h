@@ -2,7 +2,8 @@
 // norm (global statistics) -> ReLU, with its parameters and the tensors it
 // keeps between forward and backward.
 //
-//   ConvBnRelu block(grid, same_conv(16, 32, {3, 3}), src_dist, /*seed=*/3);
+//   ConvBnRelu block(grid, same_conv(16, 32, {3, 3}),   // networks.h
+//                    src_dist, /*seed=*/3);
 //   DistTensor<float> x(grid, block.src_layout());
 //   DistTensor<float> y(grid, next.src_layout());   // the next layer's
 //   block.forward(x, y);           // y's shard = relu(bn(conv(x)))
@@ -27,9 +28,6 @@
 
 namespace distconv {
 namespace examples {
-
-// A stride-1 convolution padded to keep the spatial extent (odd kernel).
-ConvDesc same_conv(Index in_channels, Index out_channels, const Shape& kernel);
 
 class ConvBnRelu {
  public:

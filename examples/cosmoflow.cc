@@ -15,7 +15,8 @@
 // rank writes its own shard from global indices; batch norm uses global
 // statistics, so the loss curve is the same on every grid (to rounding).
 //
-//   mpirun -np 4 cosmoflow [--grid=1x1x4x1x1] [--size=32] [--samples=4]
+//   mpirun -np 4 cosmoflow [--grid=1x1x4x1x1 | --grid=auto [--machine=FILE]]
+//       [--size=32] [--samples=4]
 //       [--stacks=3] [--width=16] [--hidden=64] [--steps=10] [--lr=0.0005]
 //       [--momentum=0.5] [--losses=FILE] [--timeout_s=S]
 #include <mpi.h>
@@ -34,6 +35,9 @@
 #include "distconv/loss.h"
 #include "distconv/pooling.h"
 #include "examples/conv_block.h"
+#include "examples/move.h"
+#include "examples/networks.h"
+#include "examples/unit_grids.h"
 #include "examples/training.h"
 #include "perf/cli_args.h"
 
@@ -41,10 +45,10 @@ namespace distconv {
 namespace examples {
 namespace {
 
-constexpr Index kChannels = 4, kTargets = 4;
+constexpr Index kChannels = kCosmoflowChannels, kTargets = kCosmoflowTargets;
 
 struct CosmoflowOptions {
-  Index samples = 4, size = 32, stacks = 3, width = 16, hidden = 64;
+  CosmoflowShape shape;
   TrainOptions train;
 };
 
@@ -52,16 +56,8 @@ CosmoflowOptions parse(int argc, char** argv) {
   CosmoflowOptions o;
   o.train.lr = 0.0005;
   o.train.momentum = 0.5;
-  parse_args(argc, argv, &o.train,
-             {{"--samples=", &o.samples},
-              {"--size=", &o.size},
-              {"--stacks=", &o.stacks},
-              {"--width=", &o.width},
-              {"--hidden=", &o.hidden}});
-  require(o.stacks <= 8 && o.size % (Index{1} << o.stacks) == 0,
-          ErrorKind::kInvalidArgument, "--size=", o.size, " must be a multiple",
-          " of 2^stacks = ", Index{1} << std::min<Index>(o.stacks, 8),
-          " (each stack halves the volume; at most 8 stacks)");
+  parse_args(argc, argv, &o.train, o.shape.options());
+  o.shape.check();
   return o;
 }
 
@@ -87,12 +83,6 @@ float input_value(const Shape& i, Index size) {
   return static_cast<float>(v);
 }
 
-ConvDesc dense(Index in, Index out, Index extent) {
-  ConvDesc d = ConvDesc::make(in, out, {extent, extent, extent});
-  d.bias = ConvBias::kAdd;
-  return d;
-}
-
 // One conv-BN-ReLU block and the pooling after it, with their tensors.
 struct Stack {
   Stack(const ProcessGrid& grid, Index in, Index out, const Distribution& src,
@@ -109,32 +99,45 @@ struct Stack {
   ConvBnRelu block;
   Pooling<float> pool;
   DistTensor<float> in, out, pooled, d_in, d_out;
+  // When the next unit runs on another grid: the move there, and the
+  // pooled tensor's gradient brought back.
+  std::optional<Move> to_next;
+  std::optional<DistTensor<float>> d_pooled;
 };
 
+// Stack l runs on grids[l], the head on grids[stacks]; where consecutive
+// units' grids differ, a Move carries the pooled tensor over (and its
+// gradient back), and the next unit's input is balanced over its grid.
 class Network {
  public:
-  Network(const ProcessGrid& grid, const CosmoflowOptions& o)
-      : grid_(grid),
-        extent_(o.size >> o.stacks),
-        features_(o.width << (o.stacks - 1)),
-        dense1_w_(dense(features_, o.hidden, extent_).weights_shape().volume()),
+  Network(const UnitGrids& grids, const CosmoflowShape& o)
+      : head_grid_(grids[static_cast<int>(o.stacks)]),
+        extent_(o.head_extent()),
+        features_(o.features()),
+        dense1_w_(cosmoflow_dense(features_, o.hidden, extent_)
+                      .weights_shape()
+                      .volume()),
         dense1_b_(o.hidden),
         dense2_w_(o.hidden * kTargets),
         dense2_b_(kTargets) {
-    Distribution dist(Shape{o.samples, kChannels, o.size, o.size, o.size},
-                      grid.shape());
+    const int stacks = static_cast<int>(o.stacks);
+    Distribution dist(o.input(), grids[0].shape());
     Index channels = kChannels;
-    for (Index l = 0; l < o.stacks; ++l) {
+    for (int l = 0; l < stacks; ++l) {
       const Index next = o.width << l;
-      stacks_.push_back(std::make_unique<Stack>(grid, channels, next, dist,
+      stacks_.push_back(std::make_unique<Stack>(grids[l], channels, next, dist,
                                                 static_cast<unsigned>(l + 1)));
       dist = stacks_.back()->pool.dst_layout().distribution();
+      if (!grids.same(l, l + 1)) {
+        dist = Distribution(dist.global_shape(), grids[l + 1].shape());
+      }
       channels = next;
     }
-    dense1_.emplace(grid, dense(features_, o.hidden, extent_), dist);
+    const ProcessGrid& grid = head_grid_;
+    dense1_.emplace(grid, cosmoflow_dense(features_, o.hidden, extent_), dist);
     relu_.emplace(grid, ActivationDesc::relu(),
                   dense1_->dst_layout().distribution());
-    dense2_.emplace(grid, dense(o.hidden, kTargets, 1),
+    dense2_.emplace(grid, cosmoflow_dense(o.hidden, kTargets, 1),
                     dense1_->dst_layout().distribution());
     loss_.emplace(grid, LossDesc::make(LossKind::kMeanSquaredError),
                   dense2_->dst_layout().distribution());
@@ -143,15 +146,28 @@ class Network {
     dense1_b_.fill(0.0f);
     dense2_w_.init_uniform(std::sqrt(6.0 / o.hidden), 102);
     dense2_b_.fill(0.0f);
-    features_t_.emplace(grid_, dense1_->src_layout());
-    hidden_.emplace(grid_, dense1_->dst_layout());
-    hidden_relu_.emplace(grid_, dense2_->src_layout());
-    prediction_.emplace(grid_, dense2_->dst_layout());
-    target_.emplace(grid_, loss_->prediction_layout());
-    d_prediction_.emplace(grid_, dense2_->diff_dst_layout());
-    d_hidden_relu_.emplace(grid_, dense2_->diff_src_layout());
-    d_hidden_.emplace(grid_, dense1_->diff_dst_layout());
-    d_features_.emplace(grid_, dense1_->diff_src_layout());
+    features_t_.emplace(grid, dense1_->src_layout());
+    hidden_.emplace(grid, dense1_->dst_layout());
+    hidden_relu_.emplace(grid, dense2_->src_layout());
+    prediction_.emplace(grid, dense2_->dst_layout());
+    target_.emplace(grid, loss_->prediction_layout());
+    d_prediction_.emplace(grid, dense2_->diff_dst_layout());
+    d_hidden_relu_.emplace(grid, dense2_->diff_src_layout());
+    d_hidden_.emplace(grid, dense1_->diff_dst_layout());
+    d_features_.emplace(grid, dense1_->diff_src_layout());
+    // The moves between units on different grids.
+    for (int l = 0; l < stacks; ++l) {
+      if (grids.same(l, l + 1)) continue;
+      Stack& s = *stacks_[l];
+      const bool last = l + 1 == stacks;
+      s.to_next.emplace(grids[l], s.pool.dst_layout(),
+                        s.pool.diff_dst_layout(), grids[l + 1],
+                        last ? dense1_->src_layout()
+                             : stacks_[l + 1]->block.src_layout(),
+                        last ? dense1_->diff_src_layout()
+                             : stacks_[l + 1]->block.diff_src_layout());
+      s.d_pooled.emplace(grids[l], s.pool.diff_dst_layout());
+    }
     fill_global(stacks_[0]->in,
                 [&](const Shape& i) { return input_value(i, o.size); });
     fill_global(*target_,
@@ -171,8 +187,13 @@ class Network {
       Stack& s = *stacks_[l];
       s.block.forward(s.in, s.out);
       s.pool.forward(s.out, s.pooled);
-      copy_shard(s.pooled,
-                 l + 1 < stacks_.size() ? stacks_[l + 1]->in : *features_t_);
+      DistTensor<float>& next =
+          l + 1 < stacks_.size() ? stacks_[l + 1]->in : *features_t_;
+      if (s.to_next) {
+        s.to_next->forward(s.pooled, next);
+      } else {
+        copy_shard(s.pooled, next);
+      }
     }
     dense1_->forward(*features_t_, dense1_w_.value.data(),
                      dense1_b_.value.data(), *hidden_);
@@ -195,6 +216,10 @@ class Network {
     const DistTensor<float>* d_next = &*d_features_;
     for (size_t l = stacks_.size(); l-- > 0;) {
       Stack& s = *stacks_[l];
+      if (s.to_next) {
+        s.to_next->backward(*d_next, *s.d_pooled);
+        d_next = &*s.d_pooled;
+      }
       s.pool.backward(s.out, *d_next, s.d_out);
       s.block.backward(s.in, s.d_out, l > 0 ? &s.d_in : nullptr);
       d_next = &s.d_in;
@@ -214,8 +239,11 @@ class Network {
     return w;
   }
 
+  // The grid the loss (and so the step log) runs on.
+  const ProcessGrid& head_grid() const { return head_grid_; }
+
  private:
-  const ProcessGrid& grid_;
+  const ProcessGrid& head_grid_;
   Index extent_, features_;
   Param dense1_w_, dense1_b_, dense2_w_, dense2_b_;
   std::vector<std::unique_ptr<Stack>> stacks_;
@@ -230,24 +258,25 @@ class Network {
 };
 
 int run(int argc, char** argv) {
-  const CosmoflowOptions o = parse(argc, argv);
+  const CosmoflowOptions opt = parse(argc, argv);
+  const CosmoflowShape& o = opt.shape;
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  ProcessGrid grid(MPI_COMM_WORLD,
-                   grid_or(o.train.grid, Shape{1, 1, size, 1, 1}, 5));
-  Network net(grid, o);
-  if (grid.rank() == 0) {
+  const UnitGrids grids(MPI_COMM_WORLD, cosmoflow_network(o), opt.train,
+                        Shape{1, 1, size, 1, 1});
+  Network net(grids, o);
+  if (grids[0].rank() == 0) {
     std::printf(
         "cosmoflow: %lld x %lld x %lld^3 volumes, %lld stacks from width "
-        "%lld, dense %lld -> %lld, grid %s (NxCxDxHxW), %d steps of SGD (lr "
-        "%g, momentum %g)\n",
+        "%lld, dense %lld -> %lld, grids (NxCxDxHxW) %s, %d steps of SGD "
+        "(lr %g, momentum %g)\n",
         static_cast<long long>(o.samples), static_cast<long long>(kChannels),
         static_cast<long long>(o.size), static_cast<long long>(o.stacks),
         static_cast<long long>(o.width), static_cast<long long>(o.hidden),
-        static_cast<long long>(kTargets), grid.shape().to_string().c_str(),
-        o.train.steps, o.train.lr, o.train.momentum);
+        static_cast<long long>(kTargets), grids.describe().c_str(),
+        opt.train.steps, opt.train.lr, opt.train.momentum);
   }
-  train(net, grid, o.train, o.samples);
+  train(net, net.head_grid(), opt.train, o.samples);
   return 0;
 }
 

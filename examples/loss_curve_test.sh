@@ -3,6 +3,8 @@
 # each run's loss at every step within a relative TOLERANCE of the first
 # run's, and the loss lower after the last step than after the first.
 #   loss_curve_test.sh BINARY TIMEOUT_S TOLERANCE "EXAMPLE ARGS" RANKS:GRID...
+# GRID is one grid for every layer (--grid=), a comma-separated list of
+# one per unit (--grids=), or "auto" (--grid=auto, the planner's).
 # Each run goes through tests/mpirun_test.sh (one thread per rank, a
 # deadlock fails after TIMEOUT_S). Runs from the runfiles root.
 set -u
@@ -12,11 +14,13 @@ dir="${TEST_TMPDIR:-$(mktemp -d)}"
 first=""
 for run in "$@"; do
   ranks="${run%%:*}" grid="${run#*:}"
-  out="$dir/losses_${ranks}_${grid}.txt"
+  out="$dir/losses_${ranks}_${grid//,/_}.txt"
   echo "== $ranks rank(s), grid $grid"
+  option="--grid=$grid"
+  [[ "$grid" == *,* ]] && option="--grids=$grid"
   # shellcheck disable=SC2086  # example_args is a list of options
   if ! tests/mpirun_test.sh "$ranks" "$binary" "$timeout_s" $example_args \
-      --grid="$grid" --losses="$out"; then
+      "$option" --losses="$out"; then
     echo "FAIL: the run on grid $grid failed" >&2
     exit 1
   fi

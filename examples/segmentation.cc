@@ -15,7 +15,8 @@
 // shard of input and labels from global indices; batch norm uses global
 // statistics, so the loss curve is the same on every grid (to rounding).
 //
-//   mpirun -np 4 segmentation [--grid=1x1x4x1] [--size=256] [--height=H]
+//   mpirun -np 4 segmentation [--grid=1x1x4x1 | --grid=auto [--machine=FILE]]
+//       [--size=256] [--height=H]
 //       [--channels=18]
 //       [--samples=2] [--width=16] [--classes=3] [--steps=10] [--lr=0.05]
 //       [--momentum=0.9] [--losses=FILE] [--timeout_s=S]
@@ -36,8 +37,10 @@
 #include "distconv/error.h"
 #include "distconv/loss.h"
 #include "distconv/pooling.h"
-#include "distconv/redistribute.h"
 #include "examples/conv_block.h"
+#include "examples/move.h"
+#include "examples/networks.h"
+#include "examples/unit_grids.h"
 #include "examples/training.h"
 #include "perf/cli_args.h"
 
@@ -46,27 +49,15 @@ namespace examples {
 namespace {
 
 struct SegmentationOptions {
-  Index samples = 2, channels = 18, size = 256, width = 16, classes = 3;
-  Index height = 0;  // 0: size (a square image)
+  SegmentationShape shape;
   TrainOptions train;
 };
 
 SegmentationOptions parse(int argc, char** argv) {
   SegmentationOptions o;
   o.train.lr = 0.05;
-  parse_args(argc, argv, &o.train,
-             {{"--samples=", &o.samples},
-              {"--channels=", &o.channels},
-              {"--size=", &o.size},
-              {"--height=", &o.height},
-              {"--width=", &o.width},
-              {"--classes=", &o.classes}});
-  if (o.height == 0) o.height = o.size;
-  require(o.size % 2 == 0 && o.height % 2 == 0, ErrorKind::kInvalidArgument,
-          "image ", o.height, " x ", o.size, ": both extents must be even",
-          " (one 2x2 pooling and its upsampling)");
-  require(o.classes >= 2, ErrorKind::kInvalidArgument, "--classes=",
-          o.classes, ": at least 2");
+  parse_args(argc, argv, &o.train, o.shape.options());
+  o.shape.check();
   return o;
 }
 
@@ -83,7 +74,7 @@ float input_value(const Shape& i, Index height, Index width) {
 
 // The label at (n, 0, h, w): the class of the channels' mean there, with
 // thresholds spread over (-t, t), t about one standard deviation of it.
-std::int64_t label_value(const Shape& i, const SegmentationOptions& o) {
+std::int64_t label_value(const Shape& i, const SegmentationShape& o) {
   double mean = 0;
   Shape at = i;
   for (Index c = 0; c < o.channels; ++c) {
@@ -97,81 +88,108 @@ std::int64_t label_value(const Shape& i, const SegmentationOptions& o) {
   return std::max<Index>(0, std::min<Index>(o.classes - 1, k));
 }
 
-ConvDesc head_conv(Index width, Index classes) {
-  ConvDesc d = ConvDesc::make(width, classes, {1, 1});
-  d.bias = ConvBias::kAdd;
-  return d;
+HaloLayout plain(const Distribution& d) {
+  return HaloLayout(d).with_storage(StorageOrder::kChannelsLast);
 }
 
-DeconvDesc upsample(Index in, Index out) {
-  DeconvDesc d = DeconvDesc::make(in, out, {2, 2});
-  d.stride = {2, 2};
-  d.bias = ConvBias::kAdd;
-  return d;
+// `d` as it arrives on a unit: unchanged on the same grid, else balanced
+// over the unit's grid (what a Move delivers).
+Distribution arriving(const Distribution& d, bool same_grid,
+                      const ProcessGrid& grid) {
+  return same_grid ? d : Distribution(d.global_shape(), grid.shape());
 }
 
-// The network planned on one grid, its tensors allocated from the plans.
+// The network planned on its units' grids (examples/networks.h): level 1
+// on grids[kLevel1], level 2 on grids[kLevel2], the decoder on
+// grids[kDecoder], its tensors allocated from the plans. Where units'
+// grids differ, Moves carry level 1's output to level 2 and to the
+// decoder (the skip), level 2's output to the decoder, and the gradients
+// back. The decoder keeps the skip's split when it shares level 1's grid.
 class Network {
  public:
-  Network(const ProcessGrid& grid, const SegmentationOptions& o)
-      : x_dist_(Shape{o.samples, o.channels, o.height, o.size}, grid.shape()),
-        enc1a_(grid, same_conv(o.channels, o.width, {3, 3}), x_dist_, 1),
-        enc1b_(grid, same_conv(o.width, o.width, {3, 3}),
+  Network(const UnitGrids& grids, const SegmentationShape& o)
+      : g1_(grids[kLevel1]),
+        g2_(grids[kLevel2]),
+        g3_(grids[kDecoder]),
+        same12_(grids.same(kLevel1, kLevel2)),
+        same13_(grids.same(kLevel1, kDecoder)),
+        enc1a_(g1_, same_conv(o.channels, o.width, {3, 3}),
+               Distribution(o.input(), g1_.shape()), 1),
+        enc1b_(g1_, same_conv(o.width, o.width, {3, 3}),
                enc1a_.dst_distribution(), 2),
-        pool_(grid, PoolDesc::make(PoolKind::kMax, {2, 2}),
-              enc1b_.dst_distribution()),
-        enc2a_(grid, same_conv(o.width, 2 * o.width, {3, 3}),
+        pool_(g2_, PoolDesc::make(PoolKind::kMax, {2, 2}),
+              arriving(enc1b_.dst_distribution(), same12_, g2_)),
+        enc2a_(g2_, same_conv(o.width, 2 * o.width, {3, 3}),
                pool_.dst_layout().distribution(), 3),
-        enc2b_(grid, same_conv(2 * o.width, 2 * o.width, {3, 3}),
+        enc2b_(g2_, same_conv(2 * o.width, 2 * o.width, {3, 3}),
                enc2a_.dst_distribution(), 4),
-        up_(grid, upsample(2 * o.width, o.width), enc2b_.dst_distribution()),
-        concat_(grid, {enc1b_.dst_distribution(), enc1b_.dst_distribution()}),
-        dec_(grid, same_conv(2 * o.width, o.width, {3, 3}),
+        up_(g2_, segmentation_upsample(2 * o.width, o.width),
+            enc2b_.dst_distribution()),
+        cat_in_(plain(arriving(enc1b_.dst_distribution(), same13_, g3_))),
+        concat_(g3_, {cat_in_.distribution(), cat_in_.distribution()}),
+        dec_(g3_, same_conv(2 * o.width, o.width, {3, 3}),
              concat_.dst_distribution(), 5),
-        head_(grid, head_conv(o.width, o.classes), dec_.dst_distribution()),
-        loss_(grid, LossDesc::make(LossKind::kCrossEntropyIndices),
+        head_(g3_, segmentation_head(o.width, o.classes),
+              dec_.dst_distribution()),
+        loss_(g3_, LossDesc::make(LossKind::kCrossEntropyIndices),
               head_.dst_layout().distribution()),
-        up_w_(upsample(2 * o.width, o.width).weights_shape().volume()),
+        up_w_(segmentation_upsample(2 * o.width, o.width)
+                  .weights_shape()
+                  .volume()),
         up_b_(o.width),
         head_w_(o.width * o.classes),
         head_b_(o.classes),
-        x_(grid, enc1a_.src_layout()),
-        e1a_(grid, enc1b_.src_layout()),
-        skip_(grid, pool_.src_layout()),
-        pooled_(grid, pool_.dst_layout()),
-        pooled_halo_(grid, enc2a_.src_layout()),
-        e2a_(grid, enc2b_.src_layout()),
-        e2b_(grid, up_.src_layout()),
-        upsampled_(grid, up_.dst_layout()),
-        cat_(grid, dec_.src_layout()),
-        dec_out_(grid, head_.src_layout()),
-        logits_(grid, head_.dst_layout()),
-        labels_(grid, loss_.target_layout()),
-        d_logits_(grid, head_.diff_dst_layout()),
-        d_dec_out_(grid, head_.diff_src_layout()),
-        d_cat_(grid, dec_.diff_src_layout()),
-        d_upsampled_(grid, up_.diff_dst_layout()),
-        d_skip_(grid, pool_.diff_src_layout()),
-        d_e2b_(grid, up_.diff_src_layout()),
-        d_e2a_(grid, enc2b_.diff_src_layout()),
-        d_pooled_(grid, enc2a_.diff_src_layout()),
-        d_enc1b_out_(grid, pool_.diff_src_layout()),
-        d_e1a_(grid, enc1b_.diff_src_layout()) {
-    // An uneven split (50 rows over 3 ranks: 17, 17, 16) pools to 9, 8, 8
-    // rows and upsamples back to 18, 16, 16: then the upsampled tensor
-    // moves to the skip's split before the concatenation.
-    const HaloLayout aligned(enc1b_.dst_distribution());
-    if (up_.dst_layout().distribution() != aligned.distribution()) {
-      realign_.emplace(grid, up_.dst_layout(), grid, aligned);
-      aligned_.emplace(grid, aligned);
-      d_aligned_.emplace(grid, aligned);
-      d_up_plain_.emplace(grid, up_.dst_layout());
+        x_(g1_, enc1a_.src_layout()),
+        e1a_(g1_, enc1b_.src_layout()),
+        skip_(g1_, same12_ ? pool_.src_layout()
+                           : plain(enc1b_.dst_distribution())),
+        pooled_(g2_, pool_.dst_layout()),
+        pooled_halo_(g2_, enc2a_.src_layout()),
+        e2a_(g2_, enc2b_.src_layout()),
+        e2b_(g2_, up_.src_layout()),
+        upsampled_(g2_, up_.dst_layout()),
+        cat_(g3_, dec_.src_layout()),
+        dec_out_(g3_, head_.src_layout()),
+        logits_(g3_, head_.dst_layout()),
+        labels_(g3_, loss_.target_layout()),
+        d_logits_(g3_, head_.diff_dst_layout()),
+        d_dec_out_(g3_, head_.diff_src_layout()),
+        d_cat_(g3_, dec_.diff_src_layout()),
+        d_upsampled_(g2_, up_.diff_dst_layout()),
+        d_skip_(g1_, plain(enc1b_.dst_distribution())),
+        d_e2b_(g2_, up_.diff_src_layout()),
+        d_e2a_(g2_, enc2b_.diff_src_layout()),
+        d_pooled_(g2_, enc2a_.diff_src_layout()),
+        d_enc1b_out_(g1_, same12_ ? pool_.diff_src_layout()
+                                  : plain(enc1b_.dst_distribution())),
+        d_e1a_(g1_, enc1b_.diff_src_layout()) {
+    if (!same12_) {
+      to_level2_.emplace(g1_, skip_.layout(), d_enc1b_out_.layout(), g2_,
+                         pool_.src_layout(), pool_.diff_src_layout());
+      pool_in_.emplace(g2_, pool_.src_layout());
+      d_pool_in_.emplace(g2_, pool_.diff_src_layout());
+    }
+    // Also on one grid, when the split is uneven: 50 rows over 3 ranks
+    // (17, 17, 16) pool to 9, 8, 8 rows and upsample to 18, 16, 16.
+    if (!grids.same(kLevel2, kDecoder) ||
+        up_.dst_layout().distribution() != cat_in_.distribution()) {
+      up_move_.emplace(g2_, up_.dst_layout(), up_.diff_dst_layout(), g3_,
+                       cat_in_, cat_in_);
+      aligned_.emplace(g3_, cat_in_);
+      d_aligned_.emplace(g3_, cat_in_);
+    }
+    if (!same13_) {
+      skip_move_.emplace(g1_, skip_.layout(), d_skip_.layout(), g3_, cat_in_,
+                         cat_in_);
+      skip_there_.emplace(g3_, cat_in_);
+      d_skip_there_.emplace(g3_, cat_in_);
     }
     up_w_.init_uniform(std::sqrt(6.0 / (2 * o.width * 4)), 6);
     up_b_.fill(0.0f);
     head_w_.init_uniform(std::sqrt(6.0 / o.width), 7);
     head_b_.fill(0.0f);
-    fill_global(x_, [&](const Shape& i) { return input_value(i, o.height, o.size);
+    fill_global(x_, [&](const Shape& i) {
+      return input_value(i, o.height, o.size);
     });
     fill_global(labels_, [&](const Shape& i) { return label_value(i, o); });
   }
@@ -188,13 +206,18 @@ class Network {
   double step() {
     enc1a_.forward(x_, e1a_);
     enc1b_.forward(e1a_, skip_);
-    pool_.forward(skip_, pooled_);
+    DistTensor<float>& pool_in = pool_in_ ? *pool_in_ : skip_;
+    if (to_level2_) to_level2_->forward(skip_, pool_in);
+    pool_.forward(pool_in, pooled_);
     copy_shard(pooled_, pooled_halo_);
     enc2a_.forward(pooled_halo_, e2a_);
     enc2b_.forward(e2a_, e2b_);
     up_.forward(e2b_, up_w_.value.data(), up_b_.value.data(), upsampled_);
-    if (realign_) realign_->forward(upsampled_, *aligned_);
-    concat_.forward({realign_ ? &*aligned_ : &upsampled_, &skip_}, cat_);
+    if (up_move_) up_move_->forward(upsampled_, *aligned_);
+    if (skip_move_) skip_move_->forward(skip_, *skip_there_);
+    concat_.forward({up_move_ ? &*aligned_ : &upsampled_,
+                     skip_move_ ? &*skip_there_ : &skip_},
+                    cat_);
     dec_.forward(cat_, dec_out_);
     head_.forward(dec_out_, head_w_.value.data(), head_b_.value.data(),
                   logits_);
@@ -206,18 +229,18 @@ class Network {
     head_.backward_data(d_logits_, head_w_.value.data(), d_dec_out_);
     head_.wait_gradients();
     dec_.backward(cat_, d_dec_out_, &d_cat_);
-    concat_.backward(d_cat_, {realign_ ? &*d_aligned_ : &d_upsampled_, &d_skip_});
-    if (realign_) {
-      realign_->backward(*d_aligned_, *d_up_plain_);
-      copy_shard(*d_up_plain_, d_upsampled_);
-    }
+    concat_.backward(d_cat_, {up_move_ ? &*d_aligned_ : &d_upsampled_,
+                              skip_move_ ? &*d_skip_there_ : &d_skip_});
+    if (up_move_) up_move_->backward(*d_aligned_, d_upsampled_);
+    if (skip_move_) skip_move_->backward(*d_skip_there_, d_skip_);
     up_.backward_weights(e2b_, d_upsampled_, up_w_.grad.data(),
                          up_b_.grad.data());
     up_.backward_data(d_upsampled_, up_w_.value.data(), d_e2b_);
     up_.wait_gradients();
     enc2b_.backward(e2a_, d_e2b_, &d_e2a_);
     enc2a_.backward(pooled_halo_, d_e2a_, &d_pooled_);
-    pool_.backward(skip_, d_pooled_, d_enc1b_out_);
+    pool_.backward(pool_in, d_pooled_, d_pool_in_ ? *d_pool_in_ : d_enc1b_out_);
+    if (to_level2_) to_level2_->backward(*d_pool_in_, d_enc1b_out_);
     add(d_enc1b_out_, d_skip_, d_enc1b_out_);  // the skip's gradient joins
     enc1b_.backward(e1a_, d_enc1b_out_, &d_e1a_);
     enc1a_.backward(x_, d_e1a_, nullptr);  // no input gradient needed
@@ -236,12 +259,17 @@ class Network {
     return w;
   }
 
+  // The grid the loss (and so the step log) runs on.
+  const ProcessGrid& loss_grid() const { return g3_; }
+
  private:
-  Distribution x_dist_;
+  const ProcessGrid &g1_, &g2_, &g3_;
+  bool same12_, same13_;
   ConvBnRelu enc1a_, enc1b_;
   Pooling<float> pool_;
   ConvBnRelu enc2a_, enc2b_;
   Deconvolution<float> up_;
+  HaloLayout cat_in_;  // each concatenated input's, on the decoder's grid
   Concat<float> concat_;
   ConvBnRelu dec_;
   Convolution<float> head_;
@@ -250,31 +278,34 @@ class Network {
   DistTensor<float> x_, e1a_, skip_, pooled_, pooled_halo_, e2a_, e2b_,
       upsampled_, cat_, dec_out_, logits_;
   DistTensor<std::int64_t> labels_;
-  DistTensor<float> d_logits_, d_dec_out_, d_cat_,
-      d_upsampled_, d_skip_, d_e2b_, d_e2a_, d_pooled_, d_enc1b_out_, d_e1a_;
-  // Set when the upsampled tensor is split unlike the skip (see above).
-  std::optional<Redistribution<float>> realign_;
-  std::optional<DistTensor<float>> aligned_, d_aligned_, d_up_plain_;
+  DistTensor<float> d_logits_, d_dec_out_, d_cat_, d_upsampled_, d_skip_,
+      d_e2b_, d_e2a_, d_pooled_, d_enc1b_out_, d_e1a_;
+  // Set where units' grids (or splits) differ (see above).
+  std::optional<Move> to_level2_, up_move_, skip_move_;
+  std::optional<DistTensor<float>> pool_in_, d_pool_in_, aligned_, d_aligned_,
+      skip_there_, d_skip_there_;
 };
 
 int run(int argc, char** argv) {
-  const SegmentationOptions o = parse(argc, argv);
+  const SegmentationOptions opt = parse(argc, argv);
+  const SegmentationShape& o = opt.shape;
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  ProcessGrid grid(MPI_COMM_WORLD,
-                   grid_or(o.train.grid, Shape{1, 1, size, 1}, 4));
-  Network net(grid, o);
-  if (grid.rank() == 0) {
+  const UnitGrids grids(MPI_COMM_WORLD, segmentation_network(o), opt.train,
+                        Shape{1, 1, size, 1});
+  Network net(grids, o);
+  if (grids[0].rank() == 0) {
     std::printf(
         "segmentation: %lld x %lld x %lld x %lld input, width %lld, %lld "
-        "classes, grid %s (NxCxHxW), %d steps of SGD (lr %g, momentum %g)\n",
+        "classes, grids (NxCxHxW) %s, %d steps of SGD (lr %g, momentum "
+        "%g)\n",
         static_cast<long long>(o.samples), static_cast<long long>(o.channels),
         static_cast<long long>(o.height), static_cast<long long>(o.size),
         static_cast<long long>(o.width), static_cast<long long>(o.classes),
-        grid.shape().to_string().c_str(), o.train.steps, o.train.lr,
-        o.train.momentum);
+        grids.describe().c_str(), opt.train.steps, opt.train.lr,
+        opt.train.momentum);
   }
-  train(net, grid, o.train, o.samples);
+  train(net, net.loss_grid(), opt.train, o.samples);
   return 0;
 }
 

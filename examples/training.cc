@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <algorithm>
 #include <random>
 
 #include "distconv/error.h"
@@ -59,7 +60,19 @@ double number_in(const std::string& arg, const char* value, double low,
 
 bool TrainOptions::parse(const std::string& arg) {
   if (const char* v = option_value(arg, "--grid=")) {
-    grid = parse_dims(v);
+    grid_mode = std::string(v) == "auto" ? GridMode::kAuto : GridMode::kGiven;
+    grid = grid_mode == GridMode::kAuto ? Shape() : parse_dims(v);
+  } else if (const char* v = option_value(arg, "--grids=")) {
+    grid_mode = GridMode::kPerUnit;
+    unit_grids.clear();
+    std::string list = v;
+    for (size_t pos = 0; pos <= list.size();) {
+      const size_t end = std::min(list.find(',', pos), list.size());
+      unit_grids.push_back(parse_dims(list.substr(pos, end - pos)));
+      pos = end + 1;
+    }
+  } else if (const char* v = option_value(arg, "--machine=")) {
+    machine_path = v;
   } else if (const char* v = option_value(arg, "--steps=")) {
     steps = static_cast<int>(positive_integer(arg, v));
   } else if (const char* v = option_value(arg, "--lr=")) {

@@ -49,13 +49,24 @@ struct Sgd {
 };
 
 // The options every training example takes:
-//   --grid=NxCx[D]xHxW   the process grid (default: the example's)
+//   --grid=NxCx[D]xHxW   the process grid of every layer (default: the
+//                        example's)
+//   --grid=auto          each unit's grid from the planner
+//                        (examples/unit_grids.h)
+//   --grids=G1,G2,...    each unit's grid, given
+//   --machine=FILE       the planner's machine constants (default
+//                        perf/machines/this_machine.txt)
 //   --steps=K            SGD steps (default 10)
 //   --lr=X, --momentum=X SGD's learning rate and momentum
 //   --losses=FILE        rank 0 writes "step loss" lines there
 //   --timeout_s=S        a hung run fails after S seconds (SIGALRM)
+enum class GridMode { kGiven, kPerUnit, kAuto };
+
 struct TrainOptions {
-  Shape grid;  // empty: the example's default
+  GridMode grid_mode = GridMode::kGiven;
+  Shape grid;  // kGiven; empty: the example's default
+  std::vector<Shape> unit_grids;  // kPerUnit
+  std::string machine_path = "perf/machines/this_machine.txt";
   int steps = 10;
   double lr = 0.01;
   double momentum = 0.9;

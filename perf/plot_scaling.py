@@ -5,9 +5,10 @@
 
 Writes OUT_DIR/scaling.md (one table per study and workload: time per
 step, speedup over 1 rank for strong scaling or efficiency for weak
-scaling, and rank 0's time split into compute, halo-exchange wait and
-gradient-allreduce wait) and, when matplotlib is there, strong.png,
-weak.png and breakdown.png.
+scaling, rank 0's time split into compute, halo-exchange wait and
+gradient-allreduce wait, and the performance model's prediction with its
+error; then the model's error over all runs) and, when matplotlib is
+there, strong.png, weak.png, breakdown.png and model.png.
 """
 import csv
 import sys
@@ -21,7 +22,7 @@ def load(path):
         for k in ("ranks", "cores"):
             r[k] = int(r[k])
         for k in ("ms_per_step", "images_per_s", "halo_wait_ms",
-                  "allreduce_wait_ms"):
+                  "allreduce_wait_ms", "model_ms"):
             r[k] = float(r[k])
         r["compute_ms"] = r["ms_per_step"] - r["halo_wait_ms"] - r["allreduce_wait_ms"]
     return rows
@@ -48,14 +49,37 @@ def ratio(base, r):
     return base["ms_per_step"] / r["ms_per_step"]
 
 
+def error(r):
+    """The model's relative error on a run: (model - measured) / measured."""
+    return (r["model_ms"] - r["ms_per_step"]) / r["ms_per_step"]
+
+
+def model_summary(rows):
+    lines = ["## The performance model against these runs\n",
+             "| runs | mean abs. error | largest error |", "|---|---|---|"]
+    for name, pick in (("all", lambda r: True),
+                       ("1 rank", lambda r: r["ranks"] == 1),
+                       ("within the cores",
+                        lambda r: 1 < r["ranks"] <= r["cores"]),
+                       ("oversubscribed", lambda r: r["ranks"] > r["cores"])):
+        errs = [error(r) for r in rows if pick(r)]
+        if errs:
+            worst = max(errs, key=abs)
+            lines.append(f"| {name} ({len(errs)}) | "
+                         f"{100 * sum(abs(e) for e in errs) / len(errs):.0f}% | "
+                         f"{100 * worst:+.0f}% |")
+    return "\n".join(lines) + "\n"
+
+
 def table(rows, study):
     lines = []
     name = "speedup" if study == "strong" else "efficiency"
     for workload, splits in groups(rows, study).items():
         lines.append(f"### {study} scaling: {workload}\n")
         lines.append(f"| split | ranks | grid | ms/step | {name} | compute ms | "
-                     "halo wait ms | allreduce wait ms |")
-        lines.append("|---|---|---|---|---|---|---|---|")
+                     "halo wait ms | allreduce wait ms | model ms | "
+                     "model error |")
+        lines.append("|---|---|---|---|---|---|---|---|---|---|")
         base_shown = False
         for split, runs in splits.items():
             for r in runs:
@@ -68,7 +92,8 @@ def table(rows, study):
                     f"| {r['split']} | {r['ranks']}{over} | {r['grid']} | "
                     f"{r['ms_per_step']:.1f} | {ratio(runs[0], r):.2f} | "
                     f"{r['compute_ms']:.1f} | {r['halo_wait_ms']:.1f} | "
-                    f"{r['allreduce_wait_ms']:.1f} |")
+                    f"{r['allreduce_wait_ms']:.1f} | {r['model_ms']:.1f} | "
+                    f"{100 * error(r):+.0f}% |")
         lines.append("")
     return "\n".join(lines)
 
@@ -133,6 +158,26 @@ def plots(rows, out):
     fig.savefig(path, dpi=120)
     plt.close(fig)
     written.append(path)
+    # The model's prediction against the measurement, one point per run.
+    fig, ax = plt.subplots(figsize=(5.5, 5))
+    for study, marker in (("strong", "o"), ("weak", "s")):
+        mine = [r for r in rows if r["study"] == study]
+        ax.scatter([r["ms_per_step"] for r in mine],
+                   [r["model_ms"] for r in mine], marker=marker, label=study)
+    lo = min(min(r["ms_per_step"], r["model_ms"]) for r in rows) * 0.8
+    hi = max(max(r["ms_per_step"], r["model_ms"]) for r in rows) * 1.2
+    ax.plot([lo, hi], [lo, hi], "k--", linewidth=0.8, label="exact")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("measured ms per step")
+    ax.set_ylabel("modelled ms per step")
+    ax.set_title("performance model vs. measurement")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path = f"{out}/model.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    written.append(path)
     return written
 
 
@@ -146,7 +191,7 @@ def main():
             "or gradient allreduce (blocking collectives such as batch "
             "norm's count as compute); for the layer, 'halo wait' holds "
             "both waits.\n",
-            table(rows, "strong"), table(rows, "weak")]
+            table(rows, "strong"), table(rows, "weak"), model_summary(rows)]
     with open(f"{out}/scaling.md", "w") as f:
         f.write("\n".join(text))
     for p in plots(rows, out):

@@ -10,6 +10,10 @@
 #                       time into compute, halo-exchange wait and
 #                       gradient-allreduce wait
 # OUT_DIR/*.png         the plots (python3-matplotlib, installed if missing)
+# OUT_DIR/machine.txt   the performance model's constants, calibrated here
+#                       first (perf/model/calibrate); every run's modelled
+#                       time (perf/model/predict) sits beside its measured
+#                       one, and runs with --grid=auto use the planner
 # STEPS=K sets the examples' steps (default 6; the first is not timed).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -28,33 +32,50 @@ if ! "$py" -c "import matplotlib" 2>/dev/null; then
     echo "perf/scaling.sh: plots need python3-matplotlib (apt-get install python3-matplotlib)" >&2
   fi
 fi
-bazel build //examples:segmentation //examples:cosmoflow //perf:distconv_bench
+bazel build //examples:segmentation //examples:cosmoflow //perf:distconv_bench \
+  //perf/model:calibrate //perf/model:predict
 bin=$(bazel info bazel-bin)
 export OMPI_MCA_plm=isolated
 cores=$(nproc)
+mpirun_() {
+  mpirun --allow-run-as-root --oversubscribe --bind-to none \
+    --mca mpi_yield_when_idle 1 -x OMP_NUM_THREADS=1 "$@"
+}
+machine="$out/machine.txt"
+mpirun_ -np 2 "$bin/perf/model/calibrate" --out="$machine" >&2
 
 csv="$out/scaling.csv"
-echo "study,workload,split,ranks,cores,grid,ms_per_step,images_per_s,halo_wait_ms,allreduce_wait_ms" > "$csv"
+echo "study,workload,split,ranks,cores,grid,ms_per_step,images_per_s,halo_wait_ms,allreduce_wait_ms,model_ms" > "$csv"
 
 run() {  # run STUDY WORKLOAD SPLIT RANKS GRID BINARY ARGS...
   local study=$1 workload=$2 split=$3 ranks=$4 grid=$5 binary=$6
   shift 6
   echo "[scaling] $study $workload $split: $ranks rank(s), grid $grid" >&2
-  local line
-  line=$(mpirun --allow-run-as-root --oversubscribe --bind-to none \
-    --mca mpi_yield_when_idle 1 -np "$ranks" -x OMP_NUM_THREADS=1 \
-    "$binary" --grid="$grid" "$@" | grep -E '^(result )?\{' | tail -1)
-  "$py" - "$study" "$workload" "$split" "$ranks" "$cores" "$grid" "$line" >> "$csv" <<'PY'
+  # The model's prediction of the same run (the planner's grids for auto).
+  local model=() extra=()
+  case "$binary" in
+    "$seg") model=(--network=segmentation "$@") extra=(--machine="$machine") ;;
+    "$cosmo") model=(--network=cosmoflow "$@") extra=(--machine="$machine") ;;
+    *) model=(--conv="${*: -1}") ;;  # distconv_bench: the descriptor
+  esac
+  local line predicted
+  line=$(mpirun_ -np "$ranks" "$binary" --grid="$grid" "$@" "${extra[@]}" |
+    grep -E '^(result )?\{' | tail -1)
+  predicted=$("$bin/perf/model/predict" --machine="$machine" "${model[@]}" \
+    --grid="$grid" --ranks="$ranks" | grep '^result' | tail -1)
+  "$py" - "$study" "$workload" "$split" "$ranks" "$cores" "$grid" "$line" \
+    "$predicted" >> "$csv" <<'PY'
 import json, sys
-study, workload, split, ranks, cores, grid, line = sys.argv[1:]
+study, workload, split, ranks, cores, grid, line, predicted = sys.argv[1:]
 r = json.loads(line[line.index("{"):])
+model = json.loads(predicted[predicted.index("{"):])["ms_per_step"]
 if "median_ms" in r:  # distconv_bench: one layer, all passes
     ms, images = r["median_ms"], float("nan")
     halo, allreduce = r["comm_wait_ms"], 0.0  # halo and allreduce together
 else:
     ms, images = r["ms_per_step"], r["images_per_s"]
     halo, allreduce = r["halo_wait_ms"], r["allreduce_wait_ms"]
-print(f"{study},{workload},{split},{ranks},{cores},{grid},{ms},{images},{halo},{allreduce}")
+print(f"{study},{workload},{split},{ranks},{cores},{grid},{ms},{images},{halo},{allreduce},{model}")
 PY
 }
 
@@ -79,6 +100,11 @@ for p in 2 4; do
   run strong "$cosmos" samples "$p" "${p}x1x1x1x1" "$cosmo" --size=64 --steps="$steps"
 done
 run strong "$segs" samples 2 2x1x1x1 "$seg" --steps="$steps"
+# The planner's grids per unit (--grid=auto, from the calibrated machine).
+for p in 2 4; do
+  run strong "$segs" planned "$p" auto "$seg" --steps="$steps"
+  run strong "$cosmos" planned "$p" auto "$cosmo" --size=64 --steps="$steps"
+done
 run strong "$segs" "samples x space" 4 2x1x2x1 "$seg" --steps="$steps"
 run strong "$cosmos" "samples x space" 4 2x1x2x1x1 "$cosmo" --size=64 --steps="$steps"
 # Weak scaling: one shard per rank (2x18x256^2 and 4x4x32^3 per rank;
