@@ -9,8 +9,10 @@
 // 256, 3D on 1 x C x 32^3), and batch norm, ReLU, 2x2 max pooling,
 // concatenation, the cross-entropy loss and a shard copy per element
 // (forward and backward), each the median of --reps runs after a warm-up.
-// The call overhead is a convolution on 1 x 4 x 4 x 4. Ranks 0 and 1
-// then ping-pong 8-byte messages (latency: half a round trip) and 4 MiB
+// The call overhead is a convolution on 1 x 4 x 4 x 4. The contention is
+// how much slower the C = F = 16 convolutions (2D and 3D) run when every
+// core has a rank running them at once than on rank 0 alone (the slowest
+// rank's time). Ranks 0 and 1 then ping-pong 8-byte messages (latency: half a round trip) and 4 MiB
 // ones (bandwidth). Everything runs on one node here, so the file puts
 // every rank on one node (ranks_per_node 4096) and its cores_per_node is
 // this machine's core count. About 10 s.
@@ -225,6 +227,27 @@ int run(int argc, char** argv) {
     }
     elementwise(grid, Shape{1, 32, 256, 256}, reps, m);
   }
+  // Contention: the same convolutions alone on rank 0, then on as many
+  // ranks at once as there are cores.
+  const int busy = std::min(size, std::max(m.cores_per_node, 1));
+  double alone = 0, together = 0;
+  for (int round = 0; round < 2; ++round) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double mine = 0;
+    if (rank == 0 || (round == 1 && rank < busy)) {
+      ProcessGrid grid(MPI_COMM_SELF, Shape{1, 1, 1, 1});
+      ProcessGrid grid3(MPI_COMM_SELF, Shape{1, 1, 1, 1, 1});
+      for (const auto& t : {conv_passes(grid, Shape{1, 16, 256, 256}, o.reps),
+                            conv_passes(grid3, Shape{1, 16, 32, 32, 32},
+                                        o.reps)}) {
+        mine += t[0] + t[1] + t[2];
+      }
+    }
+    double slowest = 0;
+    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    (round == 0 ? alone : together) = slowest;
+  }
+  m.contention = std::max(1.0, together / alone);
   m.intra.latency_s = ping_pong_s(MPI_COMM_WORLD, 8, 200);
   const int big = 4 << 20;
   m.intra.bandwidth_Bps =

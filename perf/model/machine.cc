@@ -52,6 +52,7 @@ struct ScalarKey {
 
 template <typename Fn>
 void for_each_scalar(Machine& m, Fn fn) {
+  fn(ScalarKey{"contention", 1.0}, m.contention);
   fn(ScalarKey{"intra_latency_us", 1e-6}, m.intra.latency_s);
   fn(ScalarKey{"intra_bandwidth_GBps", 1e9}, m.intra.bandwidth_Bps);
   fn(ScalarKey{"inter_latency_us", 1e-6}, m.inter.latency_s);
@@ -99,9 +100,10 @@ const LinkCost& Machine::slowest_link(int ranks) const {
 }
 
 double Machine::compute_slowdown(int ranks) const {
-  if (cores_per_node <= 0) return 1.0;
   const int on_node = std::min(ranks, ranks_per_node);
-  return std::max(1.0, static_cast<double>(on_node) / cores_per_node);
+  const double shared = on_node > 1 ? contention : 1.0;
+  if (cores_per_node <= 0) return shared;
+  return shared * std::max(1.0, static_cast<double>(on_node) / cores_per_node);
 }
 
 Machine parse_machine(const std::string& text, const std::string& origin) {
@@ -163,6 +165,8 @@ Machine parse_machine(const std::string& text, const std::string& origin) {
     require(seen.count(k) == 1, ErrorKind::kInvalidArgument, origin,
             ": missing '", k, "'");
   }
+  require(m.contention >= 1, ErrorKind::kInvalidArgument, origin,
+          ": contention must be at least 1, got ", m.contention);
   require(!m.conv2d.empty() && !m.conv3d.empty(), ErrorKind::kInvalidArgument,
           origin, ": needs at least one 'conv2d' and one 'conv3d' line");
   for (auto* table : {&m.conv2d, &m.conv3d}) {

@@ -7,6 +7,8 @@
 //   name = this machine
 //   ranks_per_node = 64            # consecutive ranks share a node
 //   cores_per_node = 2             # 0: one core or GPU per rank
+//   contention = 1.2               # compute slows by this when several
+//                                  #  ranks of a node compute at once
 //   intra_latency_us = 0.5         # point-to-point, one message
 //   intra_bandwidth_GBps = 6       # inside a node
 //   inter_latency_us = 2           # between nodes
@@ -59,6 +61,7 @@ struct Machine {
   std::string name;
   int ranks_per_node = 1;
   int cores_per_node = 0;
+  double contention = 1;  // >= 1: shared caches and memory bandwidth
   LinkCost intra, inter;
   double call_overhead_s = 0;
   double batch_norm_s = 0, relu_s = 0, pool_s = 0, concat_s = 0, loss_s = 0,
@@ -73,7 +76,8 @@ struct Machine {
   // The link every message of a collective over `ranks` ranks may cross.
   const LinkCost& slowest_link(int ranks) const;
   // How much slower each rank computes when `ranks` ranks run: ranks on a
-  // node beyond its cores share them.
+  // node beyond its cores share them, and two or more ranks on a node
+  // contend for its caches and memory (contention).
   double compute_slowdown(int ranks) const;
 };
 

@@ -15,7 +15,7 @@ const char* kText =
     "# a machine\n"
     "name = two nodes\n"
     "ranks_per_node = 4   # four GPUs\n"
-    "cores_per_node = 0\n"
+    "cores_per_node = 0\ncontention = 1.5\n"
     "intra_latency_us = 2\nintra_bandwidth_GBps = 100\n"
     "inter_latency_us = 5\ninter_bandwidth_GBps = 25\n"
     "call_overhead_us = 10\n"
@@ -30,6 +30,7 @@ TEST(Machine, ParsesEveryKeyInItsUnit) {
   EXPECT_EQ(m.name, "two nodes");
   EXPECT_EQ(m.ranks_per_node, 4);
   EXPECT_EQ(m.cores_per_node, 0);
+  EXPECT_DOUBLE_EQ(m.contention, 1.5);
   EXPECT_DOUBLE_EQ(m.intra.latency_s, 2e-6);
   EXPECT_DOUBLE_EQ(m.inter.bandwidth_Bps, 25e9);
   EXPECT_DOUBLE_EQ(m.call_overhead_s, 10e-6);
@@ -58,11 +59,12 @@ TEST(Machine, LinksAndSlowdown) {
   EXPECT_EQ(&m.link(3, 4), &m.inter);
   EXPECT_EQ(&m.slowest_link(4), &m.intra);
   EXPECT_EQ(&m.slowest_link(8), &m.inter);
-  EXPECT_DOUBLE_EQ(m.compute_slowdown(8), 1.0);
+  EXPECT_DOUBLE_EQ(m.compute_slowdown(1), 1.0);  // alone on its node
+  EXPECT_DOUBLE_EQ(m.compute_slowdown(8), 1.5);  // contention only
   m.cores_per_node = 2;
-  EXPECT_DOUBLE_EQ(m.compute_slowdown(2), 1.0);
-  EXPECT_DOUBLE_EQ(m.compute_slowdown(3), 1.5);
-  EXPECT_DOUBLE_EQ(m.compute_slowdown(16), 2.0);  // 4 ranks per node
+  EXPECT_DOUBLE_EQ(m.compute_slowdown(2), 1.5);
+  EXPECT_DOUBLE_EQ(m.compute_slowdown(3), 1.5 * 1.5);
+  EXPECT_DOUBLE_EQ(m.compute_slowdown(16), 1.5 * 2.0);  // 4 ranks per node
 }
 
 TEST(Machine, FormatRoundTrips) {
@@ -89,7 +91,7 @@ std::string failure(const std::string& text) {
 
 TEST(Machine, BadFilesNameTheLineAndKey) {
   const std::string ok = kText;
-  EXPECT_NE(failure(ok + "colour = blue\n").find("m.txt:19: unknown key 'colour'"),
+  EXPECT_NE(failure(ok + "colour = blue\n").find("m.txt:20: unknown key 'colour'"),
             std::string::npos);
   EXPECT_NE(failure(ok + "relu_ns = 2\n").find("'relu_ns' given twice"),
             std::string::npos);
@@ -103,6 +105,10 @@ TEST(Machine, BadFilesNameTheLineAndKey) {
   no_bw.replace(no_bw.find("inter_bandwidth_GBps = 25"), 25,
                 "inter_bandwidth_GBps = -1");
   EXPECT_NE(failure(no_bw).find("'-1' is not a positive number"),
+            std::string::npos);
+  std::string shared = ok;
+  shared.replace(shared.find("contention = 1.5"), 16, "contention = 0.5");
+  EXPECT_NE(failure(shared).find("contention must be at least 1"),
             std::string::npos);
   std::string missing = ok;
   missing.erase(missing.find("copy_ns"), std::string("copy_ns = 0.25\n").size());

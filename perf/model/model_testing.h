@@ -16,7 +16,7 @@ inline Machine test_machine(int ranks_per_node = 64) {
   return parse_machine(
       "name = test\n"
       "ranks_per_node = " + std::to_string(ranks_per_node) + "\n"
-      "cores_per_node = 0\n"
+      "cores_per_node = 0\ncontention = 1\n"
       "intra_latency_us = 1\nintra_bandwidth_GBps = 1\n"
       "inter_latency_us = 10\ninter_bandwidth_GBps = 0.1\n"
       "call_overhead_us = 1\n"
