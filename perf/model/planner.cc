@@ -25,7 +25,10 @@ void factorise(const Shape& tensor, int dim, Index left, bool capped,
     factorise(tensor, 2, left, capped, grid, out);
     return;
   }
-  for (Index f = 1; f <= left; ++f) {
+  // Samples from the most parts down, so that on a tie (halos hidden
+  // behind compute, say) the search keeps the split without halos.
+  for (Index k = 1; k <= left; ++k) {
+    const Index f = dim == 0 ? left + 1 - k : k;
     if (left % f != 0 || (capped && f > tensor[dim])) continue;
     grid[dim] = f;
     factorise(tensor, dim + 1, left / f, capped, grid, out);
@@ -201,7 +204,14 @@ Plan plan_network(const Network& net, const PlannerOptions& options,
   }
   plan.grids = Search(net, options.ranks, m).run();
   plan.prediction = predict(net, plan.grids, m);
-  return plan;
+  // The search costs inputs as balanced; where uneven splits make the
+  // exact prediction of its answer worse than that of the best single
+  // grid, the single grid is the plan.
+  PlannerOptions one = options;
+  one.scope = PlanScope::kOneGrid;
+  Plan uniform = plan_network(net, one, m);
+  return uniform.prediction.step_s() < plan.prediction.step_s() ? uniform
+                                                                 : plan;
 }
 
 }  // namespace model

@@ -18,7 +18,10 @@
 // cheapest assignment under the model without trying every combination.
 // While searching, a unit's input is taken as balanced over its grid (a
 // chain of even splits keeps it so); the returned prediction follows the
-// exact distributions (network.h's predict).
+// exact distributions (network.h's predict), and where uneven splits make
+// it worse than the best single grid's, that grid is the plan. Candidates
+// come with the most sample parts first, so that ties (halos hidden
+// behind compute) go to the split without halos.
 //
 // PlanScope::kOneGrid instead picks the best single grid for every unit
 // (what an example without redistributions between its layers can run).

@@ -16,6 +16,7 @@
 // scaling; with --weak the samples grow with the ranks) and prints, per
 // count, the planner's per-unit grids, the best single grid and pure
 // sample parallelism where there are enough samples.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -72,11 +73,12 @@ Options parse(int argc, char** argv) {
       continue;
     }
     if (const char* v = option_value(arg, "--sweep=")) {
-      const Shape s = parse_dims(v);
-      for (Index p : s) {
-        require(p >= 1, ErrorKind::kInvalidArgument, arg,
-                ": rank counts must be positive");
-        o.sweep.push_back(p);
+      const std::string list = v;
+      for (size_t pos = 0; pos <= list.size();) {
+        const size_t end = std::min(list.find(',', pos), list.size());
+        const std::string one = list.substr(pos, end - pos);
+        o.sweep.push_back(examples::positive_integer(arg, one.c_str()));
+        pos = end + 1;
       }
       continue;
     }
