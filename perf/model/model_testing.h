@@ -1,10 +1,12 @@
-// A made-up machine for the model's tests: round numbers, so that expected
-// times can be written down by hand.
+// What the model's tests share: a made-up machine (round numbers, so that
+// expected times can be written down by hand) and a padded 3x3
+// convolution.
 #ifndef DISTCONV_PERF_MODEL_MODEL_TESTING_H_
 #define DISTCONV_PERF_MODEL_MODEL_TESTING_H_
 
 #include <string>
 
+#include "distconv/conv_desc.h"
 #include "perf/model/machine.h"
 
 namespace distconv {
@@ -24,6 +26,13 @@ inline Machine test_machine(int ranks_per_node = 64) {
       "loss_ns = 1\ncopy_ns = 1\n"
       "conv2d = 16 1 1 1\nconv3d = 16 1 1 1\n",
       "test_machine");
+}
+
+// A 3x3 convolution padded to keep the extent.
+inline ConvDesc same3x3(Index c, Index f) {
+  ConvDesc d = ConvDesc::make(c, f, {3, 3});
+  d.padding_lower = d.padding_upper = {1, 1};
+  return d;
 }
 
 }  // namespace model

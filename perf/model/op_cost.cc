@@ -272,27 +272,21 @@ Cost& Cost::operator+=(const Cost& o) {
 
 Op Op::convolution(const ConvDesc& d, const Shape& src) {
   d.validate(src);
-  Op op;
-  op.kind = OpKind::kConvolution;
-  op.src_shape = src;
+  Op op{OpKind::kConvolution, src};
   op.conv = d;
   return op;
 }
 
 Op Op::deconvolution(const DeconvDesc& d, const Shape& src) {
   d.validate(src);
-  Op op;
-  op.kind = OpKind::kDeconvolution;
-  op.src_shape = src;
+  Op op{OpKind::kDeconvolution, src};
   op.deconv = d;
   return op;
 }
 
 Op Op::pooling(const PoolDesc& d, const Shape& src) {
   d.validate(src);
-  Op op;
-  op.kind = OpKind::kPooling;
-  op.src_shape = src;
+  Op op{OpKind::kPooling, src};
   op.pool = d;
   return op;
 }
@@ -304,10 +298,7 @@ Op Op::elementwise(OpKind kind, const Shape& src) {
           "Op::elementwise takes batch norm, ReLU, concat or loss");
   require(src.ndims() >= 3, ErrorKind::kInvalidArgument,
           "an operation's input is N x C x spatial, not ", src);
-  Op op;
-  op.kind = kind;
-  op.src_shape = src;
-  return op;
+  return Op{kind, src};
 }
 
 Shape Op::dst_shape() const {

@@ -9,12 +9,6 @@ namespace distconv {
 namespace model {
 namespace {
 
-ConvDesc same3x3(Index c, Index f) {
-  ConvDesc d = ConvDesc::make(c, f, {3, 3});
-  d.padding_lower = d.padding_upper = {1, 1};
-  return d;
-}
-
 // 2 * N * H * W * F * C * 9 FLOPs at 1 GFLOP/s plus 1 us per call.
 double pass_s(double n, double h, double w, double c, double f) {
   return 1e-6 + 2 * n * h * w * c * f * 9 / 1e9;

@@ -68,8 +68,10 @@ class Search {
       std::vector<int> prev;
       int choice;
     };
-    std::vector<std::map<std::vector<int>, Entry>> steps(n_);
-    std::map<std::vector<int>, Entry> current = {{{}, {0.0, {}, -1}}};
+    using Table = std::map<std::vector<int>, Entry>;
+    std::vector<Table> steps(n_);  // steps[i]: the states after unit i
+    const Table start = {{{}, {0.0, {}, -1}}};
+    const Table* current = &start;
     std::vector<int> live;  // units live before unit i
     for (int i = 0; i < n_; ++i) {
       std::vector<int> next_live;
@@ -77,8 +79,8 @@ class Search {
         if (last_reader_[j] > i) next_live.push_back(j);
       }
       if (last_reader_[i] > i) next_live.push_back(i);
-      std::map<std::vector<int>, Entry> next;
-      for (const auto& [key, entry] : current) {
+      Table& next = steps[i];
+      for (const auto& [key, entry] : *current) {
         for (size_t g = 0; g < tables_[i].grids.size(); ++g) {
           const double cost =
               entry.cost + step_cost(i, static_cast<int>(g), live, key);
@@ -93,14 +95,13 @@ class Search {
           }
         }
       }
-      steps[i] = next;
-      current = std::move(next);
+      current = &next;
       live = next_live;
     }
     // Walk back from the cheapest final state.
     std::vector<int> key;
     double best = std::numeric_limits<double>::infinity();
-    for (const auto& [k, e] : current) {
+    for (const auto& [k, e] : *current) {
       if (e.cost < best) {
         best = e.cost;
         key = k;

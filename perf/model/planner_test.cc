@@ -12,12 +12,6 @@ namespace distconv {
 namespace model {
 namespace {
 
-ConvDesc same3x3(Index c, Index f) {
-  ConvDesc d = ConvDesc::make(c, f, {3, 3});
-  d.padding_lower = d.padding_upper = {1, 1};
-  return d;
-}
-
 // conv-BN-ReLU, a pooling, a conv-ReLU, a 1x1 head with its loss.
 Network chain(Index samples, Index size) {
   Network net;
