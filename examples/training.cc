@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <algorithm>
 #include <random>
 
 #include "distconv/error.h"
@@ -65,11 +64,8 @@ bool TrainOptions::parse(const std::string& arg) {
   } else if (const char* v = option_value(arg, "--grids=")) {
     grid_mode = GridMode::kPerUnit;
     unit_grids.clear();
-    std::string list = v;
-    for (size_t pos = 0; pos <= list.size();) {
-      const size_t end = std::min(list.find(',', pos), list.size());
-      unit_grids.push_back(parse_dims(list.substr(pos, end - pos)));
-      pos = end + 1;
+    for (const std::string& g : comma_items(v)) {
+      unit_grids.push_back(parse_dims(g));
     }
   } else if (const char* v = option_value(arg, "--machine=")) {
     machine_path = v;

@@ -1,11 +1,12 @@
 // Command-line helpers of the small benchmark programs (halo_bench,
 // redistribute_bench): `--key=value` arguments and shapes written
-// "1x16x2048x2048" (or with commas).
+// "1x16x2048x2048" (or with commas), and comma-separated lists.
 //
 //   if (const char* v = option_value(arg, "--shape=")) shape = parse_dims(v);
 #ifndef DISTCONV_PERF_CLI_ARGS_H_
 #define DISTCONV_PERF_CLI_ARGS_H_
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -42,6 +43,17 @@ inline Shape parse_dims(const std::string& text) {
   Shape s = Shape::filled(static_cast<int>(v.size()), 0);
   for (size_t d = 0; d < v.size(); ++d) s[static_cast<int>(d)] = v[d];
   return s;
+}
+
+// The comma-separated items of `text`, in order ("a,,b": "a", "", "b").
+inline std::vector<std::string> comma_items(const std::string& text) {
+  std::vector<std::string> items;
+  for (size_t pos = 0; pos <= text.size();) {
+    const size_t end = std::min(text.find(',', pos), text.size());
+    items.push_back(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return items;
 }
 
 }  // namespace distconv

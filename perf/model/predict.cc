@@ -16,7 +16,6 @@
 // scaling; with --weak the samples grow with the ranks) and prints, per
 // count, the planner's per-unit grids, the best single grid and pure
 // sample parallelism where there are enough samples.
-#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -54,48 +53,34 @@ struct Options {
 Options parse(int argc, char** argv) {
   Options o;
   o.grids.machine_path = "";
-  std::vector<IntegerOption> own = {{"--ranks=", &o.ranks}};
+  // predict's own options here; the grid and network options (and
+  // anything unknown) go to the examples' parse_args.
+  std::vector<char*> rest = {argv[0]};
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
-    if (const char* v = option_value(arg, "--network=")) o.network = v;
+    if (const char* v = option_value(arg, "--network=")) {
+      o.network = v;
+    } else if (const char* v = option_value(arg, "--conv=")) {
+      o.network = "conv";
+      o.conv = v;
+    } else if (const char* v = option_value(arg, "--sweep=")) {
+      for (const std::string& p : comma_items(v)) {
+        o.sweep.push_back(examples::positive_integer(arg, p.c_str()));
+      }
+    } else if (arg == "--weak") {
+      o.weak = true;
+    } else {
+      rest.push_back(argv[a]);
+    }
   }
+  std::vector<IntegerOption> own = {{"--ranks=", &o.ranks}};
   if (o.network == "segmentation") {
     for (const IntegerOption& i : o.segmentation.options()) own.push_back(i);
   } else if (o.network == "cosmoflow") {
     for (const IntegerOption& i : o.cosmoflow.options()) own.push_back(i);
   }
-  for (int a = 1; a < argc; ++a) {
-    const std::string arg = argv[a];
-    if (option_value(arg, "--network=")) continue;
-    if (const char* v = option_value(arg, "--conv=")) {
-      o.network = "conv";
-      o.conv = v;
-      continue;
-    }
-    if (const char* v = option_value(arg, "--sweep=")) {
-      const std::string list = v;
-      for (size_t pos = 0; pos <= list.size();) {
-        const size_t end = std::min(list.find(',', pos), list.size());
-        const std::string one = list.substr(pos, end - pos);
-        o.sweep.push_back(examples::positive_integer(arg, one.c_str()));
-        pos = end + 1;
-      }
-      continue;
-    }
-    if (arg == "--weak") {
-      o.weak = true;
-      continue;
-    }
-    if (o.grids.parse(arg)) continue;
-    bool known = false;
-    for (const IntegerOption& i : own) {
-      if (const char* v = option_value(arg, i.key)) {
-        *i.value = examples::positive_integer(arg, v);
-        known = true;
-      }
-    }
-    require(known, ErrorKind::kInvalidArgument, "unknown option ", arg);
-  }
+  examples::parse_args(static_cast<int>(rest.size()), rest.data(), &o.grids,
+                       own);
   require(o.network == "segmentation" || o.network == "cosmoflow" ||
               o.network == "conv",
           ErrorKind::kInvalidArgument,
