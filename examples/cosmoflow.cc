@@ -127,10 +127,8 @@ class Network {
       const Index next = o.width << l;
       stacks_.push_back(std::make_unique<Stack>(grids[l], channels, next, dist,
                                                 static_cast<unsigned>(l + 1)));
-      dist = stacks_.back()->pool.dst_layout().distribution();
-      if (!grids.same(l, l + 1)) {
-        dist = Distribution(dist.global_shape(), grids[l + 1].shape());
-      }
+      dist = grids.arriving(stacks_.back()->pool.dst_layout().distribution(),
+                            l, l + 1);
       channels = next;
     }
     const ProcessGrid& grid = head_grid_;

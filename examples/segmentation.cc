@@ -92,13 +92,6 @@ HaloLayout plain(const Distribution& d) {
   return HaloLayout(d).with_storage(StorageOrder::kChannelsLast);
 }
 
-// `d` as it arrives on a unit: unchanged on the same grid, else balanced
-// over the unit's grid (what a Move delivers).
-Distribution arriving(const Distribution& d, bool same_grid,
-                      const ProcessGrid& grid) {
-  return same_grid ? d : Distribution(d.global_shape(), grid.shape());
-}
-
 // The network planned on its units' grids (examples/networks.h): level 1
 // on grids[kLevel1], level 2 on grids[kLevel2], the decoder on
 // grids[kDecoder], its tensors allocated from the plans. Where units'
@@ -118,14 +111,15 @@ class Network {
         enc1b_(g1_, same_conv(o.width, o.width, {3, 3}),
                enc1a_.dst_distribution(), 2),
         pool_(g2_, PoolDesc::make(PoolKind::kMax, {2, 2}),
-              arriving(enc1b_.dst_distribution(), same12_, g2_)),
+              grids.arriving(enc1b_.dst_distribution(), kLevel1, kLevel2)),
         enc2a_(g2_, same_conv(o.width, 2 * o.width, {3, 3}),
                pool_.dst_layout().distribution(), 3),
         enc2b_(g2_, same_conv(2 * o.width, 2 * o.width, {3, 3}),
                enc2a_.dst_distribution(), 4),
         up_(g2_, segmentation_upsample(2 * o.width, o.width),
             enc2b_.dst_distribution()),
-        cat_in_(plain(arriving(enc1b_.dst_distribution(), same13_, g3_))),
+        cat_in_(plain(grids.arriving(enc1b_.dst_distribution(), kLevel1,
+                                      kDecoder))),
         concat_(g3_, {cat_in_.distribution(), cat_in_.distribution()}),
         dec_(g3_, same_conv(2 * o.width, o.width, {3, 3}),
              concat_.dst_distribution(), 5),

@@ -78,6 +78,12 @@ UnitGrids::UnitGrids(MPI_Comm comm, const model::Network& net,
   }
 }
 
+Distribution UnitGrids::arriving(const Distribution& d, int from,
+                                int to) const {
+  return same(from, to) ? d
+                        : Distribution(d.global_shape(), (*this)[to].shape());
+}
+
 std::string UnitGrids::describe() const {
   std::ostringstream out;
   for (size_t u = 0; u < of_unit_.size(); ++u) {

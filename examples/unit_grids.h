@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "distconv/distribution.h"
 #include "distconv/process_grid.h"
 #include "examples/training.h"
 #include "perf/model/network.h"
@@ -37,6 +38,10 @@ class UnitGrids {
   const ProcessGrid& operator[](int unit) const { return *of_unit_[unit]; }
   bool same(int a, int b) const { return of_unit_[a] == of_unit_[b]; }
   int units() const { return static_cast<int>(of_unit_.size()); }
+  // A tensor distributed as `d` by unit `from`, as unit `to` reads it:
+  // unchanged on the same grid, else balanced over `to`'s grid (what a
+  // Move delivers; perf/model/network.h costs it the same way).
+  Distribution arriving(const Distribution& d, int from, int to) const;
   // "level 1 1x1x2x1, level 2 2x1x1x1, decoder 1x1x2x1", and with
   // --grid=auto the modelled step time.
   std::string describe() const;
