@@ -98,6 +98,14 @@ def table(rows, study):
     return "\n".join(lines)
 
 
+def save(plt, fig, path):
+    """Writes and closes one figure; returns its path."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def plots(rows, out):
     try:
         import matplotlib
@@ -130,11 +138,7 @@ def plots(rows, out):
         ax.set_xticks(sorted({r["ranks"] for r in rows}))
         ax.set_title(f"{study} scaling")
         ax.legend(fontsize=7)
-        fig.tight_layout()
-        path = f"{out}/{study}.png"
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        written.append(path)
+        written.append(save(plt, fig, f"{out}/{study}.png"))
     # Breakdown of every run's time per step on rank 0.
     runs = rows
     fig, ax = plt.subplots(figsize=(max(7, 0.45 * len(runs)), 4.5))
@@ -153,11 +157,7 @@ def plots(rows, out):
     ax.set_yscale("log")
     ax.set_title("where the time goes")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = f"{out}/breakdown.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    written.append(path)
+    written.append(save(plt, fig, f"{out}/breakdown.png"))
     # The model's prediction against the measurement, one point per run.
     fig, ax = plt.subplots(figsize=(5.5, 5))
     for study, marker in (("strong", "o"), ("weak", "s")):
@@ -173,11 +173,7 @@ def plots(rows, out):
     ax.set_ylabel("modelled ms per step")
     ax.set_title("performance model vs. measurement")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = f"{out}/model.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    written.append(path)
+    written.append(save(plt, fig, f"{out}/model.png"))
     return written
 
 

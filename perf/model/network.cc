@@ -59,10 +59,6 @@ Shape Network::output_shape(int unit) const {
   return units.at(unit).ops.back().dst_shape();
 }
 
-Distribution balanced(const Shape& shape, const Shape& grid) {
-  return Distribution(shape, grid);
-}
-
 Distribution with_channels(const Distribution& d, Index channels) {
   std::vector<BlockPartition> parts;
   for (int k = 0; k < d.ndims(); ++k) {
@@ -81,7 +77,7 @@ Distribution unit_input_distribution(const Network& net, int unit,
   if (first != kNetworkInput && grids[first] == grids[unit]) {
     return with_channels(outputs[first], shape[1]);
   }
-  return balanced(shape, grids[unit]);
+  return Distribution(shape, grids[unit]);  // balanced
 }
 
 Prediction predict(const Network& net, const std::vector<Shape>& grids,

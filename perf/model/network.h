@@ -78,8 +78,6 @@ Distribution unit_input_distribution(const Network& net, int unit,
                                      const std::vector<Shape>& grids,
                                      const std::vector<Distribution>& outputs);
 
-// `shape` balanced over `grid`.
-Distribution balanced(const Shape& shape, const Shape& grid);
 // `d`'s partitions with the channel dimension replaced by `channels` whole
 // (the same split of another tensor of a concatenation).
 Distribution with_channels(const Distribution& d, Index channels);

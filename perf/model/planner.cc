@@ -128,7 +128,7 @@ class Search {
     auto& slot = tables_[i].memo[g];
     if (!slot) {
       const Unit& u = net_.units[i];
-      Distribution d = balanced(u.ops[0].src_shape, tables_[i].grids[g]);
+      Distribution d(u.ops[0].src_shape, tables_[i].grids[g]);  // balanced
       double cost = 0;
       for (const Op& op : u.ops) {
         cost += op_cost(op, d, m_).total();
@@ -154,7 +154,7 @@ class Search {
       if (!target) {  // the first input sets the unit's distribution
         target = tables_[in].grids[gi] == grid
                      ? with_channels(out, u.ops[0].src_shape[1])
-                     : balanced(u.ops[0].src_shape, grid);
+                     : Distribution(u.ops[0].src_shape, grid);
       }
       cost += redistribution_cost(out, with_channels(*target,
                                                      out.global_shape()[1]),
