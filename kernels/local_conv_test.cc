@@ -172,5 +172,60 @@ TEST(LocalConv, BackwardWeightsOnBlockedCopiesMatchesTheReference) {
   }
 }
 
+// With stride 1 and 8 or more output channels per group, backward-data
+// runs as the adjoint forward convolution (transposed, flipped weights,
+// mirrored padding); the result must not change (groups, dilation,
+// asymmetric and zero padding, even and lop-sided 3D kernels, views that
+// are not dense). Stride 2, or padding beyond the kernel's extent, keep
+// oneDNN's backward-data primitive.
+TEST(LocalConv, BackwardDataAsAdjointForwardMatchesTheReference) {
+  struct Case {
+    Index in, out, groups;
+    Shape kernel, stride, dilation, pad_lo, pad_hi, src;
+    bool adjoint;
+  };
+  const Case cases[] = {
+      {16, 16, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {2, 16, 7, 6}, true},
+      {6, 24, 2, {3, 2}, {1, 1}, {2, 1}, {4, 0}, {0, 1}, {1, 6, 9, 5}, true},
+      {16, 8, 1, {3, 1, 2}, {1, 1, 1}, {1, 1, 1}, {0, 0, 1}, {2, 0, 0},
+       {1, 16, 4, 5, 3}, true},
+      {16, 16, 1, {3, 3}, {2, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 16, 7, 6}, false},
+      {16, 16, 1, {3, 3}, {1, 1}, {1, 1}, {3, 1}, {1, 1}, {1, 16, 7, 6}, false},
+  };
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<float> val(-1, 1);
+  for (const Case& k : cases) {
+    for (const bool dense : {true, false}) {
+      ConvDesc c = ConvDesc::make(k.in, k.out, k.kernel);
+      c.groups = k.groups;
+      c.stride = k.stride;
+      c.dilation = k.dilation;
+      c.padding_lower = k.pad_lo;
+      c.padding_upper = k.pad_hi;
+      const Shape dst = c.dst_shape(k.src);
+      Embedded<float> dx = embed<float>(k.src, rng, dense);
+      Embedded<float> dy = embed<float>(dst, rng, dense);
+      dy.view.for_each([&](const Shape&, float& v) { v = val(rng); });
+      std::vector<float> w(c.weights_shape().volume());
+      for (float& v : w) v = val(rng);
+      LocalConv<float> bd(c, k.src, dx.view.strides(), dst, dy.view.strides(),
+                          ConvPass::kBackwardData);
+      SCOPED_TRACE(bd.implementation());
+      EXPECT_EQ(bd.implementation().find("adjoint forward") !=
+                    std::string::npos,
+                k.adjoint);
+      bd.backward_data(dy.view, w.data(), dx.view);
+      const std::vector<float> dy0 = dense_of(dy.view);
+      std::vector<float> want(k.src.volume());
+      reference::conv_bwd_data(c, dst, dy0.data(), w.data(), k.src,
+                               want.data());
+      const std::vector<float> got = dense_of(dx.view);
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_NEAR(got[i], want[i], 1e-4) << "diff src at " << i;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace distconv

@@ -8,7 +8,10 @@
 // Backward-weights with 64 or more channels per group copies src and
 // diff_dst into oneDNN's 16-channel blocked layout first (buffers of the
 // plan, as large as the two arrays), where its kernel is faster by more
-// than the copies cost (see conv.cc).
+// than the copies cost (see conv.cc). Backward-data with stride 1 and 8 or
+// more output channels per group runs as the adjoint forward convolution
+// (weights transposed and flipped into a buffer of the plan, mirrored
+// padding), whose oneDNN kernel is faster than the backward-data one.
 //
 // Local problems come from ConvGeometry windows: padding may be asymmetric
 // and differ from the global description's.
