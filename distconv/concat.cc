@@ -49,6 +49,50 @@ V channel_view(const V& v, Index c0, Index count) {
   return v.subview(box);
 }
 
+// Calls fn(row) for every row of a view of this extent (N, C, spatial...),
+// outermost first: a box that spans the channels and the innermost spatial
+// dimension and fixes every other index. Copying row by row, every input's
+// part of an output row lands while the row is still in cache, and the
+// output is written once, front to back (input by input over the whole
+// tensor, the output went through memory once per input: 2 ranks took
+// 33 ms against oneDNN's 28 ms with 2 threads on 2 x 16 channels of 1024²).
+template <typename Fn>
+void for_each_row(const Shape& extent, Fn fn) {
+  if (extent.volume() == 0) return;
+  const int n = extent.ndims();
+  Box row{Shape::filled(n, 0), extent};
+  for (int d = 0; d < n - 1; ++d) {
+    if (d != 1) row.extent[d] = 1;
+  }
+  while (true) {
+    fn(static_cast<const Box&>(row));
+    int d = n - 2;
+    for (; d >= 0; --d) {
+      if (d == 1) continue;
+      if (++row.lower[d] < extent[d]) break;
+      row.lower[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+// Calls fn(i, part, range) for every row of a tensor of extent `whole`
+// (for_each_row) and every channel range i ([offsets[i], offsets[i + 1])):
+// `part` is the row's box in a tensor holding range i alone, `range` the
+// same cells in the whole tensor.
+template <typename Fn>
+void for_each_part_row(const Shape& whole, const std::vector<Index>& offsets,
+                       Fn fn) {
+  for_each_row(whole, [&](const Box& row) {
+    for (size_t i = 0; i + 1 < offsets.size(); ++i) {
+      Box part = row, range = row;
+      part.extent[1] = range.extent[1] = offsets[i + 1] - offsets[i];
+      range.lower[1] = offsets[i];
+      fn(i, static_cast<const Box&>(part), static_cast<const Box&>(range));
+    }
+  });
+}
+
 // Validates the inputs of a concatenation; returns where each one's
 // channels start in the output, and the output's channel count last.
 std::vector<Index> concat_offsets(const ProcessGrid& grid,
@@ -111,11 +155,13 @@ void Concat<T>::forward(const std::vector<const DistTensor<T>*>& srcs,
                          "concat: input " + std::to_string(i));
   }
   require_distribution(dst, dst_distribution(), "concat: dst");
-  for (int i = 0; i < num_srcs(); ++i) {
-    const ChannelRange c = channels(i);
-    internal::copy(srcs[i]->interior(),
-                   channel_view(dst.interior(), c.begin, c.size()));
-  }
+  std::vector<StridedView<const T>> x;
+  for (const DistTensor<T>* src : srcs) x.push_back(src->interior());
+  const StridedView<T> y = dst.interior();
+  for_each_part_row(y.extent(), offsets_,
+                    [&](size_t i, const Box& part, const Box& range) {
+                      internal::copy(x[i].subview(part), y.subview(range));
+                    });
 }
 
 template <typename T>
@@ -131,11 +177,13 @@ void Concat<T>::backward(const DistTensor<T>& diff_dst,
     require_distribution(*diff_srcs[i], srcs_[i],
                          "concat: input gradient " + std::to_string(i));
   }
-  for (int i = 0; i < num_srcs(); ++i) {
-    const ChannelRange c = channels(i);
-    internal::copy(channel_view(diff_dst.interior(), c.begin, c.size()),
-                   diff_srcs[i]->interior());
-  }
+  std::vector<StridedView<T>> dx;
+  for (DistTensor<T>* diff_src : diff_srcs) dx.push_back(diff_src->interior());
+  const StridedView<const T> dy = diff_dst.interior();
+  for_each_part_row(dy.extent(), offsets_,
+                    [&](size_t i, const Box& part, const Box& range) {
+                      internal::copy(dy.subview(range), dx[i].subview(part));
+                    });
 }
 
 namespace {
@@ -179,13 +227,22 @@ void Slice<T>::backward(const DistTensor<T>& diff_dst, DistTensor<T>& diff_src,
   require_distribution(diff_dst, dst_distribution(), "slice: diff_dst");
   require_distribution(diff_src, src_distribution(), "slice: diff_src");
   const StridedView<T> dx = diff_src.interior();
-  if (other == OtherChannels::kZero) {
-    const Index channels = src_distribution().global_shape()[1];
-    internal::zero(channel_view(dx, 0, range_.begin));
-    internal::zero(channel_view(dx, range_.end, channels - range_.end));
+  if (other == OtherChannels::kKeep) {
+    internal::copy(diff_dst.interior(),
+                   channel_view(dx, range_.begin, range_.size()));
+    return;
   }
-  internal::copy(diff_dst.interior(),
-                 channel_view(dx, range_.begin, range_.size()));
+  // Zeros below the range, diff_dst in it, zeros above, row by row.
+  const StridedView<const T> dy = diff_dst.interior();
+  const Index channels = src_distribution().global_shape()[1];
+  for_each_part_row(dx.extent(), {0, range_.begin, range_.end, channels},
+                    [&](size_t i, const Box& part, const Box& range) {
+                      if (i == 1) {
+                        internal::copy(dy.subview(part), dx.subview(range));
+                      } else {
+                        internal::zero(dx.subview(range));
+                      }
+                    });
 }
 
 template class Concat<float>;
