@@ -115,15 +115,35 @@ DISTCONV_INLINE void store16(float* p, const F16& v) {
   std::memcpy(p, &v, sizeof v);
 }
 
-// Elementwise passes: f.block(offset, j0) for each 16-position block of
-// each whole chunk, f.scalar(i, j) for each value of a last partial one;
-// j is the position within the period (channel j % C), `offset` where the
-// chunk's data starts.
+// Elementwise passes: f.block(i, f.factors(j0)) for each 16-position block
+// of each whole chunk (i where the block's data starts, j0 its position
+// within the period, channel j0 % C), f.scalar(i, j) for each value of a
+// last partial one. With the shortest period (64 positions: 1, 2, 4, 8, 16,
+// 32 or 64 channels) the four blocks' factors are loaded once and stay in
+// registers, so that a block costs one load per input and one store, not
+// also a load per factor: on 64 MiB of float with 16 channels (1 core,
+// AVX-512) the affine pass took 5.0-5.8 ms reloading them against 3.3 ms
+// for a memcpy.
 template <typename F>
 DISTCONV_INLINE void run_chunks(Index elements, Index period, const F& f) {
+  constexpr int kBlocks = kMinPeriod / kWidth;
   const Index full = elements / period;
-  for (Index k = 0; k < full; ++k) {
-    for (Index j0 = 0; j0 < period; j0 += kWidth) f.block(k * period, j0);
+  if (period == kMinPeriod) {
+    typename F::Factors factors[kBlocks];
+#pragma GCC unroll 4
+    for (int b = 0; b < kBlocks; ++b) factors[b] = f.factors(b * kWidth);
+    for (Index k = 0; k < full; ++k) {
+#pragma GCC unroll 4
+      for (int b = 0; b < kBlocks; ++b) {
+        f.block(k * period + b * kWidth, factors[b]);
+      }
+    }
+  } else {
+    for (Index k = 0; k < full; ++k) {
+      for (Index j0 = 0; j0 < period; j0 += kWidth) {
+        f.block(k * period + j0, f.factors(j0));
+      }
+    }
   }
   for (Index i = full * period; i < elements; ++i) {
     f.scalar(i, i - full * period);
@@ -144,14 +164,20 @@ struct AffineDouble {
   const double* x;
   double* y;
   const double *mean, *a, *b;
-  DISTCONV_INLINE V8 at(Index i, Index j) const {
-    return (load8(x + i) - load8(mean + j)) * load8(a + j) + load8(b + j);
+  struct Factors {
+    V8 mean[2], a[2], b[2];
+  };
+  DISTCONV_INLINE Factors factors(Index j0) const {
+    return {{load8(mean + j0), load8(mean + j0 + 8)},
+            {load8(a + j0), load8(a + j0 + 8)},
+            {load8(b + j0), load8(b + j0 + 8)}};
   }
-  DISTCONV_INLINE void block(Index s, Index j0) const {
-    const Index i = s + j0;
-    const V8 lo = at(i, j0), hi = at(i + 8, j0 + 8);
-    store8<kStores>(y + i, lo);
-    store8<kStores>(y + i + 8, hi);
+  DISTCONV_INLINE void block(Index i, const Factors& f) const {
+    V8 v[2];
+    for (int h = 0; h < 2; ++h) {
+      v[h] = (load8(x + i + 8 * h) - f.mean[h]) * f.a[h] + f.b[h];
+    }
+    for (int h = 0; h < 2; ++h) store8<kStores>(y + i + 8 * h, v[h]);
   }
   DISTCONV_INLINE void scalar(Index i, Index j) const {
     y[i] = (x[i] - mean[j]) * a[j] + b[j];
@@ -164,10 +190,16 @@ struct AffineFloat {
   const float* x;
   float* y;
   const float *mean_hi, *mean_lo, *a, *b;
-  DISTCONV_INLINE void block(Index s, Index j0) const {
-    const Index i = s + j0;
-    const F16 d = (load16(x + i) - load16(mean_hi + j0)) - load16(mean_lo + j0);
-    store16<kStores>(y + i, d * load16(a + j0) + load16(b + j0));
+  struct Factors {
+    F16 mean_hi, mean_lo, a, b;
+  };
+  DISTCONV_INLINE Factors factors(Index j0) const {
+    return {load16(mean_hi + j0), load16(mean_lo + j0), load16(a + j0),
+            load16(b + j0)};
+  }
+  DISTCONV_INLINE void block(Index i, const Factors& f) const {
+    const F16 d = (load16(x + i) - f.mean_hi) - f.mean_lo;
+    store16<kStores>(y + i, d * f.a + f.b);
   }
   DISTCONV_INLINE void scalar(Index i, Index j) const {
     y[i] = ((x[i] - mean_hi[j]) - mean_lo[j]) * a[j] + b[j];
@@ -180,15 +212,23 @@ struct DiffSrcDouble {
   const double *x, *dy;
   double* dx;
   const double *mean, *a, *dy_mean, *k;
-  DISTCONV_INLINE V8 at(Index i, Index j) const {
-    return load8(a + j) * ((load8(dy + i) - load8(dy_mean + j)) -
-                           (load8(x + i) - load8(mean + j)) * load8(k + j));
+  struct Factors {
+    V8 mean[2], a[2], dy_mean[2], k[2];
+  };
+  DISTCONV_INLINE Factors factors(Index j0) const {
+    return {{load8(mean + j0), load8(mean + j0 + 8)},
+            {load8(a + j0), load8(a + j0 + 8)},
+            {load8(dy_mean + j0), load8(dy_mean + j0 + 8)},
+            {load8(k + j0), load8(k + j0 + 8)}};
   }
-  DISTCONV_INLINE void block(Index s, Index j0) const {
-    const Index i = s + j0;
-    const V8 lo = at(i, j0), hi = at(i + 8, j0 + 8);
-    store8<kStores>(dx + i, lo);
-    store8<kStores>(dx + i + 8, hi);
+  DISTCONV_INLINE void block(Index i, const Factors& f) const {
+    V8 v[2];
+    for (int h = 0; h < 2; ++h) {
+      const Index at = i + 8 * h;
+      v[h] = f.a[h] * ((load8(dy + at) - f.dy_mean[h]) -
+                       (load8(x + at) - f.mean[h]) * f.k[h]);
+    }
+    for (int h = 0; h < 2; ++h) store8<kStores>(dx + i + 8 * h, v[h]);
   }
   DISTCONV_INLINE void scalar(Index i, Index j) const {
     dx[i] = a[j] * ((dy[i] - dy_mean[j]) - (x[i] - mean[j]) * k[j]);
@@ -201,12 +241,18 @@ struct DiffSrcFloat {
   const float *x, *dy;
   float* dx;
   const float *mean_hi, *mean_lo, *a, *dy_mean_hi, *dy_mean_lo, *k;
-  DISTCONV_INLINE void block(Index s, Index j0) const {
-    const Index i = s + j0;
-    const F16 d = (load16(x + i) - load16(mean_hi + j0)) - load16(mean_lo + j0);
-    const F16 e =
-        (load16(dy + i) - load16(dy_mean_hi + j0)) - load16(dy_mean_lo + j0);
-    store16<kStores>(dx + i, load16(a + j0) * (e - d * load16(k + j0)));
+  struct Factors {
+    F16 mean_hi, mean_lo, a, dy_mean_hi, dy_mean_lo, k;
+  };
+  DISTCONV_INLINE Factors factors(Index j0) const {
+    return {load16(mean_hi + j0),    load16(mean_lo + j0),
+            load16(a + j0),          load16(dy_mean_hi + j0),
+            load16(dy_mean_lo + j0), load16(k + j0)};
+  }
+  DISTCONV_INLINE void block(Index i, const Factors& f) const {
+    const F16 d = (load16(x + i) - f.mean_hi) - f.mean_lo;
+    const F16 e = (load16(dy + i) - f.dy_mean_hi) - f.dy_mean_lo;
+    store16<kStores>(dx + i, f.a * (e - d * f.k));
   }
   DISTCONV_INLINE void scalar(Index i, Index j) const {
     const float d = (x[i] - mean_hi[j]) - mean_lo[j];
