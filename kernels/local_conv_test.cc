@@ -120,32 +120,40 @@ TEST(LocalConv, DenseChannelsLastFloatRunsInPlace) {
   EXPECT_NE(d.implementation().find("reference"), std::string::npos);
 }
 
+// One local problem of the table-driven tests below.
+struct Case {
+  Index in, out, groups;
+  Shape kernel, stride, dilation, pad_lo, pad_hi, src;
+};
+
+ConvDesc desc_of(const Case& k) {
+  ConvDesc c = ConvDesc::make(k.in, k.out, k.kernel);
+  c.groups = k.groups;
+  c.stride = k.stride;
+  c.dilation = k.dilation;
+  c.padding_lower = k.pad_lo;
+  c.padding_upper = k.pad_hi;
+  return c;
+}
+
 // From 64 channels per group on, backward-weights reorders the activations
 // into oneDNN's blocked layout; the result must not change (including
 // channel counts that are not a multiple of the block, groups, 3D, stride,
 // and views that are not dense).
 TEST(LocalConv, BackwardWeightsOnBlockedCopiesMatchesTheReference) {
-  struct Case {
-    Index in, out, groups;
-    Shape kernel, stride, src;
-  };
   const Case cases[] = {
-      {64, 64, 1, {3, 3}, {1, 1}, {2, 64, 7, 6}},
-      {80, 72, 1, {3, 2}, {2, 1}, {1, 80, 9, 5}},
-      {128, 128, 2, {3, 3}, {1, 2}, {1, 128, 5, 8}},
-      {64, 64, 1, {3, 1, 2}, {1, 1, 1}, {1, 64, 4, 5, 3}},
+      {64, 64, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {2, 64, 7, 6}},
+      {80, 72, 1, {3, 2}, {2, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 80, 9, 5}},
+      {128, 128, 2, {3, 3}, {1, 2}, {1, 1}, {1, 1}, {1, 1}, {1, 128, 5, 8}},
+      {64, 64, 1, {3, 1, 2}, {1, 1, 1}, {1, 1, 1}, {1, 0, 1}, {1, 0, 1},
+       {1, 64, 4, 5, 3}},
   };
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<float> val(-1, 1);
   for (const Case& k : cases) {
     for (const bool dense : {true, false}) {
-      ConvDesc c = ConvDesc::make(k.in, k.out, k.kernel);
-      c.groups = k.groups;
-      c.stride = k.stride;
+      ConvDesc c = desc_of(k);
       c.bias = ConvBias::kAdd;
-      for (int j = 0; j < c.spatial_dims(); ++j) {
-        c.padding_lower[j] = c.padding_upper[j] = k.kernel[j] / 2;
-      }
       const Shape dst = c.dst_shape(k.src);
       Embedded<float> x = embed<float>(k.src, rng, dense);
       Embedded<float> dy = embed<float>(dst, rng, dense);
@@ -179,29 +187,28 @@ TEST(LocalConv, BackwardWeightsOnBlockedCopiesMatchesTheReference) {
 // are not dense). Stride 2, or padding beyond the kernel's extent, keep
 // oneDNN's backward-data primitive.
 TEST(LocalConv, BackwardDataAsAdjointForwardMatchesTheReference) {
-  struct Case {
-    Index in, out, groups;
-    Shape kernel, stride, dilation, pad_lo, pad_hi, src;
+  struct AdjointCase {
+    Case problem;
     bool adjoint;
   };
-  const Case cases[] = {
-      {16, 16, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {2, 16, 7, 6}, true},
-      {6, 24, 2, {3, 2}, {1, 1}, {2, 1}, {4, 0}, {0, 1}, {1, 6, 9, 5}, true},
-      {16, 8, 1, {3, 1, 2}, {1, 1, 1}, {1, 1, 1}, {0, 0, 1}, {2, 0, 0},
-       {1, 16, 4, 5, 3}, true},
-      {16, 16, 1, {3, 3}, {2, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 16, 7, 6}, false},
-      {16, 16, 1, {3, 3}, {1, 1}, {1, 1}, {3, 1}, {1, 1}, {1, 16, 7, 6}, false},
+  const AdjointCase cases[] = {
+      {{16, 16, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {2, 16, 7, 6}},
+       true},
+      {{6, 24, 2, {3, 2}, {1, 1}, {2, 1}, {4, 0}, {0, 1}, {1, 6, 9, 5}}, true},
+      {{16, 8, 1, {3, 1, 2}, {1, 1, 1}, {1, 1, 1}, {0, 0, 1}, {2, 0, 0},
+        {1, 16, 4, 5, 3}},
+       true},
+      {{16, 16, 1, {3, 3}, {2, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 16, 7, 6}},
+       false},
+      {{16, 16, 1, {3, 3}, {1, 1}, {1, 1}, {3, 1}, {1, 1}, {1, 16, 7, 6}},
+       false},
   };
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<float> val(-1, 1);
-  for (const Case& k : cases) {
+  for (const AdjointCase& a : cases) {
+    const Case& k = a.problem;
     for (const bool dense : {true, false}) {
-      ConvDesc c = ConvDesc::make(k.in, k.out, k.kernel);
-      c.groups = k.groups;
-      c.stride = k.stride;
-      c.dilation = k.dilation;
-      c.padding_lower = k.pad_lo;
-      c.padding_upper = k.pad_hi;
+      const ConvDesc c = desc_of(k);
       const Shape dst = c.dst_shape(k.src);
       Embedded<float> dx = embed<float>(k.src, rng, dense);
       Embedded<float> dy = embed<float>(dst, rng, dense);
@@ -213,7 +220,7 @@ TEST(LocalConv, BackwardDataAsAdjointForwardMatchesTheReference) {
       SCOPED_TRACE(bd.implementation());
       EXPECT_EQ(bd.implementation().find("adjoint forward") !=
                     std::string::npos,
-                k.adjoint);
+                a.adjoint);
       bd.backward_data(dy.view, w.data(), dx.view);
       const std::vector<float> dy0 = dense_of(dy.view);
       std::vector<float> want(k.src.volume());
