@@ -22,6 +22,9 @@ constexpr Index kMinPeriod = 64;  // shortest chunk
 // Reductions sum strips over groups of chunks of about this many values
 // (2 KiB of float), then add them to their totals.
 constexpr Index kGroupValues = 512;
+// Elementwise passes go strip by strip over groups of chunks of about this
+// many values (8 KiB of float per array).
+constexpr Index kElementwiseGroupValues = 2048;
 // moments() merges tiles of about this many values (64 KiB of float), each
 // summed about its own shift.
 constexpr Index kTileValues = 16384;
@@ -113,41 +116,6 @@ DISTCONV_INLINE void store16(float* p, const F16& v) {
   }
 #endif
   std::memcpy(p, &v, sizeof v);
-}
-
-// Elementwise passes: f.block(i, f.factors(j0)) for each 16-position block
-// of each whole chunk (i where the block's data starts, j0 its position
-// within the period, channel j0 % C), f.scalar(i, j) for each value of a
-// last partial one. With the shortest period (64 positions: 1, 2, 4, 8, 16,
-// 32 or 64 channels) the four blocks' factors are loaded once and stay in
-// registers, so that a block costs one load per input and one store, not
-// also a load per factor: on 64 MiB of float with 16 channels (1 core,
-// AVX-512) the affine pass took 5.0-5.8 ms reloading them against 3.3 ms
-// for a memcpy.
-template <typename F>
-DISTCONV_INLINE void run_chunks(Index elements, Index period, const F& f) {
-  constexpr int kBlocks = kMinPeriod / kWidth;
-  const Index full = elements / period;
-  if (period == kMinPeriod) {
-    typename F::Factors factors[kBlocks];
-#pragma GCC unroll 4
-    for (int b = 0; b < kBlocks; ++b) factors[b] = f.factors(b * kWidth);
-    for (Index k = 0; k < full; ++k) {
-#pragma GCC unroll 4
-      for (int b = 0; b < kBlocks; ++b) {
-        f.block(k * period + b * kWidth, factors[b]);
-      }
-    }
-  } else {
-    for (Index k = 0; k < full; ++k) {
-      for (Index j0 = 0; j0 < period; j0 += kWidth) {
-        f.block(k * period + j0, f.factors(j0));
-      }
-    }
-  }
-  for (Index i = full * period; i < elements; ++i) {
-    f.scalar(i, i - full * period);
-  }
 }
 
 // The elementwise passes compute in T's precision, with the mean split in
@@ -278,47 +246,95 @@ struct DiffSrcFloat {
 // value of a partial chunk.
 constexpr int kStripBlocks = 4;
 
-template <int kBlocks, typename F>
-DISTCONV_INLINE void reduce_strip(Index k0, Index chunks, Index period,
-                                  Index j0, const F& f) {
-  typename F::Acc acc[kBlocks]{};
-  for (Index k = k0; k < k0 + chunks; ++k) {
-#pragma GCC unroll 4
-    for (int b = 0; b < kBlocks; ++b) {
-      f.add(acc[b], k * period + j0 + b * kWidth, j0 + b * kWidth);
-    }
-  }
-  for (int b = 0; b < kBlocks; ++b) f.store(acc[b], j0 + b * kWidth);
-}
-
-template <typename F>
-DISTCONV_INLINE void reduce_strips(Index elements, Index period, const F& f) {
+// Walks the whole chunks in groups of `group` chunks, each group strip by
+// strip: s.strip<kBlocks>(first chunk, chunks, first position) for strips
+// of kStripBlocks blocks and a shorter last one; then s.f.scalar(offset,
+// position) for each value of a last partial chunk.
+template <typename S>
+DISTCONV_INLINE void for_each_strip(Index elements, Index period, Index group,
+                                    const S& s) {
   constexpr Index kStrip = kStripBlocks * kWidth;
-  const Index group = std::max<Index>(1, kGroupValues / period);
   const Index full = elements / period;
   for (Index k0 = 0; k0 < full; k0 += group) {
     const Index chunks = std::min(group, full - k0);
     Index j0 = 0;
     for (; j0 + kStrip <= period; j0 += kStrip) {
-      reduce_strip<kStripBlocks>(k0, chunks, period, j0, f);
+      s.template strip<kStripBlocks>(k0, chunks, j0);
     }
     switch ((period - j0) / kWidth) {
       case 3:
-        reduce_strip<3>(k0, chunks, period, j0, f);
+        s.template strip<3>(k0, chunks, j0);
         break;
       case 2:
-        reduce_strip<2>(k0, chunks, period, j0, f);
+        s.template strip<2>(k0, chunks, j0);
         break;
       case 1:
-        reduce_strip<1>(k0, chunks, period, j0, f);
+        s.template strip<1>(k0, chunks, j0);
         break;
       default:
         break;
     }
   }
   for (Index i = full * period; i < elements; ++i) {
-    f.scalar(i, i - full * period);
+    s.f.scalar(i, i - full * period);
   }
+}
+
+template <typename F>
+struct ReductionStrips {
+  const F& f;
+  Index period;
+  template <int kBlocks>
+  DISTCONV_INLINE void strip(Index k0, Index chunks, Index j0) const {
+    typename F::Acc acc[kBlocks]{};
+    for (Index k = k0; k < k0 + chunks; ++k) {
+#pragma GCC unroll 4
+      for (int b = 0; b < kBlocks; ++b) {
+        f.add(acc[b], k * period + j0 + b * kWidth, j0 + b * kWidth);
+      }
+    }
+    for (int b = 0; b < kBlocks; ++b) f.store(acc[b], j0 + b * kWidth);
+  }
+};
+
+template <typename F>
+DISTCONV_INLINE void reduce_strips(Index elements, Index period, const F& f) {
+  for_each_strip(elements, period, std::max<Index>(1, kGroupValues / period),
+                 ReductionStrips<F>{f, period});
+}
+
+// Elementwise passes go strip by strip too, so that a strip's per-position
+// factors are loaded once per group of chunks and stay in registers: a
+// block then costs one load per input and one store, where reloading the
+// factors (4 or 6 arrays of the period) for every block made the loads,
+// not memory, set the pace. f.factors(position) loads a block's factors,
+// f.block(data offset, factors) computes and stores its 16 values,
+// f.scalar(offset, position) one value of a partial chunk. Measured on 64
+// MiB of float with 16 channels (1 core, AVX-512): the affine pass took
+// 5.7 ms reloading the factors and 3.1 ms keeping them (a memcpy: 3.3 ms).
+template <typename F>
+struct ElementwiseStrips {
+  const F& f;
+  Index period;
+  template <int kBlocks>
+  DISTCONV_INLINE void strip(Index k0, Index chunks, Index j0) const {
+    typename F::Factors factors[kBlocks];
+#pragma GCC unroll 4
+    for (int b = 0; b < kBlocks; ++b) factors[b] = f.factors(j0 + b * kWidth);
+    for (Index k = k0; k < k0 + chunks; ++k) {
+#pragma GCC unroll 4
+      for (int b = 0; b < kBlocks; ++b) {
+        f.block(k * period + j0 + b * kWidth, factors[b]);
+      }
+    }
+  }
+};
+
+template <typename F>
+DISTCONV_INLINE void run_chunks(Index elements, Index period, const F& f) {
+  for_each_strip(elements, period,
+                 std::max<Index>(1, kElementwiseGroupValues / period),
+                 ElementwiseStrips<F>{f, period});
 }
 
 // Sums of deviations from a shift, and of their squares.

@@ -17,9 +17,9 @@
 // Speed: the loops walk the array in chunks of a period L (a multiple of C
 // and of 16) with per-position copies of the per-channel factors, so every
 // block is 16 contiguous values with no modulo, computed on vectors (GCC /
-// Clang vector extensions); with the shortest period (64 positions: up to
-// 64 channels, powers of two) the elementwise passes keep the factors in
-// registers. Reductions read memory in order, in strips of
+// Clang vector extensions). Every pass walks groups of chunks strip by
+// strip (up to 64 positions), so the elementwise passes keep a strip's
+// factors in registers as the reductions keep their accumulators. Reductions read memory in order, in strips of
 // up to 64 positions with their accumulators in registers (one pass for
 // each reduction; perf/batch_norm_passes_bench measures them against plain
 // streaming). On x86-64 each pass is
