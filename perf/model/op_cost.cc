@@ -71,6 +71,32 @@ double interior_fraction(const BoxSplit& split, const Box& whole) {
 }
 
 // The cost of the slowest of the representative parts.
+// The seconds of a convolution's three passes on `flops` FLOPs, at the
+// machine's rates for that convolution's channels.
+struct ConvPassTimes {
+  double forward = 0, backward_data = 0, backward_weights = 0;
+};
+
+ConvPassTimes conv_pass_times(double flops, int spatial_dims, Index in,
+                              Index out, const Machine& m, double slowdown) {
+  const double c = static_cast<double>(in), f = static_cast<double>(out);
+  auto at = [&](ConvPass pass) {
+    return pass_time(flops, m.conv_flops(spatial_dims, pass, c, f), m,
+                     slowdown);
+  };
+  return {at(ConvPass::kForward), at(ConvPass::kBackwardData),
+          at(ConvPass::kBackwardWeights)};
+}
+
+// The allreduce of a layer's weight and bias gradients over `ranks`.
+double weight_allreduce_time(const Shape& weights, ConvBias bias,
+                             Index out_channels, int ranks,
+                             const Machine& m) {
+  const Index values =
+      weights.volume() + (bias == ConvBias::kAdd ? out_channels : 0);
+  return allreduce_time(kFloatBytes * static_cast<double>(values), ranks, m);
+}
+
 template <typename PerPart>
 Cost slowest(const Distribution& d, PerPart per_part) {
   Cost worst;
@@ -94,31 +120,21 @@ Cost convolution_cost(const Op& op, const Distribution& src,
       g.diff_dst_layout(src, dst, StorageOrder::kChannelsLast);
   const int ranks = src.num_parts();
   const double slow = m.compute_slowdown(ranks);
-  const int sd = desc.spatial_dims();
-  const double c = static_cast<double>(desc.in_channels),
-               f = static_cast<double>(desc.out_channels);
-  const double weight_bytes =
-      kFloatBytes * static_cast<double>(desc.weights_shape().volume() +
-                                        (desc.bias == ConvBias::kAdd
-                                             ? desc.out_channels
-                                             : 0));
-  const double allreduce = allreduce_time(weight_bytes, ranks, m);
+  const double allreduce = weight_allreduce_time(
+      desc.weights_shape(), desc.bias, desc.out_channels, ranks, m);
   return slowest(src, [&](int part) {
     const Box out = dst.shard(part), in = src.shard(part);
-    const double flops = conv_flops(desc, out);
-    const double tf = pass_time(
-        flops, m.conv_flops(sd, ConvPass::kForward, c, f), m, slow);
-    const double td = pass_time(
-        flops, m.conv_flops(sd, ConvPass::kBackwardData, c, f), m, slow);
-    const double tw = pass_time(
-        flops, m.conv_flops(sd, ConvPass::kBackwardWeights, c, f), m, slow);
+    const ConvPassTimes t =
+        conv_pass_times(conv_flops(desc, out), desc.spatial_dims(),
+                        desc.in_channels, desc.out_channels, m, slow);
+    const double tf = t.forward, td = t.backward_data;
     const HaloTraffic hx = halo_traffic(x_layout, part, m);
     const HaloTraffic hdy = halo_traffic(dy_layout, part, m);
     const double fx = interior_fraction(g.split_forward(out, in), out);
     const double fdy =
         interior_fraction(g.split_backward_data(in, dy_layout.shard(part)), in);
     Cost cost;
-    cost.compute_s = tf + td + tw;
+    cost.compute_s = tf + td + t.backward_weights;
     cost.halo_s = std::max(0.0, hx.time - fx * tf) +
                   std::max(0.0, hdy.time - fdy * td);
     cost.allreduce_s = std::max(0.0, allreduce - td);
@@ -138,27 +154,19 @@ Cost deconvolution_cost(const Op& op, const Distribution& src,
       g.src_layout(dst, src, StorageOrder::kChannelsLast);
   const int ranks = src.num_parts();
   const double slow = m.compute_slowdown(ranks);
-  const int sd = desc.spatial_dims();
-  const double c = static_cast<double>(desc.in_channels),
-               f = static_cast<double>(desc.out_channels);
-  const double weight_bytes =
-      kFloatBytes * static_cast<double>(
-                        desc.weights_shape().volume() +
-                        (desc.bias == ConvBias::kAdd ? desc.out_channels : 0));
-  const double allreduce = allreduce_time(weight_bytes, ranks, m);
+  const double allreduce = weight_allreduce_time(
+      desc.weights_shape(), desc.bias, desc.out_channels, ranks, m);
   return slowest(src, [&](int part) {
     // The adjoint convolution's outputs are this layer's inputs.
-    const double flops = conv_flops(adjoint, src.shard(part));
+    const ConvPassTimes t =
+        conv_pass_times(conv_flops(adjoint, src.shard(part)),
+                        desc.spatial_dims(), desc.in_channels,
+                        desc.out_channels, m, slow);
     // Forward is the adjoint's backward-data, backward-data its forward.
-    const double tf = pass_time(
-        flops, m.conv_flops(sd, ConvPass::kBackwardData, c, f), m, slow);
-    const double td = pass_time(
-        flops, m.conv_flops(sd, ConvPass::kForward, c, f), m, slow);
-    const double tw = pass_time(
-        flops, m.conv_flops(sd, ConvPass::kBackwardWeights, c, f), m, slow);
+    const double td = t.forward;
     const HaloTraffic h = halo_traffic(y_layout, part, m);
     Cost cost;
-    cost.compute_s = tf + td + tw;
+    cost.compute_s = t.backward_data + td + t.backward_weights;
     // A reverse exchange forward; backward-weights and backward-data each
     // exchange the output gradient's halos. None is overlapped.
     cost.halo_s = 3 * h.time;
