@@ -10,6 +10,7 @@ const char* to_string(ErrorKind kind) {
     case ErrorKind::kUnsupported: return "unsupported";
     case ErrorKind::kState: return "invalid state";
     case ErrorKind::kMpi: return "MPI error";
+    case ErrorKind::kDevice: return "device error";
   }
   return "unknown error";
 }

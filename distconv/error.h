@@ -25,6 +25,7 @@ enum class ErrorKind {
   kUnsupported,      // a valid request this build or backend cannot do
   kState,            // call order violated (e.g. wait() without start())
   kMpi,              // an MPI call returned an error code
+  kDevice,           // a CUDA, cuDNN or NCCL call failed (GPU builds)
 };
 
 const char* to_string(ErrorKind kind);
