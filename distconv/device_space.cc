@@ -2,23 +2,19 @@
 
 #include <cuda_runtime.h>
 
-#include "distconv/error.h"
+#include "distconv/internal/cuda_check.h"
 
 namespace distconv {
-namespace {
-void check_cuda(cudaError_t code, const char* call, std::size_t bytes) {
-  require(code == cudaSuccess, ErrorKind::kUnsupported, call, " of ", bytes,
-          " bytes failed: ", cudaGetErrorString(code));
-}
-}  // namespace
+
+using internal::check_cuda;
 
 void* DeviceSpace::allocate(std::size_t bytes) {
   if (bytes == 0) return nullptr;
   void* p = nullptr;
-  check_cuda(cudaMalloc(&p, bytes), "cudaMalloc", bytes);
+  check_cuda(cudaMalloc(&p, bytes), "cudaMalloc of ", bytes, " bytes");
   const cudaError_t zero = cudaMemset(p, 0, bytes);
   if (zero != cudaSuccess) cudaFree(p);
-  check_cuda(zero, "cudaMemset", bytes);
+  check_cuda(zero, "cudaMemset of ", bytes, " bytes");
   return p;
 }
 
@@ -29,12 +25,12 @@ void DeviceSpace::deallocate(void* p) noexcept {
 void DeviceSpace::copy_to_device(void* dst, const void* src,
                                  std::size_t bytes) {
   check_cuda(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice),
-             "cudaMemcpy to device", bytes);
+             "cudaMemcpy of ", bytes, " bytes to the device");
 }
 
 void DeviceSpace::copy_to_host(void* dst, const void* src, std::size_t bytes) {
   check_cuda(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost),
-             "cudaMemcpy to host", bytes);
+             "cudaMemcpy of ", bytes, " bytes to the host");
 }
 
 int DeviceSpace::device_count() noexcept {
