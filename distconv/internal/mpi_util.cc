@@ -1,5 +1,7 @@
 #include "distconv/internal/mpi_util.h"
 
+#include <cstring>
+#include <optional>
 #include <string>
 
 #include "distconv/error.h"
@@ -13,6 +15,39 @@ void check_mpi(int code, const char* call) {
   MPI_Error_string(code, text, &length);
   throw Error(ErrorKind::kMpi,
               std::string(call) + " failed: " + std::string(text, length));
+}
+
+void run_collectively(MPI_Comm comm, const std::function<void()>& step) {
+  std::optional<Error> mine;
+  try {
+    step();
+  } catch (const Error& e) {
+    mine = e;
+  }
+  int rank = 0, size = 0;
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  int first = mine ? rank : size;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm),
+            "MPI_Allreduce");
+  if (first == size) return;
+  // The failing rank's kind and message, without Error's own prefix.
+  long long head[2] = {0, 0};
+  std::string message;
+  if (rank == first) {
+    const std::string prefix =
+        std::string("distconv: ") + to_string(mine->kind()) + ": ";
+    message = std::string(mine->what()).substr(prefix.size());
+    head[0] = static_cast<long long>(mine->kind());
+    head[1] = static_cast<long long>(message.size());
+  }
+  check_mpi(MPI_Bcast(head, 2, MPI_LONG_LONG, first, comm), "MPI_Bcast");
+  message.resize(static_cast<size_t>(head[1]));
+  check_mpi(MPI_Bcast(message.data(), static_cast<int>(head[1]), MPI_CHAR,
+                      first, comm),
+            "MPI_Bcast");
+  throw Error(static_cast<ErrorKind>(head[0]),
+              message + " (on rank " + std::to_string(first) + ")");
 }
 
 }  // namespace distconv::internal

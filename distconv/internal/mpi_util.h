@@ -5,12 +5,20 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 
 namespace distconv::internal {
 
 // Throws Error(kMpi) naming the call and MPI's message when code != success.
 // Communicators made by the library return errors instead of aborting.
 void check_mpi(int code, const char* call);
+
+// Runs `step` on every rank of `comm` (a collective call). If it throws
+// distconv::Error on some ranks, every rank throws the Error of the lowest
+// of them: same kind, same message, with "(on rank R)" added; so a local
+// failure (a device allocation, say) leaves no rank going on alone into
+// the next collective. Other exceptions are not caught.
+void run_collectively(MPI_Comm comm, const std::function<void()>& step);
 
 template <typename T>
 MPI_Datatype mpi_datatype();
