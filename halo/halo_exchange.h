@@ -32,12 +32,11 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/halo_layout.h"
 #include "distconv/process_grid.h"
+#include "halo/halo_options.h"
 #include "halo/halo_plan.h"
 
 namespace distconv {
 
-enum class HaloDirection { kForward, kReverse };
-enum class HaloReduction { kSum, kMax };
 
 // How message data leaves and enters the tensor's buffer (both are tested
 // on every grid; docs/performance.md compares them).
@@ -65,11 +64,6 @@ struct HaloExchangeConfig {
   // kSharedMemory: the ranks that may share memory, a communicator of ranks
   // of the grid; MPI_COMM_NULL means those on the same node.
   MPI_Comm shared_memory_comm = MPI_COMM_NULL;
-};
-
-struct HaloExchangeOptions {
-  HaloDirection direction = HaloDirection::kForward;
-  HaloReduction reduction = HaloReduction::kSum;  // used by kReverse only
 };
 
 // Defined for float and double.

@@ -1,0 +1,435 @@
+#include "halo/device_halo_exchange.h"
+
+#include <mpi.h>
+
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "distconv/error.h"
+#include "distconv/internal/cuda_check.h"
+#include "distconv/internal/mpi_util.h"
+#include "kernels/cuda/box_pack.h"
+
+namespace distconv {
+
+using internal::check_cuda;
+using internal::check_mpi;
+using internal::run_collectively;
+
+namespace {
+
+void check_nccl(ncclResult_t code, const char* call) {
+  require(code == ncclSuccess, ErrorKind::kDevice, call,
+          " failed: ", ncclGetErrorString(code));
+}
+
+// Tags of MPI messages (kHostStaged): the plan's tag (< 3^5), offset for
+// the reverse direction.
+constexpr int kReverseTag = 256;
+
+std::vector<Index> offsets_of(const std::vector<HaloMessage>& messages) {
+  std::vector<Index> off{0};
+  for (const HaloMessage& m : messages) {
+    off.push_back(off.back() + m.local.volume());
+  }
+  return off;
+}
+
+std::vector<Box> storage_boxes(const HaloLayout& layout,
+                               const std::vector<HaloMessage>& messages) {
+  std::vector<Box> boxes;
+  for (const HaloMessage& m : messages) {
+    boxes.push_back(layout.to_storage(m.local));
+  }
+  return boxes;
+}
+
+// Same on every rank: the transports agree, and MPI's int counts hold the
+// largest message in bytes.
+template <typename T>
+void validate_collectively(MPI_Comm comm, const HaloPlan& plan,
+                           DeviceHaloTransport transport) {
+  long long biggest = 0;
+  for (const auto* list : {&plan.sends, &plan.recvs}) {
+    for (const HaloMessage& m : *list) {
+      biggest = std::max<long long>(biggest, sizeof(T) * m.local.volume());
+    }
+  }
+  const long long t = static_cast<long long>(transport);
+  long long most[3] = {biggest, t, -t};
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, most, 3, MPI_LONG_LONG, MPI_MAX, comm),
+            "MPI_Allreduce");
+  require(most[1] == -most[2], ErrorKind::kInvalidArgument,
+          "ranks disagree on the GPU halo transport");
+  require(transport != DeviceHaloTransport::kHostStaged || most[0] <= INT_MAX,
+          ErrorKind::kUnsupported, "a halo message of ", most[0],
+          " bytes exceeds MPI's count limit of ", INT_MAX);
+}
+
+// kNccl needs one GPU per rank: every rank compares all ranks' GPUs.
+void require_distinct_gpus(MPI_Comm comm) {
+  char mine[16] = {};
+  run_collectively(comm, [&] {
+    int device = 0;
+    check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+    cudaDeviceProp prop;
+    check_cuda(cudaGetDeviceProperties(&prop, device),
+               "cudaGetDeviceProperties");
+    std::memcpy(mine, prop.uuid.bytes, sizeof(mine));
+  });
+  int size = 0;
+  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  std::vector<char> all(16 * static_cast<size_t>(size));
+  check_mpi(MPI_Allgather(mine, 16, MPI_CHAR, all.data(), 16, MPI_CHAR, comm),
+            "MPI_Allgather");
+  for (int a = 0; a < size; ++a) {
+    for (int b = a + 1; b < size; ++b) {
+      require(std::memcmp(&all[16 * a], &all[16 * b], 16) != 0,
+              ErrorKind::kUnsupported,
+              "the NCCL halo transport needs one GPU per rank, and ranks ", a,
+              " and ", b, " share one; use kHostStaged");
+    }
+  }
+}
+
+// A communicator over `comm`'s ranks, made collectively.
+ncclComm_t make_nccl_comm(MPI_Comm comm) {
+  int rank = 0, size = 0;
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  ncclUniqueId id;
+  run_collectively(comm, [&] {
+    if (rank == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+  });
+  check_mpi(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, comm), "MPI_Bcast");
+  ncclComm_t nccl = nullptr;
+  run_collectively(comm, [&] {
+    check_nccl(ncclCommInitRank(&nccl, size, id, rank), "ncclCommInitRank");
+  });
+  return nccl;
+}
+
+template <typename U>
+struct DeviceFree {
+  void operator()(U* p) const noexcept { DeviceSpace::deallocate(p); }
+};
+template <typename U>
+struct HostFree {
+  void operator()(U* p) const noexcept {
+    if (p != nullptr) cudaFreeHost(p);
+  }
+};
+template <typename U>
+using DeviceBuffer = std::unique_ptr<U, DeviceFree<U>>;
+template <typename U>
+using PinnedBuffer = std::unique_ptr<U, HostFree<U>>;
+
+template <typename U>
+DeviceBuffer<U> device_buffer(Index n) {
+  return DeviceBuffer<U>(static_cast<U*>(DeviceSpace::allocate(sizeof(U) * n)));
+}
+
+template <typename U>
+PinnedBuffer<U> pinned_buffer(Index n) {
+  if (n == 0) return PinnedBuffer<U>(nullptr);
+  void* p = nullptr;
+  check_cuda(cudaMallocHost(&p, sizeof(U) * n), "cudaMallocHost of ",
+             sizeof(U) * n, " bytes");
+  return PinnedBuffer<U>(static_cast<U*>(p));
+}
+
+}  // namespace
+
+template <typename T>
+struct DeviceHaloExchange<T>::Impl {
+  // One direction: the messages this rank packs and sends (`out`) and those
+  // it receives and unpacks (`in`), with their boxes and buffers. Forward
+  // sends shard boxes into peers' halos; reverse the other way round.
+  struct Route {
+    const std::vector<HaloMessage>* out;
+    const std::vector<HaloMessage>* in;
+    const DeviceBoxCopy<T>* out_boxes;
+    const DeviceBoxCopy<T>* in_boxes;
+    const std::vector<Index>* out_off;
+    const std::vector<Index>* in_off;
+    T* out_cells;       // device
+    T* in_cells;        // device
+    T* out_staged;      // pinned host (kHostStaged)
+    T* in_staged;       // pinned host (kHostStaged)
+    int tag_offset;
+  };
+
+  HaloLayout layout;
+  HaloPlan plan;
+  DeviceHaloTransport transport;
+  cudaStream_t stream;
+  MPI_Comm comm = MPI_COMM_NULL;
+  ncclComm_t nccl = nullptr;
+  bool owns_nccl = false;
+  std::vector<Index> send_off, recv_off;
+  std::optional<DeviceBoxCopy<T>> shard_boxes, halo_boxes;
+  DeviceBuffer<T> shard_cells, halo_cells;
+  PinnedBuffer<T> shard_staged, halo_staged;
+  cudaStream_t comm_stream = nullptr;  // where messages travel
+  cudaEvent_t packed = nullptr, arrived = nullptr;
+  Route forward{}, reverse{};
+  std::vector<MPI_Request> requests;
+  bool in_flight = false;
+  T* data = nullptr;
+  HaloExchangeOptions options;
+
+  Impl(const ProcessGrid& grid, const HaloLayout& l,
+       const DeviceHaloExchangeConfig& config)
+      : layout(l),
+        plan(make_halo_plan(l, grid.rank())),
+        transport(config.transport),
+        stream(config.stream),
+        send_off(offsets_of(plan.sends)),
+        recv_off(offsets_of(plan.recvs)) {
+    validate_collectively<T>(grid.comm(), plan, transport);
+    check_mpi(MPI_Comm_dup(grid.comm(), &comm), "MPI_Comm_dup");
+    check_mpi(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN),
+              "MPI_Comm_set_errhandler");
+    try {
+      run_collectively(comm, [&] { allocate(grid, config); });
+      if (transport == DeviceHaloTransport::kNccl &&
+          config.nccl_comm == nullptr) {
+        require_distinct_gpus(comm);
+        nccl = make_nccl_comm(comm);
+        owns_nccl = true;
+      }
+    } catch (...) {
+      release();
+      throw;
+    }
+    forward = {&plan.sends,        &plan.recvs,        &*shard_boxes,
+               &*halo_boxes,       &send_off,          &recv_off,
+               shard_cells.get(),  halo_cells.get(),   shard_staged.get(),
+               halo_staged.get(),  0};
+    reverse = {&plan.recvs,        &plan.sends,        &*halo_boxes,
+               &*shard_boxes,      &recv_off,          &send_off,
+               halo_cells.get(),   shard_cells.get(),  halo_staged.get(),
+               shard_staged.get(), kReverseTag};
+    requests.reserve(plan.sends.size() + plan.recvs.size());
+  }
+
+  // This rank's part of the set-up (run collectively: a failure here is
+  // every rank's).
+  void allocate(const ProcessGrid& grid, const DeviceHaloExchangeConfig& config) {
+    require(DeviceSpace::device_count() > 0, ErrorKind::kUnsupported,
+            "the GPU halo exchange needs a CUDA device, and this rank sees "
+            "none");
+    const Shape storage = layout.storage_shape(grid.rank());
+    shard_boxes.emplace(storage, storage_boxes(layout, plan.sends));
+    halo_boxes.emplace(storage, storage_boxes(layout, plan.recvs));
+    shard_cells = device_buffer<T>(send_off.back());
+    halo_cells = device_buffer<T>(recv_off.back());
+    if (transport == DeviceHaloTransport::kHostStaged) {
+      shard_staged = pinned_buffer<T>(send_off.back());
+      halo_staged = pinned_buffer<T>(recv_off.back());
+    }
+    int least = 0, greatest = 0;
+    check_cuda(cudaDeviceGetStreamPriorityRange(&least, &greatest),
+               "cudaDeviceGetStreamPriorityRange");
+    check_cuda(cudaStreamCreateWithPriority(&comm_stream,
+                                            cudaStreamNonBlocking, greatest),
+               "cudaStreamCreateWithPriority");
+    check_cuda(cudaEventCreateWithFlags(&packed, cudaEventDisableTiming),
+               "cudaEventCreate");
+    check_cuda(cudaEventCreateWithFlags(&arrived, cudaEventDisableTiming),
+               "cudaEventCreate");
+    if (transport == DeviceHaloTransport::kNccl && config.nccl_comm) {
+      int count = 0, rank = 0;
+      check_nccl(ncclCommCount(config.nccl_comm, &count), "ncclCommCount");
+      check_nccl(ncclCommUserRank(config.nccl_comm, &rank),
+                 "ncclCommUserRank");
+      require(count == grid.size() && rank == grid.rank(),
+              ErrorKind::kGridMismatch, "the NCCL communicator has rank ",
+              rank, " of ", count, " where the grid has rank ", grid.rank(),
+              " of ", grid.size());
+      nccl = config.nccl_comm;
+    }
+  }
+
+  ~Impl() {
+    try {
+      if (in_flight) finish(route_in_flight(), /*unpack=*/false);
+    } catch (const Error&) {
+      // MPI or CUDA failed while completing; nothing more can be done.
+    }
+    release();
+  }
+
+  void release() noexcept {
+    // Kernels and copies may still use the buffers.
+    if (comm_stream != nullptr) cudaStreamSynchronize(comm_stream);
+    if (shard_boxes) cudaStreamSynchronize(stream);
+    if (packed != nullptr) cudaEventDestroy(packed);
+    if (arrived != nullptr) cudaEventDestroy(arrived);
+    if (comm_stream != nullptr) cudaStreamDestroy(comm_stream);
+    packed = arrived = nullptr;
+    comm_stream = nullptr;
+    if (owns_nccl && nccl != nullptr) ncclCommDestroy(nccl);
+    nccl = nullptr;
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  }
+
+  Route& route_in_flight() {
+    return options.direction == HaloDirection::kForward ? forward : reverse;
+  }
+
+  static std::size_t bytes(const std::vector<Index>& off, size_t i) {
+    return sizeof(T) * static_cast<std::size_t>(off[i + 1] - off[i]);
+  }
+
+  void start(const Route& r) {
+    r.out_boxes->pack(data, r.out_cells, stream);
+    check_cuda(cudaEventRecord(packed, stream), "cudaEventRecord");
+    check_cuda(cudaStreamWaitEvent(comm_stream, packed, 0),
+               "cudaStreamWaitEvent");
+    const std::vector<HaloMessage>& out = *r.out;
+    const std::vector<HaloMessage>& in = *r.in;
+    if (transport == DeviceHaloTransport::kNccl) {
+      check_nccl(ncclGroupStart(), "ncclGroupStart");
+      for (size_t i = 0; i < in.size(); ++i) {
+        check_nccl(ncclRecv(r.in_cells + (*r.in_off)[i], bytes(*r.in_off, i),
+                            ncclChar, in[i].peer, nccl, comm_stream),
+                   "ncclRecv");
+      }
+      for (size_t j = 0; j < out.size(); ++j) {
+        check_nccl(ncclSend(r.out_cells + (*r.out_off)[j],
+                            bytes(*r.out_off, j), ncclChar, out[j].peer, nccl,
+                            comm_stream),
+                   "ncclSend");
+      }
+      check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+      return;
+    }
+    // kHostStaged. The sync also covers the last wait()'s copy out of the
+    // staged receive buffer, which MPI may now overwrite.
+    const std::size_t out_bytes = sizeof(T) * r.out_off->back();
+    check_cuda(cudaMemcpyAsync(r.out_staged, r.out_cells, out_bytes,
+                               cudaMemcpyDeviceToHost, comm_stream),
+               "cudaMemcpyAsync of the packed halo cells to the host");
+    check_cuda(cudaStreamSynchronize(comm_stream), "cudaStreamSynchronize");
+    for (size_t i = 0; i < in.size(); ++i) {
+      requests.emplace_back();
+      check_mpi(MPI_Irecv(r.in_staged + (*r.in_off)[i],
+                          static_cast<int>(bytes(*r.in_off, i)), MPI_BYTE,
+                          in[i].peer, in[i].tag + r.tag_offset, comm,
+                          &requests.back()),
+                "MPI_Irecv");
+    }
+    for (size_t j = 0; j < out.size(); ++j) {
+      requests.emplace_back();
+      check_mpi(MPI_Isend(r.out_staged + (*r.out_off)[j],
+                          static_cast<int>(bytes(*r.out_off, j)), MPI_BYTE,
+                          out[j].peer, out[j].tag + r.tag_offset, comm,
+                          &requests.back()),
+                "MPI_Isend");
+    }
+  }
+
+  // Completes the exchange in flight; with `unpack`, queues the arrivals'
+  // unpack on the caller's stream.
+  void finish(const Route& r, bool unpack) {
+    in_flight = false;
+    if (transport == DeviceHaloTransport::kHostStaged) {
+      const int code = MPI_Waitall(static_cast<int>(requests.size()),
+                                   requests.data(), MPI_STATUSES_IGNORE);
+      requests.clear();
+      check_mpi(code, "MPI_Waitall");
+      const std::size_t in_bytes = sizeof(T) * r.in_off->back();
+      check_cuda(cudaMemcpyAsync(r.in_cells, r.in_staged, in_bytes,
+                                 cudaMemcpyHostToDevice, comm_stream),
+                 "cudaMemcpyAsync of the received halo cells to the device");
+    }
+    check_cuda(cudaEventRecord(arrived, comm_stream), "cudaEventRecord");
+    check_cuda(cudaStreamWaitEvent(stream, arrived, 0), "cudaStreamWaitEvent");
+    if (!unpack) return;
+    BoxCombine combine = BoxCombine::kCopy;
+    if (options.direction == HaloDirection::kReverse) {
+      combine = options.reduction == HaloReduction::kSum ? BoxCombine::kSum
+                                                         : BoxCombine::kMax;
+    }
+    r.in_boxes->unpack(r.in_cells, data, combine, stream);
+  }
+};
+
+template <typename T>
+DeviceHaloExchange<T>::DeviceHaloExchange(const ProcessGrid& grid,
+                                          const HaloLayout& layout,
+                                          const DeviceHaloExchangeConfig& config) {
+  require(layout.distribution().grid_shape() == grid.shape(),
+          ErrorKind::kGridMismatch, "halo layout over grid ",
+          layout.distribution().grid_shape(), " used with a process grid ",
+          grid.shape());
+  impl_ = std::make_unique<Impl>(grid, layout, config);
+}
+
+template <typename T>
+DeviceHaloExchange<T>::~DeviceHaloExchange() = default;
+template <typename T>
+DeviceHaloExchange<T>::DeviceHaloExchange(DeviceHaloExchange&&) noexcept =
+    default;
+template <typename T>
+DeviceHaloExchange<T>& DeviceHaloExchange<T>::operator=(
+    DeviceHaloExchange&&) noexcept = default;
+
+template <typename T>
+typename DeviceHaloExchange<T>::Impl& DeviceHaloExchange<T>::impl() const {
+  require(impl_ != nullptr, ErrorKind::kState,
+          "GPU halo exchange used after being moved from");
+  return *impl_;
+}
+
+template <typename T>
+const HaloPlan& DeviceHaloExchange<T>::plan() const {
+  return impl().plan;
+}
+template <typename T>
+const HaloLayout& DeviceHaloExchange<T>::layout() const {
+  return impl().layout;
+}
+template <typename T>
+bool DeviceHaloExchange<T>::in_flight() const {
+  return impl().in_flight;
+}
+
+template <typename T>
+void DeviceHaloExchange<T>::start(DistTensor<T, DeviceSpace>& tensor,
+                                  const HaloExchangeOptions& options) {
+  Impl& s = impl();
+  require(!s.in_flight, ErrorKind::kState,
+          "start() called while an exchange is in flight; call wait() first");
+  require(tensor.layout() == s.layout && tensor.part() == s.plan.part,
+          ErrorKind::kShapeMismatch, "tensor of global shape ",
+          tensor.global_shape(),
+          " does not have the layout this halo exchange was planned for");
+  s.in_flight = true;
+  s.data = tensor.data();
+  s.options = options;
+  s.start(s.route_in_flight());
+}
+
+template <typename T>
+double DeviceHaloExchange<T>::wait() {
+  Impl& s = impl();
+  require(s.in_flight, ErrorKind::kState,
+          "wait() called with no exchange in flight");
+  const auto t0 = std::chrono::steady_clock::now();
+  s.finish(s.route_in_flight(), /*unpack=*/true);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+      .count();
+}
+
+template class DeviceHaloExchange<float>;
+template class DeviceHaloExchange<double>;
+template class DeviceHaloExchange<__half>;
+template class DeviceHaloExchange<__nv_bfloat16>;
+
+}  // namespace distconv
