@@ -1,0 +1,62 @@
+#!/bin/bash
+# Builds the GPU tests and benchmarks (--config=cuda) and copies them, with
+# the shared libraries and the Open MPI launcher they need, into one folder
+# that run_on_gpu_machine.sh runs on a machine with a GPU and no Bazel, MPI
+# or network:
+#   tests/gpu/collect.sh DIR            # here (Debian 12, CUDA 13 installed)
+#   ... copy DIR to the GPU machine ...
+#   tests/gpu/run_on_gpu_machine.sh DIR # there
+# Left out, to keep DIR small (about 25 MB): the C and C++ runtime and the
+# GPU driver, which every machine has (the GPU machines' are newer), and cuDNN and NCCL (hundreds of MB),
+# which run_on_gpu_machine.sh finds there (CUDA's own folder, or the
+# nvidia-* Python packages that come with PyTorch).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+[[ $# -eq 1 ]] || { echo "usage: $0 DIR" >&2; exit 2; }
+out=$1
+
+# name:bazel target of each program. Tests run under mpirun (their main is
+# tests/mpi_test_main.cc); the ranks each runs at are in run_on_gpu_machine.sh.
+programs=(
+  box_segments_test://kernels/cuda:box_segments_test
+  box_pack_test://kernels/cuda:box_pack_test
+  device_space_test://distconv:device_space_test_bin
+  device_halo_exchange_test://halo:device_halo_exchange_test_bin
+  gpu_pack_bench://perf:gpu_pack_bench
+)
+targets=()
+for p in "${programs[@]}"; do targets+=("${p#*:}"); done
+bazel build --config=cuda "${targets[@]}"
+bin=$(bazel info --config=cuda bazel-bin)
+
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/lib" "$out/openmpi/plugins" "$out/openmpi/pmix" \
+  "$out/openmpi/share"
+built=()  # where the programs are, for ldd (their rpaths are relative)
+for p in "${programs[@]}"; do
+  name=${p%%:*} target=${p#*:}
+  path=${target#//}
+  built+=("$bin/${path/://}")
+  cp "$bin/${path/://}" "$out/bin/$name"
+done
+
+# Open MPI's launcher and its components (Debian's layout).
+ompi=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
+pmix=/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix
+cp "$(readlink -f "$(command -v mpirun)")" "$out/bin/mpirun"
+cp "$(command -v orted)" "$out/bin/orted"
+cp "$ompi"/*.so "$out/openmpi/plugins/"
+if [[ -d $pmix ]]; then cp "$pmix"/*.so "$out/openmpi/pmix/"; fi
+# Help texts (mpirun's messages), where OPAL_PREFIX makes it look.
+if [[ -d /usr/share/openmpi ]]; then cp -r /usr/share/openmpi "$out/openmpi/share/"; fi
+
+# Every shared library those need (Bazel's own libraries of the tests too),
+# but the ones every machine (or the GPU machine's CUDA) has.
+skip='/(libc|libm|libstdc\+\+|libgcc_s|libatomic|libpthread|librt|libdl|libutil|libresolv|ld-linux[^/]*|linux-vdso|libcuda|libnccl|libcudnn[^/]*)\.so'
+for f in "${built[@]}" "$out"/bin/mpirun "$out"/bin/orted \
+    "$out"/openmpi/plugins/*.so "$out"/openmpi/pmix/*.so; do
+  ldd "$f" 2>/dev/null | awk '/=> \//{print $3}'
+done | sort -u | grep -vE "$skip" | while read -r lib; do
+  cp -L "$lib" "$out/lib/"
+done
+echo "collected into $out: $(du -sh "$out" | cut -f1)"
