@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "distconv/error.h"
+#include "halo/halo_checks.h"
 #include "distconv/internal/cuda_check.h"
 #include "distconv/internal/mpi_util.h"
 #include "kernels/cuda/box_pack.h"
@@ -364,10 +365,7 @@ template <typename T>
 DeviceHaloExchange<T>::DeviceHaloExchange(const ProcessGrid& grid,
                                           const HaloLayout& layout,
                                           const DeviceHaloExchangeConfig& config) {
-  require(layout.distribution().grid_shape() == grid.shape(),
-          ErrorKind::kGridMismatch, "halo layout over grid ",
-          layout.distribution().grid_shape(), " used with a process grid ",
-          grid.shape());
+  internal::check_halo_grid(layout, grid);
   impl_ = std::make_unique<Impl>(grid, layout, config);
 }
 
@@ -382,8 +380,7 @@ DeviceHaloExchange<T>& DeviceHaloExchange<T>::operator=(
 
 template <typename T>
 typename DeviceHaloExchange<T>::Impl& DeviceHaloExchange<T>::impl() const {
-  require(impl_ != nullptr, ErrorKind::kState,
-          "GPU halo exchange used after being moved from");
+  internal::check_halo_not_moved(impl_.get(), "GPU halo exchange");
   return *impl_;
 }
 
@@ -404,12 +401,8 @@ template <typename T>
 void DeviceHaloExchange<T>::start(DistTensor<T, DeviceSpace>& tensor,
                                   const HaloExchangeOptions& options) {
   Impl& s = impl();
-  require(!s.in_flight, ErrorKind::kState,
-          "start() called while an exchange is in flight; call wait() first");
-  require(tensor.layout() == s.layout && tensor.part() == s.plan.part,
-          ErrorKind::kShapeMismatch, "tensor of global shape ",
-          tensor.global_shape(),
-          " does not have the layout this halo exchange was planned for");
+  internal::check_halo_start(s.in_flight, tensor.layout(), tensor.part(),
+                             s.layout, s.plan.part);
   s.in_flight = true;
   s.data = tensor.data();
   s.options = options;
@@ -419,8 +412,7 @@ void DeviceHaloExchange<T>::start(DistTensor<T, DeviceSpace>& tensor,
 template <typename T>
 double DeviceHaloExchange<T>::wait() {
   Impl& s = impl();
-  require(s.in_flight, ErrorKind::kState,
-          "wait() called with no exchange in flight");
+  internal::check_halo_wait(s.in_flight);
   const auto t0 = std::chrono::steady_clock::now();
   s.finish(s.route_in_flight(), /*unpack=*/true);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "distconv/error.h"
+#include "halo/halo_checks.h"
 #include "distconv/internal/box_rows.h"
 #include "distconv/internal/mpi_util.h"
 #include "halo/shared_inbox.h"
@@ -335,10 +336,7 @@ struct HaloExchange<T>::Impl {
 template <typename T>
 HaloExchange<T>::HaloExchange(const ProcessGrid& grid, const HaloLayout& layout,
                               const HaloExchangeConfig& config) {
-  require(layout.distribution().grid_shape() == grid.shape(),
-          ErrorKind::kGridMismatch, "halo layout over grid ",
-          layout.distribution().grid_shape(), " used with a process grid ",
-          grid.shape());
+  internal::check_halo_grid(layout, grid);
   impl_ = std::make_unique<Impl>(grid, layout, config);
 }
 
@@ -351,8 +349,7 @@ HaloExchange<T>& HaloExchange<T>::operator=(HaloExchange&&) noexcept = default;
 
 template <typename T>
 typename HaloExchange<T>::Impl& HaloExchange<T>::impl() const {
-  require(impl_ != nullptr, ErrorKind::kState,
-          "halo exchange used after being moved from");
+  internal::check_halo_not_moved(impl_.get(), "halo exchange");
   return *impl_;
 }
 
@@ -373,12 +370,8 @@ template <typename T>
 void HaloExchange<T>::start(DistTensor<T>& tensor,
                             const HaloExchangeOptions& options) {
   Impl& s = impl();
-  require(!s.in_flight, ErrorKind::kState,
-          "start() called while an exchange is in flight; call wait() first");
-  require(tensor.layout() == s.layout && tensor.part() == s.plan.part,
-          ErrorKind::kShapeMismatch, "tensor of global shape ",
-          tensor.global_shape(),
-          " does not have the layout this halo exchange was planned for");
+  internal::check_halo_start(s.in_flight, tensor.layout(), tensor.part(),
+                             s.layout, s.plan.part);
   s.in_flight = true;
   s.data = tensor.data();
   s.options = options;
@@ -388,8 +381,7 @@ void HaloExchange<T>::start(DistTensor<T>& tensor,
 template <typename T>
 double HaloExchange<T>::wait() {
   Impl& s = impl();
-  require(s.in_flight, ErrorKind::kState,
-          "wait() called with no exchange in flight");
+  internal::check_halo_wait(s.in_flight);
   const auto t0 = std::chrono::steady_clock::now();
   T* data = s.data;
   const Shape& extent = s.storage_shape;  // boxes come in storage order

@@ -11,8 +11,7 @@
 #include "distconv/device_space.h"
 #include "distconv/internal/box_rows.h"
 #include "gtest/gtest.h"
-#include "halo/halo_plan.h"
-#include "tests/layout_cases.h"
+#include "kernels/cuda/box_testing.h"
 
 namespace distconv {
 namespace {
@@ -114,23 +113,13 @@ void ExpectLikeTheHost(const Shape& extent, const std::vector<Box>& boxes,
 
 TYPED_TEST(BoxPack, HaloPlanBoxes) {
   std::mt19937_64 rng(3);
-  for (const Shape& grid : {Shape{1, 1, 2, 2}, Shape{1, 1, 2, 1, 2}}) {
-    for (const testing::LayoutCase& c : testing::layout_cases(grid)) {
-      for (StorageOrder order :
-           {StorageOrder::kChannelsFirst, StorageOrder::kChannelsLast}) {
-        const HaloLayout layout = c.layout.with_storage(order);
-        const HaloPlan plan = make_halo_plan(layout, 0);
-        for (const auto* list : {&plan.sends, &plan.recvs}) {
-          std::vector<Box> boxes;
-          for (const HaloMessage& m : *list) {
-            boxes.push_back(layout.to_storage(m.local));
-          }
-          SCOPED_TRACE(c.name);
-          ExpectLikeTheHost<TypeParam>(layout.storage_shape(0), boxes, rng);
-        }
-      }
-    }
-  }
+  testing::for_each_halo_box_list(
+      {Shape{1, 1, 2, 2}, Shape{1, 1, 2, 1, 2}}, 1,
+      [&](const std::string& name, const Shape& extent,
+          const std::vector<Box>& boxes) {
+        SCOPED_TRACE(name);
+        ExpectLikeTheHost<TypeParam>(extent, boxes, rng);
+      });
 }
 
 // Overlapping boxes: accumulation must keep each cell's order.
@@ -138,19 +127,9 @@ TYPED_TEST(BoxPack, RandomOverlappingBoxes) {
   std::mt19937_64 rng(5);
   for (int trial = 0; trial < 40; ++trial) {
     const int n = 4 + static_cast<int>(rng() % 2);
-    Shape extent = Shape::filled(n, 1);
-    for (int d = 0; d < n; ++d) extent[d] = 1 + static_cast<Index>(rng() % 9);
-    std::vector<Box> boxes;
-    for (int b = 0; b < 5; ++b) {
-      Box box{Shape::filled(n, 0), Shape::filled(n, 0)};
-      for (int d = 0; d < n; ++d) {
-        box.lower[d] = static_cast<Index>(rng() % extent[d]);
-        box.extent[d] =
-            static_cast<Index>(rng() % (extent[d] - box.lower[d] + 1));
-      }
-      boxes.push_back(box);
-    }
-    ExpectLikeTheHost<TypeParam>(extent, boxes, rng);
+    const Shape extent = testing::random_extent(rng, n, 9);
+    ExpectLikeTheHost<TypeParam>(extent, testing::random_boxes(rng, extent, 5),
+                                 rng);
   }
 }
 

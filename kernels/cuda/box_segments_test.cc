@@ -6,8 +6,7 @@
 #include "distconv/error.h"
 #include "distconv/internal/box_rows.h"
 #include "gtest/gtest.h"
-#include "halo/halo_plan.h"
-#include "tests/layout_cases.h"
+#include "kernels/cuda/box_testing.h"
 
 namespace distconv {
 namespace {
@@ -62,26 +61,13 @@ void ExpectSamePacking(const Shape& extent, const std::vector<Box>& boxes) {
 // and 5D, uneven and empty shards, wide and asymmetric halos, both storage
 // orders) packs to what the host's row walker packs.
 TEST(BoxSegments, HaloPlanBoxesPackLikeTheHost) {
-  for (const Shape& grid : {Shape{1, 1, 2, 2}, Shape{2, 1, 3, 1},
-                            Shape{1, 1, 2, 1, 2}}) {
-    for (const testing::LayoutCase& c : testing::layout_cases(grid)) {
-      for (StorageOrder order :
-           {StorageOrder::kChannelsFirst, StorageOrder::kChannelsLast}) {
-        const HaloLayout layout = c.layout.with_storage(order);
-        for (int p = 0; p < layout.num_parts(); ++p) {
-          const HaloPlan plan = make_halo_plan(layout, p);
-          for (const auto* list : {&plan.sends, &plan.recvs}) {
-            std::vector<Box> boxes;
-            for (const HaloMessage& m : *list) {
-              boxes.push_back(layout.to_storage(m.local));
-            }
-            SCOPED_TRACE(c.name + ", part " + std::to_string(p));
-            ExpectSamePacking(layout.storage_shape(p), boxes);
-          }
-        }
-      }
-    }
-  }
+  testing::for_each_halo_box_list(
+      {Shape{1, 1, 2, 2}, Shape{2, 1, 3, 1}, Shape{1, 1, 2, 1, 2}}, -1,
+      [](const std::string& name, const Shape& extent,
+         const std::vector<Box>& boxes) {
+        SCOPED_TRACE(name);
+        ExpectSamePacking(extent, boxes);
+      });
 }
 
 // Accumulates `packed` into `array` the way the CUDA kernels do: wave after
@@ -149,19 +135,8 @@ TEST(BoxSegments, RandomBoxesPackLikeTheHost) {
   std::mt19937_64 rng(7);
   for (int trial = 0; trial < 300; ++trial) {
     const int n = 2 + static_cast<int>(rng() % 4);  // 2..5 dimensions
-    Shape extent = Shape::filled(n, 1);
-    for (int d = 0; d < n; ++d) extent[d] = 1 + static_cast<Index>(rng() % 8);
-    std::vector<Box> boxes;
-    for (int b = 0; b < 3; ++b) {
-      Box box{Shape::filled(n, 0), Shape::filled(n, 0)};
-      for (int d = 0; d < n; ++d) {
-        box.lower[d] = static_cast<Index>(rng() % extent[d]);
-        box.extent[d] =
-            static_cast<Index>(rng() % (extent[d] - box.lower[d] + 1));
-      }
-      boxes.push_back(box);
-    }
-    ExpectSamePacking(extent, boxes);
+    const Shape extent = testing::random_extent(rng, n, 8);
+    ExpectSamePacking(extent, testing::random_boxes(rng, extent, 3));
   }
 }
 
