@@ -12,7 +12,10 @@ void* DeviceSpace::allocate(std::size_t bytes) {
   if (bytes == 0) return nullptr;
   void* p = nullptr;
   check_cuda(cudaMalloc(&p, bytes), "cudaMalloc of ", bytes, " bytes");
-  const cudaError_t zero = cudaMemset(p, 0, bytes);
+  // cudaMemset may return before it is done; a kernel on a non-blocking
+  // stream must not see the buffer before it is zero.
+  cudaError_t zero = cudaMemset(p, 0, bytes);
+  if (zero == cudaSuccess) zero = cudaStreamSynchronize(nullptr);
   if (zero != cudaSuccess) cudaFree(p);
   check_cuda(zero, "cudaMemset of ", bytes, " bytes");
   return p;
@@ -26,6 +29,8 @@ void DeviceSpace::copy_to_device(void* dst, const void* src,
                                  std::size_t bytes) {
   check_cuda(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice),
              "cudaMemcpy of ", bytes, " bytes to the device");
+  // From pageable memory cudaMemcpy may return before the data has landed.
+  check_cuda(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
 }
 
 void DeviceSpace::copy_to_host(void* dst, const void* src, std::size_t bytes) {

@@ -108,9 +108,15 @@ ncclComm_t make_nccl_comm(MPI_Comm comm) {
   });
   check_mpi(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, comm), "MPI_Bcast");
   ncclComm_t nccl = nullptr;
-  run_collectively(comm, [&] {
-    check_nccl(ncclCommInitRank(&nccl, size, id, rank), "ncclCommInitRank");
-  });
+  try {
+    run_collectively(comm, [&] {
+      check_nccl(ncclCommInitRank(&nccl, size, id, rank), "ncclCommInitRank");
+    });
+  } catch (...) {
+    // Made here but not on some other rank: abort (local, unlike destroy).
+    if (nccl != nullptr) ncclCommAbort(nccl);
+    throw;
+  }
   return nccl;
 }
 
@@ -193,9 +199,9 @@ struct DeviceHaloExchange<T>::Impl {
         recv_off(offsets_of(plan.recvs)) {
     validate_collectively<T>(grid.comm(), plan, transport);
     check_mpi(MPI_Comm_dup(grid.comm(), &comm), "MPI_Comm_dup");
-    check_mpi(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN),
-              "MPI_Comm_set_errhandler");
     try {
+      check_mpi(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN),
+                "MPI_Comm_set_errhandler");
       run_collectively(comm, [&] { allocate(grid, config); });
       if (transport == DeviceHaloTransport::kNccl &&
           config.nccl_comm == nullptr) {
@@ -295,19 +301,25 @@ struct DeviceHaloExchange<T>::Impl {
     const std::vector<HaloMessage>& out = *r.out;
     const std::vector<HaloMessage>& in = *r.in;
     if (transport == DeviceHaloTransport::kNccl) {
+      // The group is ended whatever happens inside it (an open group would
+      // defer every later NCCL call on this thread); errors are reported
+      // after.
       check_nccl(ncclGroupStart(), "ncclGroupStart");
-      for (size_t i = 0; i < in.size(); ++i) {
-        check_nccl(ncclRecv(r.in_cells + (*r.in_off)[i], bytes(*r.in_off, i),
-                            ncclChar, in[i].peer, nccl, comm_stream),
-                   "ncclRecv");
+      ncclResult_t code = ncclSuccess;
+      const char* call = "";
+      for (size_t i = 0; i < in.size() && code == ncclSuccess; ++i) {
+        code = ncclRecv(r.in_cells + (*r.in_off)[i], bytes(*r.in_off, i),
+                        ncclChar, in[i].peer, nccl, comm_stream);
+        call = "ncclRecv";
       }
-      for (size_t j = 0; j < out.size(); ++j) {
-        check_nccl(ncclSend(r.out_cells + (*r.out_off)[j],
-                            bytes(*r.out_off, j), ncclChar, out[j].peer, nccl,
-                            comm_stream),
-                   "ncclSend");
+      for (size_t j = 0; j < out.size() && code == ncclSuccess; ++j) {
+        code = ncclSend(r.out_cells + (*r.out_off)[j], bytes(*r.out_off, j),
+                        ncclChar, out[j].peer, nccl, comm_stream);
+        call = "ncclSend";
       }
-      check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+      const ncclResult_t end = ncclGroupEnd();
+      check_nccl(code, call);
+      check_nccl(end, "ncclGroupEnd");
       return;
     }
     // kHostStaged. The sync also covers the last wait()'s copy out of the
@@ -318,7 +330,7 @@ struct DeviceHaloExchange<T>::Impl {
                "cudaMemcpyAsync of the packed halo cells to the host");
     check_cuda(cudaStreamSynchronize(comm_stream), "cudaStreamSynchronize");
     for (size_t i = 0; i < in.size(); ++i) {
-      requests.emplace_back();
+      requests.push_back(MPI_REQUEST_NULL);
       check_mpi(MPI_Irecv(r.in_staged + (*r.in_off)[i],
                           static_cast<int>(bytes(*r.in_off, i)), MPI_BYTE,
                           in[i].peer, in[i].tag + r.tag_offset, comm,
@@ -326,7 +338,7 @@ struct DeviceHaloExchange<T>::Impl {
                 "MPI_Irecv");
     }
     for (size_t j = 0; j < out.size(); ++j) {
-      requests.emplace_back();
+      requests.push_back(MPI_REQUEST_NULL);
       check_mpi(MPI_Isend(r.out_staged + (*r.out_off)[j],
                           static_cast<int>(bytes(*r.out_off, j)), MPI_BYTE,
                           out[j].peer, out[j].tag + r.tag_offset, comm,
@@ -406,7 +418,17 @@ void DeviceHaloExchange<T>::start(DistTensor<T, DeviceSpace>& tensor,
   s.in_flight = true;
   s.data = tensor.data();
   s.options = options;
-  s.start(s.route_in_flight());
+  try {
+    s.start(s.route_in_flight());
+  } catch (...) {
+    // Nothing to wait for: release what was posted and fail.
+    s.in_flight = false;
+    for (MPI_Request& r : s.requests) {
+      if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+    }
+    s.requests.clear();
+    throw;
+  }
 }
 
 template <typename T>

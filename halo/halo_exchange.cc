@@ -202,14 +202,14 @@ struct HaloExchange<T>::Impl {
 
   void irecv(void* buf, int count, MPI_Datatype type, int peer, int tag,
              std::vector<MPI_Request>& into) {
-    into.emplace_back();
+    into.push_back(MPI_REQUEST_NULL);
     check_mpi(MPI_Irecv(buf, count, type, peer, tag, comm, &into.back()),
               "MPI_Irecv");
   }
 
   void isend(const void* buf, int count, MPI_Datatype type, int peer, int tag,
              std::vector<MPI_Request>& into) {
-    into.emplace_back();
+    into.push_back(MPI_REQUEST_NULL);
     check_mpi(MPI_Isend(buf, count, type, peer, tag, comm, &into.back()),
               "MPI_Isend");
   }

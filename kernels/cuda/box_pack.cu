@@ -156,8 +156,8 @@ DeviceBoxCopy<T>::DeviceBoxCopy(const Shape& extent,
   vector_.host = make_box_segments(extent, boxes, 16 / sizeof(T));
   scalar_.host = make_box_segments(extent, boxes, 1);
   require(scalar_.host.segments.size() <= kMaxSegments,
-          ErrorKind::kUnsupported, boxes.size(),
-          " boxes exceed the GPU pack kernels' limit of ", kMaxSegments);
+          ErrorKind::kUnsupported, scalar_.host.segments.size(),
+          " non-empty boxes exceed the GPU pack kernels' limit of ", kMaxSegments);
   try {
     upload(vector_);
     upload(scalar_);
@@ -197,6 +197,9 @@ void DeviceBoxCopy<T>::upload(Plan& plan) {
   check_cuda(cudaMemcpy(p, plan.host.segments.data(), bytes,
                         cudaMemcpyHostToDevice),
              "cudaMemcpy of the pack segments");
+  // From pageable memory cudaMemcpy may return before the data has landed;
+  // kernels on non-blocking streams must not see it half written.
+  check_cuda(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
 }
 
 template <typename T>
