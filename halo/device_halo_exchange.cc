@@ -32,23 +32,6 @@ void check_nccl(ncclResult_t code, const char* call) {
 // the reverse direction.
 constexpr int kReverseTag = 256;
 
-std::vector<Index> offsets_of(const std::vector<HaloMessage>& messages) {
-  std::vector<Index> off{0};
-  for (const HaloMessage& m : messages) {
-    off.push_back(off.back() + m.local.volume());
-  }
-  return off;
-}
-
-std::vector<Box> storage_boxes(const HaloLayout& layout,
-                               const std::vector<HaloMessage>& messages) {
-  std::vector<Box> boxes;
-  for (const HaloMessage& m : messages) {
-    boxes.push_back(layout.to_storage(m.local));
-  }
-  return boxes;
-}
-
 // Same on every rank: the transports agree, and MPI's int counts hold the
 // largest message in bytes.
 template <typename T>
@@ -195,8 +178,8 @@ struct DeviceHaloExchange<T>::Impl {
         plan(make_halo_plan(l, grid.rank())),
         transport(config.transport),
         stream(config.stream),
-        send_off(offsets_of(plan.sends)),
-        recv_off(offsets_of(plan.recvs)) {
+        send_off(packed_offsets(plan.sends)),
+        recv_off(packed_offsets(plan.recvs)) {
     validate_collectively<T>(grid.comm(), plan, transport);
     check_mpi(MPI_Comm_dup(grid.comm(), &comm), "MPI_Comm_dup");
     try {

@@ -25,14 +25,6 @@ using internal::unpack_box;
 
 namespace {
 
-// Offsets of consecutive messages in one pack buffer.
-std::vector<Index> offsets_of(const std::vector<HaloMessage>& messages) {
-  std::vector<Index> off{0};
-  for (const HaloMessage& m : messages)
-    off.push_back(off.back() + m.local.volume());
-  return off;
-}
-
 // Checks, together on all ranks, what each rank sees only for itself: its
 // message sizes and local extents against MPI's int counts, and that every
 // rank chose the same transport and the same kind of shared-memory group.
@@ -144,8 +136,8 @@ struct HaloExchange<T>::Impl {
     check_mpi(MPI_Comm_dup(grid.comm(), &comm), "MPI_Comm_dup");
     check_mpi(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN),
               "MPI_Comm_set_errhandler");
-    const std::vector<Index> send_off = offsets_of(plan.sends);
-    const std::vector<Index> recv_off = offsets_of(plan.recvs);
+    const std::vector<Index> send_off = packed_offsets(plan.sends);
+    const std::vector<Index> recv_off = packed_offsets(plan.recvs);
     shard_cells.resize(send_off.back());
     halo_cells.resize(recv_off.back());
     forward = {&plan.sends,  &plan.recvs, send_off,    recv_off,

@@ -121,4 +121,21 @@ HaloPlan make_halo_plan(const HaloLayout& layout, int part) {
   return plan;
 }
 
+std::vector<Index> packed_offsets(const std::vector<HaloMessage>& messages) {
+  std::vector<Index> off{0};
+  for (const HaloMessage& m : messages) {
+    off.push_back(off.back() + m.local.volume());
+  }
+  return off;
+}
+
+std::vector<Box> storage_boxes(const HaloLayout& layout,
+                               const std::vector<HaloMessage>& messages) {
+  std::vector<Box> boxes;
+  for (const HaloMessage& m : messages) {
+    boxes.push_back(layout.to_storage(m.local));
+  }
+  return boxes;
+}
+
 }  // namespace distconv

@@ -53,6 +53,14 @@ HaloPlan make_halo_plan(const HaloLayout& layout, int part);
 // part's (the performance model evaluates large grids this way).
 std::vector<HaloMessage> halo_receives(const HaloLayout& layout, int part);
 
+// Where each message starts when `messages` are packed one after the other
+// into one buffer (in elements); the last entry is the buffer's size.
+std::vector<Index> packed_offsets(const std::vector<HaloMessage>& messages);
+// The messages' boxes in the layout's storage order, i.e. as boxes of the
+// local buffer seen as a row-major array of layout.storage_shape(part).
+std::vector<Box> storage_boxes(const HaloLayout& layout,
+                               const std::vector<HaloMessage>& messages);
+
 }  // namespace distconv
 
 #endif  // DISTCONV_HALO_HALO_PLAN_H_

@@ -113,6 +113,20 @@ TEST(HaloPlan, TwoByTwoGridHasEdgesAndACorner) {
   EXPECT_EQ(plan.send_volume(), 9);
 }
 
+// Packed one after the other, and seen in channels-last storage order.
+TEST(HaloPlan, PackedOffsetsAndStorageBoxes) {
+  const HaloLayout layout(Distribution(Shape{1, 3, 8, 8}, Shape{1, 1, 2, 2}),
+                          HaloWidths::symmetric({0, 0, 1, 1}));
+  const HaloPlan plan = make_halo_plan(layout, 0);
+  EXPECT_EQ(packed_offsets(plan.recvs), (std::vector<Index>{0, 12, 24, 27}));
+  EXPECT_EQ(packed_offsets({}), (std::vector<Index>{0}));
+  const HaloLayout last = layout.with_storage(StorageOrder::kChannelsLast);
+  const std::vector<Box> boxes = storage_boxes(last, plan.recvs);
+  ASSERT_EQ(boxes.size(), 3u);
+  EXPECT_EQ(boxes[0], (Box{{0, 1, 5, 0}, {1, 4, 1, 3}}));  // N, H, W, C
+  EXPECT_EQ(storage_boxes(layout, plan.recvs)[0], plan.recvs[0].local);
+}
+
 TEST(HaloPlan, WideHaloReadsFromPartsFurtherAway) {
   // W = 6 over 3 parts of 2: an upper width of 3 on the first part needs
   // both cells of part 1 and one of part 2.

@@ -136,10 +136,8 @@ void run(const Problem& p, int reps) {
           .with_storage(p.order);
   const HaloPlan plan = make_halo_plan(layout, 0);
   const Shape storage = layout.storage_shape(0);
-  std::vector<Box> sends, recvs;
-  for (const HaloMessage& m : plan.sends) sends.push_back(layout.to_storage(m.local));
-  for (const HaloMessage& m : plan.recvs) recvs.push_back(layout.to_storage(m.local));
-  const DeviceBoxCopy<T> send_boxes(storage, sends), recv_boxes(storage, recvs);
+  const DeviceBoxCopy<T> send_boxes(storage, storage_boxes(layout, plan.sends));
+  const DeviceBoxCopy<T> recv_boxes(storage, storage_boxes(layout, plan.recvs));
   const std::size_t bytes = sizeof(T) * send_boxes.packed_volume();
   T* array = static_cast<T*>(DeviceSpace::allocate(sizeof(T) * storage.volume()));
   T* packed = static_cast<T*>(DeviceSpace::allocate(bytes));

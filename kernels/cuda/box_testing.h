@@ -55,12 +55,8 @@ void for_each_halo_box_list(const std::vector<Shape>& grids, int parts,
         for (int p = 0; p < n; ++p) {
           const HaloPlan plan = make_halo_plan(layout, p);
           for (const auto* list : {&plan.sends, &plan.recvs}) {
-            std::vector<Box> boxes;
-            for (const HaloMessage& m : *list) {
-              boxes.push_back(layout.to_storage(m.local));
-            }
             fn(c.name + ", part " + std::to_string(p),
-               layout.storage_shape(p), boxes);
+               layout.storage_shape(p), storage_boxes(layout, *list));
           }
         }
       }
