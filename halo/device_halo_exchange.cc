@@ -247,7 +247,7 @@ struct DeviceHaloExchange<T>::Impl {
 
   ~Impl() {
     try {
-      if (in_flight) finish(route_in_flight(), /*unpack=*/false);
+      if (in_flight) finish(route_in_flight());
     } catch (const Error&) {
       // MPI or CUDA failed while completing; nothing more can be done.
     }
@@ -330,9 +330,9 @@ struct DeviceHaloExchange<T>::Impl {
     }
   }
 
-  // Completes the exchange in flight; with `unpack`, queues the arrivals'
-  // unpack on the caller's stream.
-  void finish(const Route& r, bool unpack) {
+  // Completes the exchange in flight: the arrivals are in r.in_cells for
+  // work on the caller's stream (wait() queues their unpack there).
+  void finish(const Route& r) {
     in_flight = false;
     if (transport == DeviceHaloTransport::kHostStaged) {
       const int code = MPI_Waitall(static_cast<int>(requests.size()),
@@ -346,7 +346,11 @@ struct DeviceHaloExchange<T>::Impl {
     }
     check_cuda(cudaEventRecord(arrived, comm_stream), "cudaEventRecord");
     check_cuda(cudaStreamWaitEvent(stream, arrived, 0), "cudaStreamWaitEvent");
-    if (!unpack) return;
+  }
+
+  // Queues the arrivals' unpack on the caller's stream: copied into the
+  // halos (forward), or summed or maxed into their owners (reverse).
+  void unpack(const Route& r) {
     BoxCombine combine = BoxCombine::kCopy;
     if (options.direction == HaloDirection::kReverse) {
       combine = options.reduction == HaloReduction::kSum ? BoxCombine::kSum
@@ -419,7 +423,8 @@ double DeviceHaloExchange<T>::wait() {
   Impl& s = impl();
   internal::check_halo_wait(s.in_flight);
   const auto t0 = std::chrono::steady_clock::now();
-  s.finish(s.route_in_flight(), /*unpack=*/true);
+  s.finish(s.route_in_flight());
+  s.unpack(s.route_in_flight());
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
       .count();
 }
