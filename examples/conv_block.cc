@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "distconv/copy_shard.h"
+#include "layers/copy_shard.h"
 
 namespace distconv {
 namespace examples {

@@ -20,9 +20,9 @@
 
 #include <vector>
 
-#include "distconv/activation.h"
-#include "distconv/batch_norm.h"
-#include "distconv/convolution.h"
+#include "layers/activation.h"
+#include "layers/batch_norm.h"
+#include "layers/convolution.h"
 #include "distconv/dist_tensor.h"
 #include "examples/training.h"
 

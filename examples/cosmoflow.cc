@@ -28,12 +28,12 @@
 #include <string>
 #include <vector>
 
-#include "distconv/activation.h"
-#include "distconv/convolution.h"
-#include "distconv/copy_shard.h"
+#include "layers/activation.h"
+#include "layers/convolution.h"
+#include "layers/copy_shard.h"
 #include "distconv/error.h"
-#include "distconv/loss.h"
-#include "distconv/pooling.h"
+#include "layers/loss.h"
+#include "layers/pooling.h"
 #include "examples/conv_block.h"
 #include "examples/move.h"
 #include "examples/networks.h"

@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "distconv/convolution.h"
+#include "layers/convolution.h"
 #include "distconv/dist_tensor.h"
 #include "distconv/error.h"
 #include "distconv/scatter_gather.h"

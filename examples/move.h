@@ -20,7 +20,7 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/halo_layout.h"
 #include "distconv/process_grid.h"
-#include "distconv/redistribute.h"
+#include "layers/redistribute.h"
 
 namespace distconv {
 namespace examples {

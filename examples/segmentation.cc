@@ -29,14 +29,14 @@
 #include <string>
 #include <vector>
 
-#include "distconv/add.h"
-#include "distconv/concat.h"
-#include "distconv/convolution.h"
-#include "distconv/copy_shard.h"
-#include "distconv/deconvolution.h"
+#include "layers/add.h"
+#include "layers/concat.h"
+#include "layers/convolution.h"
+#include "layers/copy_shard.h"
+#include "layers/deconvolution.h"
 #include "distconv/error.h"
-#include "distconv/loss.h"
-#include "distconv/pooling.h"
+#include "layers/loss.h"
+#include "layers/pooling.h"
 #include "examples/conv_block.h"
 #include "examples/move.h"
 #include "examples/networks.h"

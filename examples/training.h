@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "distconv/dist_tensor.h"
-#include "distconv/pooling.h"
+#include "layers/pooling.h"
 #include "distconv/process_grid.h"
 #include "distconv/shape.h"
 

@@ -13,7 +13,7 @@
 #include "halo/halo_checks.h"
 #include "distconv/internal/cuda_check.h"
 #include "distconv/internal/mpi_util.h"
-#include "kernels/cuda/box_pack.h"
+#include "halo/cuda/box_pack.h"
 
 namespace distconv {
 

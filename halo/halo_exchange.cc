@@ -395,10 +395,6 @@ double HaloExchange<T>::wait() {
       .count();
 }
 
-bool receives_in_flight(HaloTransport transport) {
-  return transport == HaloTransport::kMpiDatatypes;
-}
-
 template class HaloExchange<float>;
 template class HaloExchange<double>;
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "distconv/convolution.h"
+#include "layers/convolution.h"
 #include "distconv/shape.h"
 #include "perf/conv_problem.h"
 

@@ -16,7 +16,7 @@
 #include "distconv/error.h"
 #include "distconv/scatter_gather.h"
 #include "perf/bench_options.h"
-#include "perf/conv_check.h"
+#include "tests/conv_check.h"
 #include "perf/conv_problem.h"
 #include "perf/rank_timing.h"
 

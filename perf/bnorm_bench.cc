@@ -2,10 +2,10 @@
 #include <dnnl.hpp>
 #include <vector>
 
-#include "distconv/batch_norm.h"
+#include "layers/batch_norm.h"
 #include "distconv/dist_tensor.h"
 #include "kernels/reference/batch_norm.h"
-#include "perf/conv_check.h"
+#include "tests/conv_check.h"
 #include "perf/layer_bench.h"
 #include "perf/npy.h"
 #include "perf/onednn_memory.h"

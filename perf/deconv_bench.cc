@@ -1,10 +1,10 @@
 #include <algorithm>
 #include <vector>
 
-#include "distconv/deconvolution.h"
+#include "layers/deconvolution.h"
 #include "distconv/dist_tensor.h"
 #include "kernels/reference/deconv.h"
-#include "perf/conv_check.h"
+#include "tests/conv_check.h"
 #include "perf/layer_bench.h"
 #include "perf/npy.h"
 #include "perf/onednn_deconv_baseline.h"

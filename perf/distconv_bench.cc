@@ -19,15 +19,15 @@
 #include <string>
 #include <vector>
 
-#include "distconv/convolution.h"
+#include "layers/convolution.h"
 #include "distconv/error.h"
 #include "kernels/reference/conv.h"
 #include "perf/bench_options.h"
 #include "perf/bench_timing.h"
 #include "perf/layer_bench.h"
-#include "perf/conv_check.h"
+#include "tests/conv_check.h"
 #include "perf/conv_problem.h"
-#include "perf/conv_run.h"
+#include "tests/conv_run.h"
 #include "perf/npy.h"
 #include "perf/onednn_baseline.h"
 

@@ -11,15 +11,15 @@
 #include <utility>
 #include <vector>
 
-#include "distconv/activation.h"
-#include "distconv/add.h"
-#include "distconv/concat.h"
+#include "layers/activation.h"
+#include "layers/add.h"
+#include "layers/concat.h"
 #include "distconv/dist_tensor.h"
-#include "distconv/upsample.h"
+#include "layers/upsample.h"
 #include "kernels/reference/activation.h"
 #include "kernels/reference/concat.h"
 #include "kernels/reference/upsample.h"
-#include "perf/conv_check.h"
+#include "tests/conv_check.h"
 #include "perf/layer_bench.h"
 #include "perf/npy.h"
 #include "perf/onednn_memory.h"

@@ -24,7 +24,7 @@
 #include "distconv/halo_layout.h"
 #include "distconv/internal/cuda_check.h"
 #include "halo/halo_plan.h"
-#include "kernels/cuda/box_pack.h"
+#include "halo/cuda/box_pack.h"
 #include "perf/cli_args.h"
 
 namespace distconv {

@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "perf/conv_check.h"
+#include "tests/conv_check.h"
 
 namespace distconv {
 

@@ -1,10 +1,10 @@
 #include <vector>
 
 #include "distconv/dist_tensor.h"
-#include "distconv/pooling.h"
+#include "layers/pooling.h"
 #include "kernels/onednn/pool.h"
 #include "kernels/reference/pool.h"
-#include "perf/conv_check.h"
+#include "tests/conv_check.h"
 #include "perf/layer_bench.h"
 #include "perf/npy.h"
 

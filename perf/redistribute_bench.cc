@@ -27,7 +27,7 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/error.h"
 #include "distconv/internal/mpi_util.h"
-#include "distconv/redistribute.h"
+#include "layers/redistribute.h"
 #include "perf/cli_args.h"
 #include "perf/rank_timing.h"
 

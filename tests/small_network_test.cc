@@ -14,17 +14,17 @@
 #include <string>
 #include <vector>
 
-#include "distconv/activation.h"
-#include "distconv/add.h"
-#include "distconv/batch_norm.h"
-#include "distconv/concat.h"
-#include "distconv/convolution.h"
-#include "distconv/copy_shard.h"
-#include "distconv/deconvolution.h"
-#include "distconv/loss.h"
-#include "distconv/pooling.h"
+#include "layers/activation.h"
+#include "layers/add.h"
+#include "layers/batch_norm.h"
+#include "layers/concat.h"
+#include "layers/convolution.h"
+#include "layers/copy_shard.h"
+#include "layers/deconvolution.h"
+#include "layers/loss.h"
+#include "layers/pooling.h"
 #include "distconv/scatter_gather.h"
-#include "perf/conv_check.h"
+#include "tests/conv_check.h"
 #include "tests/layer_testing.h"
 #include "tests/mpi_testing.h"
 

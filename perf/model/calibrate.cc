@@ -27,14 +27,14 @@
 #include <thread>
 #include <vector>
 
-#include "distconv/activation.h"
-#include "distconv/batch_norm.h"
-#include "distconv/concat.h"
-#include "distconv/convolution.h"
-#include "distconv/copy_shard.h"
+#include "layers/activation.h"
+#include "layers/batch_norm.h"
+#include "layers/concat.h"
+#include "layers/convolution.h"
+#include "layers/copy_shard.h"
 #include "distconv/error.h"
-#include "distconv/loss.h"
-#include "distconv/pooling.h"
+#include "layers/loss.h"
+#include "layers/pooling.h"
 #include "perf/cli_args.h"
 #include "perf/model/machine.h"
 

@@ -18,8 +18,8 @@ out=$1
 # name:bazel target of each program. Tests run under mpirun (their main is
 # tests/mpi_test_main.cc); the ranks each runs at are in run_on_gpu_machine.sh.
 programs=(
-  box_segments_test://kernels/cuda:box_segments_test
-  box_pack_test://kernels/cuda:box_pack_test
+  box_segments_test://halo/cuda:box_segments_test
+  box_pack_test://halo/cuda:box_pack_test
   device_space_test://distconv:device_space_test_bin
   device_halo_exchange_test://halo:device_halo_exchange_test_bin
   gpu_pack_bench://perf:gpu_pack_bench

@@ -1,0 +1,40 @@
+// Element-wise addition of distributed tensors (residual connections):
+// dst = a + b, for tensors with the same Distribution, on each rank's
+// shard alone (no communication; any grid, uneven and empty shards).
+//
+//   add(branch, skip, branch);              // branch += skip, in place
+//   add_backward(diff_y, diff_branch, diff_skip);
+//
+// Like the activations (docs/elementwise.md), add acts on shard interiors:
+// each tensor may carry any halo widths and either storage order, only its
+// Distribution must match; halo cells are never read or written. dst may
+// be a or b (the same tensor; other overlaps are undefined).
+//
+// Backward: y = a + b passes its gradient unchanged to both inputs,
+// diff_a = diff_b = diff_dst. Nothing needs computing: a caller may hand
+// diff_dst itself on to both branches. add_backward() copies it into
+// diff_a and diff_b where they are other tensors (with other halos, say);
+// a gradient arriving from two branches is summed with add().
+//
+// A distribution mismatch throws the same kShapeMismatch on every rank
+// (distributions are global information).
+#ifndef DISTCONV_LAYERS_ADD_H_
+#define DISTCONV_LAYERS_ADD_H_
+
+#include "distconv/dist_tensor.h"
+
+namespace distconv {
+
+// Defined for float and double.
+template <typename T>
+void add(const DistTensor<T>& a, const DistTensor<T>& b, DistTensor<T>& dst);
+
+// diff_a = diff_b = diff_dst; either may be diff_dst itself (nothing is
+// copied there).
+template <typename T>
+void add_backward(const DistTensor<T>& diff_dst, DistTensor<T>& diff_a,
+                  DistTensor<T>& diff_b);
+
+}  // namespace distconv
+
+#endif  // DISTCONV_LAYERS_ADD_H_

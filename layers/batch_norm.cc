@@ -1,0 +1,386 @@
+#include "layers/batch_norm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <utility>
+
+#include "distconv/error.h"
+#include "distconv/internal/layer_checks.h"
+#include "distconv/internal/mpi_util.h"
+#include "kernels/local_batch_norm.h"
+
+namespace distconv {
+
+using internal::check_mpi;
+
+const char* to_string(BatchNormStats stats) {
+  switch (stats) {
+    case BatchNormStats::kShard:
+      return "shard";
+    case BatchNormStats::kSampleBlock:
+      return "sample_block";
+    case BatchNormStats::kGlobal:
+      return "global";
+  }
+  return "?";
+}
+
+const char* to_string(BatchNormMode mode) {
+  switch (mode) {
+    case BatchNormMode::kTraining:
+      return "training";
+    case BatchNormMode::kInference:
+      return "inference";
+  }
+  return "?";
+}
+
+template <typename T>
+struct BatchNorm<T>::Impl {
+  BatchNormOptions options;
+  HaloLayout layout;
+  Index channels = 0;
+  Index elements = 0;  // in this rank's shard
+  Index count = 0;     // values per channel in the statistics set
+  // The set's communicator; MPI_COMM_NULL when the set is this rank alone.
+  MPI_Comm comm = MPI_COMM_NULL;
+  int comm_size = 1;
+  LocalBatchNorm<T> kernel;
+
+  std::vector<double> running_mean, running_variance;
+  std::vector<double> batch_mean, batch_variance;
+  // What the last forward normalised with, and how.
+  bool forward_ran = false;
+  BatchNormMode forward_mode = BatchNormMode::kTraining;
+  std::vector<double> used_mean, used_inv_std;
+  // Per-channel sums, reduced together: [sum dy | sum dy * (x - mean)] in
+  // backward, sums of values or of squared deviations in forward.
+  std::vector<double> sums;
+  // This rank's moments (LocalBatchNorm::moments).
+  std::vector<double> local_sums, m2;
+  // Per-channel factors of the elementwise passes (LocalBatchNorm's a, b
+  // in forward; a, dy_mean, k in backward).
+  std::vector<double> coef_a, coef_b, coef_c;
+
+  Impl(const ProcessGrid& grid, const Distribution& src,
+       const BatchNormOptions& o)
+      : options(o),
+        layout(HaloLayout(src).with_storage(StorageOrder::kChannelsLast)),
+        kernel(src.global_shape()[1]) {
+    const Shape& global = src.global_shape();
+    channels = global[1];
+    const Box shard = layout.shard(grid.rank());
+    elements = shard.volume();
+    Index spatial = 1;
+    for (int d = 2; d < global.ndims(); ++d) spatial *= global[d];
+    switch (o.stats) {
+      case BatchNormStats::kShard:
+        count = channels > 0 ? elements / channels : 0;
+        break;
+      case BatchNormStats::kSampleBlock:
+        count = shard.extent[0] * spatial;
+        // With channels whole, the ranks sharing this rank's N coordinate
+        // differ only in spatial coordinates.
+        comm = grid.sample_comm();
+        break;
+      case BatchNormStats::kGlobal:
+        count = global[0] * spatial;
+        comm = grid.comm();
+        break;
+    }
+    if (comm != MPI_COMM_NULL) {
+      check_mpi(MPI_Comm_size(comm, &comm_size), "MPI_Comm_size");
+      if (comm_size == 1) comm = MPI_COMM_NULL;
+    }
+    const size_t n = static_cast<size_t>(channels);
+    running_mean.assign(n, 0.0);
+    running_variance.assign(n, 1.0);
+    batch_mean.assign(n, 0.0);
+    batch_variance.assign(n, 0.0);
+    used_mean.assign(n, 0.0);
+    used_inv_std.assign(n, 1.0);
+    sums.assign(2 * n, 0.0);
+    for (auto* v : {&coef_a, &coef_b, &coef_c, &local_sums, &m2})
+      v->assign(n, 0.0);
+  }
+
+  static void validate(const ProcessGrid& grid, const Distribution& src,
+                       const BatchNormOptions& o) {
+    internal::check_grid(src, grid.shape(), "input");
+    require(src.ndims() >= 3, ErrorKind::kInvalidArgument,
+            "batch normalisation needs (N, C, spatial...) with 1 to 3 "
+            "spatial dimensions, got a tensor of shape ",
+            src.global_shape());
+    internal::check_unsplit_channels(src.grid_shape(), "batch normalisation");
+    require(std::isfinite(o.epsilon) && o.epsilon >= 0,
+            ErrorKind::kInvalidArgument, "batch normalisation epsilon ",
+            o.epsilon, " must be finite and >= 0");
+    require(o.momentum >= 0 && o.momentum <= 1, ErrorKind::kInvalidArgument,
+            "batch normalisation momentum ", o.momentum, " must be in [0, 1]");
+    require(o.stats == BatchNormStats::kShard ||
+                o.stats == BatchNormStats::kSampleBlock ||
+                o.stats == BatchNormStats::kGlobal,
+            ErrorKind::kInvalidArgument, "unknown BatchNormStats value ",
+            static_cast<int>(o.stats));
+    require(o.mode == BatchNormMode::kTraining ||
+                o.mode == BatchNormMode::kInference,
+            ErrorKind::kInvalidArgument, "unknown BatchNormMode value ",
+            static_cast<int>(o.mode));
+  }
+
+  void check_layout(const DistTensor<T>& t, const char* what) const {
+    internal::check_plan_layout(t.layout(), layout, what,
+                                "batch normalisation");
+  }
+
+  void check_array(const void* p, const char* what) const {
+    require(p != nullptr || channels == 0, ErrorKind::kInvalidArgument, what,
+            " is null; it needs ", channels, " values (one per channel)");
+  }
+
+  // Sums the first `n` entries of `sums` over the set, in place.
+  void allreduce_sums(Index n) {
+    if (comm == MPI_COMM_NULL || n == 0) return;
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(n),
+                            MPI_DOUBLE, MPI_SUM, comm),
+              "MPI_Allreduce");
+  }
+
+  // The set's mean and biased variance. Each rank reads its shard once
+  // (LocalBatchNorm::moments: its sums S_r and squared deviations M2_r
+  // from its own mean, over r values per channel); the sums are allreduced
+  // to the set's mean mu, then Chan's merge of the ranks,
+  //   M2 = sum over ranks of M2_r + r * (S_r / r - mu)^2,
+  // is a second allreduce. The variance is M2 / count.
+  void batch_statistics(const T* x) {
+    kernel.moments(x, elements, local_sums.data(), m2.data());
+    std::copy(local_sums.begin(), local_sums.end(), sums.begin());
+    allreduce_sums(channels);
+    const double n = double(count);
+    const Index rows = channels > 0 ? elements / channels : 0;
+    for (Index ch = 0; ch < channels; ++ch) {
+      batch_mean[ch] = sums[ch] / n;
+      const double delta =
+          rows > 0 ? local_sums[ch] / double(rows) - batch_mean[ch] : 0.0;
+      sums[ch] = m2[ch] + double(rows) * delta * delta;
+    }
+    allreduce_sums(channels);
+    for (Index ch = 0; ch < channels; ++ch) batch_variance[ch] = sums[ch] / n;
+  }
+
+  void update_running() {
+    const double m = options.momentum;
+    for (Index ch = 0; ch < channels; ++ch) {
+      running_mean[ch] = (1 - m) * running_mean[ch] + m * batch_mean[ch];
+      if (count > 1) {
+        const double unbiased =
+            batch_variance[ch] * double(count) / double(count - 1);
+        running_variance[ch] = (1 - m) * running_variance[ch] + m * unbiased;
+      }
+    }
+  }
+
+  void forward(const T* x, const T* scale, const T* shift, T* y) {
+    const bool training = options.mode == BatchNormMode::kTraining;
+    forward_mode = options.mode;
+    forward_ran = true;
+    if (channels == 0) return;
+    if (count == 0) {  // the whole set is empty: nothing to normalise
+      if (training) {
+        std::fill(batch_mean.begin(), batch_mean.end(), 0.0);
+        std::fill(batch_variance.begin(), batch_variance.end(), 0.0);
+      }
+      return;
+    }
+    if (training) {
+      batch_statistics(x);
+      update_running();
+      used_mean = batch_mean;
+      for (Index ch = 0; ch < channels; ++ch) {
+        used_inv_std[ch] =
+            1.0 / std::sqrt(batch_variance[ch] + options.epsilon);
+      }
+    } else {
+      used_mean = running_mean;
+      for (Index ch = 0; ch < channels; ++ch) {
+        used_inv_std[ch] =
+            1.0 / std::sqrt(running_variance[ch] + options.epsilon);
+      }
+    }
+    if (elements == 0) return;
+    for (Index ch = 0; ch < channels; ++ch) {
+      coef_a[ch] = double(scale[ch]) * used_inv_std[ch];
+      coef_b[ch] = double(shift[ch]);
+    }
+    kernel.affine(x, elements, used_mean.data(), coef_a.data(), coef_b.data(),
+                  y);
+  }
+
+  // sums = [sum dy | sum dy * (x - mean)] over the set; diff_scale is
+  // the second times inv_std (sum dy * x^), diff_shift the first. Training
+  // also differentiates through the batch statistics:
+  //   dx = a * (dy - sum_dy / n - x^ * sum_dy_xhat / n),  a = scale * inv_std
+  //      = a * ((dy - dy_mean) - (x - mean) * k),
+  // dy_mean = sum_dy / n, k = inv_std * sum_dy_xhat / n; inference has
+  // dy_mean = k = 0.
+  void backward(const T* x, const T* dy, const T* scale, T* dx, T* diff_scale,
+                T* diff_shift) {
+    const bool training = forward_mode == BatchNormMode::kTraining;
+    if (channels == 0) return;
+    std::fill(sums.begin(), sums.end(), 0.0);
+    if (count > 0) {
+      kernel.gradient_sums(x, dy, elements, used_mean.data(), sums.data(),
+                           sums.data() + channels);
+      allreduce_sums(2 * channels);
+    }
+    const double n = double(count);
+    for (Index ch = 0; ch < channels; ++ch) {
+      const double sum_dy = sums[ch];
+      const double sum_dy_xhat = sums[channels + ch] * used_inv_std[ch];
+      diff_shift[ch] = static_cast<T>(sum_dy);
+      diff_scale[ch] = static_cast<T>(sum_dy_xhat);
+      coef_a[ch] = double(scale[ch]) * used_inv_std[ch];
+      coef_b[ch] = coef_c[ch] = 0;
+      if (training && count > 0) {
+        coef_b[ch] = sum_dy / n;
+        coef_c[ch] = used_inv_std[ch] * sum_dy_xhat / n;
+      }
+    }
+    if (elements == 0) return;
+    kernel.diff_src(x, dy, elements, used_mean.data(), coef_a.data(),
+                    coef_b.data(), coef_c.data(), dx);
+  }
+};
+
+template <typename T>
+BatchNorm<T>::BatchNorm(const ProcessGrid& grid, const Distribution& src,
+                        const BatchNormOptions& options) {
+  Impl::validate(grid, src, options);
+  impl_ = std::make_unique<Impl>(grid, src, options);
+}
+
+template <typename T>
+BatchNorm<T>::~BatchNorm() = default;
+template <typename T>
+BatchNorm<T>::BatchNorm(BatchNorm&&) noexcept = default;
+template <typename T>
+BatchNorm<T>& BatchNorm<T>::operator=(BatchNorm&&) noexcept = default;
+
+template <typename T>
+typename BatchNorm<T>::Impl& BatchNorm<T>::impl() const {
+  require(impl_ != nullptr, ErrorKind::kState,
+          "batch normalisation used after it was moved from");
+  return *impl_;
+}
+
+template <typename T>
+const BatchNormOptions& BatchNorm<T>::options() const {
+  return impl().options;
+}
+template <typename T>
+Index BatchNorm<T>::channels() const {
+  return impl().channels;
+}
+template <typename T>
+Index BatchNorm<T>::count() const {
+  return impl().count;
+}
+template <typename T>
+const HaloLayout& BatchNorm<T>::src_layout() const {
+  return impl().layout;
+}
+template <typename T>
+const HaloLayout& BatchNorm<T>::dst_layout() const {
+  return impl().layout;
+}
+template <typename T>
+const HaloLayout& BatchNorm<T>::diff_dst_layout() const {
+  return impl().layout;
+}
+template <typename T>
+const HaloLayout& BatchNorm<T>::diff_src_layout() const {
+  return impl().layout;
+}
+
+template <typename T>
+void BatchNorm<T>::set_mode(BatchNormMode mode) {
+  require(mode == BatchNormMode::kTraining || mode == BatchNormMode::kInference,
+          ErrorKind::kInvalidArgument, "unknown BatchNormMode value ",
+          static_cast<int>(mode));
+  impl().options.mode = mode;
+}
+
+template <typename T>
+void BatchNorm<T>::forward(const DistTensor<T>& src, const T* scale,
+                           const T* shift, DistTensor<T>& dst) {
+  Impl& s = impl();
+  s.check_layout(src, "src");
+  s.check_layout(dst, "dst");
+  s.check_array(scale, "scale");
+  s.check_array(shift, "shift");
+  s.forward(src.data(), scale, shift, dst.data());
+}
+
+template <typename T>
+void BatchNorm<T>::backward(const DistTensor<T>& src,
+                            const DistTensor<T>& diff_dst, const T* scale,
+                            DistTensor<T>& diff_src, T* diff_scale,
+                            T* diff_shift) {
+  Impl& s = impl();
+  s.check_layout(src, "src");
+  s.check_layout(diff_dst, "diff_dst");
+  s.check_layout(diff_src, "diff_src");
+  s.check_array(scale, "scale");
+  s.check_array(diff_scale, "diff_scale");
+  s.check_array(diff_shift, "diff_shift");
+  require(s.forward_ran, ErrorKind::kState,
+          "batch normalisation's backward needs a forward first (it uses "
+          "that forward's statistics)");
+  s.backward(src.data(), diff_dst.data(), scale, diff_src.data(), diff_scale,
+             diff_shift);
+}
+
+template <typename T>
+const std::vector<double>& BatchNorm<T>::running_mean() const {
+  return impl().running_mean;
+}
+template <typename T>
+const std::vector<double>& BatchNorm<T>::running_variance() const {
+  return impl().running_variance;
+}
+template <typename T>
+void BatchNorm<T>::set_running_stats(const double* mean,
+                                     const double* variance) {
+  Impl& s = impl();
+  s.check_array(mean, "running mean");
+  s.check_array(variance, "running variance");
+  std::copy(mean, mean + s.channels, s.running_mean.begin());
+  std::copy(variance, variance + s.channels, s.running_variance.begin());
+}
+template <typename T>
+const std::vector<double>& BatchNorm<T>::batch_mean() const {
+  return impl().batch_mean;
+}
+template <typename T>
+const std::vector<double>& BatchNorm<T>::batch_variance() const {
+  return impl().batch_variance;
+}
+
+template <typename T>
+std::string BatchNorm<T>::describe() const {
+  const Impl& s = impl();
+  const int ranks = s.comm == MPI_COMM_NULL ? 1 : s.comm_size;
+  std::ostringstream out;
+  out << "batch norm, " << to_string(s.options.stats) << " statistics over "
+      << ranks << (ranks == 1 ? " rank" : " ranks") << " (" << s.count
+      << " values per channel), " << to_string(s.options.mode)
+      << ": channels-last loops (" << LocalBatchNorm<T>::implementation()
+      << "), " << s.channels << " channels, " << s.elements << " values here\n";
+  return out.str();
+}
+
+template class BatchNorm<float>;
+template class BatchNorm<double>;
+
+}  // namespace distconv

@@ -1,0 +1,254 @@
+#include "layers/concat.h"
+
+#include <string>
+
+#include "distconv/error.h"
+#include "layers/internal/pointwise.h"
+
+namespace distconv {
+namespace {
+
+using internal::describe;
+using internal::require_distribution;
+
+// A distribution whose partitions are usable by concat and slice.
+void check_source(const ProcessGrid& grid, const Distribution& dist,
+                  const std::string& what) {
+  require(dist.grid_shape() == grid.shape(), ErrorKind::kGridMismatch, what,
+          ": distribution over grid ", dist.grid_shape(),
+          " used with a process grid ", grid.shape());
+  require(dist.ndims() >= 3 && dist.ndims() <= 5, ErrorKind::kShapeMismatch,
+          what, ": tensor shape ", dist.global_shape(),
+          " is not (N, C, spatial...) with 1 to 3 spatial dimensions");
+  require(dist.grid_shape()[1] == 1, ErrorKind::kUnsupported, what,
+          ": the grid ", dist.grid_shape(),
+          " splits channels; concatenation and slicing support splits of N "
+          "and spatial dimensions only");
+}
+
+// `dist` with `channels` channels, whole on one part.
+Distribution with_channels(const Distribution& dist, Index channels) {
+  std::vector<BlockPartition> parts;
+  for (int d = 0; d < dist.ndims(); ++d) {
+    parts.push_back(d == 1 ? BlockPartition::balanced(channels, 1)
+                           : dist.partition(d));
+  }
+  return Distribution(std::move(parts));
+}
+
+HaloLayout plain_layout(const Distribution& dist) {
+  return HaloLayout(dist).with_storage(StorageOrder::kChannelsLast);
+}
+
+// Channels [c0, c0 + count) of a view (N, C, spatial...).
+template <typename V>
+V channel_view(const V& v, Index c0, Index count) {
+  Box box{Shape::filled(v.ndims(), 0), v.extent()};
+  box.lower[1] = c0;
+  box.extent[1] = count;
+  return v.subview(box);
+}
+
+// Calls fn(row) for every channel row of a view of this extent (N, C,
+// spatial...), outermost first: a box that spans the channels and the
+// innermost spatial dimension and fixes every other index (not
+// internal::for_each_row's runs of a row-major array). Copying row by row, every input's
+// part of an output row lands while the row is still in cache, and the
+// output is written once, front to back (input by input over the whole
+// tensor, the output went through memory once per input: 2 ranks took
+// 33 ms against oneDNN's 28 ms with 2 threads on 2 x 16 channels of 1024²).
+template <typename Fn>
+void for_each_channel_row(const Shape& extent, Fn fn) {
+  if (extent.volume() == 0) return;
+  const int n = extent.ndims();
+  Box row{Shape::filled(n, 0), extent};
+  for (int d = 0; d < n - 1; ++d) {
+    if (d != 1) row.extent[d] = 1;
+  }
+  while (true) {
+    fn(static_cast<const Box&>(row));
+    int d = n - 2;
+    for (; d >= 0; --d) {
+      if (d == 1) continue;
+      if (++row.lower[d] < extent[d]) break;
+      row.lower[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+// Calls fn(i, part, range) for every row of a tensor of extent `whole`
+// (for_each_channel_row) and every channel range i ([offsets[i],
+// offsets[i + 1])): `part` is the row's box in a tensor holding range i
+// alone, `range` the same cells in the whole tensor.
+template <typename Fn>
+void for_each_part_row(const Shape& whole, const std::vector<Index>& offsets,
+                       Fn fn) {
+  for_each_channel_row(whole, [&](const Box& row) {
+    for (size_t i = 0; i + 1 < offsets.size(); ++i) {
+      Box part = row, range = row;
+      part.extent[1] = range.extent[1] = offsets[i + 1] - offsets[i];
+      range.lower[1] = offsets[i];
+      fn(i, static_cast<const Box&>(part), static_cast<const Box&>(range));
+    }
+  });
+}
+
+// Validates the inputs of a concatenation; returns where each one's
+// channels start in the output, and the output's channel count last.
+std::vector<Index> concat_offsets(const ProcessGrid& grid,
+                                  const std::vector<Distribution>& srcs) {
+  require(!srcs.empty(), ErrorKind::kInvalidArgument,
+          "concat: needs at least one input");
+  std::vector<Index> offsets = {0};
+  for (size_t i = 0; i < srcs.size(); ++i) {
+    const std::string what = "concat: input " + std::to_string(i);
+    check_source(grid, srcs[i], what);
+    bool same = srcs[i].ndims() == srcs[0].ndims();
+    for (int d = 0; same && d < srcs[0].ndims(); ++d) {
+      same = d == 1 || srcs[i].partition(d) == srcs[0].partition(d);
+    }
+    require(same, ErrorKind::kShapeMismatch, what, " (", describe(srcs[i]),
+            ") is not split like input 0 (", describe(srcs[0]),
+            ") in N and the spatial dimensions");
+    offsets.push_back(offsets.back() + srcs[i].global_shape()[1]);
+  }
+  return offsets;
+}
+
+}  // namespace
+
+template <typename T>
+Concat<T>::Concat(const ProcessGrid& grid,
+                  const std::vector<Distribution>& srcs)
+    : srcs_(srcs),
+      offsets_(concat_offsets(grid, srcs)),
+      dst_layout_(plain_layout(with_channels(srcs[0], offsets_.back()))) {}
+
+template <typename T>
+const Distribution& Concat<T>::src_distribution(int i) const {
+  require(i >= 0 && i < num_srcs(), ErrorKind::kInvalidArgument,
+          "concat: input ", i, " outside [0, ", num_srcs(), ")");
+  return srcs_[i];
+}
+
+template <typename T>
+ChannelRange Concat<T>::channels(int i) const {
+  src_distribution(i);  // checks i
+  return {offsets_[i], offsets_[i + 1]};
+}
+
+template <typename T>
+HaloLayout Concat<T>::src_layout(int i) const {
+  return plain_layout(src_distribution(i));
+}
+
+template <typename T>
+void Concat<T>::forward(const std::vector<const DistTensor<T>*>& srcs,
+                        DistTensor<T>& dst) const {
+  require(static_cast<int>(srcs.size()) == num_srcs(),
+          ErrorKind::kInvalidArgument, "concat: planned for ", num_srcs(),
+          " inputs, forward got ", srcs.size());
+  for (int i = 0; i < num_srcs(); ++i) {
+    require(srcs[i] != nullptr, ErrorKind::kInvalidArgument,
+            "concat: input ", i, " is null");
+    require_distribution(*srcs[i], srcs_[i],
+                         "concat: input " + std::to_string(i));
+  }
+  require_distribution(dst, dst_distribution(), "concat: dst");
+  std::vector<StridedView<const T>> x;
+  for (const DistTensor<T>* src : srcs) x.push_back(src->interior());
+  const StridedView<T> y = dst.interior();
+  for_each_part_row(y.extent(), offsets_,
+                    [&](size_t i, const Box& part, const Box& range) {
+                      internal::copy(x[i].subview(part), y.subview(range));
+                    });
+}
+
+template <typename T>
+void Concat<T>::backward(const DistTensor<T>& diff_dst,
+                         const std::vector<DistTensor<T>*>& diff_srcs) const {
+  require(static_cast<int>(diff_srcs.size()) == num_srcs(),
+          ErrorKind::kInvalidArgument, "concat: planned for ", num_srcs(),
+          " inputs, backward got ", diff_srcs.size(), " gradients");
+  require_distribution(diff_dst, dst_distribution(), "concat: diff_dst");
+  for (int i = 0; i < num_srcs(); ++i) {
+    require(diff_srcs[i] != nullptr, ErrorKind::kInvalidArgument,
+            "concat: input gradient ", i, " is null");
+    require_distribution(*diff_srcs[i], srcs_[i],
+                         "concat: input gradient " + std::to_string(i));
+  }
+  std::vector<StridedView<T>> dx;
+  for (DistTensor<T>* diff_src : diff_srcs) dx.push_back(diff_src->interior());
+  const StridedView<const T> dy = diff_dst.interior();
+  for_each_part_row(dy.extent(), offsets_,
+                    [&](size_t i, const Box& part, const Box& range) {
+                      internal::copy(dy.subview(range), dx[i].subview(part));
+                    });
+}
+
+namespace {
+
+const Distribution& checked_slice_source(const ProcessGrid& grid,
+                                         const ChannelRange& range,
+                                         const Distribution& src) {
+  check_source(grid, src, "slice");
+  const Index channels = src.global_shape()[1];
+  require(0 <= range.begin && range.begin <= range.end &&
+              range.end <= channels,
+          ErrorKind::kInvalidArgument, "slice: channel range [", range.begin,
+          ", ", range.end, ") outside the input's channels [0, ", channels,
+          ")");
+  return src;
+}
+
+}  // namespace
+
+template <typename T>
+Slice<T>::Slice(const ProcessGrid& grid, const ChannelRange& range,
+                const Distribution& src)
+    : range_(range),
+      src_layout_(plain_layout(checked_slice_source(grid, range, src))),
+      dst_layout_(plain_layout(with_channels(src, range.size()))) {}
+
+template <typename T>
+void Slice<T>::forward(const DistTensor<T>& src, DistTensor<T>& dst) const {
+  require_distribution(src, src_distribution(), "slice: src");
+  require_distribution(dst, dst_distribution(), "slice: dst");
+  internal::copy(channel_view(src.interior(), range_.begin, range_.size()),
+                 dst.interior());
+}
+
+template <typename T>
+void Slice<T>::backward(const DistTensor<T>& diff_dst, DistTensor<T>& diff_src,
+                        OtherChannels other) const {
+  require(other == OtherChannels::kZero || other == OtherChannels::kKeep,
+          ErrorKind::kInvalidArgument, "slice: unknown OtherChannels value ",
+          static_cast<int>(other));
+  require_distribution(diff_dst, dst_distribution(), "slice: diff_dst");
+  require_distribution(diff_src, src_distribution(), "slice: diff_src");
+  const StridedView<T> dx = diff_src.interior();
+  if (other == OtherChannels::kKeep) {
+    internal::copy(diff_dst.interior(),
+                   channel_view(dx, range_.begin, range_.size()));
+    return;
+  }
+  // Zeros below the range, diff_dst in it, zeros above, row by row.
+  const StridedView<const T> dy = diff_dst.interior();
+  const Index channels = src_distribution().global_shape()[1];
+  for_each_part_row(dx.extent(), {0, range_.begin, range_.end, channels},
+                    [&](size_t i, const Box& part, const Box& range) {
+                      if (i == 1) {
+                        internal::copy(dy.subview(part), dx.subview(range));
+                      } else {
+                        internal::zero(dx.subview(range));
+                      }
+                    });
+}
+
+template class Concat<float>;
+template class Concat<double>;
+template class Slice<float>;
+template class Slice<double>;
+
+}  // namespace distconv

@@ -1,0 +1,54 @@
+// The convolution's settings (ConvolutionOptions: overlap, channel
+// parallelism scheme, halo transport, a shared input layout) and its
+// communication statistics. A small header: plans and internal helpers name
+// them without including the layer (convolution.h has the schemes'
+// semantics).
+#ifndef DISTCONV_LAYERS_CONV_OPTIONS_H_
+#define DISTCONV_LAYERS_CONV_OPTIONS_H_
+
+#include <optional>
+
+#include "distconv/halo_layout.h"
+#include "halo/halo_options.h"
+
+namespace distconv {
+
+enum class ConvOverlap {
+  kInteriorFirst,  // compute what needs no halo while halos travel
+  kNone,           // exchange, then compute (for comparison)
+};
+
+// How a convolution splits its work when the grid splits channels inside
+// a group (see above). Ignored otherwise.
+enum class ChannelParallelism {
+  kStationaryOutput,   // allgather the input, reduce-scatter dx
+  kStationaryInput,    // reduce-scatter partial outputs, allgather dy
+  kStationaryWeights,  // 2D split of the weights: both, over a Pc x Pf grid
+};
+// "stationary_output", "stationary_input", "stationary_weights".
+const char* to_string(ChannelParallelism scheme);
+
+struct ConvolutionOptions {
+  ConvOverlap overlap = ConvOverlap::kInteriorFirst;
+  ChannelParallelism channels = ChannelParallelism::kStationaryOutput;
+  // kStationaryWeights: how many input-channel blocks (Pc) the P channel
+  // parts form; it must divide P. 0: the squarest split (Pc <= P / Pc).
+  int channel_blocks = 0;
+  HaloExchangeConfig halo;  // how halos travel
+  // The input's layout, when a tensor shared with other layers carries
+  // wider halos (widest() of their layouts); it must cover the halos this
+  // convolution needs. Unset: exactly those.
+  std::optional<HaloLayout> src_layout;
+};
+
+// Seconds spent blocked on communication since the last reset.
+struct ConvStats {
+  double halo_wait_s = 0;       // in HaloExchange::wait
+  double allreduce_wait_s = 0;  // in wait_gradients
+  double channel_s = 0;  // in the channel collectives and piece swaps
+                         // (packing included)
+};
+
+}  // namespace distconv
+
+#endif  // DISTCONV_LAYERS_CONV_OPTIONS_H_

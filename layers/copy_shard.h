@@ -1,0 +1,24 @@
+// copy_shard: moves a distributed tensor's shards into another tensor of
+// the same Distribution with other halos or storage order (what one layer
+// leaves to what the next one plans for, where the two cannot share one
+// layout; see "Sharing a tensor between layers" in docs/distribution.md).
+// Each rank copies its own shard interior: no communication; halo cells of
+// `to` are left as they are.
+//
+//   copy_shard(pool_out, conv_in);   // conv_in: conv.src_layout()
+//
+// A distribution mismatch throws the same kShapeMismatch on every rank.
+#ifndef DISTCONV_LAYERS_COPY_SHARD_H_
+#define DISTCONV_LAYERS_COPY_SHARD_H_
+
+#include "distconv/dist_tensor.h"
+
+namespace distconv {
+
+// Defined for float and double.
+template <typename T>
+void copy_shard(const DistTensor<T>& from, DistTensor<T>& to);
+
+}  // namespace distconv
+
+#endif  // DISTCONV_LAYERS_COPY_SHARD_H_

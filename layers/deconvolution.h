@@ -1,0 +1,129 @@
+// Deconvolution<T>: a transposed convolution (DeconvDesc) whose tensors are
+// split over a ProcessGrid (samples and spatial dimensions), giving the
+// results of one process: the upsampling half of a U-Net. Describe, plan
+// (the constructor), execute (forward, backward-data, backward-weights),
+// many times.
+//
+//   ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, 2, 1});      // split H
+//   DeconvDesc up = DeconvDesc::make(32, 16, {4, 4});
+//   up.stride = {2, 2};
+//   up.padding_lower = up.padding_upper = {1, 1};
+//   Deconvolution<float> deconv(grid, up, Distribution(Shape{1, 32, 256, 256},
+//                                                      grid.shape()));
+//   DistTensor<float> x(grid, deconv.src_layout());
+//   DistTensor<float> y(grid, deconv.dst_layout());           // 1x16x512x512
+//   deconv.forward(x, weights, bias, y);
+//   DistTensor<float> dy(grid, deconv.diff_dst_layout());
+//   DistTensor<float> dx(grid, deconv.diff_src_layout());
+//   deconv.backward_weights(x, dy, dw, db);  // exchanges dy's halos, starts
+//   deconv.backward_data(dy, weights, dx);   // the allreduce; this overlaps
+//   deconv.wait_gradients();                 // dw, db summed over all ranks
+//
+// The plan is the adjoint convolution's ConvGeometry (DeconvDesc::adjoint,
+// from the output to the input): the output is distributed so that each
+// part's outputs line up with its input shard
+// (ConvGeometry::src_distribution), and the output tensors carry halos
+// covering every output cell the part's inputs touch. Forward computes each
+// part's contributions over its output shard and halos (the adjoint
+// convolution's backward-data on the local shard), then the reverse halo
+// exchange sends the halo cells' contributions home and adds them to their
+// owners' cells; the bias is added after. Backward-data is the adjoint
+// convolution's forward: it exchanges the output gradient's halos, then
+// computes locally; backward-weights exchanges them too and sums local
+// partial gradients over every rank (non-blocking, like the convolution's).
+//
+// Tensors are stored channels-last (N, [D,] H, W, C); weights (in_channels,
+// out_channels / groups, k...) and bias (out_channels) are plain arrays
+// replicated on every rank. Supported: 2D and 3D, any kernel, stride,
+// dilation, asymmetric padding, output padding, groups, bias; grids
+// splitting N and any spatial dimensions, uneven and empty shards. Not yet:
+// splitting channels (kUnsupported); overlapping the halo exchanges with
+// computation. fp32 runs on oneDNN; fp64 on the reference kernels.
+//
+// The constructor is collective over the grid and validates from global
+// information, so bad input throws the same distconv::Error on every rank.
+// Passes are collective too; a tensor whose layout is not the plan's throws
+// on the rank that passed it.
+#ifndef DISTCONV_LAYERS_DECONVOLUTION_H_
+#define DISTCONV_LAYERS_DECONVOLUTION_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "distconv/conv_geometry.h"
+#include "distconv/deconv_desc.h"
+#include "distconv/dist_tensor.h"
+#include "distconv/distribution.h"
+#include "distconv/halo_layout.h"
+#include "distconv/process_grid.h"
+#include "halo/halo_options.h"
+
+namespace distconv {
+
+struct DeconvolutionOptions {
+  HaloExchangeConfig halo;  // how halos travel
+  // The output's (and output gradient's) layout, when a tensor shared with
+  // other layers carries wider halos (widest() of their layouts); it must
+  // cover the halos this layer needs. Unset: exactly those.
+  std::optional<HaloLayout> dst_layout;
+};
+
+// Seconds spent blocked on communication since the last reset.
+struct DeconvStats {
+  double halo_wait_s = 0;       // halo exchanges, forward and reverse
+  double allreduce_wait_s = 0;  // in wait_gradients
+};
+
+// Defined for float and double.
+template <typename T>
+class Deconvolution {
+ public:
+  Deconvolution(const ProcessGrid& grid, const DeconvDesc& desc,
+                const Distribution& src,
+                const DeconvolutionOptions& options = {});
+  ~Deconvolution();  // completes a gradient allreduce still in flight
+  Deconvolution(Deconvolution&&) noexcept;
+  Deconvolution& operator=(Deconvolution&&) noexcept;
+
+  const DeconvDesc& desc() const;
+  // The adjoint convolution's geometry: its src is this layer's output.
+  const ConvGeometry& geometry() const;
+  const HaloLayout& src_layout() const;  // input, no halos
+  // Output, with halos: forward() writes contributions for the neighbours
+  // there and sends them home, so they hold no meaning afterwards.
+  const HaloLayout& dst_layout() const;
+  const HaloLayout& diff_dst_layout() const;  // output gradient, with halos
+  const HaloLayout& diff_src_layout() const;  // input gradient, no halos
+
+  // dst = deconv(src) (+ bias).
+  void forward(const DistTensor<T>& src, const T* weights, const T* bias,
+               DistTensor<T>& dst);
+  // diff_src = the input gradient; exchanges diff_dst's halos first.
+  void backward_data(DistTensor<T>& diff_dst, const T* weights,
+                     DistTensor<T>& diff_src);
+  // Weight (and, with bias, bias) gradients from src's shard and diff_dst
+  // (whose halos it exchanges); starts their allreduce over every rank.
+  // diff_weights and diff_bias are written by wait_gradients() and must
+  // stay valid until then.
+  void backward_weights(const DistTensor<T>& src, DistTensor<T>& diff_dst,
+                        T* diff_weights, T* diff_bias);
+  void wait_gradients();
+
+  // How this rank's window is computed ("transposed convolution
+  // [0:1, 0:32, 0:128, 0:256) -> [0:1, 0:16, 0:258, 0:512): forward
+  // brgconv_bwd_d:avx512_core, in place; ...").
+  std::string describe() const;
+  const DeconvStats& stats() const;
+  void reset_stats();
+
+  struct Impl;
+
+ private:
+  Impl& impl() const;  // throws kState once moved from
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace distconv
+
+#endif  // DISTCONV_LAYERS_DECONVOLUTION_H_

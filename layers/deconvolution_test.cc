@@ -1,0 +1,291 @@
+// The distributed transposed convolution against the reference kernels
+// (the adjoint convolution's backward-data, forward and backward-weights)
+// on the gathered global tensors, on every grid the rank count factors into
+// (channels whole); a hand-worked case; adjoint identities; bad input.
+#include "layers/deconvolution.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "distconv/scatter_gather.h"
+#include "kernels/reference/deconv.h"
+#include "tests/conv_check.h"
+#include "tests/layer_testing.h"
+#include "tests/mpi_testing.h"
+
+namespace distconv {
+namespace {
+
+using testing::grids_without_channel_split;
+using testing::spatial_grid;
+using testing::world_size;
+
+struct DeconvCase {
+  std::string name;
+  DeconvDesc desc;
+  Shape src_shape;
+};
+
+DeconvDesc deconv(Index c, Index f, Shape k, Shape s, Shape pl, Shape pu,
+                  ConvBias bias = ConvBias::kNone) {
+  DeconvDesc d = DeconvDesc::make(c, f, k);
+  d.stride = s;
+  d.padding_lower = pl;
+  d.padding_upper = pu;
+  d.bias = bias;
+  return d;
+}
+
+// The support matrix: every case runs on every grid.
+std::vector<DeconvCase> cases() {
+  const ConvBias kB = ConvBias::kAdd;
+  DeconvDesc op = deconv(3, 2, {3, 3}, {2, 2}, {1, 1}, {1, 1});
+  op.output_padding = {1, 0};
+  DeconvDesc dil = deconv(2, 3, {3, 2}, {2, 1}, {2, 0}, {1, 1}, kB);
+  dil.dilation = {2, 3};
+  DeconvDesc grouped = deconv(4, 6, {3, 3}, {2, 2}, {1, 1}, {1, 1});
+  grouped.groups = 2;
+  grouped.output_padding = {1, 1};
+  DeconvDesc lopsided =
+      deconv(2, 3, {3, 1, 2}, {2, 1, 1}, {1, 0, 0}, {0, 0, 1}, kB);
+  lopsided.dilation = {1, 1, 2};
+  return {
+      {"unet_4x4_stride2_pad1",
+       deconv(3, 2, {4, 4}, {2, 2}, {1, 1}, {1, 1}),
+       {2, 3, 5, 6}},
+      {"2x2_stride2_bias",
+       deconv(2, 3, {2, 2}, {2, 2}, {0, 0}, {0, 0}, kB),
+       {1, 2, 5, 7}},
+      {"3x3_stride1_same_bias",
+       deconv(2, 2, {3, 3}, {1, 1}, {1, 1}, {1, 1}, kB),
+       {2, 2, 7, 6}},
+      {"3x3_stride2_output_padding", op, {1, 3, 5, 6}},
+      {"kernel_smaller_than_stride_leaves_gaps",
+       deconv(2, 2, {2, 1}, {3, 2}, {0, 0}, {0, 0}, kB),
+       {1, 2, 4, 5}},
+      {"asymmetric_padding_dilation", dil, {1, 2, 6, 5}},
+      {"groups", grouped, {1, 4, 4, 5}},
+      {"3d_2x2x2_stride2_bias",
+       deconv(2, 2, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {0, 0, 0}, kB),
+       {1, 2, 3, 4, 3}},
+      {"3d_lopsided_dilation", lopsided, {2, 2, 4, 3, 4}},
+  };
+}
+
+template <typename T>
+struct Global {
+  std::vector<T> y, dx, dw, db;
+};
+
+template <typename T>
+Global<T> reference_results(const DeconvDesc& d, const Shape& x_shape,
+                            const std::vector<T>& x, const std::vector<T>& w,
+                            const std::vector<T>& b, const std::vector<T>& dy) {
+  const Shape y_shape = d.dst_shape(x_shape);
+  Global<T> r{std::vector<T>(y_shape.volume()),
+              std::vector<T>(x_shape.volume()), std::vector<T>(w.size()),
+              std::vector<T>(b.size())};
+  reference::deconv_fwd(d, x_shape, x.data(), w.data(), b.data(), y_shape,
+                        r.y.data());
+  reference::deconv_bwd_data(d, y_shape, dy.data(), w.data(), x_shape,
+                             r.dx.data());
+  reference::deconv_bwd_weights(d, x_shape, x.data(), y_shape, dy.data(),
+                                r.dw.data(), r.db.data());
+  return r;
+}
+
+// Forward and backward on `grid`, twice (plans are reusable); the gathered
+// results must match the reference.
+template <typename T>
+void ExpectMatchesReference(const DeconvCase& c, const ProcessGrid& grid,
+                            double tol) {
+  const DeconvDesc& d = c.desc;
+  const Shape y_shape = d.dst_shape(c.src_shape);
+  const bool bias = d.bias == ConvBias::kAdd;
+  const auto x = random_vector<T>(c.src_shape.volume(), 1);
+  const auto w = random_vector<T>(d.weights_shape().volume(), 2);
+  const auto b = random_vector<T>(bias ? d.out_channels : 0, 3);
+  const auto dy = random_vector<T>(y_shape.volume(), 4);
+  Deconvolution<T> layer(grid, d, Distribution(c.src_shape, grid.shape()));
+  SCOPED_TRACE(layer.describe());
+  DistTensor<T> xt(grid, layer.src_layout()), yt(grid, layer.dst_layout());
+  DistTensor<T> dyt(grid, layer.diff_dst_layout());
+  DistTensor<T> dxt(grid, layer.diff_src_layout());
+  scatter(x.data(), xt, 0);
+  scatter(dy.data(), dyt, 0);
+  // Garbage in the outputs must not survive.
+  yt.buffer().for_each([](const Shape&, T& v) { v = T(1e6); });
+  dxt.buffer().for_each([](const Shape&, T& v) { v = T(1e6); });
+  std::vector<T> dw(w.size(), T(1e6)), db(b.size(), T(1e6));
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    layer.forward(xt, w.data(), bias ? b.data() : nullptr, yt);
+    layer.backward_weights(xt, dyt, dw.data(), bias ? db.data() : nullptr);
+    layer.backward_data(dyt, w.data(), dxt);
+    layer.wait_gradients();
+  }
+  std::vector<T> y(y_shape.volume()), dx(c.src_shape.volume());
+  gather(yt, y.data(), 0);
+  gather(dxt, dx.data(), 0);
+  if (grid.rank() != 0) return;
+  const Global<T> r = reference_results(d, c.src_shape, x, w, b, dy);
+  EXPECT_LE(max_relative_error(y, r.y), tol) << "forward";
+  EXPECT_LE(max_relative_error(dx, r.dx), tol) << "backward-data";
+  EXPECT_LE(max_relative_error(dw, r.dw), tol) << "backward-weights";
+  if (bias) {
+    EXPECT_LE(max_relative_error(db, r.db), tol) << "bias gradient";
+  }
+}
+
+template <typename T>
+void ForEveryCaseAndGrid(double tol) {
+  for (const DeconvCase& c : cases()) {
+    for (const Shape& shape :
+         grids_without_channel_split(c.src_shape.ndims())) {
+      ProcessGrid grid(MPI_COMM_WORLD, shape);
+      SCOPED_TRACE(c.name + " on grid " + shape.to_string());
+      ExpectMatchesReference<T>(c, grid, tol);
+      if (testing::max_over(MPI_COMM_WORLD, ::testing::Test::HasFailure()) !=
+          0) {
+        return;
+      }
+    }
+  }
+}
+
+TEST(Deconvolution, DoubleMatchesTheReferenceOnEveryGrid) {
+  ForEveryCaseAndGrid<double>(1e-12);
+}
+
+TEST(Deconvolution, FloatMatchesTheReferenceOnEveryGrid) {
+  ForEveryCaseAndGrid<float>(1e-5);
+}
+
+// Two input channels, one output channel, kernel 1x2, stride 2, as
+// PyTorch's ConvTranspose2d(2, 1, (1, 2), stride=2) with weights
+// (in, out, kh, kw): each input cell spreads over two output cells.
+TEST(Deconvolution, HandWorkedCase) {
+  ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, 1, world_size()});
+  DeconvDesc d = DeconvDesc::make(2, 1, {1, 2});
+  d.stride = {2, 2};
+  const std::vector<double> x = {1, 2, 3, 4};        // channel 0: 1 2, 1: 3 4
+  const std::vector<double> w = {1, 10, 100, 1000};  // in 0: 1 10, in 1: ...
+  Deconvolution<double> layer(grid, d,
+                              Distribution(Shape{1, 2, 1, 2}, grid.shape()));
+  DistTensor<double> xt(grid, layer.src_layout()), yt(grid, layer.dst_layout());
+  scatter(x.data(), xt, 0);
+  layer.forward(xt, w.data(), nullptr, yt);
+  std::vector<double> y(4);
+  gather(yt, y.data(), 0);
+  if (grid.rank() == 0) {
+    EXPECT_EQ(y, (std::vector<double>{1 + 300, 10 + 3000, 2 + 400, 20 + 4000}));
+  }
+}
+
+// Many small partitions: a 5x5 input (10x10 output) over the squarest
+// spatial grid of all ranks, so that shards are one or two cells or empty.
+TEST(Deconvolution, ManySmallPartitions) {
+  ProcessGrid grid(MPI_COMM_WORLD, testing::squarest_hw_grid());
+  for (const DeconvCase& c : cases()) {
+    if (c.src_shape.ndims() != 4) continue;
+    DeconvCase small = c;
+    small.src_shape[2] = small.src_shape[3] = 5;
+    SCOPED_TRACE(c.name + " 5x5 on grid " + grid.shape().to_string());
+    ExpectMatchesReference<double>(small, grid, 1e-12);
+    ExpectMatchesReference<float>(small, grid, 1e-5);
+  }
+}
+
+// <deconv(x), y> == <x, backward_data(y)> (the reverse halo exchange in
+// forward against the forward one in backward) and <deconv_w(x), y> ==
+// <w, backward_weights(x, y)>, distributed, in double, without bias.
+TEST(Deconvolution, BackwardPassesAreTheAdjointsOfForward) {
+  for (DeconvCase c : cases()) {
+    c.desc.bias = ConvBias::kNone;
+    ProcessGrid grid(MPI_COMM_WORLD, spatial_grid(c.src_shape.ndims()));
+    SCOPED_TRACE(c.name + " on grid " + grid.shape().to_string());
+    const Shape y_shape = c.desc.dst_shape(c.src_shape);
+    const auto x = random_vector<double>(c.src_shape.volume(), 5);
+    const auto y = random_vector<double>(y_shape.volume(), 6);
+    const auto w = random_vector<double>(c.desc.weights_shape().volume(), 7);
+    Deconvolution<double> layer(grid, c.desc,
+                                Distribution(c.src_shape, grid.shape()));
+    DistTensor<double> xt(grid, layer.src_layout());
+    DistTensor<double> ax(grid, layer.dst_layout());
+    DistTensor<double> yt(grid, layer.diff_dst_layout());
+    DistTensor<double> aty(grid, layer.diff_src_layout());
+    scatter(x.data(), xt, 0);
+    scatter(y.data(), yt, 0);
+    layer.forward(xt, w.data(), nullptr, ax);
+    layer.backward_data(yt, w.data(), aty);
+    const double lhs = testing::global_dot(ax, yt);
+    EXPECT_NEAR(lhs, testing::global_dot(xt, aty),
+                1e-12 * std::max(1.0, std::abs(lhs)));
+    std::vector<double> dw(w.size());
+    layer.backward_weights(xt, yt, dw.data(), nullptr);
+    layer.wait_gradients();
+    double rhs = 0;
+    for (size_t i = 0; i < w.size(); ++i) rhs += w[i] * dw[i];
+    EXPECT_NEAR(lhs, rhs, 1e-12 * std::max(1.0, std::abs(lhs)));
+  }
+}
+
+TEST(Deconvolution, BadInputFailsOnEveryRank) {
+  const int n = world_size();
+  const MPI_Comm comm = MPI_COMM_WORLD;
+  ProcessGrid grid(comm, Shape{1, 1, n, 1});
+  DeconvDesc up = deconv(4, 2, {2, 2}, {2, 2}, {0, 0}, {0, 0});
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kShapeMismatch, "expects 4", [&] {
+        Deconvolution<float>(grid, up,
+                             Distribution(Shape{1, 3, 4, 4}, grid.shape()));
+      });
+  DeconvDesc bad = up;
+  bad.output_padding = {2, 0};
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kInvalidArgument, "smaller than the stride", [&] {
+        Deconvolution<float>(grid, bad,
+                             Distribution(Shape{1, 4, 4, 4}, grid.shape()));
+      });
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kGridMismatch, "process grid", [&] {
+        Deconvolution<float>(
+            grid, up, Distribution(Shape{1, 4, 4, 4}, Shape{1, 1, 1, n + 1}));
+      });
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kInvalidArgument, "must be >= 0", [&] {
+        Deconvolution<float>(grid, up,
+                             Distribution(Shape{-1, 4, 4, 4}, grid.shape()));
+      });
+  if (n > 1) {
+    ProcessGrid channels(comm, Shape{1, n, 1, 1});
+    testing::expect_error_on_all_ranks(
+        comm, ErrorKind::kUnsupported, "splits channels", [&] {
+          Deconvolution<float>(
+              channels, up, Distribution(Shape{1, 4, 4, 4}, channels.shape()));
+        });
+  }
+  Deconvolution<float> layer(grid, up,
+                             Distribution(Shape{1, 4, 4 * n, 4}, grid.shape()));
+  DistTensor<float> x(grid, layer.src_layout()), y(grid, layer.dst_layout());
+  const std::vector<float> w(up.weights_shape().volume(), 1.0f);
+  std::vector<float> dw(w.size());
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kShapeMismatch, "dst tensor's layout",
+      [&] { layer.forward(x, w.data(), nullptr, x); });
+  testing::expect_error_on_all_ranks(comm, ErrorKind::kState,
+                                     "no backward_weights in flight",
+                                     [&] { layer.wait_gradients(); });
+  layer.backward_weights(x, y, dw.data(), nullptr);
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kState, "called again before wait_gradients",
+      [&] { layer.backward_weights(x, y, dw.data(), nullptr); });
+  layer.wait_gradients();  // still usable
+  layer.forward(x, w.data(), nullptr, y);
+}
+
+}  // namespace
+}  // namespace distconv

@@ -1,0 +1,68 @@
+// Internal: the two collectives of channel and filter parallelism, over the
+// ranks that hold the same cells in every dimension but channels (a
+// ProcessGrid::along(1) communicator; member i holds channel block i).
+//
+// Every member has the same `positions` (the non-channel cells of its box,
+// halos included) and its own block of channels. Buffers are dense and
+// channels-last: a block is positions x (its channels), a full buffer
+// positions x (all channels), the channel index fastest.
+//
+//   allgather:      each member's block -> every member's full buffer
+//   reduce_scatter: every member's full buffer of partial sums -> each
+//                   member's block of the sums
+//
+// Each is the other's adjoint. Both are blocking MPI collectives with exact
+// counts (MPI_Allgatherv, MPI_Reduce_scatter), staged through one buffer of
+// blocks, member after member.
+//
+//   ChannelCollective<float> gather(grid.along(1), dist.partition(1), cells);
+//   gather.allgather(x.buffer().data(), x_full.data());
+#ifndef DISTCONV_LAYERS_INTERNAL_CHANNEL_COLLECTIVE_H_
+#define DISTCONV_LAYERS_INTERNAL_CHANNEL_COLLECTIVE_H_
+
+#include <mpi.h>
+
+#include <vector>
+
+#include "distconv/box.h"
+#include "distconv/distribution.h"
+#include "distconv/shape.h"
+
+namespace distconv::internal {
+
+// Defined for float and double.
+template <typename T>
+class ChannelCollective {
+ public:
+  // `comm` (not duplicated; it must outlive this) has one member per part
+  // of `channels`, in order. Throws kUnsupported when a block holds more
+  // than INT_MAX elements (MPI's counts are int).
+  ChannelCollective(MPI_Comm comm, const BlockPartition& channels,
+                    Index positions);
+
+  Index positions() const { return positions_; }
+  Index full_size() const { return positions_ * channels_.extent(); }
+  Index block_size() const;  // this member's
+
+  // full = every member's block, at its channels.
+  void allgather(const T* block, T* full);
+  // block = the sum over members of their `full`, at this member's channels.
+  void reduce_scatter(const T* full, T* block);
+
+ private:
+  // A full buffer as a (positions, channels) array, and `member`'s block
+  // of it.
+  Shape full_shape() const;
+  Box block_box(int member) const;
+
+  MPI_Comm comm_;
+  int member_ = 0;
+  BlockPartition channels_;
+  Index positions_;
+  std::vector<int> counts_, displs_;  // per member, in elements
+  std::vector<T> staging_;            // the blocks, member after member
+};
+
+}  // namespace distconv::internal
+
+#endif  // DISTCONV_LAYERS_INTERNAL_CHANNEL_COLLECTIVE_H_

@@ -1,0 +1,9 @@
+"""Compiler options of the layers' point-wise loops."""
+
+# Point-wise loops carry `#pragma omp simd`.
+POINTWISE_COPTS = [
+    "-fopenmp-simd",
+    # No FP exception semantics: lets GCC vectorise selects between two
+    # computed values (leaky ReLU, its gradient) instead of branching.
+    "-fno-trapping-math",
+]

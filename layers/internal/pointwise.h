@@ -1,0 +1,147 @@
+// Internal: what the layers acting on shard interiors share (activation,
+// add, concatenation and slicing, upsampling): checking a tensor's
+// distribution while accepting any halos and storage order, and loops over
+// strided views in runs that are contiguous in memory wherever the views
+// allow (in channels-last interiors at least the C dimension), so that the
+// compiler vectorises the innermost loop. Targets including this header
+// compile with -fopenmp-simd (the loops carry `#pragma omp simd`).
+#ifndef DISTCONV_LAYERS_INTERNAL_POINTWISE_H_
+#define DISTCONV_LAYERS_INTERNAL_POINTWISE_H_
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <utility>
+
+#include "distconv/dist_tensor.h"
+#include "distconv/distribution.h"
+#include "distconv/error.h"
+#include "distconv/shape.h"
+#include "distconv/strided_view.h"
+
+namespace distconv::internal {
+
+// "global 2x3x8x8 over grid 1x1x2x1", plus the split points of every
+// dimension that is not split into balanced parts.
+std::string describe(const Distribution& dist);
+
+// Throws kShapeMismatch, naming `what` ("relu: dst"), unless the tensor's
+// shards are those of `want`; its halo widths and storage order may be any.
+template <typename T>
+void require_distribution(const DistTensor<T>& t, const Distribution& want,
+                          const std::string& what) {
+  const Distribution& have = t.layout().distribution();
+  require(have == want, ErrorKind::kShapeMismatch, what,
+          "'s distribution (", describe(have), ") is not ", describe(want));
+}
+
+// Calls fn(offsets, length, steps) for runs covering every index of
+// `extent` once, where offsets[k] is the run's first element in view k and
+// steps[k] the distance between its consecutive elements there. Runs are
+// as long as every view allows: dimensions are taken outermost first by
+// view 0's strides, and merged where every view steps over the inner one
+// without a gap. Nothing is called for an empty extent.
+template <size_t K, typename Fn>
+void for_each_run(const Shape& extent, const std::array<Shape, K>& strides,
+                  Fn fn) {
+  const int n = extent.ndims();
+  for (int d = 0; d < n; ++d) {
+    if (extent[d] == 0) return;
+  }
+  std::array<int, kMaxDims> order{};
+  int m = 0;
+  for (int d = 0; d < n; ++d) {
+    if (extent[d] > 1) order[m++] = d;
+  }
+  std::stable_sort(order.begin(), order.begin() + m, [&](int a, int b) {
+    return strides[0][a] > strides[0][b];
+  });
+  struct Dim {
+    Index extent = 1;
+    std::array<Index, K> stride{};
+  };
+  std::array<Dim, kMaxDims> dims{};
+  int r = 0;
+  for (int j = 0; j < m; ++j) {
+    const int d = order[j];
+    bool merge = r > 0;
+    for (size_t k = 0; k < K && merge; ++k) {
+      merge = dims[r - 1].stride[k] == strides[k][d] * extent[d];
+    }
+    Dim& to = merge ? dims[r - 1] : dims[r++];
+    to.extent *= extent[d];
+    for (size_t k = 0; k < K; ++k) to.stride[k] = strides[k][d];
+  }
+  if (r == 0) dims[r++].stride.fill(1);  // a single element
+  const Dim inner = dims[r - 1];
+  std::array<Index, kMaxDims> i{};
+  std::array<Index, K> offset{};
+  while (true) {
+    fn(static_cast<const std::array<Index, K>&>(offset), inner.extent,
+       inner.stride);
+    int d = r - 2;
+    for (; d >= 0; --d) {
+      for (size_t k = 0; k < K; ++k) offset[k] += dims[d].stride[k];
+      if (++i[d] < dims[d].extent) break;
+      for (size_t k = 0; k < K; ++k) {
+        offset[k] -= dims[d].stride[k] * dims[d].extent;
+      }
+      i[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+template <typename T, typename Op, typename... Src>
+void contiguous_run(Op op, Index length, T* y, const Src*... x) {
+  // No restrict: y may be one of the x (in place), element for element.
+#pragma omp simd
+  for (Index i = 0; i < length; ++i) y[i] = op(x[i]...);
+}
+
+template <typename T, typename Op, size_t K, size_t... I, typename... Src>
+void run(Op op, Index length, const std::array<Index, K>& offset,
+         const std::array<Index, K>& step, std::index_sequence<I...>, T* y,
+         const Src*... x) {
+  if (step[0] == 1 && ((step[I + 1] == 1) && ...)) {
+    contiguous_run(op, length, y + offset[0], (x + offset[I + 1])...);
+  } else {
+    for (Index i = 0; i < length; ++i) {
+      y[offset[0] + i * step[0]] = op(x[offset[I + 1] + i * step[I + 1]]...);
+    }
+  }
+}
+
+// dst(i) = op(src(i)...) for every index i of dst's extent, which every
+// src shares. dst may be one of the srcs (the same elements), not a
+// partial overlap.
+template <typename T, typename Op, typename... Src>
+void transform(Op op, const StridedView<T>& dst,
+               const StridedView<const Src>&... src) {
+  constexpr size_t K = 1 + sizeof...(Src);
+  require(((src.extent() == dst.extent()) && ...), ErrorKind::kShapeMismatch,
+          "element-wise views of different extents, dst ", dst.extent());
+  for_each_run<K>(dst.extent(), {dst.strides(), src.strides()...},
+                  [&](const std::array<Index, K>& offset, Index length,
+                      const std::array<Index, K>& step) {
+                    run(op, length, offset, step,
+                        std::make_index_sequence<K - 1>(), dst.data(),
+                        src.data()...);
+                  });
+}
+
+// dst = src, element for element (views of one extent).
+template <typename T>
+void copy(const StridedView<const T>& src, const StridedView<T>& dst) {
+  transform([](T x) { return x; }, dst, src);
+}
+
+// dst = 0.
+template <typename T>
+void zero(const StridedView<T>& dst) {
+  transform([]() { return T(0); }, dst);
+}
+
+}  // namespace distconv::internal
+
+#endif  // DISTCONV_LAYERS_INTERNAL_POINTWISE_H_

@@ -1,0 +1,110 @@
+// Pooling<T>: a pooling layer (max, or average with or without padding;
+// PoolDesc) whose tensors are split over a ProcessGrid (samples and spatial
+// dimensions), giving the results of one process. Describe, plan (the
+// constructor), execute (forward, backward), many times.
+//
+//   ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, 2, 1});      // split H
+//   PoolDesc desc = PoolDesc::make(PoolKind::kMax, {3, 3});
+//   desc.stride = {2, 2};
+//   desc.padding_lower = desc.padding_upper = {1, 1};
+//   Pooling<float> pool(grid, desc,
+//                       Distribution(Shape{1, 16, 512, 512}, grid.shape()));
+//   DistTensor<float> x(grid, pool.src_layout()), y(grid, pool.dst_layout());
+//   pool.forward(x, y);
+//   DistTensor<float> dy(grid, pool.diff_dst_layout());
+//   DistTensor<float> dx(grid, pool.diff_src_layout());
+//   pool.backward(x, dy, dx);
+//
+// The plan is a convolution's (ConvGeometry of the depthwise convolution
+// with the same windows): outputs line up with the input shards, the
+// input carries the halos its windows read, and forward exchanges them.
+// Backward computes each rank's input-gradient contributions over its
+// shard and halos, then the reverse halo exchange sends the halo cells'
+// contributions home and adds them to their owners' cells. Max pooling's
+// ties resolve as in the serial reference (first cell in window order),
+// since every rank sees the same window values.
+//
+// Tensors are stored channels-last (N, [D,] H, W, C). Supported: 2D and
+// 3D, any kernel, stride and padding (smaller than the kernel), grids
+// splitting N, C and any spatial dimensions (channels pool independently:
+// a channel split needs no communication), uneven and empty shards. Not
+// yet: overlapping the halo exchange with the interior. fp32 runs on
+// oneDNN; fp64 on the reference kernels.
+//
+// The constructor is collective over the grid and validates from global
+// information, so bad input throws the same distconv::Error on every rank.
+// Passes are collective too; a tensor whose layout is not the plan's throws
+// on the rank that passed it.
+#ifndef DISTCONV_LAYERS_POOLING_H_
+#define DISTCONV_LAYERS_POOLING_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "distconv/conv_geometry.h"
+#include "distconv/dist_tensor.h"
+#include "distconv/distribution.h"
+#include "distconv/halo_layout.h"
+#include "distconv/pool_desc.h"
+#include "distconv/process_grid.h"
+#include "halo/halo_options.h"
+
+namespace distconv {
+
+struct PoolingOptions {
+  HaloExchangeConfig halo;  // how halos travel
+  // The input's (and input gradient's) layout, when a tensor shared with
+  // other layers carries wider halos (widest() of their layouts); it must
+  // cover the halos this pooling needs. Unset: exactly those.
+  std::optional<HaloLayout> src_layout;
+};
+
+// Seconds spent blocked on communication since the last reset.
+struct PoolStats {
+  double halo_wait_s = 0;  // halo exchanges, forward and reverse
+};
+
+// Defined for float and double.
+template <typename T>
+class Pooling {
+ public:
+  Pooling(const ProcessGrid& grid, const PoolDesc& desc,
+          const Distribution& src, const PoolingOptions& options = {});
+  ~Pooling();
+  Pooling(Pooling&&) noexcept;
+  Pooling& operator=(Pooling&&) noexcept;
+
+  const PoolDesc& desc() const;
+  const ConvGeometry& geometry() const;
+  const HaloLayout& src_layout() const;       // input, with halos
+  const HaloLayout& dst_layout() const;       // output, no halos
+  const HaloLayout& diff_dst_layout() const;  // output gradient, no halos
+  // Input gradient: src_layout()'s halos, which backward() fills with
+  // contributions for the neighbours and sends home.
+  const HaloLayout& diff_src_layout() const;
+
+  // Exchanges src's halos, then dst = pool(src).
+  void forward(DistTensor<T>& src, DistTensor<T>& dst);
+  // diff_src = the input gradient (its halo cells hold what was sent home).
+  // Max pooling reads the maxima of the last forward(), and throws kState
+  // on every rank before any forward(); src must be as forward() left it.
+  void backward(const DistTensor<T>& src, const DistTensor<T>& diff_dst,
+                DistTensor<T>& diff_src);
+
+  // How this rank's window is computed ("pooling [0:1, 0:16, 0:256,
+  // 0:512): jit:avx512_core | jit:avx512_core, in place").
+  std::string describe() const;
+  const PoolStats& stats() const;
+  void reset_stats();
+
+  struct Impl;
+
+ private:
+  Impl& impl() const;  // throws kState once moved from
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace distconv
+
+#endif  // DISTCONV_LAYERS_POOLING_H_

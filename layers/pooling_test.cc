@@ -1,0 +1,222 @@
+// The distributed pooling against the reference kernels on the gathered
+// global tensors, on every grid the rank count factors into (channels
+// whole); adjoint identities of the averages (through the reverse halo
+// exchange); bad input.
+#include "layers/pooling.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "distconv/scatter_gather.h"
+#include "kernels/reference/pool.h"
+#include "tests/conv_check.h"
+#include "tests/layer_testing.h"
+#include "tests/layout_cases.h"
+#include "tests/mpi_testing.h"
+
+namespace distconv {
+namespace {
+
+using testing::grids_without_channel_split;
+using testing::spatial_grid;
+using testing::world_size;
+
+struct PoolCase {
+  std::string name;
+  PoolDesc desc;
+  Shape src_shape;
+};
+
+PoolDesc pool(PoolKind kind, Shape k, Shape s, Shape pl, Shape pu) {
+  PoolDesc d = PoolDesc::make(kind, k);
+  d.stride = s;
+  d.padding_lower = pl;
+  d.padding_upper = pu;
+  return d;
+}
+
+// The support matrix: every case runs on every grid.
+std::vector<PoolCase> cases() {
+  const PoolKind kMax = PoolKind::kMax;
+  const PoolKind kInc = PoolKind::kAverageIncludePadding;
+  const PoolKind kExc = PoolKind::kAverageExcludePadding;
+  return {
+      {"max_2x2_stride2_odd_extents",
+       pool(kMax, {2, 2}, {2, 2}, {0, 0}, {0, 0}), {2, 3, 11, 10}},
+      {"max_3x3_stride2_same_with_ties",
+       pool(kMax, {3, 3}, {2, 2}, {1, 1}, {1, 1}), {1, 2, 12, 9}},
+      {"avg_include_3x3_stride1_same",
+       pool(kInc, {3, 3}, {1, 1}, {1, 1}, {1, 1}), {2, 2, 9, 8}},
+      {"avg_exclude_3x3_stride2_asymmetric_padding",
+       pool(kExc, {3, 3}, {2, 2}, {1, 0}, {0, 2}), {1, 3, 10, 11}},
+      {"avg_exclude_2x3_stride1x2",
+       pool(kExc, {2, 3}, {1, 2}, {0, 1}, {1, 1}), {1, 2, 9, 10}},
+      {"max_1x1_stride3_windows_not_at_shard_edges",
+       pool(kMax, {1, 1}, {3, 3}, {0, 0}, {0, 0}), {2, 2, 10, 11}},
+      {"avg_include_kernel_smaller_than_stride",
+       pool(kInc, {2, 2}, {3, 3}, {1, 0}, {0, 1}), {1, 2, 11, 10}},
+      {"max3d_2x2x2_stride2", pool(kMax, {2, 2, 2}, {2, 2, 2}, {0, 0, 0},
+                                   {0, 0, 0}),
+       {1, 2, 7, 6, 8}},
+      {"avg3d_include_3x3x3_same", pool(kInc, {3, 3, 3}, {1, 1, 1},
+                                        {1, 1, 1}, {1, 1, 1}),
+       {2, 2, 6, 5, 7}},
+      {"avg3d_exclude_lopsided", pool(kExc, {3, 1, 2}, {2, 1, 1}, {1, 0, 1},
+                                      {1, 0, 0}),
+       {1, 2, 7, 8, 6}},
+  };
+}
+
+
+// Inputs with few distinct values, so max pooling meets ties.
+template <typename T>
+std::vector<T> tied_values(Index n, unsigned seed) {
+  std::vector<T> v = random_vector<T>(n, seed);
+  for (T& x : v) x = std::round(x * 2);
+  return v;
+}
+
+// Forward and backward on `grid`, twice (plans are reusable); the gathered
+// results must match the reference.
+template <typename T>
+void ExpectMatchesReference(const PoolCase& c, const ProcessGrid& grid,
+                            double tol) {
+  const Shape dst_shape = c.desc.dst_shape(c.src_shape);
+  const auto x = tied_values<T>(c.src_shape.volume(), 1);
+  const auto dy = random_vector<T>(dst_shape.volume(), 2);
+  Pooling<T> p(grid, c.desc, Distribution(c.src_shape, grid.shape()));
+  SCOPED_TRACE(p.describe());
+  DistTensor<T> xt(grid, p.src_layout()), yt(grid, p.dst_layout());
+  DistTensor<T> dyt(grid, p.diff_dst_layout()), dxt(grid, p.diff_src_layout());
+  scatter(x.data(), xt, 0);
+  scatter(dy.data(), dyt, 0);
+  // Garbage in the outputs must not survive.
+  yt.buffer().for_each([](const Shape&, T& v) { v = T(1e6); });
+  dxt.buffer().for_each([](const Shape&, T& v) { v = T(1e6); });
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    p.forward(xt, yt);
+    p.backward(xt, dyt, dxt);
+  }
+  std::vector<T> y(dst_shape.volume()), dx(c.src_shape.volume());
+  gather(yt, y.data(), 0);
+  gather(dxt, dx.data(), 0);
+  if (grid.rank() != 0) return;
+  std::vector<T> y_ref(y.size()), dx_ref(dx.size());
+  reference::pool_fwd<T>(c.desc, c.src_shape, x.data(), dst_shape,
+                         y_ref.data());
+  reference::pool_bwd<T>(c.desc, c.src_shape, x.data(), dst_shape, dy.data(),
+                         dx_ref.data());
+  EXPECT_LE(max_relative_error(y, y_ref), tol) << "forward";
+  EXPECT_LE(max_relative_error(dx, dx_ref), tol) << "backward";
+}
+
+template <typename T>
+void ForEveryCaseAndGrid(double tol) {
+  for (const PoolCase& c : cases()) {
+    // Every grid, channel splits included: channels pool independently.
+    for (const Shape& shape :
+         testing::factorizations(world_size(), c.src_shape.ndims())) {
+      ProcessGrid grid(MPI_COMM_WORLD, shape);
+      SCOPED_TRACE(c.name + " on grid " + shape.to_string());
+      ExpectMatchesReference<T>(c, grid, tol);
+      if (testing::max_over(MPI_COMM_WORLD,
+                            ::testing::Test::HasFailure()) != 0) {
+        return;
+      }
+    }
+  }
+}
+
+TEST(Pooling, DoubleMatchesTheReferenceOnEveryGrid) {
+  ForEveryCaseAndGrid<double>(1e-12);
+}
+
+TEST(Pooling, FloatMatchesTheReferenceOnEveryGrid) {
+  ForEveryCaseAndGrid<float>(1e-5);
+}
+
+// Many small partitions: a 10x10 image over the squarest spatial grid of
+// all ranks, so that shards are 2 or 3 cells wide or empty.
+TEST(Pooling, ManySmallPartitions) {
+  ProcessGrid grid(MPI_COMM_WORLD, testing::squarest_hw_grid());
+  for (const PoolCase& c : cases()) {
+    if (c.src_shape.ndims() != 4) continue;
+    PoolCase small = c;
+    small.src_shape[2] = small.src_shape[3] = 10;
+    SCOPED_TRACE(c.name + " 10x10 on grid " + grid.shape().to_string());
+    ExpectMatchesReference<double>(small, grid, 1e-12);
+    ExpectMatchesReference<float>(small, grid, 1e-5);
+  }
+}
+
+// <pool(x), y> == <x, pool_bwd(y)> for the averages, distributed, in
+// double: the backward's halo contributions travel home by the reverse
+// halo exchange, the adjoint of the forward one.
+TEST(Pooling, AverageBackwardIsTheAdjointOfForward) {
+  for (const PoolCase& c : cases()) {
+    if (c.desc.kind == PoolKind::kMax) continue;
+    ProcessGrid grid(MPI_COMM_WORLD, spatial_grid(c.src_shape.ndims()));
+    SCOPED_TRACE(c.name + " on grid " + grid.shape().to_string());
+    const Shape dst_shape = c.desc.dst_shape(c.src_shape);
+    const auto x = random_vector<double>(c.src_shape.volume(), 5);
+    const auto y = random_vector<double>(dst_shape.volume(), 6);
+    Pooling<double> p(grid, c.desc, Distribution(c.src_shape, grid.shape()));
+    DistTensor<double> xt(grid, p.src_layout()), px(grid, p.dst_layout());
+    DistTensor<double> yt(grid, p.diff_dst_layout());
+    DistTensor<double> pty(grid, p.diff_src_layout());
+    scatter(x.data(), xt, 0);
+    scatter(y.data(), yt, 0);
+    p.forward(xt, px);
+    p.backward(xt, yt, pty);
+    const double lhs = testing::global_dot(px, yt);
+    const double rhs = testing::global_dot(xt, pty);
+    EXPECT_NEAR(lhs, rhs, 1e-12 * std::max(1.0, std::abs(lhs)));
+  }
+}
+
+TEST(Pooling, BadInputFailsOnEveryRank) {
+  const int n = world_size();
+  const MPI_Comm comm = MPI_COMM_WORLD;
+  ProcessGrid grid(comm, Shape{1, 1, n, 1});
+  const PoolDesc max2 = PoolDesc::make(PoolKind::kMax, {2, 2});
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kInvalidArgument, "spans", [&] {
+        Pooling<float>(grid, PoolDesc::make(PoolKind::kMax, {9, 2}),
+                       Distribution(Shape{1, 4, 4, 8}, grid.shape()));
+      });
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kInvalidArgument, "smaller than the kernel", [&] {
+        Pooling<float>(grid, pool(PoolKind::kMax, {2, 2}, {1, 1}, {2, 0},
+                                  {0, 0}),
+                       Distribution(Shape{1, 4, 8 * n, 8}, grid.shape()));
+      });
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kGridMismatch, "process grid", [&] {
+        Pooling<float>(grid, max2,
+                       Distribution(Shape{1, 4, 8, 8}, Shape{1, 1, 1, n + 1}));
+      });
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kInvalidArgument, "must be >= 0", [&] {
+        Pooling<float>(grid, max2,
+                       Distribution(Shape{-1, 4, 8, 8}, grid.shape()));
+      });
+  Pooling<float> p(grid, max2,
+                   Distribution(Shape{1, 4, 8 * n, 8}, grid.shape()));
+  DistTensor<float> x(grid, p.src_layout()), y(grid, p.dst_layout());
+  DistTensor<float> dx(grid, p.diff_src_layout());
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kState, "needs a forward first",
+      [&] { p.backward(x, y, dx); });
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kShapeMismatch, "dst tensor's layout",
+      [&] { p.forward(x, x); });
+  p.forward(x, y);  // still usable
+  p.backward(x, y, dx);
+}
+
+}  // namespace
+}  // namespace distconv

@@ -1,0 +1,43 @@
+// Helpers for checking a convolution against a reference, shared by the
+// benchmark driver and the tests: seeded random data and the max-norm
+// relative error.
+//
+//   auto x = random_vector<float>(n, /*seed=*/1);      // uniform in [-1, 1)
+//   max_relative_error(got, want);   // max |got - want| / max |want|; NaN: inf
+#ifndef DISTCONV_TESTS_CONV_CHECK_H_
+#define DISTCONV_TESTS_CONV_CHECK_H_
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "distconv/shape.h"
+
+namespace distconv {
+
+template <typename T>
+std::vector<T> random_vector(Index n, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<T> v(n);
+  for (T& x : v) x = static_cast<T>(u(rng));
+  return v;
+}
+
+template <typename T>
+double max_relative_error(const std::vector<T>& got,
+                          const std::vector<T>& want) {
+  double diff = 0, scale = 1e-30;
+  for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
+    const double d = std::abs(double(got[i]) - double(want[i]));
+    if (std::isnan(d)) return INFINITY;  // std::max would drop a NaN
+    diff = std::max(diff, d);
+    scale = std::max(scale, std::abs(double(want[i])));
+  }
+  return got.size() == want.size() ? diff / scale : INFINITY;
+}
+
+}  // namespace distconv
+
+#endif  // DISTCONV_TESTS_CONV_CHECK_H_

@@ -1,0 +1,101 @@
+// ConvRun<T>: a Convolution with the four tensors it works on (input,
+// output, output gradient, input gradient), allocated from its layouts, and
+// the moves between them and global NCHW arrays, and between the global
+// weights and this rank's blocks of them. Shared by the benchmark driver
+// and the tests.
+//
+//   ConvRun<float> run(grid, desc, Shape{1, 16, 64, 64});
+//   run.scatter_inputs(x, dy);              // global arrays on rank 0
+//   run.all_passes(w, b, dw, db);           // fwd, bwd-w, bwd-d, wait
+//   run.gather_outputs(y, dx);              // onto rank 0
+#ifndef DISTCONV_TESTS_CONV_RUN_H_
+#define DISTCONV_TESTS_CONV_RUN_H_
+
+#include <mpi.h>
+
+#include <vector>
+
+#include "layers/convolution.h"
+#include "distconv/dist_tensor.h"
+#include "distconv/internal/box_rows.h"
+#include "distconv/internal/mpi_util.h"
+#include "distconv/scatter_gather.h"
+
+namespace distconv {
+
+template <typename T>
+struct ConvRun {
+  ConvRun(const ProcessGrid& grid, const ConvDesc& desc, const Shape& src_shape,
+          const ConvolutionOptions& options = {})
+      : grid(&grid),
+        conv(grid, desc, Distribution(src_shape, grid.shape()), options),
+        x(grid, conv.src_layout()),
+        y(grid, conv.dst_layout()),
+        dy(grid, conv.diff_dst_layout()),
+        dx(grid, conv.diff_src_layout()) {}
+
+  // x and dy from global arrays on `root` (null elsewhere).
+  void scatter_inputs(const T* x_global, const T* dy_global, int root = 0) {
+    scatter(x_global, x, root);
+    scatter(dy_global, dy, root);
+  }
+  // This rank's blocks (Convolution::weights_block, bias_block) of the
+  // global weights (F, C / groups, k...) and bias (F), given on every rank.
+  std::vector<T> weights_block(const T* w) const {
+    return block_of(w, conv.geometry().desc().weights_shape(),
+                    conv.weights_block());
+  }
+  std::vector<T> bias_block(const T* b) const {
+    if (b == nullptr) return {};
+    return block_of(b, Shape{conv.geometry().desc().out_channels},
+                    conv.bias_block());
+  }
+  // The global gradients on every rank from each rank's blocks (the ranks
+  // of a channel group hold disjoint blocks covering the whole).
+  void assemble(const T* block, const Shape& global, const Box& box,
+                T* out) const {
+    std::vector<T> whole(global.volume(), T(0));
+    internal::unpack_box(block, global, box, whole.data());
+    MPI_Allreduce(whole.data(), out, static_cast<int>(whole.size()),
+                  internal::mpi_datatype<T>(), MPI_SUM,
+                  grid->along(1));
+  }
+  // Forward, backward-weights, backward-data, then the gradient allreduce,
+  // on global weights and gradients (every rank).
+  void all_passes(const T* w, const T* b, T* dw, T* db) {
+    const std::vector<T> wb = weights_block(w), bb = bias_block(b);
+    const bool has_bias = conv.geometry().desc().bias == ConvBias::kAdd &&
+                          b != nullptr && db != nullptr;
+    std::vector<T> dwb(wb.size()), dbb(bb.size());
+    conv.forward(x, wb.data(), has_bias ? bb.data() : nullptr, y);
+    conv.backward_weights(x, dy, dwb.data(), has_bias ? dbb.data() : nullptr);
+    conv.backward_data(dy, wb.data(), dx);
+    conv.wait_gradients();
+    const ConvDesc& desc = conv.geometry().desc();
+    assemble(dwb.data(), desc.weights_shape(), conv.weights_block(), dw);
+    if (has_bias) {
+      assemble(dbb.data(), Shape{desc.out_channels}, conv.bias_block(), db);
+    }
+  }
+  // y and dx onto `root`.
+  void gather_outputs(T* y_global, T* dx_global, int root = 0) {
+    gather(y, y_global, root);
+    gather(dx, dx_global, root);
+  }
+
+  const ProcessGrid* grid;
+  Convolution<T> conv;
+  DistTensor<T> x, y, dy, dx;
+
+ private:
+  static std::vector<T> block_of(const T* global, const Shape& shape,
+                                 const Box& box) {
+    std::vector<T> out(box.volume());
+    internal::pack_box(global, shape, box, out.data());
+    return out;
+  }
+};
+
+}  // namespace distconv
+
+#endif  // DISTCONV_TESTS_CONV_RUN_H_
