@@ -43,6 +43,17 @@ struct ConvDesc {
   void validate(const Shape& src_shape) const;
   Shape dst_shape(const Shape& src_shape) const;  // validates first
   Shape weights_shape() const;                    // (F, C / groups, k...)
+
+  friend bool operator==(const ConvDesc& a, const ConvDesc& b) {
+    return a.in_channels == b.in_channels &&
+           a.out_channels == b.out_channels && a.groups == b.groups &&
+           a.kernel == b.kernel && a.stride == b.stride &&
+           a.dilation == b.dilation && a.padding_lower == b.padding_lower &&
+           a.padding_upper == b.padding_upper && a.bias == b.bias;
+  }
+  friend bool operator!=(const ConvDesc& a, const ConvDesc& b) {
+    return !(a == b);
+  }
 };
 
 }  // namespace distconv

@@ -7,6 +7,7 @@
 #define DISTCONV_LAYERS_CONV_OPTIONS_H_
 
 #include <optional>
+#include <string>
 
 #include "distconv/halo_layout.h"
 #include "halo/halo_options.h"
@@ -27,6 +28,10 @@ enum class ChannelParallelism {
 };
 // "stationary_output", "stationary_input", "stationary_weights".
 const char* to_string(ChannelParallelism scheme);
+// The scheme of that name; kInvalidArgument naming `what` (an option,
+// "--channels") and the names otherwise.
+ChannelParallelism channel_parallelism_named(const std::string& name,
+                                             const char* what);
 
 struct ConvolutionOptions {
   ConvOverlap overlap = ConvOverlap::kInteriorFirst;

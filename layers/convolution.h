@@ -83,6 +83,7 @@
 #include "distconv/halo_layout.h"
 #include "distconv/process_grid.h"
 #include "layers/conv_options.h"
+#include "layers/conv_plan.h"
 
 namespace distconv {
 
@@ -90,12 +91,18 @@ namespace distconv {
 template <typename T>
 class Convolution {
  public:
+  // Plans this rank's part (plan_convolution) and makes what it runs on.
   Convolution(const ProcessGrid& grid, const ConvDesc& desc,
               const Distribution& src, const ConvolutionOptions& options = {});
+  // Runs a plan made beforehand for this rank of `grid`, its halos
+  // travelling as `halo` says (the transport the plan was made for).
+  Convolution(const ProcessGrid& grid, ConvPlan plan,
+              const HaloExchangeConfig& halo = {});
   ~Convolution();  // completes a gradient allreduce still in flight
   Convolution(Convolution&&) noexcept;
   Convolution& operator=(Convolution&&) noexcept;
 
+  const ConvPlan& plan() const;
   const ConvGeometry& geometry() const;
   const HaloLayout& src_layout() const;       // input, with halos
   const HaloLayout& dst_layout() const;       // output, no halos
@@ -124,7 +131,7 @@ class Convolution {
 
   // How each piece of this rank's work is computed, one line per piece
   // ("forward core [0:1, 0:16, 1:511, 0:1024): brgconv:avx512_core, in
-  // place").
+  // place"): the plan's pieces with the kernel each one runs.
   std::string describe() const;
   const ConvStats& stats() const;
   void reset_stats();

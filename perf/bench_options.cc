@@ -185,18 +185,7 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
               "--overlap=", v, " is not on or off");
       o.overlap = v == "on" ? ConvOverlap::kInteriorFirst : ConvOverlap::kNone;
     } else if (take(arg, "--channels", &v)) {
-      bool known = false;
-      for (ChannelParallelism c : {ChannelParallelism::kStationaryOutput,
-                                   ChannelParallelism::kStationaryInput,
-                                   ChannelParallelism::kStationaryWeights}) {
-        if (v == to_string(c)) {
-          o.channels = c;
-          known = true;
-        }
-      }
-      require(known, ErrorKind::kInvalidArgument, "--channels=", v,
-              " is not stationary_output, stationary_input or "
-              "stationary_weights");
+      o.channels = channel_parallelism_named(v, "--channels");
     } else if (take(arg, "--channel-blocks", &v)) {
       o.channel_blocks = positive_int("--channel-blocks", v, 1);
     } else if (take(arg, "--impl", &v)) {

@@ -1,0 +1,332 @@
+#include "layers/conv_plan.h"
+
+#include <sstream>
+#include <utility>
+
+#include "distconv/error.h"
+#include "distconv/internal/layer_checks.h"
+
+namespace distconv {
+namespace {
+
+using internal::channel_plan;
+using internal::channel_slice_shape;
+using internal::full_channel_layout;
+using internal::sub_partition;
+using internal::with_filter_pieces;
+
+// Builds the plan in the order the layer needs it: buffers, then pieces.
+class Planner {
+ public:
+  explicit Planner(ConvPlan& plan) : p_(plan) {}
+
+  void buffers() {
+    const ConvDesc& desc = p_.desc();
+    const internal::ChannelPlan& c = p_.channels;
+    Index first_c = 0, first_f = 0;  // of this member's blocks
+    if (c.split) {
+      const Shape grid = p_.src_layout.distribution().grid_shape();
+      const Shape coord = p_.src_layout.distribution().part_coord(p_.rank);
+      p_.slice_shape = channel_slice_shape(grid);
+      Shape slice_coord = coord;
+      slice_coord[1] = 0;
+      p_.slice_rank =
+          static_cast<int>(linear_index(slice_coord, p_.slice_shape));
+      p_.member = static_cast<int>(coord[1]);
+      const int i = p_.member / c.pf, j = p_.member % c.pf;
+      const BlockPartition& c_parts =
+          p_.src_layout.distribution().partition(1);
+      const BlockPartition f_blocks =
+          BlockPartition::balanced(desc.out_channels, c.pf);
+      first_c = c_parts.begin(i * c.pf);
+      first_f = f_blocks.begin(j);
+      if (c.pf > 1) {  // gather the channel block over the row of members
+        const BlockPartition block = sub_partition(c_parts, i * c.pf, c.pf);
+        p_.x_full = full(p_.src_layout, block, 1, "src");
+        p_.dx_full = full(p_.diff_src_layout, block, 1, "diff_src");
+      }
+      if (c.pc > 1) {  // sum the filter block over the column of members
+        const BlockPartition pieces =
+            BlockPartition::balanced(f_blocks.size(j), c.pc);
+        p_.y_full = full(p_.dst_layout, pieces, 0, "dst");
+        p_.dy_full = full(p_.diff_dst_layout, pieces, 0, "diff_dst");
+      }
+      if (c.transposed()) {
+        p_.y_piece_size = p_.block_elements(*p_.y_full);
+        p_.dy_piece_size = p_.block_elements(*p_.dy_full);
+      }
+    }
+    p_.x_buf = buffer(p_.x_full, p_.src_layout, first_c);
+    p_.y_buf = buffer(p_.y_full, p_.dst_layout, first_f);
+    p_.dy_buf = buffer(p_.dy_full, p_.diff_dst_layout, first_f);
+    p_.dx_buf = buffer(p_.dx_full, p_.diff_src_layout, first_c);
+    // Weights: the filters this rank computes by the input channels it
+    // reads (all of a group's unless channels are split).
+    const Shape ws = desc.weights_shape();
+    Box& w = p_.weights_block;
+    w = Box{Shape::filled(ws.ndims(), 0), ws};
+    w.lower[0] = p_.y_buf.box.lower[1];
+    w.extent[0] = p_.y_buf.channels();
+    if (c.split) {
+      w.lower[1] = p_.x_buf.box.lower[1];
+      w.extent[1] = p_.x_buf.channels();
+    }
+    const Box own = p_.dst_layout.shard(p_.rank);
+    p_.bias_block = Box{Shape{own.lower[1]}, Shape{own.extent[1]}};
+  }
+
+  void pieces() {
+    const Box src_shard = p_.dx_buf.work(p_.src_layout.shard(p_.rank));
+    const Box dst_shard = p_.y_buf.work(p_.dst_layout.shard(p_.rank));
+    const ConvGeometry& g = p_.geometry;
+    if (p_.overlap == ConvOverlap::kNone) {  // all after the halos arrive
+      p_.forward_late.push_back(forward_piece("forward", dst_shard, p_.y_buf,
+                                              ConvPass::kForward));
+      p_.data_late.push_back(data_piece("backward-data", src_shard));
+    } else {
+      // The core (or, when halos are written in flight, the interior) runs
+      // while halos travel; the boundary boxes after, recomputing any core
+      // cells that read stale halos. Nothing may read halo cells early
+      // (not even to recompute them) when the transport receives into the
+      // tensor while in flight.
+      const bool in_flight = receives_in_flight(p_.transport);
+      const BoxSplit f = g.split_forward(dst_shard, src_shard);
+      const Box f_early = in_flight ? f.interior : f.core;
+      if (!f_early.empty()) {
+        p_.forward_early.push_back(forward_piece(
+            "forward core", f_early, p_.y_buf, ConvPass::kForward));
+      }
+      for (const Box& b : f.boundary) {
+        p_.forward_late.push_back(forward_piece("forward boundary", b,
+                                                p_.y_buf, ConvPass::kForward));
+      }
+      const BoxSplit d = g.split_backward_data(src_shard, dst_shard);
+      const Box d_early = in_flight ? d.interior : d.core;
+      if (!d_early.empty()) {
+        p_.data_early.push_back(data_piece("backward-data core", d_early));
+      }
+      for (const Box& b : d.boundary) {
+        p_.data_late.push_back(data_piece("backward-data boundary", b));
+      }
+    }
+    p_.weights_piece =
+        forward_piece("backward-weights", p_.dy_buf.work(dst_shard), p_.dy_buf,
+                      ConvPass::kBackwardWeights);
+  }
+
+ private:
+  ConvChannelTensor full(const HaloLayout& layout, const BlockPartition& block,
+                         int members_dim, const char* what) const {
+    return {full_channel_layout(layout, block.extent(), what), block,
+            members_dim};
+  }
+  ConvBuffer buffer(const std::optional<ConvChannelTensor>& full,
+                    const HaloLayout& layout, Index first_channel) const {
+    if (!full) return ConvBuffer::of(layout, p_.rank);
+    ConvBuffer b = ConvBuffer::of(full->layout, p_.slice_rank);
+    b.box.lower[1] = first_channel;  // global channel of its channel 0
+    return b;
+  }
+
+  // The convolution a piece runs: the window's padding, the buffers'
+  // channels.
+  ConvDesc local_desc(const ConvWindow& w, Index in_channels,
+                      Index out_channels) const {
+    const ConvDesc& whole = p_.desc();
+    ConvDesc d = whole;
+    d.padding_lower = w.padding_lower;
+    d.padding_upper = w.padding_upper;
+    d.in_channels = in_channels;
+    d.out_channels = out_channels;
+    // Whole groups, or one group cut into channel blocks.
+    d.groups = p_.channels.split
+                   ? 1
+                   : in_channels / (whole.in_channels / whole.groups);
+    if (p_.sums_partial_outputs()) d.bias = ConvBias::kNone;
+    return d;
+  }
+
+  ConvPiece forward_piece(const std::string& label, const Box& dst_box,
+                          const ConvBuffer& out, ConvPass pass) const {
+    const ConvBuffer& in = p_.x_buf;
+    ConvPiece piece;
+    piece.label = label;
+    piece.box = dst_box;
+    piece.window = p_.geometry.forward_window(dst_box);
+    piece.in_local = in.local(piece.window.src);
+    piece.out_local = out.local(piece.window.dst);
+    if (!piece.window.dst.empty() && !piece.window.src.empty() &&
+        in.channels() > 0 && out.channels() > 0) {
+      piece.kernel = ConvKernelCall{
+          local_desc(piece.window, in.channels(), out.channels()),
+          piece.in_local.extent, in.strides, piece.out_local.extent,
+          out.strides, pass};
+    }
+    return piece;
+  }
+
+  ConvPiece data_piece(const std::string& label, const Box& src_box) const {
+    const ConvBuffer &dy = p_.dy_buf, &dx = p_.dx_buf;
+    ConvPiece piece;
+    piece.label = label;
+    piece.box = src_box;
+    piece.window = p_.geometry.backward_data_window(src_box);
+    piece.in_local = dy.local(piece.window.dst);
+    piece.out_local = dx.local(piece.window.src);
+    piece.target_local = dx.local(src_box);
+    if (!piece.window.dst.empty() && dy.channels() > 0 && dx.channels() > 0) {
+      piece.kernel = ConvKernelCall{
+          local_desc(piece.window, dx.channels(), dy.channels()),
+          piece.out_local.extent, dx.strides, piece.in_local.extent,
+          dy.strides, ConvPass::kBackwardData};
+    }
+    piece.zero_first = !piece.kernel || piece.out_local != piece.target_local;
+    return piece;
+  }
+
+  ConvPlan& p_;
+};
+
+bool same_windows(const ConvWindow& a, const ConvWindow& b) {
+  return a.src == b.src && a.dst == b.dst &&
+         a.padding_lower == b.padding_lower &&
+         a.padding_upper == b.padding_upper;
+}
+
+}  // namespace
+
+Box ConvBuffer::local(const Box& global) const {
+  Box b = global.shifted(-box.lower);
+  b.lower[1] = 0;
+  b.extent[1] = box.extent[1];
+  return b;
+}
+
+Box ConvBuffer::work(Box global) const {
+  global.lower[1] = box.lower[1];
+  global.extent[1] = box.extent[1];
+  return global;
+}
+
+double ConvKernelCall::flops() const {
+  const double taps = static_cast<double>(desc.kernel.volume());
+  if (pass == ConvPass::kBackwardData) {
+    // Each input-gradient cell gathers F/g * prod(k) / prod(stride) taps
+    // on average.
+    double strides = 1;
+    for (int d = 0; d < desc.stride.ndims(); ++d) strides *= desc.stride[d];
+    return 2.0 * double(src_extent.volume()) *
+           double(desc.out_channels / desc.groups) * taps / strides;
+  }
+  // Each output cell (of every filter) takes C/g * prod(k) multiply-adds.
+  return 2.0 * double(dst_extent.volume()) *
+         double(desc.in_channels / desc.groups) * taps;
+}
+
+bool operator==(const ConvKernelCall& a, const ConvKernelCall& b) {
+  return a.desc == b.desc && a.src_extent == b.src_extent &&
+         a.src_strides == b.src_strides && a.dst_extent == b.dst_extent &&
+         a.dst_strides == b.dst_strides && a.pass == b.pass;
+}
+
+bool operator==(const ConvPiece& a, const ConvPiece& b) {
+  return a.label == b.label && a.box == b.box &&
+         same_windows(a.window, b.window) && a.in_local == b.in_local &&
+         a.out_local == b.out_local && a.target_local == b.target_local &&
+         a.zero_first == b.zero_first && a.kernel == b.kernel;
+}
+
+bool operator==(const ConvPlan& a, const ConvPlan& b) {
+  return a.desc() == b.desc() &&
+         a.geometry.src_shape() == b.geometry.src_shape() &&
+         a.rank == b.rank && a.overlap == b.overlap &&
+         a.transport == b.transport && a.channels == b.channels &&
+         a.dst == b.dst && a.src_layout == b.src_layout &&
+         a.dst_layout == b.dst_layout &&
+         a.diff_dst_layout == b.diff_dst_layout &&
+         a.diff_src_layout == b.diff_src_layout &&
+         a.slice_shape == b.slice_shape && a.slice_rank == b.slice_rank &&
+         a.member == b.member && a.x_full == b.x_full &&
+         a.dx_full == b.dx_full && a.y_full == b.y_full &&
+         a.dy_full == b.dy_full && a.y_piece_size == b.y_piece_size &&
+         a.dy_piece_size == b.dy_piece_size && a.x_buf == b.x_buf &&
+         a.y_buf == b.y_buf && a.dy_buf == b.dy_buf && a.dx_buf == b.dx_buf &&
+         a.weights_block == b.weights_block &&
+         a.bias_block == b.bias_block &&
+         a.forward_early == b.forward_early &&
+         a.forward_late == b.forward_late && a.data_early == b.data_early &&
+         a.data_late == b.data_late && a.weights_piece == b.weights_piece;
+}
+
+Index ConvPlan::block_elements(const ConvChannelTensor& t) const {
+  const Index n = t.block.extent();
+  if (n == 0) return 0;
+  const Index cells = t.layout.buffer_box(slice_rank).extent.volume() / n;
+  const int i = member / channels.pf, j = member % channels.pf;
+  return cells * t.block.size(t.members_dim == 0 ? i : j);
+}
+
+std::string ConvPlan::describe() const {
+  std::ostringstream out;
+  if (channels.split) {
+    out << "channels: " << channels.pc << " channel block(s) x "
+        << channels.pf << " filter block(s)";
+    if (channels.pf > 1) {
+      out << "; allgather of src, reduce-scatter of diff_src";
+    }
+    if (channels.pc > 1) {
+      out << "; reduce-scatter of dst, allgather of diff_dst";
+    }
+    if (channels.transposed()) out << "; pieces of dst and diff_dst swapped";
+    out << "; weights block " << weights_block << "\n";
+  }
+  auto line = [&](const ConvPiece& p) {
+    out << p.label << " " << p.box << ": ";
+    if (p.kernel) {
+      const ConvDesc& d = p.kernel->desc;
+      out << d.in_channels << "->" << d.out_channels;
+      if (d.groups > 1) out << " in " << d.groups << " groups";
+      out << " on " << p.kernel->src_extent << "\n";
+    } else {
+      out << "no kernel\n";
+    }
+  };
+  for (const auto* list :
+       {&forward_early, &forward_late, &data_early, &data_late}) {
+    for (const ConvPiece& p : *list) line(p);
+  }
+  line(weights_piece);
+  return out.str();
+}
+
+ConvPlan plan_convolution(const ConvDesc& desc, const Distribution& src,
+                          int rank, const ConvolutionOptions& options) {
+  require(rank >= 0 && rank < src.num_parts(), ErrorKind::kInvalidArgument,
+          "rank ", rank, " outside grid ", src.grid_shape(), " of ",
+          src.num_parts(), " parts");
+  ConvGeometry geometry(desc, src.global_shape());
+  internal::ChannelPlan channels = channel_plan(geometry, src, options);
+  Distribution dst = with_filter_pieces(geometry.dst_distribution(src),
+                                        channels, desc.out_channels);
+  HaloLayout src_layout = chosen_layout(
+      options.src_layout,
+      geometry.src_layout(src, dst, StorageOrder::kChannelsLast), "src");
+  HaloLayout diff_dst_layout =
+      geometry.diff_dst_layout(src, dst, StorageOrder::kChannelsLast);
+  ConvPlan plan{std::move(geometry),
+                rank,
+                options.overlap,
+                options.halo.transport,
+                channels,
+                dst,
+                std::move(src_layout),
+                HaloLayout(dst).with_storage(StorageOrder::kChannelsLast),
+                std::move(diff_dst_layout),
+                HaloLayout(src).with_storage(StorageOrder::kChannelsLast)};
+  Planner planner(plan);
+  planner.buffers();
+  planner.pieces();
+  return plan;
+}
+
+}  // namespace distconv

@@ -1,0 +1,170 @@
+// ConvPlan: everything one rank of a distributed convolution does, as a
+// value. plan_convolution() derives it from the description, the input
+// distribution (its grid shape included), the options and a rank, without
+// MPI, so it runs anywhere: in the layer (Convolution<T> executes it), in
+// tests without mpirun, and in the performance model, which costs a
+// network from these same plans.
+//
+//   ConvDesc desc = ConvDesc::make(16, 16, {3, 3});
+//   desc.padding_lower = desc.padding_upper = {1, 1};
+//   Distribution src(Shape{1, 16, 1024, 1024}, Shape{1, 2, 2, 1});
+//   ConvPlan plan = plan_convolution(desc, src, /*rank=*/3);
+//   plan.src_layout;          // the input's halos on rank 3
+//   plan.channels.pc;         // the channel group as pc x pf
+//   plan.forward_early;       // the pieces run while halos travel
+//   plan.describe();          // one line per piece
+//
+// What it holds: the layouts of the four tensors; with channel
+// parallelism, the channel group's grid (pc x pf), the layouts of the
+// full-channel tensors the collectives fill, and which members exchange;
+// the buffers each pass reads and writes; the weight and bias blocks this
+// rank holds; and the pieces of each pass (interior first while halos
+// travel, the boundary after), each with the local convolution it runs.
+#ifndef DISTCONV_LAYERS_CONV_PLAN_H_
+#define DISTCONV_LAYERS_CONV_PLAN_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "distconv/box.h"
+#include "distconv/conv_desc.h"
+#include "distconv/conv_geometry.h"
+#include "distconv/distribution.h"
+#include "distconv/halo_layout.h"
+#include "distconv/shape.h"
+#include "distconv/strided_view.h"
+#include "kernels/conv_pass.h"
+#include "layers/conv_options.h"
+#include "layers/internal/channel_plan.h"
+
+namespace distconv {
+
+// Where a pass reads or writes: a caller's tensor or one of the layer's
+// full-channel tensors. `box`: the global cells the local buffer holds,
+// channels included; `strides`: their element strides.
+struct ConvBuffer {
+  Box box;
+  Shape strides;
+
+  static ConvBuffer of(const HaloLayout& layout, int part) {
+    return {layout.buffer_box(part), layout.local_strides(part)};
+  }
+  // `global` in local coordinates, with all of the buffer's channels (a
+  // piece always convolves every channel its buffers hold).
+  Box local(const Box& global) const;
+  // The same cells with the buffer's channels: the box a pass computes.
+  Box work(Box global) const;
+  Index channels() const { return box.extent[1]; }
+  template <typename T>
+  StridedView<T> view(T* data, const Box& local_box) const {
+    return StridedView<T>(data, box.extent, strides).subview(local_box);
+  }
+  friend bool operator==(const ConvBuffer& a, const ConvBuffer& b) {
+    return a.box == b.box && a.strides == b.strides;
+  }
+};
+
+// The local convolution a piece runs (what LocalConv is built from): the
+// window's padding and the buffers' channels in `desc`, the views'
+// extents and strides.
+struct ConvKernelCall {
+  ConvDesc desc;
+  Shape src_extent, src_strides, dst_extent, dst_strides;
+  ConvPass pass = ConvPass::kForward;
+  // FLOPs of the call, 2 per multiply-add: forward and backward-weights
+  // over the output cells (dst_extent), backward-data over the input
+  // gradient cells it writes (src_extent; with stride s, 1/prod(s) of the
+  // taps land on each).
+  double flops() const;
+};
+bool operator==(const ConvKernelCall& a, const ConvKernelCall& b);
+
+// One local convolution of a pass: a ConvGeometry window and its kernel,
+// with the window's boxes in the local coordinates of the buffers it reads
+// and writes.
+struct ConvPiece {
+  std::string label;
+  Box box;            // global: the outputs (forward, weights) or input
+                      // gradients (data) this piece computes
+  ConvWindow window;  // global coordinates
+  Box in_local;       // forward / weights: x; backward-data: dy
+  Box out_local;      // forward / weights: y or dy; data: dx
+  Box target_local;   // backward-data: the dx box this piece owns
+  bool zero_first = false;  // backward-data: target larger than the window
+  std::optional<ConvKernelCall> kernel;  // none: nothing reads the input
+};
+bool operator==(const ConvPiece& a, const ConvPiece& b);
+
+// A tensor with a whole channel (or filter) block of the cells of a
+// channel slice, and the collective moving its parts between the members
+// that hold them: allgather (x, dy) or reduce-scatter (y, dx).
+struct ConvChannelTensor {
+  HaloLayout layout;     // over the slice grid (extent 1 in channels)
+  BlockPartition block;  // the block's channels, as the members' parts
+  int members_dim = 1;   // members along this dimension of pc x pf
+                         // exchange it: 1 a row, 0 a column
+  friend bool operator==(const ConvChannelTensor& a,
+                         const ConvChannelTensor& b) {
+    return a.layout == b.layout && a.block == b.block &&
+           a.members_dim == b.members_dim;
+  }
+};
+
+struct ConvPlan {
+  ConvGeometry geometry;
+  int rank = 0;  // the part of the input distribution this plan is for
+  ConvOverlap overlap = ConvOverlap::kInteriorFirst;
+  HaloTransport transport = HaloTransport::kSharedMemory;
+  internal::ChannelPlan channels;
+  Distribution dst;  // lined up with the input's distribution
+  HaloLayout src_layout, dst_layout, diff_dst_layout, diff_src_layout;
+
+  // Channel parallelism only (channels.split): the grid of the ranks
+  // sharing this rank's channel coordinate, this rank's place in it and
+  // in the channel group (member = i * pf + j); the full-channel tensors
+  // (x, dx when pf > 1; y, dy when pc > 1) and the sizes of the pieces
+  // swapped between members (both > 1).
+  Shape slice_shape;
+  int slice_rank = 0;
+  int member = 0;
+  std::optional<ConvChannelTensor> x_full, dx_full, y_full, dy_full;
+  Index y_piece_size = 0, dy_piece_size = 0;
+
+  // What the passes read and write: the caller's tensors or the above.
+  ConvBuffer x_buf, y_buf, dy_buf, dx_buf;
+  // This rank's block of the weights (F, C / groups, k...) and of the
+  // bias (F), in global coordinates.
+  Box weights_block, bias_block;
+
+  std::vector<ConvPiece> forward_early, forward_late;
+  std::vector<ConvPiece> data_early, data_late;
+  ConvPiece weights_piece;
+
+  const ConvDesc& desc() const { return geometry.desc(); }
+  // Partial sums over channels: forward adds the bias after the
+  // reduce-scatter, backward-weights sums it from the own filters.
+  bool sums_partial_outputs() const { return y_full.has_value(); }
+  // The elements of this rank's part of a full-channel tensor (its
+  // block's channels at every cell of the slice buffer).
+  Index block_elements(const ConvChannelTensor& t) const;
+  // One line for the channel scheme (when channels are split), then one
+  // per piece: "forward core [0:1, 0:16, 1:511, 0:1024): 16->16 3x3 on
+  // (1, 16, 512, 1024)".
+  std::string describe() const;
+};
+bool operator==(const ConvPlan& a, const ConvPlan& b);
+inline bool operator!=(const ConvPlan& a, const ConvPlan& b) {
+  return !(a == b);
+}
+
+// The plan of part `rank` of `src`'s grid. Validates from global
+// information (the same distconv::Error for every rank): the description
+// against the input shape, channel splits the scheme cannot do, a shared
+// src_layout that does not cover the halos needed.
+ConvPlan plan_convolution(const ConvDesc& desc, const Distribution& src,
+                          int rank, const ConvolutionOptions& options = {});
+
+}  // namespace distconv
+
+#endif  // DISTCONV_LAYERS_CONV_PLAN_H_
