@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "distconv/shape.h"
+#include "kernels/conv_pass.h"
 
 namespace distconv {
 namespace model {
@@ -48,8 +49,6 @@ struct LinkCost {
     return messages * latency_s + bytes / bandwidth_Bps;
   }
 };
-
-enum class ConvPass { kForward = 0, kBackwardData = 1, kBackwardWeights = 2 };
 
 // GFLOP/s of the three passes of a convolution with C = F = channels.
 struct ConvThroughput {

@@ -9,6 +9,7 @@
 #include "distconv/error.h"
 #include "distconv/halo_layout.h"
 #include "halo/halo_plan.h"
+#include "layers/conv_plan.h"
 
 namespace distconv {
 namespace model {
@@ -109,34 +110,122 @@ Cost slowest(const Distribution& d, PerPart per_part) {
   return worst;
 }
 
+// The global rank of part `slice_part` of a channel slice (the ranks
+// sharing channel coordinate `member`).
+int slice_to_rank(const Shape& grid, const Shape& slice_shape, int slice_part,
+                  int member) {
+  Shape coord = unravel(slice_part, slice_shape);
+  coord[1] = member;
+  return static_cast<int>(linear_index(coord, grid));
+}
+
+// What a rank receives in the halo exchange of one of a plan's tensors:
+// the caller's (over the grid) or a full-channel one (over the slice).
+HaloTraffic plan_halo_traffic(const ConvPlan& p, const HaloLayout& layout,
+                              bool on_slice, const Machine& m) {
+  if (!on_slice) return halo_traffic(layout, p.rank, m);
+  const Shape grid = p.src_layout.distribution().grid_shape();
+  HaloTraffic h;
+  for (const HaloMessage& msg : halo_receives(layout, p.slice_rank)) {
+    const double bytes = static_cast<double>(msg.local.volume()) * kFloatBytes;
+    const int peer = slice_to_rank(grid, p.slice_shape, msg.peer, p.member);
+    h.time += m.link(p.rank, peer).time(bytes, 1);
+    h.messages += 1;
+    h.bytes += bytes;
+  }
+  return h;
+}
+
+// An allgather or reduce-scatter of a full-channel tensor over the
+// members that share it: a ring (P - 1 steps, each moving a part), and
+// the copies around it (the member's block packed or unpacked, the whole
+// tensor through the staging buffer and back).
+double channel_collective_time(const ConvPlan& p, const ConvChannelTensor& t,
+                               const Machine& m, double slowdown) {
+  const int members = t.block.parts();
+  if (members <= 1) return 0;
+  const double full =
+      static_cast<double>(t.layout.buffer_box(p.slice_rank).volume());
+  const double block = static_cast<double>(p.block_elements(t));
+  // The channel group's members differ in the channel coordinate only;
+  // the ring crosses nodes when its first and last members are on two.
+  const Shape grid = p.src_layout.distribution().grid_shape();
+  Shape first = p.src_layout.distribution().part_coord(p.rank), last = first;
+  first[1] = 0;
+  last[1] = grid[1] - 1;
+  const LinkCost& link =
+      m.link(static_cast<int>(linear_index(first, grid)),
+             static_cast<int>(linear_index(last, grid)));
+  const double q = members;
+  return link.time((q - 1) / q * full * kFloatBytes, q - 1) +
+         (2 * full + block) * m.copy_s * slowdown;
+}
+
+// The seconds of `pieces` at the machine's rate for their pass and
+// channels, one call each.
+double pieces_time(const std::vector<ConvPiece>& pieces, const Machine& m,
+                   double slowdown) {
+  double t = 0;
+  for (const ConvPiece& piece : pieces) {
+    if (!piece.kernel) continue;
+    const ConvKernelCall& k = *piece.kernel;
+    const double c = static_cast<double>(k.desc.in_channels);
+    const double f = static_cast<double>(k.desc.out_channels);
+    t += pass_time(k.flops(),
+                   m.conv_flops(k.desc.spatial_dims(), k.pass, c, f), m,
+                   slowdown);
+  }
+  return t;
+}
+
+// A convolution, from each representative rank's own plan (ConvPlan): the
+// pieces of each pass at the machine's rate, the halo exchanges of the
+// tensors the plan exchanges (the full-channel ones over the channel slice
+// when channels are split), hidden behind the early pieces; the channel
+// collectives (not overlapped); the weight-gradient allreduce over the
+// ranks holding the same block, hidden behind backward-data.
 Cost convolution_cost(const Op& op, const Distribution& src,
                       const Machine& m) {
-  const ConvDesc& desc = op.conv;
-  const ConvGeometry g(desc, op.src_shape);
-  const Distribution dst = g.dst_distribution(src);
-  const HaloLayout x_layout =
-      g.src_layout(src, dst, StorageOrder::kChannelsLast);
-  const HaloLayout dy_layout =
-      g.diff_dst_layout(src, dst, StorageOrder::kChannelsLast);
   const int ranks = src.num_parts();
   const double slow = m.compute_slowdown(ranks);
-  const double allreduce = weight_allreduce_time(
-      desc.weights_shape(), desc.bias, desc.out_channels, ranks, m);
+  const int block_ranks =
+      static_cast<int>(src.grid_shape().volume() / src.grid_shape()[1]);
   return slowest(src, [&](int part) {
-    const Box out = dst.shard(part), in = src.shard(part);
-    const ConvPassTimes t =
-        conv_pass_times(conv_flops(desc, out), desc.spatial_dims(),
-                        desc.in_channels, desc.out_channels, m, slow);
-    const double tf = t.forward, td = t.backward_data;
-    const HaloTraffic hx = halo_traffic(x_layout, part, m);
-    const HaloTraffic hdy = halo_traffic(dy_layout, part, m);
-    const double fx = interior_fraction(g.split_forward(out, in), out);
-    const double fdy =
-        interior_fraction(g.split_backward_data(in, dy_layout.shard(part)), in);
+    const ConvPlan p = plan_convolution(op.conv, src, part, op.conv_options);
+    const double f_early = pieces_time(p.forward_early, m, slow);
+    const double tf = f_early + pieces_time(p.forward_late, m, slow);
+    const double d_early = pieces_time(p.data_early, m, slow);
+    const double td = d_early + pieces_time(p.data_late, m, slow);
+    const double tw = pieces_time({p.weights_piece}, m, slow);
+    const HaloTraffic hx = plan_halo_traffic(
+        p, p.x_full ? p.x_full->layout : p.src_layout, p.x_full.has_value(), m);
+    const HaloTraffic hdy = plan_halo_traffic(
+        p, p.dy_full ? p.dy_full->layout : p.diff_dst_layout,
+        p.dy_full.has_value(), m);
+    double channel = 0;
+    // Forward gathers x and sums y; backward-data gathers dy (shared with
+    // backward-weights) and sums dx; swapped pieces cost one more step
+    // each way.
+    for (const auto* t : {&p.x_full, &p.y_full, &p.dy_full, &p.dx_full}) {
+      if (*t) channel += channel_collective_time(p, **t, m, slow);
+    }
+    if (p.channels.transposed()) {  // one message each way, per pass
+      const double piece_bytes =
+          static_cast<double>(p.y_piece_size + p.dy_piece_size) * kFloatBytes;
+      channel += m.slowest_link(ranks).time(piece_bytes, 2);
+    }
+    const double gradient_values =
+        static_cast<double>(p.weights_block.volume()) +
+        (op.conv.bias == ConvBias::kAdd
+             ? static_cast<double>(p.bias_block.volume())
+             : 0);
+    const double allreduce =
+        allreduce_time(kFloatBytes * gradient_values, block_ranks, m);
     Cost cost;
-    cost.compute_s = tf + td + t.backward_weights;
-    cost.halo_s = std::max(0.0, hx.time - fx * tf) +
-                  std::max(0.0, hdy.time - fdy * td);
+    cost.compute_s = tf + td + tw;
+    cost.halo_s =
+        std::max(0.0, hx.time - f_early) + std::max(0.0, hdy.time - d_early);
+    cost.channel_s = channel;
     cost.allreduce_s = std::max(0.0, allreduce - td);
     cost.halo_messages = hx.messages + hdy.messages;
     cost.halo_bytes = hx.bytes + hdy.bytes;
@@ -273,15 +362,18 @@ Cost& Cost::operator+=(const Cost& o) {
   halo_s += o.halo_s;
   allreduce_s += o.allreduce_s;
   redistribute_s += o.redistribute_s;
+  channel_s += o.channel_s;
   halo_messages += o.halo_messages;
   halo_bytes += o.halo_bytes;
   return *this;
 }
 
-Op Op::convolution(const ConvDesc& d, const Shape& src) {
+Op Op::convolution(const ConvDesc& d, const Shape& src,
+                   const ConvolutionOptions& options) {
   d.validate(src);
   Op op{OpKind::kConvolution, src};
   op.conv = d;
+  op.conv_options = options;
   return op;
 }
 
@@ -370,8 +462,9 @@ Cost op_cost(const Op& op, const Distribution& src, const Machine& m) {
   require(src.global_shape() == op.src_shape, ErrorKind::kShapeMismatch,
           op.describe(), ": input distributed as ", src.global_shape(),
           " but the operation reads ", op.src_shape);
-  require(src.grid_shape()[1] == 1, ErrorKind::kUnsupported,
-          "the performance model does not split channels (grid ",
+  require(src.grid_shape()[1] == 1 || op.kind == OpKind::kConvolution,
+          ErrorKind::kUnsupported, "the performance model splits channels "
+          "for convolutions only, not for ", op.describe(), " (grid ",
           src.grid_shape(), ")");
   switch (op.kind) {
     case OpKind::kConvolution:

@@ -6,9 +6,10 @@
 // machine's measured throughputs (machine.h).
 //
 // Per rank r of the grid:
-//  - compute: a convolution pass costs call_overhead + FLOPs / throughput
-//    (the pass's GFLOP/s at its channel counts), FLOPs = 2 * N_r * F *
-//    (C / groups) * prod(kernel) * (the rank's output cells); the other
+//  - compute: each kernel call of a convolution pass (one per piece of its
+//    plan) costs call_overhead + FLOPs / throughput (the pass's GFLOP/s at
+//    the piece's channel counts), FLOPs = 2 * N * F * (C / groups) *
+//    prod(kernel) * (the piece's output cells); the other
 //    operations cost their per-element time times the rank's elements;
 //    all times the machine's compute_slowdown (ranks sharing cores);
 //  - halo exchange: for each message the rank receives, latency + bytes /
@@ -19,17 +20,24 @@
 //    and recursive doubling (log2 P latencies and all the bytes), over the
 //    slowest link the P ranks span.
 // Overlap as the layers do it: a convolution's forward hides its halo
-// exchange behind the interior part (the output cells ConvGeometry's
-// split_forward finds need no halo), its backward-data hides the output
-// gradient's exchange the same way, and its weight-gradient allreduce
+// exchange behind its plan's early pieces (the output cells that need no
+// halo), its backward-data hides the output gradient's exchange the same
+// way, and its weight-gradient allreduce
 // travels during backward-data. Pooling and transposed convolutions do not
 // overlap. The operation's cost is that of its slowest rank (the ranks meet
 // at every exchange). Only a few ranks are evaluated: per grid dimension
 // the first, second, middle and last coordinates (edges, interiors and
 // the larger shards of an uneven split), so large grids stay cheap.
 //
-// Not modelled: splitting channels (kUnsupported), memory capacity,
-// contention between messages sharing a link, and noise.
+// A convolution is costed from each representative rank's own ConvPlan
+// (layers/conv_plan.h): its pieces, the halos of the tensors it exchanges,
+// and, on grids splitting channels, its scheme's channel collectives (ring
+// allgathers and reduce-scatters over the channel group, not overlapped)
+// and the allreduce over the ranks holding the same weight block.
+//
+// Not modelled: splitting channels for other operations (kUnsupported),
+// memory capacity, contention between messages sharing a link, and
+// noise.
 #ifndef DISTCONV_PERF_MODEL_OP_COST_H_
 #define DISTCONV_PERF_MODEL_OP_COST_H_
 
@@ -41,6 +49,7 @@
 #include "distconv/distribution.h"
 #include "distconv/pool_desc.h"
 #include "distconv/shape.h"
+#include "layers/conv_options.h"
 #include "perf/model/machine.h"
 
 namespace distconv {
@@ -61,10 +70,12 @@ struct Op {
   OpKind kind = OpKind::kRelu;
   Shape src_shape;
   ConvDesc conv;      // kConvolution
+  ConvolutionOptions conv_options;  // kConvolution: its plan's options
   DeconvDesc deconv;  // kDeconvolution
   PoolDesc pool;      // kPooling
 
-  static Op convolution(const ConvDesc& d, const Shape& src);
+  static Op convolution(const ConvDesc& d, const Shape& src,
+                        const ConvolutionOptions& options = {});
   static Op deconvolution(const DeconvDesc& d, const Shape& src);
   static Op pooling(const PoolDesc& d, const Shape& src);
   // kBatchNorm, kRelu, kConcat, kLoss.
@@ -83,10 +94,11 @@ struct Cost {
   double halo_s = 0;         // halo exchanges not hidden behind compute
   double allreduce_s = 0;    // allreduces not hidden behind compute
   double redistribute_s = 0; // moving a tensor to another grid
+  double channel_s = 0;      // a convolution's channel collectives
   double halo_messages = 0;  // that rank's received halo messages
   double halo_bytes = 0;     // and their bytes
   double total() const {
-    return compute_s + halo_s + allreduce_s + redistribute_s;
+    return compute_s + halo_s + allreduce_s + redistribute_s + channel_s;
   }
   Cost& operator+=(const Cost& o);
 };

@@ -29,7 +29,10 @@ TEST(OpCost, SpatialSplitReceivesOneRowPerExchange) {
   const Op op = Op::convolution(same3x3(16, 16), x);
   const Distribution d(x, {1, 1, 2, 1});
   const Cost c = op_cost(op, d, test_machine());
-  EXPECT_NEAR(c.compute_s, 3 * pass_s(1, 16, 32, 16, 16), 1e-12);
+  // The plan's pieces: forward and backward-data each as a core of 15
+  // rows while halos travel and a boundary row after, backward-weights
+  // whole: the three passes' FLOPs in five calls.
+  EXPECT_NEAR(c.compute_s, 3 * pass_s(1, 16, 32, 16, 16) + 2e-6, 1e-12);
   // Forward: one input row; backward-data: one output-gradient row; each
   // 32 x 16 floats.
   EXPECT_EQ(c.halo_messages, 2);
@@ -44,7 +47,7 @@ TEST(OpCost, SpatialSplitReceivesOneRowPerExchange) {
   slow.intra.bandwidth_Bps = 1e3;
   const Cost s = op_cost(op, d, slow);
   const double exchange = 1e-6 + 2048 / 1e3;
-  const double hidden = 15.0 / 16 * pass_s(1, 16, 32, 16, 16);
+  const double hidden = pass_s(1, 15, 32, 16, 16);  // the core piece
   EXPECT_NEAR(s.halo_s, 2 * (exchange - hidden), 1e-9);
   EXPECT_GT(s.allreduce_s, 0);  // 9216 bytes at 1 kB/s
 }
@@ -101,12 +104,50 @@ TEST(OpCost, TransposedConvolutionExchangesThreeTimesWhenHalosOverlap) {
   EXPECT_GT(c.compute_s, 0);
 }
 
-TEST(OpCost, RefusesChannelSplitsAndWrongShapes) {
+// Channel splits are costed from the convolution's plan: each scheme's
+// work divided over the channel group, plus its collectives.
+TEST(OpCost, ChannelSplitConvolutionsCostTheirCollectives) {
+  const Shape x{1, 16, 32, 32};
+  const Distribution d(x, {1, 2, 1, 1});
+  const Machine m = test_machine();
+  const double cells = 32 * 32;
+  // Stationary output: each rank computes 8 of the 16 filters from all 16
+  // channels (halves of every pass); x gathered and dx summed: two ring
+  // steps, each moving half of a 16-channel tensor, and copies of the
+  // whole tensor twice and the own 8 channels once (1 ns each).
+  ConvolutionOptions o;
+  const Cost out = op_cost(Op::convolution(same3x3(16, 16), x, o), d, m);
+  EXPECT_NEAR(out.compute_s, 3 * pass_s(1, 32, 32, 16, 8), 1e-12);
+  EXPECT_NEAR(out.channel_s,
+              2 * (1e-6 + 8 * cells * 4 / 1e9 + (2 * 16 + 8) * cells * 1e-9),
+              1e-12);
+  EXPECT_EQ(out.halo_messages, 0);
+  // Stationary input: partial outputs of all 16 filters from 8 channels;
+  // y summed and dy gathered.
+  o.channels = ChannelParallelism::kStationaryInput;
+  const Cost in = op_cost(Op::convolution(same3x3(16, 16), x, o), d, m);
+  EXPECT_NEAR(in.compute_s, 3 * pass_s(1, 32, 32, 8, 16), 1e-12);
+  EXPECT_NEAR(in.channel_s, out.channel_s, 1e-12);
+  // The weight gradients are whole blocks on one rank each: nothing to
+  // allreduce.
+  EXPECT_EQ(out.allreduce_s, 0);
+  EXPECT_EQ(in.allreduce_s, 0);
+  // Stationary weights over 4 ranks as 2 x 2: all four collectives and
+  // the swapped pieces.
+  o.channels = ChannelParallelism::kStationaryWeights;
+  const Cost w = op_cost(Op::convolution(same3x3(16, 16), x, o),
+                         Distribution(x, {1, 4, 1, 1}), m);
+  EXPECT_NEAR(w.compute_s, 3 * pass_s(1, 32, 32, 8, 8), 1e-12);
+  EXPECT_GT(w.channel_s, out.channel_s);
+}
+
+TEST(OpCost, RefusesChannelSplitsOfOtherOpsAndWrongShapes) {
   const Shape x{1, 16, 32, 32};
   const Op op = Op::convolution(same3x3(16, 16), x);
   try {
-    op_cost(op, Distribution(x, {1, 2, 1, 1}), test_machine());
-    FAIL() << "a channel split was modelled";
+    op_cost(Op::elementwise(OpKind::kBatchNorm, x),
+            Distribution(x, {1, 2, 1, 1}), test_machine());
+    FAIL() << "a channel split of batch norm was modelled";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
   }

@@ -4,7 +4,9 @@
 //   predict --machine=FILE --network=segmentation|cosmoflow [its options]
 //           (--grid=G | --grids=G1,G2,... | --grid=auto --ranks=P)
 //   predict --machine=FILE --conv=DESCRIPTOR --grid=G    (one layer, its
-//           three passes, as distconv_bench --conv times them)
+//           three passes, as distconv_bench --conv times them; on a grid
+//           splitting channels, --channels=SCHEME --channel-blocks=K as
+//           distconv_bench takes them)
 //   predict ... --sweep=1,4,16 [--weak]
 //
 // The network options are the example's own (--samples=, --size=, ...;
@@ -42,6 +44,7 @@ using examples::TrainOptions;
 struct Options {
   std::string network;  // segmentation, cosmoflow, or conv
   std::string conv;     // --conv's descriptor
+  ConvolutionOptions conv_options;  // --channels=, --channel-blocks=
   SegmentationShape segmentation;
   CosmoflowShape cosmoflow;
   TrainOptions grids;  // --grid=, --grids=, --machine=
@@ -63,6 +66,11 @@ Options parse(int argc, char** argv) {
     } else if (const char* v = option_value(arg, "--conv=")) {
       o.network = "conv";
       o.conv = v;
+    } else if (const char* v = option_value(arg, "--channels=")) {
+      o.conv_options.channels = channel_parallelism_named(v, "--channels");
+    } else if (const char* v = option_value(arg, "--channel-blocks=")) {
+      o.conv_options.channel_blocks =
+          static_cast<int>(examples::positive_integer(arg, v));
     } else if (const char* v = option_value(arg, "--sweep=")) {
       for (const std::string& p : comma_items(v)) {
         o.sweep.push_back(examples::positive_integer(arg, p.c_str()));
@@ -107,28 +115,31 @@ Network network(const Options& o, Index samples_scale) {
   p.src_shape[0] *= samples_scale;
   Network net;
   net.name = "conv";
-  net.units.push_back({"conv", {Op::convolution(p.desc, p.src_shape)},
+  net.units.push_back({"conv",
+                       {Op::convolution(p.desc, p.src_shape, o.conv_options)},
                        {kNetworkInput}});
   return net;
 }
 
 void print_prediction(const Prediction& p) {
-  std::printf("%-10s %-12s %10s %10s %10s %10s %10s\n", "unit", "grid",
-              "compute", "halo", "allreduce", "redistrib", "total ms");
+  std::printf("%-10s %-12s %10s %10s %10s %10s %10s %10s\n", "unit", "grid",
+              "compute", "halo", "channels", "allreduce", "redistrib",
+              "total ms");
   auto row = [](const std::string& name, const std::string& grid,
                 const Cost& c) {
-    std::printf("%-10s %-12s %10.3f %10.3f %10.3f %10.3f %10.3f\n",
+    std::printf("%-10s %-12s %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f\n",
                 name.c_str(), grid.c_str(), 1e3 * c.compute_s, 1e3 * c.halo_s,
-                1e3 * c.allreduce_s, 1e3 * c.redistribute_s,
-                1e3 * c.total());
+                1e3 * c.channel_s, 1e3 * c.allreduce_s,
+                1e3 * c.redistribute_s, 1e3 * c.total());
   };
   for (const UnitCost& u : p.units) row(u.name, u.grid.to_string(), u.cost);
   row("step", "", p.total);
   std::printf("result {\"ms_per_step\": %.4f, \"compute_ms\": %.4f, "
-              "\"halo_ms\": %.4f, \"allreduce_ms\": %.4f, "
-              "\"redistribute_ms\": %.4f}\n",
+              "\"halo_ms\": %.4f, \"channel_ms\": %.4f, "
+              "\"allreduce_ms\": %.4f, \"redistribute_ms\": %.4f}\n",
               1e3 * p.step_s(), 1e3 * p.total.compute_s, 1e3 * p.total.halo_s,
-              1e3 * p.total.allreduce_s, 1e3 * p.total.redistribute_s);
+              1e3 * p.total.channel_s, 1e3 * p.total.allreduce_s,
+              1e3 * p.total.redistribute_s);
 }
 
 std::string grid_list(const std::vector<Shape>& grids) {
