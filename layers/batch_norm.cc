@@ -257,21 +257,8 @@ template <typename T>
 BatchNorm<T>::BatchNorm(const ProcessGrid& grid, const Distribution& src,
                         const BatchNormOptions& options) {
   Impl::validate(grid, src, options);
-  impl_ = std::make_unique<Impl>(grid, src, options);
-}
-
-template <typename T>
-BatchNorm<T>::~BatchNorm() = default;
-template <typename T>
-BatchNorm<T>::BatchNorm(BatchNorm&&) noexcept = default;
-template <typename T>
-BatchNorm<T>& BatchNorm<T>::operator=(BatchNorm&&) noexcept = default;
-
-template <typename T>
-typename BatchNorm<T>::Impl& BatchNorm<T>::impl() const {
-  require(impl_ != nullptr, ErrorKind::kState,
-          "batch normalisation used after it was moved from");
-  return *impl_;
+  impl_ = internal::Pimpl<Impl>::make(
+      "batch normalisation", grid, src, options);
 }
 
 template <typename T>

@@ -72,6 +72,7 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
+#include "distconv/internal/pimpl.h"
 #include "distconv/process_grid.h"
 
 namespace distconv {
@@ -99,9 +100,6 @@ class BatchNorm {
  public:
   BatchNorm(const ProcessGrid& grid, const Distribution& src,
             const BatchNormOptions& options = {});
-  ~BatchNorm();
-  BatchNorm(BatchNorm&&) noexcept;
-  BatchNorm& operator=(BatchNorm&&) noexcept;
 
   const BatchNormOptions& options() const;
   Index channels() const;
@@ -147,8 +145,8 @@ class BatchNorm {
   struct Impl;
 
  private:
-  Impl& impl() const;  // throws kState once moved from
-  std::unique_ptr<Impl> impl_;
+  Impl& impl() const { return *impl_; }  // throws kState once moved from
+  internal::Pimpl<Impl> impl_;
 };
 
 }  // namespace distconv

@@ -1,6 +1,6 @@
 // The convolution's settings (ConvolutionOptions: overlap, channel
-// parallelism scheme, halo transport, a shared input layout) and its
-// communication statistics. A small header: plans and internal helpers name
+// parallelism scheme, halo transport, a shared input layout); its
+// statistics are LayerStats (layer_stats.h). A small header: plans and internal helpers name
 // them without including the layer (convolution.h has the schemes'
 // semantics).
 #ifndef DISTCONV_LAYERS_CONV_OPTIONS_H_
@@ -11,6 +11,7 @@
 
 #include "distconv/halo_layout.h"
 #include "halo/halo_options.h"
+#include "layers/layer_stats.h"
 
 namespace distconv {
 
@@ -44,14 +45,6 @@ struct ConvolutionOptions {
   // wider halos (widest() of their layouts); it must cover the halos this
   // convolution needs. Unset: exactly those.
   std::optional<HaloLayout> src_layout;
-};
-
-// Seconds spent blocked on communication since the last reset.
-struct ConvStats {
-  double halo_wait_s = 0;       // in HaloExchange::wait
-  double allreduce_wait_s = 0;  // in wait_gradients
-  double channel_s = 0;  // in the channel collectives and piece swaps
-                         // (packing included)
 };
 
 }  // namespace distconv

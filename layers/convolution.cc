@@ -218,7 +218,8 @@ Convolution<T>::Convolution(const ProcessGrid& grid, const ConvDesc& desc,
                             const Distribution& src,
                             const ConvolutionOptions& options) {
   internal::check_grid(src, grid.shape(), "input");
-  impl_ = std::make_unique<Impl>(
+  impl_ = internal::Pimpl<Impl>::make(
+      "convolution", 
       grid, plan_convolution(desc, src, grid.rank(), options), options.halo);
 }
 
@@ -237,21 +238,8 @@ Convolution<T>::Convolution(const ProcessGrid& grid, ConvPlan plan,
             "the convolution was planned for another halo transport than "
             "the one given");
   });
-  impl_ = std::make_unique<Impl>(grid, std::move(plan), halo);
-}
-
-template <typename T>
-Convolution<T>::~Convolution() = default;
-template <typename T>
-Convolution<T>::Convolution(Convolution&&) noexcept = default;
-template <typename T>
-Convolution<T>& Convolution<T>::operator=(Convolution&&) noexcept = default;
-
-template <typename T>
-typename Convolution<T>::Impl& Convolution<T>::impl() const {
-  require(impl_ != nullptr, ErrorKind::kState,
-          "convolution used after it was moved from");
-  return *impl_;
+  impl_ = internal::Pimpl<Impl>::make(
+      "convolution", grid, std::move(plan), halo);
 }
 
 template <typename T>

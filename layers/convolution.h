@@ -66,6 +66,7 @@
 // and empty shards. fp32 runs on oneDNN; fp64 on the reference kernels
 // (oneDNN has no fp64 convolution).
 //
+// Destroying the layer completes a gradient allreduce still in flight.
 // The constructor is collective over the grid and validates from global
 // information, so bad input throws the same distconv::Error on every rank.
 // Passes are collective too; a tensor whose layout is not the plan's throws
@@ -81,6 +82,7 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
+#include "distconv/internal/pimpl.h"
 #include "distconv/process_grid.h"
 #include "layers/conv_options.h"
 #include "layers/conv_plan.h"
@@ -98,9 +100,6 @@ class Convolution {
   // travelling as `halo` says (the transport the plan was made for).
   Convolution(const ProcessGrid& grid, ConvPlan plan,
               const HaloExchangeConfig& halo = {});
-  ~Convolution();  // completes a gradient allreduce still in flight
-  Convolution(Convolution&&) noexcept;
-  Convolution& operator=(Convolution&&) noexcept;
 
   const ConvPlan& plan() const;
   const ConvGeometry& geometry() const;
@@ -139,8 +138,8 @@ class Convolution {
   struct Impl;
 
  private:
-  Impl& impl() const;  // throws kState once moved from
-  std::unique_ptr<Impl> impl_;
+  Impl& impl() const { return *impl_; }  // throws kState once moved from
+  internal::Pimpl<Impl> impl_;
 };
 
 }  // namespace distconv

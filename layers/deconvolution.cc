@@ -93,22 +93,8 @@ Deconvolution<T>::Deconvolution(const ProcessGrid& grid, const DeconvDesc& desc,
   internal::check_grid(src, grid.shape(), "input");
   internal::check_unsplit_channels(src.grid_shape(),
                                    "the transposed convolution");
-  impl_ = std::make_unique<Impl>(grid, desc, src, options);
-}
-
-template <typename T>
-Deconvolution<T>::~Deconvolution() = default;
-template <typename T>
-Deconvolution<T>::Deconvolution(Deconvolution&&) noexcept = default;
-template <typename T>
-Deconvolution<T>& Deconvolution<T>::operator=(Deconvolution&&) noexcept =
-    default;
-
-template <typename T>
-typename Deconvolution<T>::Impl& Deconvolution<T>::impl() const {
-  require(impl_ != nullptr, ErrorKind::kState,
-          "transposed convolution used after it was moved from");
-  return *impl_;
+  impl_ = internal::Pimpl<Impl>::make(
+      "transposed convolution", grid, desc, src, options);
 }
 
 template <typename T>

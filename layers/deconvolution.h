@@ -40,6 +40,7 @@
 // splitting channels (kUnsupported); overlapping the halo exchanges with
 // computation. fp32 runs on oneDNN; fp64 on the reference kernels.
 //
+// Destroying the layer completes a gradient allreduce still in flight.
 // The constructor is collective over the grid and validates from global
 // information, so bad input throws the same distconv::Error on every rank.
 // Passes are collective too; a tensor whose layout is not the plan's throws
@@ -56,8 +57,10 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
+#include "distconv/internal/pimpl.h"
 #include "distconv/process_grid.h"
 #include "halo/halo_options.h"
+#include "layers/layer_stats.h"
 
 namespace distconv {
 
@@ -69,11 +72,6 @@ struct DeconvolutionOptions {
   std::optional<HaloLayout> dst_layout;
 };
 
-// Seconds spent blocked on communication since the last reset.
-struct DeconvStats {
-  double halo_wait_s = 0;       // halo exchanges, forward and reverse
-  double allreduce_wait_s = 0;  // in wait_gradients
-};
 
 // Defined for float and double.
 template <typename T>
@@ -82,9 +80,6 @@ class Deconvolution {
   Deconvolution(const ProcessGrid& grid, const DeconvDesc& desc,
                 const Distribution& src,
                 const DeconvolutionOptions& options = {});
-  ~Deconvolution();  // completes a gradient allreduce still in flight
-  Deconvolution(Deconvolution&&) noexcept;
-  Deconvolution& operator=(Deconvolution&&) noexcept;
 
   const DeconvDesc& desc() const;
   // The adjoint convolution's geometry: its src is this layer's output.
@@ -120,8 +115,8 @@ class Deconvolution {
   struct Impl;
 
  private:
-  Impl& impl() const;  // throws kState once moved from
-  std::unique_ptr<Impl> impl_;
+  Impl& impl() const { return *impl_; }  // throws kState once moved from
+  internal::Pimpl<Impl> impl_;
 };
 
 }  // namespace distconv

@@ -269,21 +269,8 @@ Loss<T>::Loss(const ProcessGrid& grid, const LossDesc& desc,
   desc.validate(prediction.global_shape());
   internal::check_grid(prediction, grid.shape(), "prediction");
   internal::check_unsplit_channels(prediction.grid_shape(), "the loss");
-  impl_ = std::make_unique<Impl>(grid, desc, prediction);
-}
-
-template <typename T>
-Loss<T>::~Loss() = default;
-template <typename T>
-Loss<T>::Loss(Loss&&) noexcept = default;
-template <typename T>
-Loss<T>& Loss<T>::operator=(Loss&&) noexcept = default;
-
-template <typename T>
-typename Loss<T>::Impl& Loss<T>::impl() const {
-  require(impl_ != nullptr, ErrorKind::kState,
-          "loss used after it was moved from");
-  return *impl_;
+  impl_ = internal::Pimpl<Impl>::make(
+      "loss", grid, desc, prediction);
 }
 
 template <typename T>

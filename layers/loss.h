@@ -66,6 +66,7 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
+#include "distconv/internal/pimpl.h"
 #include "distconv/loss_desc.h"
 #include "distconv/process_grid.h"
 
@@ -77,9 +78,6 @@ class Loss {
  public:
   Loss(const ProcessGrid& grid, const LossDesc& desc,
        const Distribution& prediction);
-  ~Loss();
-  Loss(Loss&&) noexcept;
-  Loss& operator=(Loss&&) noexcept;
 
   const LossDesc& desc() const;
   // Channels-last, no halos.
@@ -110,8 +108,8 @@ class Loss {
   struct Impl;
 
  private:
-  Impl& impl() const;  // throws kState once moved from
-  std::unique_ptr<Impl> impl_;
+  Impl& impl() const { return *impl_; }  // throws kState once moved from
+  internal::Pimpl<Impl> impl_;
 };
 
 }  // namespace distconv

@@ -71,21 +71,8 @@ template <typename T>
 Pooling<T>::Pooling(const ProcessGrid& grid, const PoolDesc& desc,
                     const Distribution& src, const PoolingOptions& options) {
   internal::check_grid(src, grid.shape(), "input");
-  impl_ = std::make_unique<Impl>(grid, desc, src, options);
-}
-
-template <typename T>
-Pooling<T>::~Pooling() = default;
-template <typename T>
-Pooling<T>::Pooling(Pooling&&) noexcept = default;
-template <typename T>
-Pooling<T>& Pooling<T>::operator=(Pooling&&) noexcept = default;
-
-template <typename T>
-typename Pooling<T>::Impl& Pooling<T>::impl() const {
-  require(impl_ != nullptr, ErrorKind::kState,
-          "pooling used after it was moved from");
-  return *impl_;
+  impl_ = internal::Pimpl<Impl>::make(
+      "pooling", grid, desc, src, options);
 }
 
 template <typename T>

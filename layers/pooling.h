@@ -46,9 +46,11 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
+#include "distconv/internal/pimpl.h"
 #include "distconv/pool_desc.h"
 #include "distconv/process_grid.h"
 #include "halo/halo_options.h"
+#include "layers/layer_stats.h"
 
 namespace distconv {
 
@@ -60,10 +62,6 @@ struct PoolingOptions {
   std::optional<HaloLayout> src_layout;
 };
 
-// Seconds spent blocked on communication since the last reset.
-struct PoolStats {
-  double halo_wait_s = 0;  // halo exchanges, forward and reverse
-};
 
 // Defined for float and double.
 template <typename T>
@@ -71,9 +69,6 @@ class Pooling {
  public:
   Pooling(const ProcessGrid& grid, const PoolDesc& desc,
           const Distribution& src, const PoolingOptions& options = {});
-  ~Pooling();
-  Pooling(Pooling&&) noexcept;
-  Pooling& operator=(Pooling&&) noexcept;
 
   const PoolDesc& desc() const;
   const ConvGeometry& geometry() const;
@@ -101,8 +96,8 @@ class Pooling {
   struct Impl;
 
  private:
-  Impl& impl() const;  // throws kState once moved from
-  std::unique_ptr<Impl> impl_;
+  Impl& impl() const { return *impl_; }  // throws kState once moved from
+  internal::Pimpl<Impl> impl_;
 };
 
 }  // namespace distconv

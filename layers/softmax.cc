@@ -121,21 +121,8 @@ Softmax<T>::Softmax(const ProcessGrid& grid, const Distribution& src,
               options.kind == SoftmaxKind::kLogSoftmax,
           ErrorKind::kInvalidArgument, "unknown softmax kind ",
           static_cast<int>(options.kind));
-  impl_ = std::make_unique<Impl>(grid, src, options);
-}
-
-template <typename T>
-Softmax<T>::~Softmax() = default;
-template <typename T>
-Softmax<T>::Softmax(Softmax&&) noexcept = default;
-template <typename T>
-Softmax<T>& Softmax<T>::operator=(Softmax&&) noexcept = default;
-
-template <typename T>
-typename Softmax<T>::Impl& Softmax<T>::impl() const {
-  require(impl_ != nullptr, ErrorKind::kState,
-          "softmax used after it was moved from");
-  return *impl_;
+  impl_ = internal::Pimpl<Impl>::make(
+      "softmax", grid, src, options);
 }
 
 template <typename T>

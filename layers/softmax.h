@@ -43,6 +43,7 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
+#include "distconv/internal/pimpl.h"
 #include "distconv/loss_desc.h"
 #include "distconv/process_grid.h"
 
@@ -58,9 +59,6 @@ class Softmax {
  public:
   Softmax(const ProcessGrid& grid, const Distribution& src,
           const SoftmaxOptions& options = {});
-  ~Softmax();
-  Softmax(Softmax&&) noexcept;
-  Softmax& operator=(Softmax&&) noexcept;
 
   SoftmaxKind kind() const;
   const Distribution& distribution() const;  // of all four tensors
@@ -81,8 +79,8 @@ class Softmax {
   struct Impl;
 
  private:
-  Impl& impl() const;  // throws kState once moved from
-  std::unique_ptr<Impl> impl_;
+  Impl& impl() const { return *impl_; }  // throws kState once moved from
+  internal::Pimpl<Impl> impl_;
 };
 
 }  // namespace distconv
