@@ -60,9 +60,11 @@ Shape Network::output_shape(int unit) const {
 }
 
 Distribution with_channels(const Distribution& d, Index channels) {
+  if (d.global_shape()[1] == channels) return d;
   std::vector<BlockPartition> parts;
   for (int k = 0; k < d.ndims(); ++k) {
-    parts.push_back(k == 1 ? BlockPartition::balanced(channels, 1)
+    parts.push_back(k == 1 ? BlockPartition::balanced(channels,
+                                                      d.grid_shape()[1])
                            : d.partition(k));
   }
   return Distribution(parts);

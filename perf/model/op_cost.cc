@@ -462,9 +462,11 @@ Cost op_cost(const Op& op, const Distribution& src, const Machine& m) {
   require(src.global_shape() == op.src_shape, ErrorKind::kShapeMismatch,
           op.describe(), ": input distributed as ", src.global_shape(),
           " but the operation reads ", op.src_shape);
-  require(src.grid_shape()[1] == 1 || op.kind == OpKind::kConvolution,
-          ErrorKind::kUnsupported, "the performance model splits channels "
-          "for convolutions only, not for ", op.describe(), " (grid ",
+  require(src.grid_shape()[1] == 1 || op.kind == OpKind::kConvolution ||
+              op.kind == OpKind::kPooling || op.kind == OpKind::kRelu,
+          ErrorKind::kUnsupported,
+          "the performance model splits channels for convolutions, pooling "
+          "and ReLU only, not for ", op.describe(), " (grid ",
           src.grid_shape(), ")");
   switch (op.kind) {
     case OpKind::kConvolution:

@@ -35,7 +35,8 @@
 // allgathers and reduce-scatters over the channel group, not overlapped)
 // and the allreduce over the ranks holding the same weight block.
 //
-// Not modelled: splitting channels for other operations (kUnsupported),
+// Not modelled: splitting channels for other operations than convolution,
+// pooling and ReLU (kUnsupported),
 // memory capacity, contention between messages sharing a link, and
 // noise.
 #ifndef DISTCONV_PERF_MODEL_OP_COST_H_
@@ -103,8 +104,8 @@ struct Cost {
   Cost& operator+=(const Cost& o);
 };
 
-// The op's cost on `src` (N x 1 x spatial grids: a split of channels
-// throws kUnsupported).
+// The op's cost on `src` (a split of channels throws kUnsupported but for
+// convolutions, pooling and ReLU).
 Cost op_cost(const Op& op, const Distribution& src, const Machine& m);
 
 // Moving a tensor from `from` to `to` (Redistribution): each rank sends

@@ -11,28 +11,40 @@ namespace distconv {
 namespace model {
 namespace {
 
-// Every way to write `ranks` as a product over N and the spatial
-// dimensions of `tensor` (channels 1), each factor at most `cap` of its
-// dimension when `capped`.
+// Every way to write `ranks` as a product over N, the spatial dimensions
+// and (with kWhereSupported) the channels of `tensor`, each factor at
+// most its dimension's extent when `capped`.
 void factorise(const Shape& tensor, int dim, Index left, bool capped,
-               Shape& grid, std::vector<Shape>& out) {
+               ChannelSplits channels, Shape& grid, std::vector<Shape>& out) {
   if (dim == tensor.ndims()) {
     if (left == 1) out.push_back(grid);
     return;
   }
-  if (dim == 1) {
+  if (dim == 1 && channels == ChannelSplits::kNone) {
     grid[1] = 1;
-    factorise(tensor, 2, left, capped, grid, out);
+    factorise(tensor, 2, left, capped, channels, grid, out);
     return;
   }
   // Samples from the most parts down, so that on a tie (halos hidden
-  // behind compute, say) the search keeps the split without halos.
+  // behind compute, say) the search keeps the split without halos;
+  // channel parts from 1 up, so that a tie keeps channels whole.
   for (Index k = 1; k <= left; ++k) {
     const Index f = dim == 0 ? left + 1 - k : k;
     if (left % f != 0 || (capped && f > tensor[dim])) continue;
     grid[dim] = f;
-    factorise(tensor, dim + 1, left / f, capped, grid, out);
+    factorise(tensor, dim + 1, left / f, capped, channels, grid, out);
   }
+}
+
+// Whether every operation of `u` runs on grids splitting channels: a
+// convolution of one group, ReLU, pooling.
+bool splits_channels(const Unit& u) {
+  for (const Op& op : u.ops) {
+    const bool ok = (op.kind == OpKind::kConvolution && op.conv.groups == 1) ||
+                    op.kind == OpKind::kRelu || op.kind == OpKind::kPooling;
+    if (!ok) return false;
+  }
+  return true;
 }
 
 // The dynamic program's memo of one unit's candidates: cost and output
@@ -44,11 +56,12 @@ struct UnitTable {
 
 class Search {
  public:
-  Search(const Network& net, int ranks, const Machine& m)
+  Search(const Network& net, int ranks, ChannelSplits channels,
+         const Machine& m)
       : net_(net), m_(m), n_(static_cast<int>(net.units.size())) {
     for (const Unit& u : net.units) {
       UnitTable t;
-      t.grids = candidate_grids(u.ops[0].src_shape, ranks);
+      t.grids = unit_candidates(u, ranks, channels);
       t.memo.resize(t.grids.size());
       tables_.push_back(std::move(t));
     }
@@ -173,16 +186,26 @@ class Search {
 
 }  // namespace
 
-std::vector<Shape> candidate_grids(const Shape& tensor, int ranks) {
+std::vector<Shape> candidate_grids(const Shape& tensor, int ranks,
+                                   ChannelSplits channels) {
   require(ranks >= 1, ErrorKind::kInvalidArgument, "ranks must be >= 1, got ",
           ranks);
   require(tensor.ndims() >= 3, ErrorKind::kInvalidArgument,
           "a tensor N x C x spatial, not ", tensor);
   std::vector<Shape> out;
   Shape grid = Shape::filled(tensor.ndims(), 1);
-  factorise(tensor, 0, ranks, /*capped=*/true, grid, out);
-  if (out.empty()) factorise(tensor, 0, ranks, /*capped=*/false, grid, out);
+  factorise(tensor, 0, ranks, /*capped=*/true, channels, grid, out);
+  if (out.empty()) {
+    factorise(tensor, 0, ranks, /*capped=*/false, channels, grid, out);
+  }
   return out;
+}
+
+std::vector<Shape> unit_candidates(const Unit& u, int ranks,
+                                   ChannelSplits channels) {
+  return candidate_grids(
+      u.ops[0].src_shape, ranks,
+      splits_channels(u) ? channels : ChannelSplits::kNone);
 }
 
 Plan plan_network(const Network& net, const PlannerOptions& options,
@@ -203,7 +226,7 @@ Plan plan_network(const Network& net, const PlannerOptions& options,
     }
     return plan;
   }
-  plan.grids = Search(net, options.ranks, m).run();
+  plan.grids = Search(net, options.ranks, options.channels, m).run();
   plan.prediction = predict(net, plan.grids, m);
   // The search costs inputs as balanced; where uneven splits make the
   // exact prediction of its answer worse than that of the best single

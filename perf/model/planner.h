@@ -5,14 +5,16 @@
 //   PlannerOptions o;
 //   o.ranks = 8;
 //   Plan plan = plan_network(net, o, machine);
-//   plan.grids[i];            // unit i's grid, N x 1 x spatial
+//   plan.grids[i];            // unit i's grid
 //   plan.prediction.step_s(); // the modelled step with those grids
 //
-// Candidates are the grids splitting samples and spatial dimensions (not
-// channels: batch norm and the losses do not split them) into `ranks`
-// parts, none more parts than the dimension has cells (when no such grid
-// exists, every grid of `ranks` parts is a candidate: some shards are then
-// empty). The search is exact dynamic programming over the units in order;
+// Candidates are the grids splitting samples and spatial dimensions into
+// `ranks` parts, and channels too for a unit whose operations all run on
+// such grids (convolutions of one group, ReLU, pooling; not batch norm or
+// the losses), none more parts than the dimension has cells (when no such
+// grid exists, every grid of `ranks` parts is a candidate: some shards are
+// then empty). A convolution on a grid splitting channels is costed in the
+// scheme its Op's options name. The search is exact dynamic programming over the units in order;
 // its state is the grids of the units whose outputs are still to be read
 // (one for a chain, two across a U-Net's skip connection), so it finds the
 // cheapest assignment under the model without trying every combination.
@@ -38,10 +40,13 @@ namespace distconv {
 namespace model {
 
 enum class PlanScope { kPerUnit, kOneGrid };
+// Whether the candidates may split channels (where a unit supports it).
+enum class ChannelSplits { kNone, kWhereSupported };
 
 struct PlannerOptions {
   int ranks = 1;
   PlanScope scope = PlanScope::kPerUnit;
+  ChannelSplits channels = ChannelSplits::kWhereSupported;  // kPerUnit only
 };
 
 struct Plan {
@@ -49,9 +54,15 @@ struct Plan {
   Prediction prediction;
 };
 
-// The grids of `ranks` parts over `tensor`'s N and spatial dimensions (see
-// above), in a fixed order.
-std::vector<Shape> candidate_grids(const Shape& tensor, int ranks);
+// The grids of `ranks` parts over `tensor`'s N and spatial dimensions, and
+// its channels with kWhereSupported (see above), in a fixed order.
+std::vector<Shape> candidate_grids(
+    const Shape& tensor, int ranks,
+    ChannelSplits channels = ChannelSplits::kNone);
+// Unit `u`'s candidates: channel splits only where `channels` allows and
+// every operation of the unit supports them.
+std::vector<Shape> unit_candidates(const Unit& u, int ranks,
+                                   ChannelSplits channels);
 
 // Throws kInvalidArgument for ranks < 1 or an invalid network.
 Plan plan_network(const Network& net, const PlannerOptions& options,

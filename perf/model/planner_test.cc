@@ -57,7 +57,8 @@ Network unet(Index samples, Index size) {
 double brute_force(const Network& net, int ranks, const Machine& m) {
   std::vector<std::vector<Shape>> cands;
   for (const Unit& u : net.units) {
-    cands.push_back(candidate_grids(u.ops[0].src_shape, ranks));
+    cands.push_back(
+        unit_candidates(u, ranks, ChannelSplits::kWhereSupported));
   }
   std::vector<Shape> grids(net.units.size());
   double best = std::numeric_limits<double>::infinity();
@@ -88,6 +89,44 @@ TEST(Planner, CandidatesSplitSamplesAndSpaceOnly) {
   // When nothing fits, every grid (some shards empty).
   EXPECT_EQ(candidate_grids(Shape{1, 3, 1, 1}, 2).size(), 3u);
   EXPECT_THROW(candidate_grids(Shape{1, 3, 8, 8}, 0), Error);
+}
+
+TEST(Planner, CandidatesSplitChannelsWhereEveryOpSupportsIt) {
+  const Shape x{1, 8, 4, 4};
+  EXPECT_EQ(candidate_grids(x, 2, ChannelSplits::kWhereSupported).size(), 3u);
+  const Op conv = Op::convolution(same3x3(8, 8), x);
+  const Unit plain{"conv", {conv, Op::elementwise(OpKind::kRelu, x)}, {}};
+  const Unit normed{"bn", {conv, Op::elementwise(OpKind::kBatchNorm, x)}, {}};
+  bool splits = false;
+  for (const Shape& g :
+       unit_candidates(plain, 2, ChannelSplits::kWhereSupported)) {
+    splits = splits || g[1] > 1;
+  }
+  EXPECT_TRUE(splits);
+  for (const Shape& g :
+       unit_candidates(normed, 2, ChannelSplits::kWhereSupported)) {
+    EXPECT_EQ(g[1], 1) << g;
+  }
+  for (const Shape& g : unit_candidates(plain, 2, ChannelSplits::kNone)) {
+    EXPECT_EQ(g[1], 1) << g;
+  }
+}
+
+// A 1x1 convolution on one 1 x 1 sample of 64 channels: only a channel
+// split gives every rank work, and the planner takes it.
+TEST(Planner, SplitsChannelsWhereNothingElseSplits) {
+  Network net;
+  net.name = "pointwise";
+  const Shape x{1, 64, 1, 1};
+  net.units.push_back(
+      {"conv", {Op::convolution(ConvDesc::make(64, 64, {1, 1}), x)},
+       {kNetworkInput}});
+  PlannerOptions o;
+  o.ranks = 4;
+  const Plan plan = plan_network(net, o, test_machine());
+  EXPECT_EQ(plan.grids[0], (Shape{1, 4, 1, 1}));
+  o.channels = ChannelSplits::kNone;
+  EXPECT_EQ(plan_network(net, o, test_machine()).grids[0][1], 1);
 }
 
 TEST(Planner, FindsTheCheapestAssignmentOfAChain) {
