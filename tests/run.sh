@@ -1,13 +1,15 @@
 #!/bin/bash
 # Builds and tests everything: installs missing Debian packages (as root),
-# then `bazel build //...` and `bazel test //...`, and prints
-# "tests: N passed, M failed" (counting Bazel test targets).
+# checks that includes run only downward between folders
+# (check_layering.sh), then `bazel build //...` and `bazel test //...`, and
+# prints "tests: N passed, M failed" (counting Bazel test targets).
 #   tests/run.sh                   default build
 #   tests/run.sh --config=asan     extra arguments go to both bazel commands
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 third_party/install_packages.sh
+tests/check_layering.sh
 
 if ! bazel build "$@" //...; then
   echo "tests: build failed" >&2

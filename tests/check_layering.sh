@@ -1,0 +1,28 @@
+#!/bin/bash
+# Checks that includes run only downward between the top-level folders:
+#   distconv <- halo, kernels <- layers <- perf, examples
+# (halo and kernels are one floor and do not include each other; tests/
+# helpers may be included from every floor's tests). Prints each include
+# that runs back up and exits 1 if there is one.
+#   tests/check_layering.sh
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+declare -A above=(
+  [distconv]='halo|kernels|layers|perf|examples'
+  [halo]='kernels|layers|perf|examples'
+  [kernels]='halo|layers|perf|examples'
+  [layers]='perf|examples'
+)
+status=0
+for floor in "${!above[@]}"; do
+  if grep -rnE "^#include \"(${above[$floor]})/" "$floor" \
+       --include='*.h' --include='*.cc' --include='*.cu'; then
+    status=1
+  fi
+done
+if ((status)); then
+  echo "layering: the includes above run from a lower folder to a higher one" >&2
+else
+  echo "layering: ok (no include runs back up)"
+fi
+exit $status
