@@ -11,7 +11,7 @@
 //   ... queue interior kernels on `stream`: they run while halos travel ...
 //   halo.wait();            // unpacking is queued on `stream`
 //
-// The buffer's cells are packed by kernels/cuda/box_pack.h on `stream`.
+// The buffer's cells are packed by halo/cuda/box_pack.h on `stream`.
 // Messages travel on the exchange's own high-priority stream, which waits
 // for the pack through an event, so kernels the caller queues on `stream`
 // after start() overlap the transfer; wait() makes `stream` wait for the

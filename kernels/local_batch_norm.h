@@ -2,7 +2,7 @@
 // one rank's shard, a dense channels-last array (N, [D,] H, W, C) seen as
 // `elements` values, value i in channel i % C. Planned once per channel
 // count (scratch of one period); the distributed layer
-// (distconv/batch_norm.h) adds the reductions across ranks.
+// (layers/batch_norm.h) adds the reductions across ranks.
 //
 //   LocalBatchNorm<float> k(channels);
 //   k.moments(x, n, sums, m2);     // sum x, sum (x - local mean)^2 per channel
