@@ -33,7 +33,7 @@ class Planner {
       p_.slice_rank =
           static_cast<int>(linear_index(slice_coord, p_.slice_shape));
       p_.member = static_cast<int>(coord[1]);
-      const int i = p_.member / c.pf, j = p_.member % c.pf;
+      const int i = p_.channel_block(), j = p_.filter_block();
       const BlockPartition& c_parts =
           p_.src_layout.distribution().partition(1);
       const BlockPartition f_blocks =
@@ -258,45 +258,58 @@ bool operator==(const ConvPlan& a, const ConvPlan& b) {
          a.data_late == b.data_late && a.weights_piece == b.weights_piece;
 }
 
+Index ConvPlan::slice_elements(const ConvChannelTensor& t) const {
+  return t.layout.buffer_box(slice_rank).extent.volume();
+}
+
 Index ConvPlan::block_elements(const ConvChannelTensor& t) const {
   const Index n = t.block.extent();
   if (n == 0) return 0;
-  const Index cells = t.layout.buffer_box(slice_rank).extent.volume() / n;
-  const int i = member / channels.pf, j = member % channels.pf;
-  return cells * t.block.size(t.members_dim == 0 ? i : j);
+  const int part = t.members_dim == 0 ? channel_block() : filter_block();
+  return slice_elements(t) / n * t.block.size(part);
+}
+
+int ConvPlan::slice_part_rank(int slice_part) const {
+  Shape coord = unravel(slice_part, slice_shape);
+  coord[1] = member;
+  return static_cast<int>(
+      linear_index(coord, src_layout.distribution().grid_shape()));
+}
+
+std::string describe_piece(const ConvPiece& p, const std::string& kernel) {
+  std::ostringstream out;
+  out << p.label << " " << p.box << ": " << kernel << "\n";
+  return out.str();
+}
+
+std::string ConvPlan::describe_channels() const {
+  if (!channels.split) return "";
+  std::ostringstream out;
+  out << "channels: " << channels.pc << " channel block(s) x " << channels.pf
+      << " filter block(s)";
+  if (channels.pf > 1) out << "; allgather of src, reduce-scatter of diff_src";
+  if (channels.pc > 1) out << "; reduce-scatter of dst, allgather of diff_dst";
+  if (channels.transposed()) out << "; pieces of dst and diff_dst swapped";
+  out << "; weights block " << weights_block << "\n";
+  return out.str();
 }
 
 std::string ConvPlan::describe() const {
-  std::ostringstream out;
-  if (channels.split) {
-    out << "channels: " << channels.pc << " channel block(s) x "
-        << channels.pf << " filter block(s)";
-    if (channels.pf > 1) {
-      out << "; allgather of src, reduce-scatter of diff_src";
-    }
-    if (channels.pc > 1) {
-      out << "; reduce-scatter of dst, allgather of diff_dst";
-    }
-    if (channels.transposed()) out << "; pieces of dst and diff_dst swapped";
-    out << "; weights block " << weights_block << "\n";
-  }
-  auto line = [&](const ConvPiece& p) {
-    out << p.label << " " << p.box << ": ";
-    if (p.kernel) {
-      const ConvDesc& d = p.kernel->desc;
-      out << d.in_channels << "->" << d.out_channels;
-      if (d.groups > 1) out << " in " << d.groups << " groups";
-      out << " on " << p.kernel->src_extent << "\n";
-    } else {
-      out << "no kernel\n";
-    }
+  std::string out = describe_channels();
+  auto call = [](const ConvPiece& p) -> std::string {
+    if (!p.kernel) return "no kernel";
+    const ConvDesc& d = p.kernel->desc;
+    std::ostringstream s;
+    s << d.in_channels << "->" << d.out_channels;
+    if (d.groups > 1) s << " in " << d.groups << " groups";
+    s << " on " << p.kernel->src_extent;
+    return s.str();
   };
   for (const auto* list :
        {&forward_early, &forward_late, &data_early, &data_late}) {
-    for (const ConvPiece& p : *list) line(p);
+    for (const ConvPiece& p : *list) out += describe_piece(p, call(p));
   }
-  line(weights_piece);
-  return out.str();
+  return out + describe_piece(weights_piece, call(weights_piece));
 }
 
 ConvPlan plan_convolution(const ConvDesc& desc, const Distribution& src,

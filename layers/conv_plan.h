@@ -95,6 +95,8 @@ struct ConvPiece {
   std::optional<ConvKernelCall> kernel;  // none: nothing reads the input
 };
 bool operator==(const ConvPiece& a, const ConvPiece& b);
+// A piece's line of a description: "label box: kernel\n".
+std::string describe_piece(const ConvPiece& p, const std::string& kernel);
 
 // A tensor with a whole channel (or filter) block of the cells of a
 // channel slice, and the collective moving its parts between the members
@@ -145,13 +147,23 @@ struct ConvPlan {
   // Partial sums over channels: forward adds the bias after the
   // reduce-scatter, backward-weights sums it from the own filters.
   bool sums_partial_outputs() const { return y_full.has_value(); }
-  // The elements of this rank's part of a full-channel tensor (its
-  // block's channels at every cell of the slice buffer).
+  // Channel parallelism: this rank's row i (channel block) and column j
+  // (filter block) in the pc x pf channel group.
+  int channel_block() const { return member / channels.pf; }
+  int filter_block() const { return member % channels.pf; }
+  // The elements of a full-channel tensor's local buffer, and of this
+  // rank's part of it (its block's channels at every cell of the buffer).
+  Index slice_elements(const ConvChannelTensor& t) const;
   Index block_elements(const ConvChannelTensor& t) const;
+  // The rank (in the input's grid) of part `slice_part` of this rank's
+  // channel slice.
+  int slice_part_rank(int slice_part) const;
   // One line for the channel scheme (when channels are split), then one
-  // per piece: "forward core [0:1, 0:16, 1:511, 0:1024): 16->16 3x3 on
-  // (1, 16, 512, 1024)".
+  // per piece: "forward core [0:1, 0:16, 1:511, 0:1024): 16->16 on
+  // 1x16x512x1024".
   std::string describe() const;
+  // The channel scheme's line ("" when channels are not split).
+  std::string describe_channels() const;
 };
 bool operator==(const ConvPlan& a, const ConvPlan& b);
 inline bool operator!=(const ConvPlan& a, const ConvPlan& b) {

@@ -1,8 +1,8 @@
 #include "layers/convolution.h"
 
+#include <algorithm>
 #include <climits>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,20 +19,33 @@
 namespace distconv {
 namespace {
 
-// The local kernels of `pieces`, in order (none where a piece has none).
+// The local kernel of a piece (none where the piece has none).
+template <typename T>
+std::optional<LocalConv<T>> make_kernel(const ConvPiece& p) {
+  std::optional<LocalConv<T>> kernel;
+  if (p.kernel) {
+    const ConvKernelCall& k = *p.kernel;
+    kernel.emplace(k.desc, k.src_extent, k.src_strides, k.dst_extent,
+                   k.dst_strides, k.pass);
+  }
+  return kernel;
+}
+
+// The local kernels of `pieces`, in order.
 template <typename T>
 std::vector<std::optional<LocalConv<T>>> make_kernels(
     const std::vector<ConvPiece>& pieces) {
   std::vector<std::optional<LocalConv<T>>> kernels;
   kernels.reserve(pieces.size());
-  for (const ConvPiece& p : pieces) {
-    kernels.emplace_back();
-    if (!p.kernel) continue;
-    const ConvKernelCall& k = *p.kernel;
-    kernels.back().emplace(k.desc, k.src_extent, k.src_strides, k.dst_extent,
-                           k.dst_strides, k.pass);
-  }
+  for (const ConvPiece& p : pieces) kernels.push_back(make_kernel<T>(p));
   return kernels;
+}
+
+// A piece's line of describe(): the implementation its kernel picked.
+template <typename T>
+std::string describe_run(const ConvPiece& p,
+                         const std::optional<LocalConv<T>>& k) {
+  return describe_piece(p, k ? k->implementation() : "no kernel");
 }
 
 }  // namespace
@@ -69,6 +82,7 @@ struct Convolution<T>::Impl {
   Impl(const ProcessGrid& g, ConvPlan p, const HaloExchangeConfig& halo)
       : grid(&g), plan(std::move(p)) {
     if (plan.channels.split) {
+      check_counts();
       slice.emplace(g.slice(1), plan.slice_shape);
       members.emplace(g.along(1), Shape{plan.channels.pc, plan.channels.pf});
       full_tensor(plan.x_full, x_full, x_gather);
@@ -90,7 +104,7 @@ struct Convolution<T>::Impl {
     forward_late = make_kernels<T>(plan.forward_late);
     data_early = make_kernels<T>(plan.data_early);
     data_late = make_kernels<T>(plan.data_late);
-    weights_kernel = std::move(make_kernels<T>({plan.weights_piece})[0]);
+    weights_kernel = make_kernel<T>(plan.weights_piece);
   }
 
   const ConvDesc& desc() const { return plan.desc(); }
@@ -99,23 +113,22 @@ struct Convolution<T>::Impl {
   void full_tensor(const std::optional<ConvChannelTensor>& planned,
                    std::optional<DistTensor<T>>& tensor,
                    std::optional<internal::ChannelCollective<T>>& coll) {
-    const bool some = planned.has_value();
-    check_counts(some ? slice_size(*planned) : 0);
-    if (!some) return;
+    if (!planned) return;
     tensor.emplace(*slice, planned->layout);
     const Index n = planned->block.extent();
     coll.emplace(members->along(planned->members_dim), planned->block,
                  n > 0 ? tensor->size() / n : 0);
   }
-  Index slice_size(const ConvChannelTensor& t) const {
-    return t.layout.buffer_box(plan.slice_rank).extent.volume();
-  }
 
   // The channel collectives count in int: every rank agrees (collectively,
-  // so that all throw together) that no rank's block-wide buffer of
-  // `elements` exceeds that.
-  void check_counts(Index elements) const {
-    long long most = elements;
+  // so that all throw together) that no rank's full-channel buffer
+  // exceeds that.
+  void check_counts() const {
+    long long most = 0;
+    for (const auto* t :
+         {&plan.x_full, &plan.dx_full, &plan.y_full, &plan.dy_full}) {
+      if (*t) most = std::max<long long>(most, plan.slice_elements(**t));
+    }
     internal::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_LONG_LONG,
                                       MPI_MAX, grid->comm()),
                         "MPI_Allreduce");
@@ -219,8 +232,8 @@ Convolution<T>::Convolution(const ProcessGrid& grid, const ConvDesc& desc,
                             const ConvolutionOptions& options) {
   internal::check_grid(src, grid.shape(), "input");
   impl_ = internal::Pimpl<Impl>::make(
-      "convolution", 
-      grid, plan_convolution(desc, src, grid.rank(), options), options.halo);
+      "convolution", grid, plan_convolution(desc, src, grid.rank(), options),
+      options.halo);
 }
 
 template <typename T>
@@ -238,8 +251,8 @@ Convolution<T>::Convolution(const ProcessGrid& grid, ConvPlan plan,
             "the convolution was planned for another halo transport than "
             "the one given");
   });
-  impl_ = internal::Pimpl<Impl>::make(
-      "convolution", grid, std::move(plan), halo);
+  impl_ = internal::Pimpl<Impl>::make("convolution", grid, std::move(plan),
+                                      halo);
 }
 
 template <typename T>
@@ -378,7 +391,7 @@ void Convolution<T>::backward_weights(const DistTensor<T>& src,
   const StridedView<const T> dd = s.plan.dy_buf.view(dy, p.out_local);
   if (s.weights_kernel) {
     s.weights_kernel->backward_weights(s.plan.x_buf.view(x, p.in_local), dd,
-                               s.grads->weights(), kernel_db);
+                                       s.grads->weights(), kernel_db);
   } else if (kernel_db != nullptr) {  // outputs that read padding only
     dd.for_each([&](const Shape& i, const T& v) { kernel_db[i[1]] += v; });
   }
@@ -397,29 +410,18 @@ void Convolution<T>::wait_gradients() {
 template <typename T>
 std::string Convolution<T>::describe() const {
   const Impl& s = impl();
-  std::ostringstream out;
-  if (s.plan.channels.split) {  // the plan's first line: the scheme
-    const std::string d = s.plan.describe();
-    out << d.substr(0, d.find('\n') + 1);
-  }
+  std::string out = s.plan.describe_channels();
   auto lines = [&](const std::vector<ConvPiece>& pieces,
                    const typename Impl::Kernels& kernels) {
     for (size_t i = 0; i < pieces.size(); ++i) {
-      out << pieces[i].label << " " << pieces[i].box << ": "
-          << (kernels[i] ? kernels[i]->implementation()
-                         : std::string("no kernel"))
-          << "\n";
+      out += describe_run(pieces[i], kernels[i]);
     }
   };
   lines(s.plan.forward_early, s.forward_early);
   lines(s.plan.forward_late, s.forward_late);
   lines(s.plan.data_early, s.data_early);
   lines(s.plan.data_late, s.data_late);
-  out << s.plan.weights_piece.label << " " << s.plan.weights_piece.box << ": "
-      << (s.weights_kernel ? s.weights_kernel->implementation()
-                           : std::string("no kernel"))
-      << "\n";
-  return out.str();
+  return out + describe_run(s.plan.weights_piece, s.weights_kernel);
 }
 
 template class Convolution<float>;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -52,26 +53,27 @@ struct HaloTraffic {
 };
 
 // What `part` receives in a halo exchange of `layout` (the sends of a
-// symmetric exchange are the same size).
-HaloTraffic halo_traffic(const HaloLayout& layout, int part,
+// symmetric exchange are the same size). `rank_of(q)`: the rank holding
+// part q of the layout's grid (the part itself, unless the layout lies
+// over a sub-grid such as a channel slice).
+template <typename RankOf>
+HaloTraffic halo_traffic(const HaloLayout& layout, int part, RankOf rank_of,
                          const Machine& m) {
   HaloTraffic h;
   for (const HaloMessage& msg : halo_receives(layout, part)) {
     const double bytes = static_cast<double>(msg.local.volume()) * kFloatBytes;
-    h.time += m.link(part, msg.peer).time(bytes, 1);
+    h.time += m.link(rank_of(part), rank_of(msg.peer)).time(bytes, 1);
     h.messages += 1;
     h.bytes += bytes;
   }
   return h;
 }
 
-double interior_fraction(const BoxSplit& split, const Box& whole) {
-  if (whole.empty()) return 0;
-  return static_cast<double>(split.interior.volume()) /
-         static_cast<double>(whole.volume());
+HaloTraffic halo_traffic(const HaloLayout& layout, int part,
+                         const Machine& m) {
+  return halo_traffic(layout, part, [](int q) { return q; }, m);
 }
 
-// The cost of the slowest of the representative parts.
 // The seconds of a convolution's three passes on `flops` FLOPs, at the
 // machine's rates for that convolution's channels.
 struct ConvPassTimes {
@@ -98,6 +100,7 @@ double weight_allreduce_time(const Shape& weights, ConvBias bias,
   return allreduce_time(kFloatBytes * static_cast<double>(values), ranks, m);
 }
 
+// The cost of the slowest of the representative parts.
 template <typename PerPart>
 Cost slowest(const Distribution& d, PerPart per_part) {
   Cost worst;
@@ -110,30 +113,16 @@ Cost slowest(const Distribution& d, PerPart per_part) {
   return worst;
 }
 
-// The global rank of part `slice_part` of a channel slice (the ranks
-// sharing channel coordinate `member`).
-int slice_to_rank(const Shape& grid, const Shape& slice_shape, int slice_part,
-                  int member) {
-  Shape coord = unravel(slice_part, slice_shape);
-  coord[1] = member;
-  return static_cast<int>(linear_index(coord, grid));
-}
-
 // What a rank receives in the halo exchange of one of a plan's tensors:
-// the caller's (over the grid) or a full-channel one (over the slice).
+// the caller's `layout` (over the grid), or the full-channel one when the
+// plan has it (over the channel slice).
 HaloTraffic plan_halo_traffic(const ConvPlan& p, const HaloLayout& layout,
-                              bool on_slice, const Machine& m) {
-  if (!on_slice) return halo_traffic(layout, p.rank, m);
-  const Shape grid = p.src_layout.distribution().grid_shape();
-  HaloTraffic h;
-  for (const HaloMessage& msg : halo_receives(layout, p.slice_rank)) {
-    const double bytes = static_cast<double>(msg.local.volume()) * kFloatBytes;
-    const int peer = slice_to_rank(grid, p.slice_shape, msg.peer, p.member);
-    h.time += m.link(p.rank, peer).time(bytes, 1);
-    h.messages += 1;
-    h.bytes += bytes;
-  }
-  return h;
+                              const std::optional<ConvChannelTensor>& full,
+                              const Machine& m) {
+  if (!full) return halo_traffic(layout, p.rank, m);
+  return halo_traffic(
+      full->layout, p.slice_rank,
+      [&](int q) { return p.slice_part_rank(q); }, m);
 }
 
 // An allgather or reduce-scatter of a full-channel tensor over the
@@ -144,8 +133,7 @@ double channel_collective_time(const ConvPlan& p, const ConvChannelTensor& t,
                                const Machine& m, double slowdown) {
   const int members = t.block.parts();
   if (members <= 1) return 0;
-  const double full =
-      static_cast<double>(t.layout.buffer_box(p.slice_rank).volume());
+  const double full = static_cast<double>(p.slice_elements(t));
   const double block = static_cast<double>(p.block_elements(t));
   // The channel group's members differ in the channel coordinate only;
   // the ring crosses nodes when its first and last members are on two.
@@ -197,11 +185,9 @@ Cost convolution_cost(const Op& op, const Distribution& src,
     const double d_early = pieces_time(p.data_early, m, slow);
     const double td = d_early + pieces_time(p.data_late, m, slow);
     const double tw = pieces_time({p.weights_piece}, m, slow);
-    const HaloTraffic hx = plan_halo_traffic(
-        p, p.x_full ? p.x_full->layout : p.src_layout, p.x_full.has_value(), m);
-    const HaloTraffic hdy = plan_halo_traffic(
-        p, p.dy_full ? p.dy_full->layout : p.diff_dst_layout,
-        p.dy_full.has_value(), m);
+    const HaloTraffic hx = plan_halo_traffic(p, p.src_layout, p.x_full, m);
+    const HaloTraffic hdy =
+        plan_halo_traffic(p, p.diff_dst_layout, p.dy_full, m);
     double channel = 0;
     // Forward gathers x and sums y; backward-data gathers dy (shared with
     // backward-weights) and sums dx; swapped pieces cost one more step
@@ -416,8 +402,8 @@ Shape Op::dst_shape() const {
 
 Distribution Op::dst_distribution(const Distribution& src) const {
   switch (kind) {
-    case OpKind::kConvolution:
-      return ConvGeometry(conv, src_shape).dst_distribution(src);
+    case OpKind::kConvolution:  // the plan's (channel pieces included)
+      return plan_convolution(conv, src, 0, conv_options).dst;
     case OpKind::kDeconvolution:
       return ConvGeometry(deconv.adjoint(), dst_shape()).src_distribution(src);
     case OpKind::kPooling:
