@@ -43,6 +43,12 @@ struct ConvWindow {
   Box dst;
   Shape padding_lower;
   Shape padding_upper;
+
+  friend bool operator==(const ConvWindow& a, const ConvWindow& b) {
+    return a.src == b.src && a.dst == b.dst &&
+           a.padding_lower == b.padding_lower &&
+           a.padding_upper == b.padding_upper;
+  }
 };
 
 // A box split for overlap: `interior` needs no halo; `boundary` boxes cover

@@ -51,6 +51,18 @@ struct DeconvDesc {
   void validate(const Shape& src_shape) const;
   Shape dst_shape(const Shape& src_shape) const;  // validates first
   Shape weights_shape() const;  // (in_channels, out_channels / groups, k...)
+
+  friend bool operator==(const DeconvDesc& a, const DeconvDesc& b) {
+    return a.in_channels == b.in_channels &&
+           a.out_channels == b.out_channels && a.groups == b.groups &&
+           a.kernel == b.kernel && a.stride == b.stride &&
+           a.dilation == b.dilation && a.padding_lower == b.padding_lower &&
+           a.padding_upper == b.padding_upper &&
+           a.output_padding == b.output_padding && a.bias == b.bias;
+  }
+  friend bool operator!=(const DeconvDesc& a, const DeconvDesc& b) {
+    return !(a == b);
+  }
 };
 
 }  // namespace distconv

@@ -47,6 +47,15 @@ struct PoolDesc {
   // The depthwise convolution over `channels` that reads the same windows:
   // what ConvGeometry plans a distributed pooling with.
   ConvDesc window_conv(Index channels) const;
+
+  friend bool operator==(const PoolDesc& a, const PoolDesc& b) {
+    return a.kind == b.kind && a.kernel == b.kernel && a.stride == b.stride &&
+           a.padding_lower == b.padding_lower &&
+           a.padding_upper == b.padding_upper;
+  }
+  friend bool operator!=(const PoolDesc& a, const PoolDesc& b) {
+    return !(a == b);
+  }
 };
 
 const char* to_string(PoolKind kind);

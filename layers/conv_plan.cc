@@ -187,12 +187,6 @@ class Planner {
   ConvPlan& p_;
 };
 
-bool same_windows(const ConvWindow& a, const ConvWindow& b) {
-  return a.src == b.src && a.dst == b.dst &&
-         a.padding_lower == b.padding_lower &&
-         a.padding_upper == b.padding_upper;
-}
-
 }  // namespace
 
 Box ConvBuffer::local(const Box& global) const {
@@ -208,30 +202,9 @@ Box ConvBuffer::work(Box global) const {
   return global;
 }
 
-double ConvKernelCall::flops() const {
-  const double taps = static_cast<double>(desc.kernel.volume());
-  if (pass == ConvPass::kBackwardData) {
-    // Each input-gradient cell gathers F/g * prod(k) / prod(stride) taps
-    // on average.
-    double strides = 1;
-    for (int d = 0; d < desc.stride.ndims(); ++d) strides *= desc.stride[d];
-    return 2.0 * double(src_extent.volume()) *
-           double(desc.out_channels / desc.groups) * taps / strides;
-  }
-  // Each output cell (of every filter) takes C/g * prod(k) multiply-adds.
-  return 2.0 * double(dst_extent.volume()) *
-         double(desc.in_channels / desc.groups) * taps;
-}
-
-bool operator==(const ConvKernelCall& a, const ConvKernelCall& b) {
-  return a.desc == b.desc && a.src_extent == b.src_extent &&
-         a.src_strides == b.src_strides && a.dst_extent == b.dst_extent &&
-         a.dst_strides == b.dst_strides && a.pass == b.pass;
-}
-
 bool operator==(const ConvPiece& a, const ConvPiece& b) {
   return a.label == b.label && a.box == b.box &&
-         same_windows(a.window, b.window) && a.in_local == b.in_local &&
+         a.window == b.window && a.in_local == b.in_local &&
          a.out_local == b.out_local && a.target_local == b.target_local &&
          a.zero_first == b.zero_first && a.kernel == b.kernel;
 }
@@ -314,9 +287,7 @@ std::string ConvPlan::describe() const {
 
 ConvPlan plan_convolution(const ConvDesc& desc, const Distribution& src,
                           int rank, const ConvolutionOptions& options) {
-  require(rank >= 0 && rank < src.num_parts(), ErrorKind::kInvalidArgument,
-          "rank ", rank, " outside grid ", src.grid_shape(), " of ",
-          src.num_parts(), " parts");
+  internal::check_plan_rank(src, rank);
   ConvGeometry geometry(desc, src.global_shape());
   internal::ChannelPlan channels = channel_plan(geometry, src, options);
   Distribution dst = with_filter_pieces(geometry.dst_distribution(src),

@@ -35,6 +35,7 @@
 #include "distconv/shape.h"
 #include "distconv/strided_view.h"
 #include "kernels/conv_pass.h"
+#include "layers/conv_kernel_call.h"
 #include "layers/conv_options.h"
 #include "layers/internal/channel_plan.h"
 
@@ -64,21 +65,6 @@ struct ConvBuffer {
     return a.box == b.box && a.strides == b.strides;
   }
 };
-
-// The local convolution a piece runs (what LocalConv is built from): the
-// window's padding and the buffers' channels in `desc`, the views'
-// extents and strides.
-struct ConvKernelCall {
-  ConvDesc desc;
-  Shape src_extent, src_strides, dst_extent, dst_strides;
-  ConvPass pass = ConvPass::kForward;
-  // FLOPs of the call, 2 per multiply-add: forward and backward-weights
-  // over the output cells (dst_extent), backward-data over the input
-  // gradient cells it writes (src_extent; with stride s, 1/prod(s) of the
-  // taps land on each).
-  double flops() const;
-};
-bool operator==(const ConvKernelCall& a, const ConvKernelCall& b);
 
 // One local convolution of a pass: a ConvGeometry window and its kernel,
 // with the window's boxes in the local coordinates of the buffers it reads

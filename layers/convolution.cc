@@ -14,22 +14,12 @@
 #include "kernels/local_conv.h"
 #include "layers/internal/channel_cells.h"
 #include "layers/internal/channel_collective.h"
+#include "layers/internal/given_plan.h"
 #include "layers/internal/gradient_sum.h"
+#include "layers/internal/local_conv_of.h"
 
 namespace distconv {
 namespace {
-
-// The local kernel of a piece (none where the piece has none).
-template <typename T>
-std::optional<LocalConv<T>> make_kernel(const ConvPiece& p) {
-  std::optional<LocalConv<T>> kernel;
-  if (p.kernel) {
-    const ConvKernelCall& k = *p.kernel;
-    kernel.emplace(k.desc, k.src_extent, k.src_strides, k.dst_extent,
-                   k.dst_strides, k.pass);
-  }
-  return kernel;
-}
 
 // The local kernels of `pieces`, in order.
 template <typename T>
@@ -37,7 +27,9 @@ std::vector<std::optional<LocalConv<T>>> make_kernels(
     const std::vector<ConvPiece>& pieces) {
   std::vector<std::optional<LocalConv<T>>> kernels;
   kernels.reserve(pieces.size());
-  for (const ConvPiece& p : pieces) kernels.push_back(make_kernel<T>(p));
+  for (const ConvPiece& p : pieces) {
+    kernels.push_back(internal::local_conv_of<T>(p.kernel));
+  }
   return kernels;
 }
 
@@ -104,7 +96,7 @@ struct Convolution<T>::Impl {
     forward_late = make_kernels<T>(plan.forward_late);
     data_early = make_kernels<T>(plan.data_early);
     data_late = make_kernels<T>(plan.data_late);
-    weights_kernel = make_kernel<T>(plan.weights_piece);
+    weights_kernel = internal::local_conv_of<T>(plan.weights_piece.kernel);
   }
 
   const ConvDesc& desc() const { return plan.desc(); }
@@ -241,16 +233,12 @@ Convolution<T>::Convolution(const ProcessGrid& grid, ConvPlan plan,
                             const HaloExchangeConfig& halo) {
   // Checked together: a plan made for another rank or grid on one rank
   // throws on every rank, before any collective.
-  internal::run_collectively(grid.comm(), [&] {
-    internal::check_grid(plan.src_layout.distribution(), grid.shape(),
-                         "planned input");
-    require(plan.rank == grid.rank(), ErrorKind::kInvalidArgument,
-            "a convolution plan for rank ", plan.rank, " given to rank ",
-            grid.rank());
-    require(plan.transport == halo.transport, ErrorKind::kInvalidArgument,
-            "the convolution was planned for another halo transport than "
-            "the one given");
-  });
+  internal::check_given_plan(
+      grid, plan.src_layout.distribution(), plan.rank, "convolution", [&] {
+        require(plan.transport == halo.transport, ErrorKind::kInvalidArgument,
+                "the convolution was planned for another halo transport "
+                "than the one given");
+      });
   impl_ = internal::Pimpl<Impl>::make("convolution", grid, std::move(plan),
                                       halo);
 }

@@ -1,8 +1,8 @@
 // Deconvolution<T>: a transposed convolution (DeconvDesc) whose tensors are
 // split over a ProcessGrid (samples and spatial dimensions), giving the
 // results of one process: the upsampling half of a U-Net. Describe, plan
-// (the constructor), execute (forward, backward-data, backward-weights),
-// many times.
+// (plan_deconvolution, layers/deconv_plan.h; the constructor plans too),
+// execute (forward, backward-data, backward-weights), many times.
 //
 //   ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, 2, 1});      // split H
 //   DeconvDesc up = DeconvDesc::make(32, 16, {4, 4});
@@ -49,7 +49,6 @@
 #define DISTCONV_LAYERS_DECONVOLUTION_H_
 
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "distconv/conv_geometry.h"
@@ -60,18 +59,10 @@
 #include "distconv/internal/pimpl.h"
 #include "distconv/process_grid.h"
 #include "halo/halo_options.h"
+#include "layers/deconv_plan.h"
 #include "layers/layer_stats.h"
 
 namespace distconv {
-
-struct DeconvolutionOptions {
-  HaloExchangeConfig halo;  // how halos travel
-  // The output's (and output gradient's) layout, when a tensor shared with
-  // other layers carries wider halos (widest() of their layouts); it must
-  // cover the halos this layer needs. Unset: exactly those.
-  std::optional<HaloLayout> dst_layout;
-};
-
 
 // Defined for float and double.
 template <typename T>
@@ -80,7 +71,12 @@ class Deconvolution {
   Deconvolution(const ProcessGrid& grid, const DeconvDesc& desc,
                 const Distribution& src,
                 const DeconvolutionOptions& options = {});
+  // Runs a plan made beforehand for this rank (plan_deconvolution(desc,
+  // src, grid.rank(), options)); `halo`: the options' halo configuration.
+  Deconvolution(const ProcessGrid& grid, DeconvPlan plan,
+                const HaloExchangeConfig& halo = {});
 
+  const DeconvPlan& plan() const;
   const DeconvDesc& desc() const;
   // The adjoint convolution's geometry: its src is this layer's output.
   const ConvGeometry& geometry() const;

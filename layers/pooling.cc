@@ -1,64 +1,33 @@
 #include "layers/pooling.h"
 
 #include <optional>
-#include <sstream>
 #include <utility>
 
 #include "distconv/error.h"
 #include "halo/halo_exchange.h"
 #include "distconv/internal/layer_checks.h"
 #include "kernels/local_pool.h"
+#include "layers/internal/given_plan.h"
 
 namespace distconv {
 
+// The resources a plan runs on: the halo exchange (forward on src,
+// reverse on diff_src) and the local kernel; and the state between passes.
 template <typename T>
 struct Pooling<T>::Impl {
   const ProcessGrid* grid;
-  PoolDesc desc;
-  ConvGeometry geometry;
-  Distribution dst;
-  HaloLayout src_layout, dst_layout;
-  HaloExchange<T> halo;  // forward on src, reverse on diff_src
-  ConvWindow window;     // this rank's, global coordinates
-  Box in_local, out_local;
+  PoolPlan plan;
+  HaloExchange<T> halo;
   std::optional<LocalPool<T>> kernel;  // none: no outputs here
-  // Backward: buffer cells the kernel does not overwrite (shard cells no
-  // output reads, halos past the window, or all without a kernel) must be
-  // zeroed first, since they get no contribution.
-  bool zero_first = true;
   bool forward_ran = false;
   PoolStats stats;
 
-  Impl(const ProcessGrid& g, const PoolDesc& d, const Distribution& src,
-       const PoolingOptions& o)
-      : grid(&g),
-        desc(d),
-        geometry(checked_window_conv(d, src), src.global_shape()),
-        dst(geometry.dst_distribution(src)),
-        src_layout(chosen_layout(
-            o.src_layout,
-            geometry.src_layout(src, dst, StorageOrder::kChannelsLast),
-            "src")),
-        dst_layout(HaloLayout(dst).with_storage(StorageOrder::kChannelsLast)),
-        halo(g, src_layout, o.halo) {
-    const int rank = g.rank();
-    window = geometry.forward_window(dst_layout.shard(rank));
-    in_local = window.src.shifted(-src_layout.buffer_box(rank).lower);
-    out_local = window.dst.shifted(-dst_layout.buffer_box(rank).lower);
-    if (!window.dst.empty()) {
-      PoolDesc local = desc;
-      local.padding_lower = window.padding_lower;
-      local.padding_upper = window.padding_upper;
-      kernel.emplace(local, window.src.extent, src_layout.local_strides(rank),
-                     window.dst.extent, dst_layout.local_strides(rank));
-      zero_first = window.src != src_layout.buffer_box(rank);
+  Impl(const ProcessGrid& g, PoolPlan p, const HaloExchangeConfig& config)
+      : grid(&g), plan(std::move(p)), halo(g, plan.src_layout(), config) {
+    if (const auto& k = plan.kernel) {
+      kernel.emplace(k->desc, k->src_extent, k->src_strides, k->dst_extent,
+                     k->dst_strides);
     }
-  }
-
-  static ConvDesc checked_window_conv(const PoolDesc& d,
-                                      const Distribution& src) {
-    d.validate(src.global_shape());
-    return d.window_conv(src.global_shape()[1]);
   }
 
   void check_layout(const DistTensor<T>& t, const HaloLayout& want,
@@ -72,32 +41,45 @@ Pooling<T>::Pooling(const ProcessGrid& grid, const PoolDesc& desc,
                     const Distribution& src, const PoolingOptions& options) {
   internal::check_grid(src, grid.shape(), "input");
   impl_ = internal::Pimpl<Impl>::make(
-      "pooling", grid, desc, src, options);
+      "pooling", grid, plan_pooling(desc, src, grid.rank(), options),
+      options.halo);
 }
 
 template <typename T>
+Pooling<T>::Pooling(const ProcessGrid& grid, PoolPlan plan,
+                    const HaloExchangeConfig& halo) {
+  internal::check_given_plan(grid, plan.src_layout().distribution(),
+                             plan.rank, "pooling");
+  impl_ = internal::Pimpl<Impl>::make("pooling", grid, std::move(plan), halo);
+}
+
+template <typename T>
+const PoolPlan& Pooling<T>::plan() const {
+  return impl().plan;
+}
+template <typename T>
 const PoolDesc& Pooling<T>::desc() const {
-  return impl().desc;
+  return impl().plan.desc;
 }
 template <typename T>
 const ConvGeometry& Pooling<T>::geometry() const {
-  return impl().geometry;
+  return impl().plan.geometry;
 }
 template <typename T>
 const HaloLayout& Pooling<T>::src_layout() const {
-  return impl().src_layout;
+  return impl().plan.src_layout();
 }
 template <typename T>
 const HaloLayout& Pooling<T>::dst_layout() const {
-  return impl().dst_layout;
+  return impl().plan.dst_layout();
 }
 template <typename T>
 const HaloLayout& Pooling<T>::diff_dst_layout() const {
-  return impl().dst_layout;
+  return impl().plan.dst_layout();
 }
 template <typename T>
 const HaloLayout& Pooling<T>::diff_src_layout() const {
-  return impl().src_layout;
+  return impl().plan.src_layout();
 }
 
 template <typename T>
@@ -112,10 +94,13 @@ void Pooling<T>::reset_stats() {
 template <typename T>
 void Pooling<T>::forward(DistTensor<T>& src, DistTensor<T>& dst) {
   Impl& s = impl();
-  s.check_layout(src, s.src_layout, "src");
-  s.check_layout(dst, s.dst_layout, "dst");
+  const WindowPlan& w = s.plan.window;
+  s.check_layout(src, w.haloed, "src");
+  s.check_layout(dst, w.plain, "dst");
   s.stats.halo_wait_s += s.halo.exchange(src, {});
-  if (s.kernel) s.kernel->forward(src.view(s.in_local), dst.view(s.out_local));
+  if (s.kernel) {
+    s.kernel->forward(src.view(w.haloed_local), dst.view(w.plain_local));
+  }
   s.forward_ran = true;
 }
 
@@ -124,19 +109,21 @@ void Pooling<T>::backward(const DistTensor<T>& src,
                           const DistTensor<T>& diff_dst,
                           DistTensor<T>& diff_src) {
   Impl& s = impl();
-  s.check_layout(src, s.src_layout, "src");
-  s.check_layout(diff_dst, s.dst_layout, "diff_dst");
-  s.check_layout(diff_src, s.src_layout, "diff_src");
-  require(s.forward_ran || s.desc.kind != PoolKind::kMax, ErrorKind::kState,
+  const WindowPlan& w = s.plan.window;
+  s.check_layout(src, w.haloed, "src");
+  s.check_layout(diff_dst, w.plain, "diff_dst");
+  s.check_layout(diff_src, w.haloed, "diff_src");
+  require(s.forward_ran || s.plan.desc.kind != PoolKind::kMax,
+          ErrorKind::kState,
           "max pooling's backward needs a forward first (it sends each "
           "gradient to the maximum forward found)");
-  if (s.zero_first) {
+  if (w.zero_first) {
     diff_src.buffer().for_each([](const Shape&, T& v) { v = T(0); });
   }
   if (s.kernel) {
-    s.kernel->backward(src.buffer().subview(s.in_local),
-                       diff_dst.buffer().subview(s.out_local),
-                       diff_src.view(s.in_local));
+    s.kernel->backward(src.buffer().subview(w.haloed_local),
+                       diff_dst.buffer().subview(w.plain_local),
+                       diff_src.view(w.haloed_local));
   }
   s.stats.halo_wait_s += s.halo.exchange(
       diff_src, {HaloDirection::kReverse, HaloReduction::kSum});
@@ -145,11 +132,7 @@ void Pooling<T>::backward(const DistTensor<T>& src,
 template <typename T>
 std::string Pooling<T>::describe() const {
   const Impl& s = impl();
-  std::ostringstream out;
-  out << to_string(s.desc.kind) << " pooling " << s.window.dst << ": "
-      << (s.kernel ? s.kernel->implementation() : std::string("no outputs"))
-      << "\n";
-  return out.str();
+  return s.plan.describe(s.kernel ? s.kernel->implementation() : "");
 }
 
 template class Pooling<float>;

@@ -1,7 +1,8 @@
 // Pooling<T>: a pooling layer (max, or average with or without padding;
 // PoolDesc) whose tensors are split over a ProcessGrid (samples and spatial
-// dimensions), giving the results of one process. Describe, plan (the
-// constructor), execute (forward, backward), many times.
+// dimensions), giving the results of one process. Describe, plan
+// (plan_pooling, layers/pool_plan.h; the constructor plans too), execute
+// (forward, backward), many times.
 //
 //   ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, 2, 1});      // split H
 //   PoolDesc desc = PoolDesc::make(PoolKind::kMax, {3, 3});
@@ -39,7 +40,6 @@
 #define DISTCONV_LAYERS_POOLING_H_
 
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "distconv/conv_geometry.h"
@@ -51,17 +51,9 @@
 #include "distconv/process_grid.h"
 #include "halo/halo_options.h"
 #include "layers/layer_stats.h"
+#include "layers/pool_plan.h"
 
 namespace distconv {
-
-struct PoolingOptions {
-  HaloExchangeConfig halo;  // how halos travel
-  // The input's (and input gradient's) layout, when a tensor shared with
-  // other layers carries wider halos (widest() of their layouts); it must
-  // cover the halos this pooling needs. Unset: exactly those.
-  std::optional<HaloLayout> src_layout;
-};
-
 
 // Defined for float and double.
 template <typename T>
@@ -69,7 +61,12 @@ class Pooling {
  public:
   Pooling(const ProcessGrid& grid, const PoolDesc& desc,
           const Distribution& src, const PoolingOptions& options = {});
+  // Runs a plan made beforehand for this rank (plan_pooling(desc, src,
+  // grid.rank(), options)); `halo`: the options' halo configuration.
+  Pooling(const ProcessGrid& grid, PoolPlan plan,
+          const HaloExchangeConfig& halo = {});
 
+  const PoolPlan& plan() const;
   const PoolDesc& desc() const;
   const ConvGeometry& geometry() const;
   const HaloLayout& src_layout() const;       // input, with halos

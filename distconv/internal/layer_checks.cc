@@ -19,6 +19,12 @@ void check_unsplit_channels(const Shape& grid_shape, const char* layer) {
           "parallelism is not supported yet)");
 }
 
+void check_plan_rank(const Distribution& dist, int rank) {
+  require(rank >= 0 && rank < dist.num_parts(), ErrorKind::kInvalidArgument,
+          "rank ", rank, " outside grid ", dist.grid_shape(), " of ",
+          dist.num_parts(), " parts");
+}
+
 void check_plan_layout(const HaloLayout& have, const HaloLayout& want,
                        const char* what, const char* layer) {
   require(have == want, ErrorKind::kShapeMismatch, what,

@@ -21,6 +21,9 @@ void check_grid(const Distribution& dist, const Shape& grid_shape,
 // kUnsupported, naming `layer` ("the convolution"), if `grid_shape` splits
 // channels.
 void check_unsplit_channels(const Shape& grid_shape, const char* layer);
+// kInvalidArgument unless `rank` is a part of `dist`'s grid (a plan is
+// made for one part).
+void check_plan_rank(const Distribution& dist, int rank);
 // kShapeMismatch unless a tensor's layout `have` is the plan's `want` for
 // its `what` tensor ("src", "diff_dst") of `layer` ("convolution").
 void check_plan_layout(const HaloLayout& have, const HaloLayout& want,

@@ -11,27 +11,14 @@
 #include "distconv/halo_layout.h"
 #include "halo/halo_plan.h"
 #include "layers/conv_plan.h"
+#include "layers/deconv_plan.h"
+#include "layers/pool_plan.h"
 
 namespace distconv {
 namespace model {
 namespace {
 
 constexpr double kFloatBytes = 4, kDoubleBytes = 8;
-
-double spatial_cells(const Box& b) {
-  double v = 1;
-  for (int d = 2; d < b.ndims(); ++d) v *= static_cast<double>(b.extent[d]);
-  return v;
-}
-
-// FLOPs of convolution `d` computing the outputs in `dst` (all filters).
-double conv_flops(const ConvDesc& d, const Box& dst) {
-  if (dst.empty()) return 0;
-  return 2.0 * static_cast<double>(dst.extent[0]) * spatial_cells(dst) *
-         static_cast<double>(d.out_channels) *
-         static_cast<double>(d.in_channels / d.groups) *
-         static_cast<double>(d.kernel.volume());
-}
 
 // One kernel call of `flops` at `flops_per_s` (none when there is no work).
 double pass_time(double flops, double flops_per_s, const Machine& m,
@@ -72,23 +59,6 @@ HaloTraffic halo_traffic(const HaloLayout& layout, int part, RankOf rank_of,
 HaloTraffic halo_traffic(const HaloLayout& layout, int part,
                          const Machine& m) {
   return halo_traffic(layout, part, [](int q) { return q; }, m);
-}
-
-// The seconds of a convolution's three passes on `flops` FLOPs, at the
-// machine's rates for that convolution's channels.
-struct ConvPassTimes {
-  double forward = 0, backward_data = 0, backward_weights = 0;
-};
-
-ConvPassTimes conv_pass_times(double flops, int spatial_dims, Index in,
-                              Index out, const Machine& m, double slowdown) {
-  const double c = static_cast<double>(in), f = static_cast<double>(out);
-  auto at = [&](ConvPass pass) {
-    return pass_time(flops, m.conv_flops(spatial_dims, pass, c, f), m,
-                     slowdown);
-  };
-  return {at(ConvPass::kForward), at(ConvPass::kBackwardData),
-          at(ConvPass::kBackwardWeights)};
 }
 
 // The allreduce of a layer's weight and bias gradients over `ranks`.
@@ -149,20 +119,24 @@ double channel_collective_time(const ConvPlan& p, const ConvChannelTensor& t,
          (2 * full + block) * m.copy_s * slowdown;
 }
 
-// The seconds of `pieces` at the machine's rate for their pass and
-// channels, one call each.
+// The seconds of a plan's local convolution at the machine's rate for its
+// pass and channels (none without a call).
+double call_time(const std::optional<ConvKernelCall>& call, const Machine& m,
+                 double slowdown) {
+  if (!call) return 0;
+  const ConvKernelCall& k = *call;
+  const double c = static_cast<double>(k.desc.in_channels);
+  const double f = static_cast<double>(k.desc.out_channels);
+  return pass_time(k.flops(),
+                   m.conv_flops(k.desc.spatial_dims(), k.pass, c, f), m,
+                   slowdown);
+}
+
+// The seconds of `pieces`, one call each.
 double pieces_time(const std::vector<ConvPiece>& pieces, const Machine& m,
                    double slowdown) {
   double t = 0;
-  for (const ConvPiece& piece : pieces) {
-    if (!piece.kernel) continue;
-    const ConvKernelCall& k = *piece.kernel;
-    const double c = static_cast<double>(k.desc.in_channels);
-    const double f = static_cast<double>(k.desc.out_channels);
-    t += pass_time(k.flops(),
-                   m.conv_flops(k.desc.spatial_dims(), k.pass, c, f), m,
-                   slowdown);
-  }
+  for (const ConvPiece& p : pieces) t += call_time(p.kernel, m, slowdown);
   return t;
 }
 
@@ -219,31 +193,25 @@ Cost convolution_cost(const Op& op, const Distribution& src,
   });
 }
 
+// A transposed convolution, from each representative rank's own plan
+// (DeconvPlan): its three local convolutions at the machine's rates, the
+// halo exchange of the output (reverse, forward) and of the output
+// gradient (backward-data and backward-weights each), none overlapped; the
+// weight-gradient allreduce over every rank, hidden behind backward-data.
 Cost deconvolution_cost(const Op& op, const Distribution& src,
                         const Machine& m) {
   const DeconvDesc& desc = op.deconv;
-  const ConvDesc adjoint = desc.adjoint();  // dst -> src
-  const ConvGeometry g(adjoint, op.dst_shape());
-  const Distribution dst = g.src_distribution(src);
-  const HaloLayout y_layout =
-      g.src_layout(dst, src, StorageOrder::kChannelsLast);
   const int ranks = src.num_parts();
   const double slow = m.compute_slowdown(ranks);
   const double allreduce = weight_allreduce_time(
       desc.weights_shape(), desc.bias, desc.out_channels, ranks, m);
   return slowest(src, [&](int part) {
-    // The adjoint convolution's outputs are this layer's inputs.
-    const ConvPassTimes t =
-        conv_pass_times(conv_flops(adjoint, src.shard(part)),
-                        desc.spatial_dims(), desc.in_channels,
-                        desc.out_channels, m, slow);
-    // Forward is the adjoint's backward-data, backward-data its forward.
-    const double td = t.forward;
-    const HaloTraffic h = halo_traffic(y_layout, part, m);
+    const DeconvPlan p = plan_deconvolution(desc, src, part);
+    const double td = call_time(p.data_kernel, m, slow);
+    const HaloTraffic h = halo_traffic(p.dst_layout(), part, m);
     Cost cost;
-    cost.compute_s = t.backward_data + td + t.backward_weights;
-    // A reverse exchange forward; backward-weights and backward-data each
-    // exchange the output gradient's halos. None is overlapped.
+    cost.compute_s = call_time(p.forward_kernel, m, slow) + td +
+                     call_time(p.weights_kernel, m, slow);
     cost.halo_s = 3 * h.time;
     cost.allreduce_s = std::max(0.0, allreduce - td);
     cost.halo_messages = 3 * h.messages;
@@ -252,18 +220,18 @@ Cost deconvolution_cost(const Op& op, const Distribution& src,
   });
 }
 
+// Pooling, from each representative rank's own plan (PoolPlan): forward
+// and backward over the input cells its window reads, the input's halo
+// exchange forward and its reverse backward.
 Cost pooling_cost(const Op& op, const Distribution& src, const Machine& m) {
-  const ConvGeometry g(op.pool.window_conv(op.src_shape[1]), op.src_shape);
-  const Distribution dst = g.dst_distribution(src);
-  const HaloLayout x_layout =
-      g.src_layout(src, dst, StorageOrder::kChannelsLast);
   const double slow = m.compute_slowdown(src.num_parts());
   return slowest(src, [&](int part) {
-    const HaloTraffic h = halo_traffic(x_layout, part, m);
+    const PoolPlan p = plan_pooling(op.pool, src, part);
+    const HaloTraffic h = halo_traffic(p.src_layout(), part, m);
+    const double cells =
+        p.kernel ? static_cast<double>(p.kernel->src_extent.volume()) : 0;
     Cost cost;
-    cost.compute_s = elementwise_time(
-        static_cast<double>(src.shard(part).volume()), m.pool_s, 2, m, slow);
-    // Forward exchanges the input's halos, backward the reverse.
+    cost.compute_s = elementwise_time(cells, m.pool_s, 2, m, slow);
     cost.halo_s = 2 * h.time;
     cost.halo_messages = 2 * h.messages;
     cost.halo_bytes = 2 * h.bytes;

@@ -1,0 +1,121 @@
+// Layers built from plans made beforehand (plan_convolution, plan_pooling,
+// plan_deconvolution): they run as the layers that plan for themselves do,
+// bit for bit; a plan made for another rank or grid throws the same
+// distconv::Error on every rank.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "distconv/scatter_gather.h"
+#include "layers/convolution.h"
+#include "layers/deconvolution.h"
+#include "layers/pooling.h"
+#include "tests/conv_check.h"
+#include "tests/mpi_testing.h"
+
+namespace distconv {
+namespace {
+
+using testing::world_size;
+
+// An uneven split of H over every rank.
+Distribution src_over(const ProcessGrid& grid, Index channels) {
+  return Distribution(Shape{2, channels, 5 * grid.shape()[2] + 1, 7},
+                      grid.shape());
+}
+
+// The global output of `forward` on the same input in both layers.
+template <typename Layer, typename Forward>
+void expect_same_outputs(const ProcessGrid& grid, Layer& own, Layer& given,
+                         Forward forward) {
+  const Shape x_shape = own.src_layout().distribution().global_shape();
+  const auto x = random_vector<double>(x_shape.volume(), 7);
+  std::vector<std::vector<double>> y;
+  for (Layer* layer : {&own, &given}) {
+    DistTensor<double> xt(grid, layer->src_layout());
+    DistTensor<double> yt(grid, layer->dst_layout());
+    scatter(x.data(), xt, 0);
+    forward(*layer, xt, yt);
+    y.push_back(gathered(yt));
+  }
+  EXPECT_EQ(y[0], y[1]);
+}
+
+TEST(PlannedLayers, RunAsTheLayersOwnPlans) {
+  const ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, world_size(), 1});
+  const int rank = grid.rank();
+
+  ConvDesc conv = ConvDesc::make(4, 3, {3, 3});
+  conv.padding_lower = conv.padding_upper = {1, 1};
+  const Distribution x4 = src_over(grid, 4);
+  Convolution<double> c_own(grid, conv, x4);
+  Convolution<double> c_given(grid, plan_convolution(conv, x4, rank));
+  EXPECT_EQ(c_given.plan(), c_own.plan());
+  const auto w = random_vector<double>(conv.weights_shape().volume(), 2);
+  expect_same_outputs(grid, c_own, c_given, [&](auto& l, auto& x, auto& y) {
+    l.forward(x, w.data(), nullptr, y);
+  });
+
+  PoolDesc pool = PoolDesc::make(PoolKind::kMax, {3, 3});
+  pool.padding_lower = pool.padding_upper = {1, 1};
+  pool.stride = {2, 2};
+  Pooling<double> p_own(grid, pool, x4);
+  Pooling<double> p_given(grid, plan_pooling(pool, x4, rank));
+  EXPECT_EQ(p_given.plan(), p_own.plan());
+  EXPECT_EQ(p_given.describe(), p_own.describe());
+  expect_same_outputs(grid, p_own, p_given,
+                      [](auto& l, auto& x, auto& y) { l.forward(x, y); });
+
+  DeconvDesc up = DeconvDesc::make(4, 2, {4, 4});
+  up.stride = {2, 2};
+  up.padding_lower = up.padding_upper = {1, 1};
+  Deconvolution<double> d_own(grid, up, x4);
+  Deconvolution<double> d_given(grid, plan_deconvolution(up, x4, rank));
+  EXPECT_EQ(d_given.plan(), d_own.plan());
+  const auto wu = random_vector<double>(up.weights_shape().volume(), 3);
+  expect_same_outputs(grid, d_own, d_given, [&](auto& l, auto& x, auto& y) {
+    l.forward(x, wu.data(), nullptr, y);
+  });
+}
+
+TEST(PlannedLayers, APlanForAnotherRankOrGridFailsOnEveryRank) {
+  const int n = world_size();
+  const ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, n, 1});
+  const MPI_Comm comm = MPI_COMM_WORLD;
+  const Distribution x = src_over(grid, 4);
+  // Rank 0 holds the plan of the last rank; the others their own.
+  const int planned = grid.rank() == 0 ? n - 1 : grid.rank();
+  const ConvDesc conv = ConvDesc::make(4, 4, {3, 3});
+  const PoolDesc pool = PoolDesc::make(PoolKind::kMax, {2, 2});
+  const DeconvDesc up = DeconvDesc::make(4, 4, {2, 2});
+  if (n > 1) {
+    testing::expect_error_on_all_ranks(
+        comm, ErrorKind::kInvalidArgument, "plan for rank", [&] {
+          Convolution<float>(grid, plan_convolution(conv, x, planned));
+        });
+    testing::expect_error_on_all_ranks(
+        comm, ErrorKind::kInvalidArgument, "plan for rank",
+        [&] { Pooling<float>(grid, plan_pooling(pool, x, planned)); });
+    testing::expect_error_on_all_ranks(
+        comm, ErrorKind::kInvalidArgument, "plan for rank", [&] {
+          Deconvolution<float>(grid, plan_deconvolution(up, x, planned));
+        });
+  }
+  // A plan over a grid of another shape.
+  const Distribution other(Shape{2, 4, 9, 8 * n}, Shape{1, 1, 1, n + 1});
+  const int mine = grid.rank();
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kGridMismatch, "planned input", [&] {
+        Convolution<float>(grid, plan_convolution(conv, other, mine));
+      });
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kGridMismatch, "planned input",
+      [&] { Pooling<float>(grid, plan_pooling(pool, other, mine)); });
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kGridMismatch, "planned input", [&] {
+        Deconvolution<float>(grid, plan_deconvolution(up, other, mine));
+      });
+}
+
+}  // namespace
+}  // namespace distconv

@@ -1,0 +1,60 @@
+#include "layers/pool_plan.h"
+
+#include <sstream>
+#include <utility>
+
+#include "distconv/internal/layer_checks.h"
+
+namespace distconv {
+
+bool operator==(const PoolKernelCall& a, const PoolKernelCall& b) {
+  return a.desc == b.desc && a.src_extent == b.src_extent &&
+         a.src_strides == b.src_strides && a.dst_extent == b.dst_extent &&
+         a.dst_strides == b.dst_strides;
+}
+
+bool operator==(const PoolPlan& a, const PoolPlan& b) {
+  return a.desc == b.desc && a.geometry.desc() == b.geometry.desc() &&
+         a.geometry.src_shape() == b.geometry.src_shape() &&
+         a.rank == b.rank && a.window == b.window && a.kernel == b.kernel;
+}
+
+std::string PoolPlan::describe(const std::string& implementation) const {
+  std::ostringstream out;
+  out << to_string(desc.kind) << " pooling " << window.window.dst << ": "
+      << (kernel ? implementation : std::string("no outputs")) << "\n";
+  return out.str();
+}
+
+std::string PoolPlan::describe() const {
+  if (!kernel) return describe("");
+  std::ostringstream call;
+  call << kernel->src_extent << " -> " << kernel->dst_extent;
+  return describe(call.str());
+}
+
+PoolPlan plan_pooling(const PoolDesc& desc, const Distribution& src, int rank,
+                      const PoolingOptions& options) {
+  internal::check_plan_rank(src, rank);
+  desc.validate(src.global_shape());
+  ConvGeometry geometry(desc.window_conv(src.global_shape()[1]),
+                        src.global_shape());
+  const Distribution dst = geometry.dst_distribution(src);
+  HaloLayout src_layout = chosen_layout(
+      options.src_layout,
+      geometry.src_layout(src, dst, StorageOrder::kChannelsLast), "src");
+  const HaloLayout dst_layout =
+      HaloLayout(dst).with_storage(StorageOrder::kChannelsLast);
+  WindowPlan window = plan_window(geometry, src_layout, dst_layout, rank);
+  std::optional<PoolKernelCall> kernel;
+  if (window.has_kernel()) {
+    kernel = PoolKernelCall{window.local_desc(desc), window.window.src.extent,
+                            src_layout.local_strides(rank),
+                            window.window.dst.extent,
+                            dst_layout.local_strides(rank)};
+  }
+  return PoolPlan{desc, std::move(geometry), rank, std::move(window),
+                  std::move(kernel)};
+}
+
+}  // namespace distconv

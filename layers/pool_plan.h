@@ -1,0 +1,84 @@
+// PoolPlan: everything one rank of a distributed pooling layer does, as a
+// value. plan_pooling() derives it from the description, the input
+// distribution (its grid shape included), the options and a rank, without
+// MPI: Pooling<T> executes it, tests check it without mpirun, and the
+// performance model costs it.
+//
+//   PoolDesc desc = PoolDesc::make(PoolKind::kMax, {3, 3});
+//   desc.padding_lower = desc.padding_upper = {1, 1};
+//   Distribution src(Shape{1, 16, 512, 512}, Shape{1, 1, 2, 2});
+//   PoolPlan plan = plan_pooling(desc, src, /*rank=*/3);
+//   plan.src_layout();    // the input's halos on rank 3
+//   plan.window.window;   // its window, global
+//   plan.describe();      // "max pooling [...]: 1x16x257x257 -> ..."
+//
+// The plan is the geometry of the depthwise convolution with the same
+// windows (PoolDesc::window_conv): outputs line up with the input shards,
+// the input carries the halos its windows read. Forward exchanges the
+// input's halos, then runs the kernel; backward runs the kernel into the
+// input gradient's shard and halos, then the reverse exchange sums the
+// halo cells into their owners (WindowPlan::zero_first: cells the kernel
+// does not write are zeroed first).
+#ifndef DISTCONV_LAYERS_POOL_PLAN_H_
+#define DISTCONV_LAYERS_POOL_PLAN_H_
+
+#include <optional>
+#include <string>
+
+#include "distconv/conv_geometry.h"
+#include "distconv/distribution.h"
+#include "distconv/halo_layout.h"
+#include "distconv/pool_desc.h"
+#include "distconv/shape.h"
+#include "halo/halo_options.h"
+#include "layers/window_plan.h"
+
+namespace distconv {
+
+struct PoolingOptions {
+  HaloExchangeConfig halo;  // how halos travel
+  // The input's (and input gradient's) layout, when a tensor shared with
+  // other layers carries wider halos (widest() of their layouts); it must
+  // cover the halos this pooling needs. Unset: exactly those.
+  std::optional<HaloLayout> src_layout;
+};
+
+// The local pooling the window runs (what LocalPool is built from): the
+// window's padding in `desc`, the views' extents and strides.
+struct PoolKernelCall {
+  PoolDesc desc;
+  Shape src_extent, src_strides, dst_extent, dst_strides;
+  friend bool operator==(const PoolKernelCall& a, const PoolKernelCall& b);
+};
+
+struct PoolPlan {
+  PoolDesc desc;
+  ConvGeometry geometry;  // of the window convolution
+  int rank = 0;
+  // haloed: the input and its gradient; plain: the output and its
+  // gradient.
+  WindowPlan window;
+  std::optional<PoolKernelCall> kernel;  // none: no outputs here
+
+  const HaloLayout& src_layout() const { return window.haloed; }
+  const HaloLayout& dst_layout() const { return window.plain; }
+  // "max pooling [0:1, 0:16, 0:256, 0:512): 1x16x513x1025 -> 1x16x256x512\n"
+  // (the kernel's input and output extents; "no outputs" without one).
+  std::string describe() const;
+  // The description with the kernel named by `implementation`.
+  std::string describe(const std::string& implementation) const;
+  friend bool operator==(const PoolPlan& a, const PoolPlan& b);
+  friend bool operator!=(const PoolPlan& a, const PoolPlan& b) {
+    return !(a == b);
+  }
+};
+
+// The plan of part `rank` of `src`'s grid. Validates from global
+// information (the same distconv::Error for every rank): the description
+// against the input shape, a shared src_layout not covering the halos.
+PoolPlan plan_pooling(const PoolDesc& desc, const Distribution& src, int rank,
+                      const PoolingOptions& options = {});
+
+}  // namespace distconv
+
+#endif  // DISTCONV_LAYERS_POOL_PLAN_H_

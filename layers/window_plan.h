@@ -1,0 +1,55 @@
+// WindowPlan: a rank's one window of a layer planned on a ConvGeometry
+// without an interior/boundary split: pooling (the geometry of its
+// depthwise window convolution) and the transposed convolution (the
+// geometry of its adjoint convolution). The geometry's input side carries
+// the halos (`haloed`), its output side lines up with the shards
+// (`plain`); one local kernel runs over this rank's window.
+//
+//   WindowPlan w = plan_window(geometry, haloed, plain, rank);
+//   w.window.dst;        // this rank's shard of `plain`, global
+//   w.haloed_local;      // the cells the kernel reads (or writes) there,
+//                        // in the local coordinates of haloed's buffer
+#ifndef DISTCONV_LAYERS_WINDOW_PLAN_H_
+#define DISTCONV_LAYERS_WINDOW_PLAN_H_
+
+#include "distconv/box.h"
+#include "distconv/conv_geometry.h"
+#include "distconv/halo_layout.h"
+
+namespace distconv {
+
+struct WindowPlan {
+  HaloLayout haloed;  // the geometry's src side, with halos
+  HaloLayout plain;   // the geometry's dst side, no halos
+  ConvWindow window;  // this rank's, global coordinates
+  Box haloed_local;   // window.src in haloed's buffer
+  Box plain_local;    // window.dst in plain's buffer
+  // Whether haloed's buffer has cells the kernel does not cover (shard
+  // cells no window reads, halos past the window, all of it without a
+  // kernel): a pass accumulating into it zeroes it first.
+  bool zero_first = true;
+
+  // Whether a local kernel runs: the window has outputs and reads inputs.
+  bool has_kernel() const {
+    return !window.dst.empty() && !window.src.empty();
+  }
+  // The kernel's description: the geometry's, with the window's padding.
+  template <typename Desc>
+  Desc local_desc(Desc desc) const {
+    desc.padding_lower = window.padding_lower;
+    desc.padding_upper = window.padding_upper;
+    return desc;
+  }
+  friend bool operator==(const WindowPlan& a, const WindowPlan& b);
+  friend bool operator!=(const WindowPlan& a, const WindowPlan& b) {
+    return !(a == b);
+  }
+};
+
+// Part `rank`'s window: the geometry's forward window of plain's shard.
+WindowPlan plan_window(const ConvGeometry& geometry, const HaloLayout& haloed,
+                       const HaloLayout& plain, int rank);
+
+}  // namespace distconv
+
+#endif  // DISTCONV_LAYERS_WINDOW_PLAN_H_
