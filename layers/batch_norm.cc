@@ -9,43 +9,19 @@
 #include "distconv/internal/layer_checks.h"
 #include "distconv/internal/mpi_util.h"
 #include "kernels/local_batch_norm.h"
+#include "layers/internal/given_plan.h"
 
 namespace distconv {
 
 using internal::check_mpi;
 
-const char* to_string(BatchNormStats stats) {
-  switch (stats) {
-    case BatchNormStats::kShard:
-      return "shard";
-    case BatchNormStats::kSampleBlock:
-      return "sample_block";
-    case BatchNormStats::kGlobal:
-      return "global";
-  }
-  return "?";
-}
-
-const char* to_string(BatchNormMode mode) {
-  switch (mode) {
-    case BatchNormMode::kTraining:
-      return "training";
-    case BatchNormMode::kInference:
-      return "inference";
-  }
-  return "?";
-}
-
+// The resources a plan runs on: the statistics set's communicator and the
+// local loops; the running statistics and the state between passes.
 template <typename T>
 struct BatchNorm<T>::Impl {
-  BatchNormOptions options;
-  HaloLayout layout;
-  Index channels = 0;
-  Index elements = 0;  // in this rank's shard
-  Index count = 0;     // values per channel in the statistics set
+  BatchNormPlan plan;  // options.mode: the current mode (set_mode)
   // The set's communicator; MPI_COMM_NULL when the set is this rank alone.
   MPI_Comm comm = MPI_COMM_NULL;
-  int comm_size = 1;
   LocalBatchNorm<T> kernel;
 
   std::vector<double> running_mean, running_variance;
@@ -63,37 +39,14 @@ struct BatchNorm<T>::Impl {
   // in forward; a, dy_mean, k in backward).
   std::vector<double> coef_a, coef_b, coef_c;
 
-  Impl(const ProcessGrid& grid, const Distribution& src,
-       const BatchNormOptions& o)
-      : options(o),
-        layout(HaloLayout(src).with_storage(StorageOrder::kChannelsLast)),
-        kernel(src.global_shape()[1]) {
-    const Shape& global = src.global_shape();
-    channels = global[1];
-    const Box shard = layout.shard(grid.rank());
-    elements = shard.volume();
-    Index spatial = 1;
-    for (int d = 2; d < global.ndims(); ++d) spatial *= global[d];
-    switch (o.stats) {
-      case BatchNormStats::kShard:
-        count = channels > 0 ? elements / channels : 0;
-        break;
-      case BatchNormStats::kSampleBlock:
-        count = shard.extent[0] * spatial;
-        // With channels whole, the ranks sharing this rank's N coordinate
-        // differ only in spatial coordinates.
-        comm = grid.sample_comm();
-        break;
-      case BatchNormStats::kGlobal:
-        count = global[0] * spatial;
-        comm = grid.comm();
-        break;
+  Impl(const ProcessGrid& grid, BatchNormPlan p)
+      : plan(std::move(p)), kernel(plan.channels) {
+    if (plan.communicates()) {
+      comm = plan.options.stats == BatchNormStats::kSampleBlock
+                 ? grid.sample_comm()
+                 : grid.comm();
     }
-    if (comm != MPI_COMM_NULL) {
-      check_mpi(MPI_Comm_size(comm, &comm_size), "MPI_Comm_size");
-      if (comm_size == 1) comm = MPI_COMM_NULL;
-    }
-    const size_t n = static_cast<size_t>(channels);
+    const size_t n = static_cast<size_t>(plan.channels);
     running_mean.assign(n, 0.0);
     running_variance.assign(n, 1.0);
     batch_mean.assign(n, 0.0);
@@ -105,38 +58,15 @@ struct BatchNorm<T>::Impl {
       v->assign(n, 0.0);
   }
 
-  static void validate(const ProcessGrid& grid, const Distribution& src,
-                       const BatchNormOptions& o) {
-    internal::check_grid(src, grid.shape(), "input");
-    require(src.ndims() >= 3, ErrorKind::kInvalidArgument,
-            "batch normalisation needs (N, C, spatial...) with 1 to 3 "
-            "spatial dimensions, got a tensor of shape ",
-            src.global_shape());
-    internal::check_unsplit_channels(src.grid_shape(), "batch normalisation");
-    require(std::isfinite(o.epsilon) && o.epsilon >= 0,
-            ErrorKind::kInvalidArgument, "batch normalisation epsilon ",
-            o.epsilon, " must be finite and >= 0");
-    require(o.momentum >= 0 && o.momentum <= 1, ErrorKind::kInvalidArgument,
-            "batch normalisation momentum ", o.momentum, " must be in [0, 1]");
-    require(o.stats == BatchNormStats::kShard ||
-                o.stats == BatchNormStats::kSampleBlock ||
-                o.stats == BatchNormStats::kGlobal,
-            ErrorKind::kInvalidArgument, "unknown BatchNormStats value ",
-            static_cast<int>(o.stats));
-    require(o.mode == BatchNormMode::kTraining ||
-                o.mode == BatchNormMode::kInference,
-            ErrorKind::kInvalidArgument, "unknown BatchNormMode value ",
-            static_cast<int>(o.mode));
-  }
-
   void check_layout(const DistTensor<T>& t, const char* what) const {
-    internal::check_plan_layout(t.layout(), layout, what,
+    internal::check_plan_layout(t.layout(), plan.layout, what,
                                 "batch normalisation");
   }
 
   void check_array(const void* p, const char* what) const {
-    require(p != nullptr || channels == 0, ErrorKind::kInvalidArgument, what,
-            " is null; it needs ", channels, " values (one per channel)");
+    require(p != nullptr || plan.channels == 0, ErrorKind::kInvalidArgument,
+            what, " is null; it needs ", plan.channels,
+            " values (one per channel)");
   }
 
   // Sums the first `n` entries of `sums` over the set, in place.
@@ -154,39 +84,40 @@ struct BatchNorm<T>::Impl {
   //   M2 = sum over ranks of M2_r + r * (S_r / r - mu)^2,
   // is a second allreduce. The variance is M2 / count.
   void batch_statistics(const T* x) {
-    kernel.moments(x, elements, local_sums.data(), m2.data());
+    kernel.moments(x, plan.elements, local_sums.data(), m2.data());
     std::copy(local_sums.begin(), local_sums.end(), sums.begin());
-    allreduce_sums(channels);
-    const double n = double(count);
-    const Index rows = channels > 0 ? elements / channels : 0;
-    for (Index ch = 0; ch < channels; ++ch) {
+    allreduce_sums(plan.channels);
+    const double n = double(plan.count);
+    const Index rows = plan.channels > 0 ? plan.elements / plan.channels : 0;
+    for (Index ch = 0; ch < plan.channels; ++ch) {
       batch_mean[ch] = sums[ch] / n;
       const double delta =
           rows > 0 ? local_sums[ch] / double(rows) - batch_mean[ch] : 0.0;
       sums[ch] = m2[ch] + double(rows) * delta * delta;
     }
-    allreduce_sums(channels);
-    for (Index ch = 0; ch < channels; ++ch) batch_variance[ch] = sums[ch] / n;
+    allreduce_sums(plan.channels);
+    for (Index ch = 0; ch < plan.channels; ++ch)
+      batch_variance[ch] = sums[ch] / n;
   }
 
   void update_running() {
-    const double m = options.momentum;
-    for (Index ch = 0; ch < channels; ++ch) {
+    const double m = plan.options.momentum;
+    for (Index ch = 0; ch < plan.channels; ++ch) {
       running_mean[ch] = (1 - m) * running_mean[ch] + m * batch_mean[ch];
-      if (count > 1) {
+      if (plan.count > 1) {
         const double unbiased =
-            batch_variance[ch] * double(count) / double(count - 1);
+            batch_variance[ch] * double(plan.count) / double(plan.count - 1);
         running_variance[ch] = (1 - m) * running_variance[ch] + m * unbiased;
       }
     }
   }
 
   void forward(const T* x, const T* scale, const T* shift, T* y) {
-    const bool training = options.mode == BatchNormMode::kTraining;
-    forward_mode = options.mode;
+    const bool training = plan.options.mode == BatchNormMode::kTraining;
+    forward_mode = plan.options.mode;
     forward_ran = true;
-    if (channels == 0) return;
-    if (count == 0) {  // the whole set is empty: nothing to normalise
+    if (plan.channels == 0) return;
+    if (plan.count == 0) {  // the whole set is empty: nothing to normalise
       if (training) {
         std::fill(batch_mean.begin(), batch_mean.end(), 0.0);
         std::fill(batch_variance.begin(), batch_variance.end(), 0.0);
@@ -197,24 +128,24 @@ struct BatchNorm<T>::Impl {
       batch_statistics(x);
       update_running();
       used_mean = batch_mean;
-      for (Index ch = 0; ch < channels; ++ch) {
+      for (Index ch = 0; ch < plan.channels; ++ch) {
         used_inv_std[ch] =
-            1.0 / std::sqrt(batch_variance[ch] + options.epsilon);
+            1.0 / std::sqrt(batch_variance[ch] + plan.options.epsilon);
       }
     } else {
       used_mean = running_mean;
-      for (Index ch = 0; ch < channels; ++ch) {
+      for (Index ch = 0; ch < plan.channels; ++ch) {
         used_inv_std[ch] =
-            1.0 / std::sqrt(running_variance[ch] + options.epsilon);
+            1.0 / std::sqrt(running_variance[ch] + plan.options.epsilon);
       }
     }
-    if (elements == 0) return;
-    for (Index ch = 0; ch < channels; ++ch) {
+    if (plan.elements == 0) return;
+    for (Index ch = 0; ch < plan.channels; ++ch) {
       coef_a[ch] = double(scale[ch]) * used_inv_std[ch];
       coef_b[ch] = double(shift[ch]);
     }
-    kernel.affine(x, elements, used_mean.data(), coef_a.data(), coef_b.data(),
-                  y);
+    kernel.affine(x, plan.elements, used_mean.data(), coef_a.data(),
+                  coef_b.data(), y);
   }
 
   // sums = [sum dy | sum dy * (x - mean)] over the set; diff_scale is
@@ -227,28 +158,28 @@ struct BatchNorm<T>::Impl {
   void backward(const T* x, const T* dy, const T* scale, T* dx, T* diff_scale,
                 T* diff_shift) {
     const bool training = forward_mode == BatchNormMode::kTraining;
-    if (channels == 0) return;
+    if (plan.channels == 0) return;
     std::fill(sums.begin(), sums.end(), 0.0);
-    if (count > 0) {
-      kernel.gradient_sums(x, dy, elements, used_mean.data(), sums.data(),
-                           sums.data() + channels);
-      allreduce_sums(2 * channels);
+    if (plan.count > 0) {
+      kernel.gradient_sums(x, dy, plan.elements, used_mean.data(), sums.data(),
+                           sums.data() + plan.channels);
+      allreduce_sums(2 * plan.channels);
     }
-    const double n = double(count);
-    for (Index ch = 0; ch < channels; ++ch) {
+    const double n = double(plan.count);
+    for (Index ch = 0; ch < plan.channels; ++ch) {
       const double sum_dy = sums[ch];
-      const double sum_dy_xhat = sums[channels + ch] * used_inv_std[ch];
+      const double sum_dy_xhat = sums[plan.channels + ch] * used_inv_std[ch];
       diff_shift[ch] = static_cast<T>(sum_dy);
       diff_scale[ch] = static_cast<T>(sum_dy_xhat);
       coef_a[ch] = double(scale[ch]) * used_inv_std[ch];
       coef_b[ch] = coef_c[ch] = 0;
-      if (training && count > 0) {
+      if (training && plan.count > 0) {
         coef_b[ch] = sum_dy / n;
         coef_c[ch] = used_inv_std[ch] * sum_dy_xhat / n;
       }
     }
-    if (elements == 0) return;
-    kernel.diff_src(x, dy, elements, used_mean.data(), coef_a.data(),
+    if (plan.elements == 0) return;
+    kernel.diff_src(x, dy, plan.elements, used_mean.data(), coef_a.data(),
                     coef_b.data(), coef_c.data(), dx);
   }
 };
@@ -256,38 +187,51 @@ struct BatchNorm<T>::Impl {
 template <typename T>
 BatchNorm<T>::BatchNorm(const ProcessGrid& grid, const Distribution& src,
                         const BatchNormOptions& options) {
-  Impl::validate(grid, src, options);
+  internal::check_grid(src, grid.shape(), "input");
   impl_ = internal::Pimpl<Impl>::make(
-      "batch normalisation", grid, src, options);
+      "batch normalisation", grid, plan_batch_norm(src, grid.rank(), options));
+}
+
+template <typename T>
+BatchNorm<T>::BatchNorm(const ProcessGrid& grid, BatchNormPlan plan) {
+  internal::check_given_plan(grid, plan.layout.distribution(), plan.rank,
+                             "batch normalisation");
+  impl_ =
+      internal::Pimpl<Impl>::make("batch normalisation", grid, std::move(plan));
+}
+
+template <typename T>
+const BatchNormPlan& BatchNorm<T>::plan() const {
+  return impl().plan;
 }
 
 template <typename T>
 const BatchNormOptions& BatchNorm<T>::options() const {
-  return impl().options;
+  return impl().plan.options;
 }
 template <typename T>
 Index BatchNorm<T>::channels() const {
-  return impl().channels;
+  return impl().plan.channels;
 }
 template <typename T>
 Index BatchNorm<T>::count() const {
-  return impl().count;
+  return impl().plan.count;
 }
 template <typename T>
 const HaloLayout& BatchNorm<T>::src_layout() const {
-  return impl().layout;
+  return impl().plan.layout;
 }
 template <typename T>
 const HaloLayout& BatchNorm<T>::dst_layout() const {
-  return impl().layout;
+  return impl().plan.layout;
 }
 template <typename T>
 const HaloLayout& BatchNorm<T>::diff_dst_layout() const {
-  return impl().layout;
+  return impl().plan.layout;
 }
 template <typename T>
 const HaloLayout& BatchNorm<T>::diff_src_layout() const {
-  return impl().layout;
+  return impl().plan.layout;
 }
 
 template <typename T>
@@ -295,7 +239,7 @@ void BatchNorm<T>::set_mode(BatchNormMode mode) {
   require(mode == BatchNormMode::kTraining || mode == BatchNormMode::kInference,
           ErrorKind::kInvalidArgument, "unknown BatchNormMode value ",
           static_cast<int>(mode));
-  impl().options.mode = mode;
+  impl().plan.options.mode = mode;
 }
 
 template <typename T>
@@ -342,8 +286,8 @@ void BatchNorm<T>::set_running_stats(const double* mean,
   Impl& s = impl();
   s.check_array(mean, "running mean");
   s.check_array(variance, "running variance");
-  std::copy(mean, mean + s.channels, s.running_mean.begin());
-  std::copy(variance, variance + s.channels, s.running_variance.begin());
+  std::copy(mean, mean + s.plan.channels, s.running_mean.begin());
+  std::copy(variance, variance + s.plan.channels, s.running_variance.begin());
 }
 template <typename T>
 const std::vector<double>& BatchNorm<T>::batch_mean() const {
@@ -356,14 +300,11 @@ const std::vector<double>& BatchNorm<T>::batch_variance() const {
 
 template <typename T>
 std::string BatchNorm<T>::describe() const {
-  const Impl& s = impl();
-  const int ranks = s.comm == MPI_COMM_NULL ? 1 : s.comm_size;
+  const BatchNormPlan& p = impl().plan;
   std::ostringstream out;
-  out << "batch norm, " << to_string(s.options.stats) << " statistics over "
-      << ranks << (ranks == 1 ? " rank" : " ranks") << " (" << s.count
-      << " values per channel), " << to_string(s.options.mode)
-      << ": channels-last loops (" << LocalBatchNorm<T>::implementation()
-      << "), " << s.channels << " channels, " << s.elements << " values here\n";
+  out << p.describe() << ": channels-last loops ("
+      << LocalBatchNorm<T>::implementation() << "), " << p.channels
+      << " channels, " << p.elements << " values here\n";
   return out.str();
 }
 

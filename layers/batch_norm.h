@@ -1,7 +1,8 @@
 // BatchNorm<T>: batch normalisation whose tensors are split over a
 // ProcessGrid (samples and spatial dimensions), training and inference,
-// forward and backward, 2D and 3D. Describe (BatchNormOptions), plan (the
-// constructor), execute (forward, backward), many times.
+// forward and backward, 2D and 3D. Describe (BatchNormOptions), plan
+// (plan_batch_norm, layers/batch_norm_plan.h; the constructor plans too),
+// execute (forward, backward), many times.
 //
 //   y = scale[c] * (x - mean[c]) / sqrt(var[c] + epsilon) + shift[c]
 //
@@ -74,25 +75,9 @@
 #include "distconv/halo_layout.h"
 #include "distconv/internal/pimpl.h"
 #include "distconv/process_grid.h"
+#include "layers/batch_norm_plan.h"
 
 namespace distconv {
-
-enum class BatchNormStats { kShard, kSampleBlock, kGlobal };
-// kTraining: normalise with the batch's statistics and update the running
-// ones; kInference: normalise with the running statistics (no
-// communication in forward).
-enum class BatchNormMode { kTraining, kInference };
-
-const char* to_string(
-    BatchNormStats stats);                  // "shard", "sample_block", "global"
-const char* to_string(BatchNormMode mode);  // "training", "inference"
-
-struct BatchNormOptions {
-  BatchNormStats stats = BatchNormStats::kGlobal;
-  BatchNormMode mode = BatchNormMode::kTraining;
-  double epsilon = 1e-5;  // added to the variance; >= 0
-  double momentum = 0.1;  // of the running statistics' update; in [0, 1]
-};
 
 // Defined for float and double.
 template <typename T>
@@ -100,7 +85,11 @@ class BatchNorm {
  public:
   BatchNorm(const ProcessGrid& grid, const Distribution& src,
             const BatchNormOptions& options = {});
+  // Runs a plan made beforehand for this rank (plan_batch_norm(src,
+  // grid.rank(), options)).
+  BatchNorm(const ProcessGrid& grid, BatchNormPlan plan);
 
+  const BatchNormPlan& plan() const;
   const BatchNormOptions& options() const;
   Index channels() const;
   // Values per channel in this rank's statistics set (n above).

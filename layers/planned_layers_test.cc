@@ -1,12 +1,13 @@
 // Layers built from plans made beforehand (plan_convolution, plan_pooling,
-// plan_deconvolution): they run as the layers that plan for themselves do,
-// bit for bit; a plan made for another rank or grid throws the same
-// distconv::Error on every rank.
+// plan_deconvolution, plan_batch_norm): they run as the layers that plan
+// for themselves do, bit for bit; a plan made for another rank or grid
+// throws the same distconv::Error on every rank.
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "distconv/scatter_gather.h"
+#include "layers/batch_norm.h"
 #include "layers/convolution.h"
 #include "layers/deconvolution.h"
 #include "layers/pooling.h"
@@ -76,6 +77,17 @@ TEST(PlannedLayers, RunAsTheLayersOwnPlans) {
   expect_same_outputs(grid, d_own, d_given, [&](auto& l, auto& x, auto& y) {
     l.forward(x, wu.data(), nullptr, y);
   });
+
+  BatchNormOptions stats;
+  stats.stats = BatchNormStats::kSampleBlock;
+  BatchNorm<double> b_own(grid, x4, stats);
+  BatchNorm<double> b_given(grid, plan_batch_norm(x4, rank, stats));
+  EXPECT_EQ(b_given.plan(), b_own.plan());
+  EXPECT_EQ(b_given.describe(), b_own.describe());
+  const std::vector<double> scale = {1, 2, 3, 4}, shift = {0, 1, 0, -1};
+  expect_same_outputs(grid, b_own, b_given, [&](auto& l, auto& x, auto& y) {
+    l.forward(x, scale.data(), shift.data(), y);
+  });
 }
 
 TEST(PlannedLayers, APlanForAnotherRankOrGridFailsOnEveryRank) {
@@ -97,6 +109,9 @@ TEST(PlannedLayers, APlanForAnotherRankOrGridFailsOnEveryRank) {
         comm, ErrorKind::kInvalidArgument, "plan for rank",
         [&] { Pooling<float>(grid, plan_pooling(pool, x, planned)); });
     testing::expect_error_on_all_ranks(
+        comm, ErrorKind::kInvalidArgument, "plan for rank",
+        [&] { BatchNorm<float>(grid, plan_batch_norm(x, planned)); });
+    testing::expect_error_on_all_ranks(
         comm, ErrorKind::kInvalidArgument, "plan for rank", [&] {
           Deconvolution<float>(grid, plan_deconvolution(up, x, planned));
         });
@@ -111,6 +126,9 @@ TEST(PlannedLayers, APlanForAnotherRankOrGridFailsOnEveryRank) {
   testing::expect_error_on_all_ranks(
       comm, ErrorKind::kGridMismatch, "planned input",
       [&] { Pooling<float>(grid, plan_pooling(pool, other, mine)); });
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kGridMismatch, "planned input",
+      [&] { BatchNorm<float>(grid, plan_batch_norm(other, mine)); });
   testing::expect_error_on_all_ranks(
       comm, ErrorKind::kGridMismatch, "planned input", [&] {
         Deconvolution<float>(grid, plan_deconvolution(up, other, mine));

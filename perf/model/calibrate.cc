@@ -1,7 +1,7 @@
 // Measures the performance model's machine constants on this machine and
 // writes them in machine.h's format:
 //
-//   mpirun -np 2 -x OMP_NUM_THREADS=1 bazel-bin/perf/model/calibrate \
+//   mpirun -np 2 -x OMP_NUM_THREADS=1 bazel-bin/perf/model/calibrate
 //       [--out=FILE] [--reps=3]
 //
 // Rank 0 times, on a grid of its own (MPI_COMM_SELF) while the others

@@ -10,6 +10,7 @@
 #include "distconv/error.h"
 #include "distconv/halo_layout.h"
 #include "halo/halo_plan.h"
+#include "layers/batch_norm_plan.h"
 #include "layers/conv_plan.h"
 #include "layers/deconv_plan.h"
 #include "layers/pool_plan.h"
@@ -239,20 +240,34 @@ Cost pooling_cost(const Op& op, const Distribution& src, const Machine& m) {
   });
 }
 
+// Batch normalisation (global statistics, training), from each
+// representative rank's own plan (BatchNormPlan): two passes over its
+// shard; forward's two allreduces of the channels' sums and squared
+// deviations, backward's one of both gradient sums, over the statistics
+// set.
+Cost batch_norm_cost(const Distribution& src, const Machine& m) {
+  const double slow = m.compute_slowdown(src.num_parts());
+  return slowest(src, [&](int part) {
+    const BatchNormPlan p = plan_batch_norm(src, part);
+    Cost cost;
+    cost.compute_s = elementwise_time(static_cast<double>(p.elements),
+                                      m.batch_norm_s, 2, m, slow);
+    if (p.communicates()) {
+      const double bytes = static_cast<double>(p.channels) * kDoubleBytes;
+      const int set = static_cast<int>(p.set_ranks.size());
+      cost.allreduce_s = 2 * allreduce_time(bytes, set, m) +
+                         allreduce_time(2 * bytes, set, m);
+    }
+    return cost;
+  });
+}
+
 Cost elementwise_cost(const Op& op, const Distribution& src,
                       const Machine& m) {
   const int ranks = src.num_parts();
   const double slow = m.compute_slowdown(ranks);
   double per_element = 0, allreduce = 0;
-  const double channels = static_cast<double>(op.src_shape[1]);
   switch (op.kind) {
-    case OpKind::kBatchNorm:
-      // Forward: the means, then the second moments; backward: two sums
-      // per channel in one call.
-      per_element = m.batch_norm_s;
-      allreduce = 2 * allreduce_time(channels * kDoubleBytes, ranks, m) +
-                  allreduce_time(2 * channels * kDoubleBytes, ranks, m);
-      break;
     case OpKind::kRelu:
       per_element = m.relu_s;
       break;
@@ -429,6 +444,8 @@ Cost op_cost(const Op& op, const Distribution& src, const Machine& m) {
       return deconvolution_cost(op, src, m);
     case OpKind::kPooling:
       return pooling_cost(op, src, m);
+    case OpKind::kBatchNorm:
+      return batch_norm_cost(src, m);
     default:
       return elementwise_cost(op, src, m);
   }
