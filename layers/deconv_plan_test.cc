@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "distconv/error.h"
+#include "tests/plan_testing.h"
 
 namespace distconv {
 namespace {
@@ -47,15 +48,9 @@ TEST(DeconvPlan, EveryRankAgreesOnTheLayouts) {
   for (const Case& c : cases()) {
     SCOPED_TRACE(c.name);
     const Distribution src(c.src_shape, c.grid);
-    const DeconvPlan first = plan_deconvolution(c.desc, src, 0);
-    EXPECT_EQ(first.src_layout().distribution(), src);
-    EXPECT_EQ(first.dst_layout().distribution().global_shape(),
-              c.desc.dst_shape(c.src_shape));
-    for (int r = 1; r < src.num_parts(); ++r) {
-      const DeconvPlan p = plan_deconvolution(c.desc, src, r);
-      EXPECT_EQ(p.src_layout(), first.src_layout());
-      EXPECT_EQ(p.dst_layout(), first.dst_layout());
-    }
+    testing::expect_ranks_agree_on_layouts(
+        src, c.desc.dst_shape(c.src_shape),
+        [&](int r) { return plan_deconvolution(c.desc, src, r); });
   }
 }
 

@@ -4,6 +4,7 @@
 // throws the same distconv::Error on every rank.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <vector>
 
 #include "distconv/scatter_gather.h"
@@ -100,39 +101,33 @@ TEST(PlannedLayers, APlanForAnotherRankOrGridFailsOnEveryRank) {
   const ConvDesc conv = ConvDesc::make(4, 4, {3, 3});
   const PoolDesc pool = PoolDesc::make(PoolKind::kMax, {2, 2});
   const DeconvDesc up = DeconvDesc::make(4, 4, {2, 2});
-  if (n > 1) {
-    testing::expect_error_on_all_ranks(
-        comm, ErrorKind::kInvalidArgument, "plan for rank", [&] {
-          Convolution<float>(grid, plan_convolution(conv, x, planned));
-        });
-    testing::expect_error_on_all_ranks(
-        comm, ErrorKind::kInvalidArgument, "plan for rank",
-        [&] { Pooling<float>(grid, plan_pooling(pool, x, planned)); });
-    testing::expect_error_on_all_ranks(
-        comm, ErrorKind::kInvalidArgument, "plan for rank",
-        [&] { BatchNorm<float>(grid, plan_batch_norm(x, planned)); });
-    testing::expect_error_on_all_ranks(
-        comm, ErrorKind::kInvalidArgument, "plan for rank", [&] {
-          Deconvolution<float>(grid, plan_deconvolution(up, x, planned));
-        });
-  }
+  // Each layer built from its plan for (distribution, rank).
+  const std::vector<std::function<void(const Distribution&, int)>> layers = {
+      [&](const Distribution& d, int r) {
+        Convolution<float>(grid, plan_convolution(conv, d, r));
+      },
+      [&](const Distribution& d, int r) {
+        Pooling<float>(grid, plan_pooling(pool, d, r));
+      },
+      [&](const Distribution& d, int r) {
+        Deconvolution<float>(grid, plan_deconvolution(up, d, r));
+      },
+      [&](const Distribution& d, int r) {
+        BatchNorm<float>(grid, plan_batch_norm(d, r));
+      },
+  };
   // A plan over a grid of another shape.
   const Distribution other(Shape{2, 4, 9, 8 * n}, Shape{1, 1, 1, n + 1});
-  const int mine = grid.rank();
-  testing::expect_error_on_all_ranks(
-      comm, ErrorKind::kGridMismatch, "planned input", [&] {
-        Convolution<float>(grid, plan_convolution(conv, other, mine));
-      });
-  testing::expect_error_on_all_ranks(
-      comm, ErrorKind::kGridMismatch, "planned input",
-      [&] { Pooling<float>(grid, plan_pooling(pool, other, mine)); });
-  testing::expect_error_on_all_ranks(
-      comm, ErrorKind::kGridMismatch, "planned input",
-      [&] { BatchNorm<float>(grid, plan_batch_norm(other, mine)); });
-  testing::expect_error_on_all_ranks(
-      comm, ErrorKind::kGridMismatch, "planned input", [&] {
-        Deconvolution<float>(grid, plan_deconvolution(up, other, mine));
-      });
+  for (const auto& layer : layers) {
+    if (n > 1) {
+      testing::expect_error_on_all_ranks(
+          comm, ErrorKind::kInvalidArgument, "plan for rank",
+          [&] { layer(x, planned); });
+    }
+    testing::expect_error_on_all_ranks(
+        comm, ErrorKind::kGridMismatch, "planned input",
+        [&] { layer(other, grid.rank()); });
+  }
 }
 
 }  // namespace
