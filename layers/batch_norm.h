@@ -89,6 +89,7 @@ class BatchNorm {
   // grid.rank(), options)).
   BatchNorm(const ProcessGrid& grid, BatchNormPlan plan);
 
+  // The plan it runs; options.mode is the current mode (set_mode()).
   const BatchNormPlan& plan() const;
   const BatchNormOptions& options() const;
   Index channels() const;

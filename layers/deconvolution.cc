@@ -13,6 +13,7 @@
 #include "kernels/local_conv.h"
 
 namespace distconv {
+
 using internal::for_each_cell;
 
 // The resources a plan runs on: the halo exchange (reverse on dst, forward
