@@ -15,6 +15,7 @@ namespace distconv {
 
 struct DeviceSpace {
   static constexpr const char* kName = "device";
+  static constexpr bool kHostAccessible = false;  // views: no element access
   // Zero-initialised memory on the current device; throws Error on failure.
   static void* allocate(std::size_t bytes);
   static void deallocate(void* p) noexcept;

@@ -2,14 +2,22 @@
 
 #include <mpi.h>
 
+#include <utility>
 #include <vector>
 
 #include "distconv/dist_tensor.h"
 #include "gtest/gtest.h"
 #include "tests/mpi_testing.h"
+#include "tests/view_access.h"
 
 namespace distconv {
 namespace {
+
+// Host code cannot index a view of GPU memory (it does not compile).
+static_assert(!testing::kHostIndexable<StridedView<float, DeviceSpace>>);
+static_assert(
+    !testing::kHostIndexable<
+        decltype(std::declval<DistTensor<float, DeviceSpace>&>().interior())>);
 
 // A DistTensor in GPU memory: zeroed on allocation, and host data survives a
 // round trip through it. Skips (visibly) where there is no GPU.

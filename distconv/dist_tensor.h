@@ -1,7 +1,7 @@
 // DistTensor<T, Space>: this rank's part of a tensor distributed over a
 // ProcessGrid: its shard plus halos in one local buffer (row-major over the
-// local shape in the layout's storage order), with strided views of the interior and of each
-// halo slab.
+// local shape in the layout's storage order), with strided views of the
+// interior and of each halo slab.
 //
 // The buffer is either allocated (zeroed) by the tensor, or owned by the
 // caller (a framework's memory) and wrapped. The grid must outlive the
@@ -83,22 +83,24 @@ class DistTensor {
   const T* data() const { return data_; }
 
   // Views into the local buffer (local coordinates start at the buffer's
-  // lower corner).
-  StridedView<T> buffer() {
-    return StridedView<T>(data_, local_shape(), layout_.local_strides(part()));
+  // lower corner), in the tensor's memory space: the host can index them
+  // only for host memory (strided_view.h).
+  StridedView<T, Space> buffer() {
+    return StridedView<T, Space>(data_, local_shape(),
+                                 layout_.local_strides(part()));
   }
-  StridedView<T> view(const Box& local_box) {
+  StridedView<T, Space> view(const Box& local_box) {
     return buffer().subview(local_box);
   }
-  StridedView<T> interior() { return view(layout_.interior(part())); }
-  StridedView<T> halo(int dim, Side side) {
+  StridedView<T, Space> interior() { return view(layout_.interior(part())); }
+  StridedView<T, Space> halo(int dim, Side side) {
     return view(layout_.halo_slab(part(), dim, side));
   }
-  StridedView<const T> buffer() const {
-    return StridedView<const T>(data_, local_shape(),
-                                layout_.local_strides(part()));
+  StridedView<const T, Space> buffer() const {
+    return StridedView<const T, Space>(data_, local_shape(),
+                                       layout_.local_strides(part()));
   }
-  StridedView<const T> interior() const {
+  StridedView<const T, Space> interior() const {
     return buffer().subview(layout_.interior(part()));
   }
 

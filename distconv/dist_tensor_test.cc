@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "distconv/error.h"
@@ -9,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "tests/layout_cases.h"
 #include "tests/mpi_testing.h"
+#include "tests/view_access.h"
 
 namespace distconv {
 namespace {
@@ -76,9 +78,8 @@ TEST(DistTensor, GatherIsTheAdjointOfScatter) {
       y.buffer().for_each([&](const Shape&, double& v) { v = u(rng); });
       scatter(x.data(), sx, 0);
       double sx_y = 0;
-      sx.interior().for_each([&](const Shape& i, double& v) {
-        sx_y += v * y.interior()(i);
-      });
+      sx.interior().for_each(
+          [&](const Shape& i, double& v) { sx_y += v * y.interior()(i); });
       sx_y = testing::sum_over(MPI_COMM_WORLD, sx_y);
       std::vector<double> gy(x.size());
       gather(y, gy.data(), 0);
@@ -92,9 +93,9 @@ TEST(DistTensor, GatherIsTheAdjointOfScatter) {
 
 TEST(DistTensor, ViewsShareTheBuffer) {
   ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, world_size(), 1});
-  const HaloLayout layout(Distribution(Shape{2, 3, 4 * world_size(), 5},
-                                       grid.shape()),
-                          HaloWidths{{0, 0, 1, 2}, {0, 0, 2, 1}});
+  const HaloLayout layout(
+      Distribution(Shape{2, 3, 4 * world_size(), 5}, grid.shape()),
+      HaloWidths{{0, 0, 1, 2}, {0, 0, 2, 1}});
   DistTensor<double> x(grid, layout);
   EXPECT_TRUE(x.owns_buffer());
   EXPECT_EQ(x.local_shape(), (Shape{2, 3, 7, 8}));
@@ -111,10 +112,45 @@ TEST(DistTensor, ViewsShareTheBuffer) {
   EXPECT_EQ(x.data()[linear_index({1, 1, 6, 7}, x.local_shape())], -5);
 }
 
+// A memory space the host may not read (as GPU memory), kept in host memory
+// so that this test runs everywhere.
+struct OpaqueSpace {
+  static constexpr const char* kName = "opaque";
+  static constexpr bool kHostAccessible = false;
+  static void* allocate(std::size_t bytes) {
+    return HostSpace::allocate(bytes);
+  }
+  static void deallocate(void* p) noexcept { HostSpace::deallocate(p); }
+};
+
+static_assert(testing::kHostIndexable<StridedView<float>>);
+static_assert(testing::kHostIndexable<StridedView<const float>>);
+static_assert(!testing::HostIndexable<StridedView<float, OpaqueSpace>>::value);
+static_assert(!testing::HostIterable<StridedView<float, OpaqueSpace>>::value);
+
+// Views of a tensor carry its memory space: the same boxes and addresses
+// as in host memory, but no element access on the host.
+TEST(DistTensor, ViewsCarryTheirMemorySpace) {
+  ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, world_size(), 1});
+  const HaloLayout layout(
+      Distribution(Shape{2, 3, 4 * world_size(), 5}, grid.shape()),
+      HaloWidths{{0, 0, 1, 2}, {0, 0, 2, 1}});
+  DistTensor<double, OpaqueSpace> x(grid, layout);
+  const auto in = x.interior();
+  static_assert(
+      std::is_same_v<decltype(in), const StridedView<double, OpaqueSpace>>);
+  static_assert(!testing::kHostIndexable<decltype(in)>);
+  static_assert(
+      !testing::kHostIndexable<decltype(std::as_const(x).interior())>);
+  EXPECT_EQ(in.extent(), (Shape{2, 3, 4, 5}));
+  EXPECT_EQ(in.data(), x.data() + 1 * 8 + 2);
+  EXPECT_EQ(x.halo(2, Side::kUpper).data(), x.data() + 5 * 8);
+}
+
 TEST(DistTensor, WrapsACallerOwnedBuffer) {
   ProcessGrid grid(MPI_COMM_WORLD, Shape{world_size(), 1, 1, 1});
-  const HaloLayout layout(Distribution(Shape{world_size(), 2, 3, 3},
-                                       grid.shape()));
+  const HaloLayout layout(
+      Distribution(Shape{world_size(), 2, 3, 3}, grid.shape()));
   std::vector<float> mine(18, 7.0f);
   DistTensor<float> x =
       DistTensor<float>::wrap(grid, layout, mine.data(), mine.size());
@@ -123,22 +159,22 @@ TEST(DistTensor, WrapsACallerOwnedBuffer) {
   x.interior()({0, 1, 2, 2}) = 3;
   EXPECT_EQ(mine[17], 3);
   expect_error_on_all_ranks(
-      MPI_COMM_WORLD, ErrorKind::kShapeMismatch, "wrapped buffer holds 17", [&] {
-        DistTensor<float>::wrap(grid, layout, mine.data(), 17);
-      });
+      MPI_COMM_WORLD, ErrorKind::kShapeMismatch, "wrapped buffer holds 17",
+      [&] { DistTensor<float>::wrap(grid, layout, mine.data(), 17); });
 }
 
 TEST(DistTensor, MismatchedGridAndBadRootFailOnEveryRank) {
   ProcessGrid grid(MPI_COMM_WORLD, Shape{world_size(), 1, 1, 1});
-  const HaloLayout other(Distribution(Shape{4, 4, 4, 4}, Shape{1, 1, 1, world_size() + 1}));
+  const HaloLayout other(
+      Distribution(Shape{4, 4, 4, 4}, Shape{1, 1, 1, world_size() + 1}));
   expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kGridMismatch,
                             "used with a process grid",
                             [&] { DistTensor<float> x(grid, other); });
   const HaloLayout layout(Distribution(Shape{4, 4, 4, 4}, grid.shape()));
   DistTensor<float> x(grid, layout);
   std::vector<float> all(256);
-  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kInvalidArgument,
-                            "root", [&] { gather(x, all.data(), -1); });
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kInvalidArgument, "root",
+                            [&] { gather(x, all.data(), -1); });
   // The root forgot its array: every rank hears about it, nobody hangs.
   expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kInvalidArgument,
                             "global array on root 0 is null",

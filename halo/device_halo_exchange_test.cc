@@ -1,11 +1,9 @@
-// The GPU halo exchange against the host one (itself checked against the
-// serial oracle in halo_exchange_test.cc), bit for bit, on every layout
-// case and grid, for every element type and transport; its adjoint test in
-// double; misuse. GPU cases skip visibly on a machine without a GPU; the
-// checks made before any device work (transport agreement, no device at
-// all) run everywhere.
-#include "halo/device_halo_exchange.h"
-
+// The halo exchange on device memory against the host one (itself checked
+// against the serial oracle in halo_exchange_test.cc), bit for bit, on
+// every layout case and grid, for every element type and device transport;
+// its adjoint test in double; misuse. GPU cases skip visibly on a machine
+// without a GPU; the checks made before any device work (transport
+// agreement and memory space, no device at all) run everywhere.
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -14,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "distconv/device_space.h"
 #include "distconv/error.h"
 #include "gtest/gtest.h"
 #include "halo/halo_exchange.h"
@@ -53,20 +52,20 @@ class DeviceHalo : public ::testing::Test {
   void TearDown() override {
     if (nccl_ != nullptr) ncclCommDestroy(nccl_);
   }
-  std::vector<DeviceHaloExchangeConfig> configs() const {
-    std::vector<DeviceHaloExchangeConfig> out;
-    for (DeviceHaloTransport t : transports()) out.push_back(config(t));
+  std::vector<HaloSetupOptions> configs() const {
+    std::vector<HaloSetupOptions> out;
+    for (HaloTransport t : transports()) out.push_back(config(t));
     return out;
   }
-  std::vector<DeviceHaloTransport> transports() const {
-    std::vector<DeviceHaloTransport> t{DeviceHaloTransport::kHostStaged};
-    if (nccl_ != nullptr) t.push_back(DeviceHaloTransport::kNccl);
+  std::vector<HaloTransport> transports() const {
+    std::vector<HaloTransport> t{HaloTransport::kHostStaged};
+    if (nccl_ != nullptr) t.push_back(HaloTransport::kNccl);
     return t;
   }
-  DeviceHaloExchangeConfig config(DeviceHaloTransport t) const {
-    DeviceHaloExchangeConfig c;
+  HaloSetupOptions config(HaloTransport t) const {
+    HaloSetupOptions c;
     c.transport = t;
-    if (t == DeviceHaloTransport::kNccl) c.nccl_comm = nccl_;
+    if (t == HaloTransport::kNccl) c.nccl_comm = nccl_;
     return c;
   }
   ncclComm_t nccl_ = nullptr;
@@ -102,18 +101,18 @@ void write(DistTensor<T, DeviceSpace>& x, const std::vector<T>& values) {
 // of 1/8 up to 8, exact in every type.
 template <typename T>
 void ExpectLikeTheHost(const HaloLayout& layout, const ProcessGrid& grid,
-                       const DeviceHaloExchangeConfig& config,
-                       const HaloExchangeOptions& options) {
+                       const HaloSetupOptions& config,
+                       const HaloCallOptions& options) {
   using H = HostOf<T>;
   std::mt19937_64 rng(17 + grid.rank());
   std::uniform_int_distribution<int> k(-64, 64);
   DistTensor<H> host(grid, layout);
   for (Index i = 0; i < host.size(); ++i) host.data()[i] = k(rng) / H(8);
   DistTensor<T, DeviceSpace> dev(grid, layout);
-  write(dev, to_device_type<T>(std::vector<H>(host.data(),
-                                              host.data() + host.size())));
+  write(dev, to_device_type<T>(
+                 std::vector<H>(host.data(), host.data() + host.size())));
   HaloExchange<H> host_halo(grid, layout, {HaloTransport::kPackedBuffers});
-  DeviceHaloExchange<T> dev_halo(grid, layout, config);
+  HaloExchange<T, DeviceSpace> dev_halo(grid, layout, config);
   host_halo.exchange(host, options);
   dev_halo.exchange(dev, options);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -128,18 +127,18 @@ void ExpectLikeTheHost(const HaloLayout& layout, const ProcessGrid& grid,
 // check(layout, grid, config) on every layout case over every
 // factorisation of the rank count into 4D and 5D grids.
 template <typename Check>
-void ForEveryGridAndLayout(const std::vector<DeviceHaloExchangeConfig>& configs,
+void ForEveryGridAndLayout(const std::vector<HaloSetupOptions>& configs,
                            Check check) {
   for (int ndims : {4, 5}) {
     for (const Shape& shape : testing::factorizations(world_size(), ndims)) {
       ProcessGrid grid(MPI_COMM_WORLD, shape);
       for (const testing::LayoutCase& c : testing::layout_cases(shape)) {
         SCOPED_TRACE(c.name + " over " + shape.to_string());
-        for (const DeviceHaloExchangeConfig& k : configs) {
+        for (const HaloSetupOptions& k : configs) {
           check(c.layout, grid, k);
         }
-        if (testing::max_over(MPI_COMM_WORLD,
-                              ::testing::Test::HasFailure()) != 0) {
+        if (testing::max_over(MPI_COMM_WORLD, ::testing::Test::HasFailure()) !=
+            0) {
           return;
         }
       }
@@ -147,81 +146,81 @@ void ForEveryGridAndLayout(const std::vector<DeviceHaloExchangeConfig>& configs,
   }
 }
 
-constexpr HaloExchangeOptions kForward{};
-constexpr HaloExchangeOptions kReverseSum{HaloDirection::kReverse,
-                                          HaloReduction::kSum};
-constexpr HaloExchangeOptions kReverseMax{HaloDirection::kReverse,
-                                          HaloReduction::kMax};
+constexpr HaloCallOptions kForward{};
+constexpr HaloCallOptions kReverseSum{HaloDirection::kReverse,
+                                      HaloReduction::kSum};
+constexpr HaloCallOptions kReverseMax{HaloDirection::kReverse,
+                                      HaloReduction::kMax};
 
 TEST_F(DeviceHalo, Fp32ForwardAndReverseLikeTheHost) {
-  for (HaloExchangeOptions o : {kForward, kReverseSum, kReverseMax}) {
-    ForEveryGridAndLayout(configs(), [&](const HaloLayout& l,
-                                         const ProcessGrid& g,
-                                         const DeviceHaloExchangeConfig& t) {
-      ExpectLikeTheHost<float>(l, g, t, o);
-      ExpectLikeTheHost<float>(l.with_storage(StorageOrder::kChannelsLast), g,
-                               t, o);
-    });
+  for (HaloCallOptions o : {kForward, kReverseSum, kReverseMax}) {
+    ForEveryGridAndLayout(
+        configs(), [&](const HaloLayout& l, const ProcessGrid& g,
+                       const HaloSetupOptions& t) {
+          ExpectLikeTheHost<float>(l, g, t, o);
+          ExpectLikeTheHost<float>(l.with_storage(StorageOrder::kChannelsLast),
+                                   g, t, o);
+        });
   }
 }
 
 TEST_F(DeviceHalo, Fp64ForwardAndReverseLikeTheHost) {
-  for (HaloExchangeOptions o : {kForward, kReverseSum, kReverseMax}) {
-    ForEveryGridAndLayout(configs(), [&](const HaloLayout& l,
-                                         const ProcessGrid& g,
-                                         const DeviceHaloExchangeConfig& t) {
-      ExpectLikeTheHost<double>(l, g, t, o);
-    });
+  for (HaloCallOptions o : {kForward, kReverseSum, kReverseMax}) {
+    ForEveryGridAndLayout(configs(),
+                          [&](const HaloLayout& l, const ProcessGrid& g,
+                              const HaloSetupOptions& t) {
+                            ExpectLikeTheHost<double>(l, g, t, o);
+                          });
   }
 }
 
 // fp16 and bf16: copies and max commute with rounding, so they match the
 // fp32 host exchange exactly; sums are not compared (rounded each step).
 TEST_F(DeviceHalo, Fp16AndBf16ForwardAndReverseMaxLikeTheHost) {
-  for (HaloExchangeOptions o : {kForward, kReverseMax}) {
-    ForEveryGridAndLayout(configs(), [&](const HaloLayout& l,
-                                         const ProcessGrid& g,
-                                         const DeviceHaloExchangeConfig& t) {
-      ExpectLikeTheHost<__half>(l, g, t, o);
-      ExpectLikeTheHost<__nv_bfloat16>(l, g, t, o);
-    });
+  for (HaloCallOptions o : {kForward, kReverseMax}) {
+    ForEveryGridAndLayout(configs(),
+                          [&](const HaloLayout& l, const ProcessGrid& g,
+                              const HaloSetupOptions& t) {
+                            ExpectLikeTheHost<__half>(l, g, t, o);
+                            ExpectLikeTheHost<__nv_bfloat16>(l, g, t, o);
+                          });
   }
 }
 
 // <Hx, y> == <x, H^T y> with x zero outside the interior, in double.
 TEST_F(DeviceHalo, ReverseIsTheAdjointOfForward) {
-  ForEveryGridAndLayout(configs(), [](const HaloLayout& layout,
-                                      const ProcessGrid& grid,
-                                      const DeviceHaloExchangeConfig& config) {
-    std::mt19937_64 rng(1000 + grid.rank());
-    std::uniform_real_distribution<double> u(-1, 1);
-    DistTensor<double> hx(grid, layout), hy(grid, layout);
-    const Box interior = layout.interior(grid.rank());
-    hx.buffer().for_each([&](const Shape& i, double& v) {
-      v = interior.contains(i) ? u(rng) : 0;
-    });
-    hy.buffer().for_each([&](const Shape&, double& v) { v = u(rng); });
-    const std::vector<double> x0(hx.data(), hx.data() + hx.size());
-    const std::vector<double> y0(hy.data(), hy.data() + hy.size());
-    DistTensor<double, DeviceSpace> x(grid, layout), y(grid, layout);
-    write(x, x0);
-    write(y, y0);
-    DeviceHaloExchange<double> halo(grid, layout, config);
-    halo.exchange(x);
-    halo.exchange(y, kReverseSum);
-    const std::vector<double> hx_values = read(x), ht_y = read(y);
-    double hx_y = 0, x_hty = 0;
-    for (size_t i = 0; i < x0.size(); ++i) hx_y += hx_values[i] * y0[i];
-    hx.buffer().for_each([&](const Shape& i, double& v) {
-      if (interior.contains(i)) {
-        const Index k = &v - hx.data();
-        x_hty += x0[k] * ht_y[k];
-      }
-    });
-    hx_y = testing::sum_over(grid.comm(), hx_y);
-    x_hty = testing::sum_over(grid.comm(), x_hty);
-    EXPECT_NEAR(hx_y, x_hty, 1e-12 * std::max(1.0, std::abs(hx_y)));
-  });
+  ForEveryGridAndLayout(
+      configs(), [](const HaloLayout& layout, const ProcessGrid& grid,
+                    const HaloSetupOptions& config) {
+        std::mt19937_64 rng(1000 + grid.rank());
+        std::uniform_real_distribution<double> u(-1, 1);
+        DistTensor<double> hx(grid, layout), hy(grid, layout);
+        const Box interior = layout.interior(grid.rank());
+        hx.buffer().for_each([&](const Shape& i, double& v) {
+          v = interior.contains(i) ? u(rng) : 0;
+        });
+        hy.buffer().for_each([&](const Shape&, double& v) { v = u(rng); });
+        const std::vector<double> x0(hx.data(), hx.data() + hx.size());
+        const std::vector<double> y0(hy.data(), hy.data() + hy.size());
+        DistTensor<double, DeviceSpace> x(grid, layout), y(grid, layout);
+        write(x, x0);
+        write(y, y0);
+        HaloExchange<double, DeviceSpace> halo(grid, layout, config);
+        halo.exchange(x);
+        halo.exchange(y, kReverseSum);
+        const std::vector<double> hx_values = read(x), ht_y = read(y);
+        double hx_y = 0, x_hty = 0;
+        for (size_t i = 0; i < x0.size(); ++i) hx_y += hx_values[i] * y0[i];
+        hx.buffer().for_each([&](const Shape& i, double& v) {
+          if (interior.contains(i)) {
+            const Index k = &v - hx.data();
+            x_hty += x0[k] * ht_y[k];
+          }
+        });
+        hx_y = testing::sum_over(grid.comm(), hx_y);
+        x_hty = testing::sum_over(grid.comm(), x_hty);
+        EXPECT_NEAR(hx_y, x_hty, 1e-12 * std::max(1.0, std::abs(hx_y)));
+      });
 }
 
 // The caller's stream orders everything: two exchanges in flight on one
@@ -238,11 +237,12 @@ TEST_F(DeviceHalo, RepeatedExchangesOnTheCallersStream) {
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
             cudaSuccess);
-  for (DeviceHaloTransport t : transports()) {
-    DeviceHaloExchangeConfig config;
+  for (HaloTransport t : transports()) {
+    HaloSetupOptions config;
     config.transport = t;
     config.stream = stream;
-    DeviceHaloExchange<float> ha(grid, layout, config), hb(grid, layout, config);
+    HaloExchange<float, DeviceSpace> ha(grid, layout, config),
+        hb(grid, layout, config);
     DistTensor<float> host(grid, layout);
     DistTensor<float, DeviceSpace> a(grid, layout), b(grid, layout),
         scratch(grid, layout);
@@ -257,8 +257,9 @@ TEST_F(DeviceHalo, RepeatedExchangesOnTheCallersStream) {
       ha.start(a);
       hb.start(b);
       EXPECT_TRUE(ha.in_flight());
-      ASSERT_EQ(cudaMemsetAsync(scratch.data(), round, sizeof(float) *
-                                scratch.size(), stream), cudaSuccess);
+      ASSERT_EQ(cudaMemsetAsync(scratch.data(), round,
+                                sizeof(float) * scratch.size(), stream),
+                cudaSuccess);
       hb.wait();
       ha.wait();
       EXPECT_FALSE(ha.in_flight());
@@ -277,7 +278,8 @@ TEST_F(DeviceHalo, MisuseFailsOnEveryRankWithoutHanging) {
   const Distribution dist(Shape{1, 2, 4, 4 * world_size()}, grid.shape());
   const HaloLayout layout(dist, HaloWidths::symmetric({0, 0, 0, 1}));
   const HaloLayout wider(dist, HaloWidths::symmetric({0, 0, 0, 2}));
-  DeviceHaloExchange<float> halo(grid, layout);
+  HaloExchange<float, DeviceSpace> halo(grid, layout);
+  EXPECT_EQ(halo.transport(), HaloTransport::kHostStaged);  // the default
   DistTensor<float, DeviceSpace> x(grid, layout), y(grid, wider);
   expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kState,
                             "no exchange in flight", [&] { halo.wait(); });
@@ -289,22 +291,20 @@ TEST_F(DeviceHalo, MisuseFailsOnEveryRankWithoutHanging) {
                             [&] { halo.start(x); });
   halo.wait();
   const ProcessGrid other(MPI_COMM_WORLD, Shape{1, 1, 1, 1, world_size()});
-  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kGridMismatch,
-                            "used with a process grid", [&] {
-                              DeviceHaloExchange<float> h(other, layout);
-                            });
-  DeviceHaloExchange<float> moved = std::move(halo);
+  expect_error_on_all_ranks(
+      MPI_COMM_WORLD, ErrorKind::kGridMismatch, "used with a process grid",
+      [&] { HaloExchange<float, DeviceSpace> h(other, layout); });
+  HaloExchange<float, DeviceSpace> moved = std::move(halo);
   expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kState,
-                            "after being moved from", [&] { halo.start(x); });
+                            "after it was moved from", [&] { halo.start(x); });
   moved.exchange(x);
   // One node (as the test scripts run it): more ranks than GPUs share one.
   if (world_size() > DeviceSpace::device_count()) {
-    DeviceHaloExchangeConfig nccl;
-    nccl.transport = DeviceHaloTransport::kNccl;
-    expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kUnsupported,
-                              "needs one GPU per rank", [&] {
-                                DeviceHaloExchange<float> h(grid, layout, nccl);
-                              });
+    HaloSetupOptions nccl;
+    nccl.transport = HaloTransport::kNccl;
+    expect_error_on_all_ranks(
+        MPI_COMM_WORLD, ErrorKind::kUnsupported, "needs one GPU per rank",
+        [&] { HaloExchange<float, DeviceSpace> h(grid, layout, nccl); });
   }
 }
 
@@ -312,29 +312,45 @@ TEST_F(DeviceHalo, MisuseFailsOnEveryRankWithoutHanging) {
 TEST(DeviceHaloChecks, RanksDisagreeingOnTheTransportFailTogether) {
   if (world_size() == 1) GTEST_SKIP() << "needs two ranks to disagree";
   ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, world_size(), 1});
-  const HaloLayout layout(Distribution(Shape{1, 1, 2 * world_size(), 3},
-                                       grid.shape()),
-                          HaloWidths::symmetric({0, 0, 1, 1}));
-  DeviceHaloExchangeConfig config;
-  config.transport = world_rank() == 0 ? DeviceHaloTransport::kNccl
-                                       : DeviceHaloTransport::kHostStaged;
-  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kInvalidArgument,
-                            "ranks disagree on the GPU halo transport", [&] {
-                              DeviceHaloExchange<float> h(grid, layout, config);
-                            });
+  const HaloLayout layout(
+      Distribution(Shape{1, 1, 2 * world_size(), 3}, grid.shape()),
+      HaloWidths::symmetric({0, 0, 1, 1}));
+  HaloSetupOptions config;
+  config.transport =
+      world_rank() == 0 ? HaloTransport::kNccl : HaloTransport::kHostStaged;
+  expect_error_on_all_ranks(
+      MPI_COMM_WORLD, ErrorKind::kInvalidArgument,
+      "ranks disagree on the halo transport",
+      [&] { HaloExchange<float, DeviceSpace> h(grid, layout, config); });
+}
+
+// A transport for host memory cannot move device memory (checked before
+// any device work).
+TEST(DeviceHaloChecks, HostTransportsRefuseDeviceMemory) {
+  ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, world_size(), 1});
+  const HaloLayout layout(
+      Distribution(Shape{1, 1, 2 * world_size(), 3}, grid.shape()),
+      HaloWidths::symmetric({0, 0, 1, 1}));
+  for (HaloTransport t :
+       {HaloTransport::kSharedMemory, HaloTransport::kPackedBuffers,
+        HaloTransport::kMpiDatatypes}) {
+    expect_error_on_all_ranks(
+        MPI_COMM_WORLD, ErrorKind::kInvalidArgument,
+        "does not move device memory",
+        [&] { HaloExchange<float, DeviceSpace> h(grid, layout, {t}); });
+  }
 }
 
 // Where there is no GPU, construction says so on every rank, no crash.
 TEST(DeviceHaloChecks, WithoutAGpuConstructionFailsOnEveryRank) {
   if (have_gpu()) GTEST_SKIP() << "this machine has a GPU";
   ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, world_size(), 1});
-  const HaloLayout layout(Distribution(Shape{1, 1, 2 * world_size(), 3},
-                                       grid.shape()),
-                          HaloWidths::symmetric({0, 0, 1, 1}));
-  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kUnsupported,
-                            "needs a CUDA device", [&] {
-                              DeviceHaloExchange<float> h(grid, layout);
-                            });
+  const HaloLayout layout(
+      Distribution(Shape{1, 1, 2 * world_size(), 3}, grid.shape()),
+      HaloWidths::symmetric({0, 0, 1, 1}));
+  expect_error_on_all_ranks(
+      MPI_COMM_WORLD, ErrorKind::kUnsupported, "needs a CUDA device",
+      [&] { HaloExchange<float, DeviceSpace> h(grid, layout); });
 }
 
 }  // namespace

@@ -26,9 +26,4 @@ void check_halo_wait(bool in_flight) {
           "wait() called with no exchange in flight");
 }
 
-void check_halo_not_moved(const void* impl, const char* what) {
-  require(impl != nullptr, ErrorKind::kState, what,
-          " used after being moved from");
-}
-
 }  // namespace distconv::internal

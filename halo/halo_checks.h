@@ -1,5 +1,5 @@
-// Internal: the checks both halo exchanges (host and GPU) make, with one
-// wording. Local (no communication): start() and wait() misuse is the
+// Internal: the checks the halo exchange makes of its calls, in every
+// memory space. Local (no communication): start() and wait() misuse is the
 // caller's on each rank.
 #ifndef DISTCONV_HALO_HALO_CHECKS_H_
 #define DISTCONV_HALO_HALO_CHECKS_H_
@@ -17,8 +17,6 @@ void check_halo_start(bool in_flight, const HaloLayout& tensor_layout,
                       int tensor_part, const HaloLayout& layout, int part);
 // For wait(): kState unless an exchange is in flight.
 void check_halo_wait(bool in_flight);
-// kState for an exchange used after being moved from (null impl).
-void check_halo_not_moved(const void* impl, const char* what);
 
 }  // namespace distconv::internal
 

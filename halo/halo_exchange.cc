@@ -4,398 +4,95 @@
 
 #include <algorithm>
 #include <chrono>
-#include <climits>
-#include <cstdint>
-#include <optional>
-#include <type_traits>
-#include <vector>
+#include <string>
 
 #include "distconv/error.h"
-#include "halo/halo_checks.h"
-#include "distconv/internal/box_rows.h"
 #include "distconv/internal/mpi_util.h"
-#include "halo/shared_inbox.h"
+#include "halo/halo_checks.h"
+#include "halo/transport.h"
 
-namespace distconv {
+namespace distconv::internal {
 
-using internal::check_mpi;
-using internal::combine_box;
-using internal::pack_box;
-using internal::unpack_box;
-
-namespace {
-
-// Checks, together on all ranks, what each rank sees only for itself: its
-// message sizes and local extents against MPI's int counts, and that every
-// rank chose the same transport and the same kind of shared-memory group.
-// Every rank throws the same Error, before any other communication.
-void validate_collectively(MPI_Comm comm, const HaloPlan& plan,
-                           const Shape& local_shape,
-                           const HaloExchangeConfig& config) {
-  long long biggest = 0, extent = 0;
-  for (const auto* list : {&plan.sends, &plan.recvs}) {
-    for (const HaloMessage& m : *list) {
-      biggest = std::max<long long>(biggest, m.local.volume());
-    }
-  }
-  for (Index e : local_shape) extent = std::max<long long>(extent, e);
-  const long long transport = static_cast<long long>(config.transport);
-  const long long node = config.shared_memory_comm == MPI_COMM_NULL;
-  long long mine[6] = {biggest, extent, transport, -transport, node, -node};
-  long long most[6];
-  check_mpi(MPI_Allreduce(mine, most, 6, MPI_LONG_LONG, MPI_MAX, comm),
+HaloTransport agree_on_transport(MPI_Comm comm, HaloTransport requested,
+                                 HaloTransport space_default,
+                                 std::initializer_list<HaloTransport> allowed,
+                                 const char* space) {
+  const long long t = static_cast<long long>(requested);
+  long long most[2] = {t, -t};
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, most, 2, MPI_LONG_LONG, MPI_MAX, comm),
             "MPI_Allreduce");
-  require(most[2] == -most[3], ErrorKind::kInvalidArgument,
+  require(most[0] == -most[1], ErrorKind::kInvalidArgument,
           "ranks disagree on the halo transport");
-  require(most[4] == -most[5], ErrorKind::kInvalidArgument,
-          "some ranks pass a shared_memory_comm and others MPI_COMM_NULL");
-  require(most[0] <= INT_MAX, ErrorKind::kUnsupported, "a halo message of ",
-          most[0], " elements exceeds MPI's count limit of ", INT_MAX);
-  require(
-      config.transport != HaloTransport::kMpiDatatypes || most[1] <= INT_MAX,
-      ErrorKind::kUnsupported, "a local extent of ", most[1],
-      " exceeds MPI's count limit of ", INT_MAX);
-}
-
-// An MPI datatype for `box` inside a row-major array of extent `extent`.
-template <typename T>
-MPI_Datatype subarray(const Shape& extent, const Box& box) {
-  const int n = extent.ndims();
-  int sizes[kMaxDims], subsizes[kMaxDims], starts[kMaxDims];
-  for (int d = 0; d < n; ++d) {  // extents checked by validate_collectively
-    sizes[d] = static_cast<int>(extent[d]);
-    subsizes[d] = static_cast<int>(box.extent[d]);
-    starts[d] = static_cast<int>(box.lower[d]);
+  const HaloTransport chosen =
+      requested == HaloTransport::kDefault ? space_default : requested;
+  std::string names;
+  for (HaloTransport a : allowed) {
+    names += std::string(names.empty() ? "" : ", ") + to_string(a);
   }
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  check_mpi(MPI_Type_create_subarray(n, sizes, subsizes, starts, MPI_ORDER_C,
-                                     internal::mpi_datatype<T>(), &type),
-            "MPI_Type_create_subarray");
-  check_mpi(MPI_Type_commit(&type), "MPI_Type_commit");
-  return type;
+  require(std::find(allowed.begin(), allowed.end(), chosen) != allowed.end(),
+          ErrorKind::kInvalidArgument, "the halo transport ", to_string(chosen),
+          " does not move ", space, " memory (use one of ", names, ")");
+  return chosen;
 }
 
-// Tags of control messages; data messages use the plan's tag (< 3^5).
-struct Tags {
-  int notify;  // zero bytes: "your inbox holds my message"
-  int credit;  // zero bytes: "I have read your message, my inbox is free"
-  int offset;  // set-up: where in my inbox your message goes (-1: not shared)
-  int reach;   // set-up: whether I can write your inbox (1) or not (0)
-};
-constexpr Tags kForwardTags{256, 512, 768, 896};
-constexpr Tags kReverseTags{1024, 1280, 1536, 1664};
-
-// One direction of the exchange: the messages this rank packs and sends
-// (`out`) and those it receives (`in`), with their buffers. Forward sends
-// shard boxes and receives halo boxes; reverse the other way round.
-template <typename T>
-struct Route {
-  const std::vector<HaloMessage>* out;
-  const std::vector<HaloMessage>* in;
-  std::vector<Index> out_off, in_off;  // element offsets in the buffers
-  std::vector<T>* out_buf;             // packed outgoing cells
-  std::vector<T>* in_buf;              // packed incoming cells
-  Tags tags;
-  // kMpiDatatypes: datatypes over the tensor (in_types empty for reverse,
-  // whose contributions arrive packed to be accumulated).
-  std::vector<MPI_Datatype> out_types, in_types;
-  // kSharedMemory: where my `in` messages land in my inbox, where my `out`
-  // messages go in the peer's inbox, which peers share memory, and the
-  // credits this rank waits for before writing a peer's inbox again.
-  Index inbox_base = 0;
-  std::vector<Index> remote_off;
-  std::vector<char> out_shared, in_shared;
-  std::vector<MPI_Request> credits;
-};
-
-}  // namespace
-
-template <typename T>
-struct HaloExchange<T>::Impl {
+struct HaloExchangeCore::State {
   HaloLayout layout;
   HaloPlan plan;
-  HaloTransport transport;
-  Shape storage_shape;  // the local buffer as a row-major array
-  MPI_Comm comm = MPI_COMM_NULL;
-  std::vector<T> shard_cells, halo_cells;  // packed send / receive boxes
-  Route<T> forward, reverse;
-  std::optional<SharedInbox> inbox;   // kSharedMemory only
-  std::vector<MPI_Request> requests;  // of the exchange in flight
-  std::vector<MPI_Request> credit_sends;
+  std::unique_ptr<Transport> transport;
   bool in_flight = false;
-  T* data = nullptr;  // the tensor's buffer in flight
-  HaloExchangeOptions options;
 
-  Impl(const ProcessGrid& grid, const HaloLayout& l,
-       const HaloExchangeConfig& config)
-      : layout(l),
-        plan(make_halo_plan(l, grid.rank())),
-        transport(config.transport),
-        storage_shape(l.storage_shape(grid.rank())) {
-    validate_collectively(grid.comm(), plan, storage_shape, config);
-    check_mpi(MPI_Comm_dup(grid.comm(), &comm), "MPI_Comm_dup");
-    check_mpi(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN),
-              "MPI_Comm_set_errhandler");
-    const std::vector<Index> send_off = packed_offsets(plan.sends);
-    const std::vector<Index> recv_off = packed_offsets(plan.recvs);
-    shard_cells.resize(send_off.back());
-    halo_cells.resize(recv_off.back());
-    forward = {&plan.sends,  &plan.recvs, send_off,    recv_off,
-               &shard_cells, &halo_cells, kForwardTags};
-    reverse = {&plan.recvs, &plan.sends,  recv_off,    send_off,
-               &halo_cells, &shard_cells, kReverseTags};
-    if (transport == HaloTransport::kMpiDatatypes) {
-      for (const HaloMessage& m : plan.sends) {
-        forward.out_types.push_back(subarray<T>(storage_shape, layout.to_storage(m.local)));
-      }
-      for (const HaloMessage& m : plan.recvs) {
-        forward.in_types.push_back(subarray<T>(storage_shape, layout.to_storage(m.local)));
-        reverse.out_types.push_back(subarray<T>(storage_shape, layout.to_storage(m.local)));
-      }
-    }
-    if (transport == HaloTransport::kSharedMemory) {
-      // My inbox: forward arrivals (halo cells), then reverse arrivals.
-      inbox.emplace(comm, config.shared_memory_comm,
-                    sizeof(T) * (recv_off.back() + send_off.back()));
-      reverse.inbox_base = recv_off.back();
-      connect(forward);
-      connect(reverse);
-    }
-    requests.reserve(plan.sends.size() + plan.recvs.size());
+  State(const ProcessGrid& grid, const HaloLayout& l,
+        const HaloSetupOptions& setup, MakeTransport make)
+      : layout(l), plan(make_halo_plan(l, grid.rank())) {
+    transport = make(grid, layout, plan, setup);
   }
 
-  ~Impl() {
+  ~State() {
+    if (!in_flight) return;
     try {
-      if (in_flight) finish(route_in_flight(), /*combine=*/nullptr);
-      waitall(credit_sends);
-      waitall(forward.credits);  // peers send them when they finish too
-      waitall(reverse.credits);
+      transport->drain();
     } catch (const Error&) {
-      // MPI failed while completing; nothing more can be done here.
-    }
-    for (Route<T>* r : {&forward, &reverse}) {
-      for (MPI_Datatype& t : r->out_types) MPI_Type_free(&t);
-      for (MPI_Datatype& t : r->in_types) MPI_Type_free(&t);
-    }
-    inbox.reset();
-    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
-  }
-
-  Route<T>& route_in_flight() {
-    return options.direction == HaloDirection::kForward ? forward : reverse;
-  }
-
-  static void waitall(std::vector<MPI_Request>& r) {
-    const int code =
-        MPI_Waitall(static_cast<int>(r.size()), r.data(), MPI_STATUSES_IGNORE);
-    r.clear();
-    check_mpi(code, "MPI_Waitall");
-  }
-
-  void irecv(void* buf, int count, MPI_Datatype type, int peer, int tag,
-             std::vector<MPI_Request>& into) {
-    into.push_back(MPI_REQUEST_NULL);
-    check_mpi(MPI_Irecv(buf, count, type, peer, tag, comm, &into.back()),
-              "MPI_Irecv");
-  }
-
-  void isend(const void* buf, int count, MPI_Datatype type, int peer, int tag,
-             std::vector<MPI_Request>& into) {
-    into.push_back(MPI_REQUEST_NULL);
-    check_mpi(MPI_Isend(buf, count, type, peer, tag, comm, &into.back()),
-              "MPI_Isend");
-  }
-
-  // Set-up for kSharedMemory: where each of my outgoing messages goes in
-  // its receiver's inbox. Both ends of a message say whether they can reach
-  // the other through the window; it goes through the window only if both
-  // can, so the two ends always agree.
-  void connect(Route<T>& r) {
-    const std::vector<HaloMessage>& out = *r.out;
-    const std::vector<HaloMessage>& in = *r.in;
-    std::vector<Index> my_offset(in.size()), their_reach(in.size());
-    std::vector<Index> my_reach(out.size());
-    r.remote_off.assign(out.size(), -1);
-    std::vector<MPI_Request> pending;
-    for (size_t i = 0; i < in.size(); ++i) {
-      const HaloMessage& m = in[i];
-      my_offset[i] =
-          inbox->shares_memory_with(m.peer) ? r.inbox_base + r.in_off[i] : -1;
-      isend(&my_offset[i], 1, MPI_INT64_T, m.peer, r.tags.offset + m.tag,
-            pending);
-      irecv(&their_reach[i], 1, MPI_INT64_T, m.peer, r.tags.reach + m.tag,
-            pending);
-    }
-    for (size_t j = 0; j < out.size(); ++j) {
-      const HaloMessage& m = out[j];
-      my_reach[j] = inbox->shares_memory_with(m.peer);
-      isend(&my_reach[j], 1, MPI_INT64_T, m.peer, r.tags.reach + m.tag,
-            pending);
-      irecv(&r.remote_off[j], 1, MPI_INT64_T, m.peer, r.tags.offset + m.tag,
-            pending);
-    }
-    waitall(pending);
-    for (size_t i = 0; i < in.size(); ++i) {
-      r.in_shared.push_back(my_offset[i] >= 0 && their_reach[i] != 0);
-    }
-    for (size_t j = 0; j < out.size(); ++j) {
-      r.out_shared.push_back(my_reach[j] != 0 && r.remote_off[j] >= 0);
-    }
-  }
-
-  bool shared(const std::vector<char>& flags, size_t i) const {
-    return transport == HaloTransport::kSharedMemory && flags[i];
-  }
-
-  void start(Route<T>& r) {
-    const MPI_Datatype element = internal::mpi_datatype<T>();
-    const std::vector<HaloMessage>& out = *r.out;
-    const std::vector<HaloMessage>& in = *r.in;
-    for (size_t i = 0; i < in.size(); ++i) {
-      const HaloMessage& m = in[i];
-      if (shared(r.in_shared, i)) {
-        irecv(nullptr, 0, MPI_BYTE, m.peer, r.tags.notify + m.tag, requests);
-      } else if (!r.in_types.empty()) {
-        irecv(data, 1, r.in_types[i], m.peer, m.tag, requests);
-      } else {
-        irecv(r.in_buf->data() + r.in_off[i],
-              static_cast<int>(m.local.volume()), element, m.peer, m.tag,
-              requests);
-      }
-    }
-    waitall(credit_sends);
-    waitall(r.credits);  // receivers have read what I wrote last time
-    if (transport == HaloTransport::kSharedMemory) inbox->sync();
-    bool wrote_shared = false;
-    for (size_t j = 0; j < out.size(); ++j) {
-      const HaloMessage& m = out[j];
-      if (shared(r.out_shared, j)) {
-        T* dst = reinterpret_cast<T*>(inbox->of(m.peer)) + r.remote_off[j];
-        pack_box<T>(data, storage_shape, layout.to_storage(m.local), dst);
-        wrote_shared = true;
-      } else if (!r.out_types.empty()) {
-        isend(data, 1, r.out_types[j], m.peer, m.tag, requests);
-      } else {
-        T* packed = r.out_buf->data() + r.out_off[j];
-        pack_box<T>(data, storage_shape, layout.to_storage(m.local),
-                    packed);
-        isend(packed, static_cast<int>(m.local.volume()), element, m.peer,
-              m.tag, requests);
-      }
-    }
-    if (!wrote_shared) return;
-    inbox->sync();
-    for (size_t j = 0; j < out.size(); ++j) {
-      if (!shared(r.out_shared, j)) continue;
-      isend(nullptr, 0, MPI_BYTE, out[j].peer, r.tags.notify + out[j].tag,
-            requests);
-      irecv(nullptr, 0, MPI_BYTE, out[j].peer, r.tags.credit + out[j].tag,
-            r.credits);
-    }
-  }
-
-  // Completes the exchange in flight; combine(src, box) folds each incoming
-  // message into the tensor, box in storage order (null: drop them, for
-  // the destructor).
-  template <typename Combine>
-  void finish(Route<T>& r, Combine combine) {
-    in_flight = false;
-    waitall(requests);
-    const std::vector<HaloMessage>& in = *r.in;
-    if (transport == HaloTransport::kSharedMemory) inbox->sync();
-    for (size_t i = 0; i < in.size(); ++i) {
-      const T* src = nullptr;
-      if (shared(r.in_shared, i)) {
-        src = reinterpret_cast<const T*>(inbox->mine()) + r.inbox_base +
-              r.in_off[i];
-      } else if (r.in_types.empty()) {
-        src = r.in_buf->data() + r.in_off[i];
-      }
-      if constexpr (!std::is_same_v<Combine, std::nullptr_t>) {
-        if (src != nullptr) combine(src, layout.to_storage(in[i].local));
-      }
-    }
-    if (transport != HaloTransport::kSharedMemory) return;
-    inbox->sync();  // reads done before the senders may write again
-    for (size_t i = 0; i < in.size(); ++i) {
-      if (!shared(r.in_shared, i)) continue;
-      isend(nullptr, 0, MPI_BYTE, in[i].peer, r.tags.credit + in[i].tag,
-            credit_sends);
+      // Completing failed; nothing more can be done here.
     }
   }
 };
 
-template <typename T>
-HaloExchange<T>::HaloExchange(const ProcessGrid& grid, const HaloLayout& layout,
-                              const HaloExchangeConfig& config) {
-  internal::check_halo_grid(layout, grid);
-  impl_ = std::make_unique<Impl>(grid, layout, config);
+HaloExchangeCore::HaloExchangeCore(const ProcessGrid& grid,
+                                   const HaloLayout& layout,
+                                   const HaloSetupOptions& setup,
+                                   MakeTransport make) {
+  check_halo_grid(layout, grid);
+  state_ = Pimpl<State>::make("halo exchange", grid, layout, setup, make);
 }
 
-template <typename T>
-HaloExchange<T>::~HaloExchange() = default;
-template <typename T>
-HaloExchange<T>::HaloExchange(HaloExchange&&) noexcept = default;
-template <typename T>
-HaloExchange<T>& HaloExchange<T>::operator=(HaloExchange&&) noexcept = default;
+const HaloPlan& HaloExchangeCore::plan() const { return state_->plan; }
+const HaloLayout& HaloExchangeCore::layout() const { return state_->layout; }
+HaloTransport HaloExchangeCore::transport() const {
+  return state_->transport->kind();
+}
+bool HaloExchangeCore::in_flight() const { return state_->in_flight; }
 
-template <typename T>
-typename HaloExchange<T>::Impl& HaloExchange<T>::impl() const {
-  internal::check_halo_not_moved(impl_.get(), "halo exchange");
-  return *impl_;
-}
-
-template <typename T>
-const HaloPlan& HaloExchange<T>::plan() const {
-  return impl().plan;
-}
-template <typename T>
-const HaloLayout& HaloExchange<T>::layout() const {
-  return impl().layout;
-}
-template <typename T>
-bool HaloExchange<T>::in_flight() const {
-  return impl().in_flight;
-}
-
-template <typename T>
-void HaloExchange<T>::start(DistTensor<T>& tensor,
-                            const HaloExchangeOptions& options) {
-  Impl& s = impl();
-  internal::check_halo_start(s.in_flight, tensor.layout(), tensor.part(),
-                             s.layout, s.plan.part);
-  s.in_flight = true;
-  s.data = tensor.data();
-  s.options = options;
-  s.start(s.route_in_flight());
-}
-
-template <typename T>
-double HaloExchange<T>::wait() {
-  Impl& s = impl();
-  internal::check_halo_wait(s.in_flight);
-  const auto t0 = std::chrono::steady_clock::now();
-  T* data = s.data;
-  const Shape& extent = s.storage_shape;  // boxes come in storage order
-  if (s.options.direction == HaloDirection::kForward) {
-    s.finish(s.forward, [&](const T* src, const Box& box) {
-      unpack_box(src, extent, box, data);
-    });
-  } else if (s.options.reduction == HaloReduction::kSum) {
-    s.finish(s.reverse, [&](const T* src, const Box& box) {
-      combine_box(src, extent, box, data, [](T a, T b) { return a + b; });
-    });
-  } else {
-    s.finish(s.reverse, [&](const T* src, const Box& box) {
-      combine_box(src, extent, box, data,
-                  [](T a, T b) { return std::max(a, b); });
-    });
+void HaloExchangeCore::start(const HaloLayout& layout, int part, void* data,
+                             const HaloCallOptions& options) {
+  State& s = *state_;
+  check_halo_start(s.in_flight, layout, part, s.layout, s.plan.part);
+  try {
+    s.transport->start(data, options);
+  } catch (...) {
+    s.transport->abandon();
+    throw;
   }
+  s.in_flight = true;
+}
+
+double HaloExchangeCore::wait() {
+  State& s = *state_;
+  check_halo_wait(s.in_flight);
+  const auto t0 = std::chrono::steady_clock::now();
+  s.in_flight = false;
+  s.transport->finish();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
       .count();
 }
 
-template class HaloExchange<float>;
-template class HaloExchange<double>;
-
-}  // namespace distconv
+}  // namespace distconv::internal

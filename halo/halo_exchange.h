@@ -1,6 +1,6 @@
-// HaloExchange<T>: executes a HaloPlan over MPI non-blocking point-to-point
-// messages, split into start() and wait() so computation on the interior can
-// run while halos travel.
+// HaloExchange<T, Space>: executes a HaloPlan for tensors in one memory
+// space (HostSpace or DeviceSpace), split into start() and wait() so that
+// computation on the interior can run while halos travel.
 //
 //   HaloExchange<float> halo(grid, x.layout());   // collective, plans once
 //   halo.start(x);                 // pack, post receives and sends
@@ -10,65 +10,131 @@
 //   // Backward: send halo contributions home and add them to the owner.
 //   halo.exchange(dx, {HaloDirection::kReverse, HaloReduction::kSum});
 //
+//   // GPU memory, on the caller's stream, over NCCL.
+//   HaloSetupOptions setup;
+//   setup.transport = HaloTransport::kNccl;
+//   setup.stream = stream;
+//   HaloExchange<float, DeviceSpace> gpu_halo(grid, y.layout(), setup);
+//
 // Forward copies owners' shard cells into the halos of the parts that read
 // them (halo cells past an open boundary are left as they are). Reverse is
 // its adjoint: every halo cell's value is sent to the cell's owner and
-// accumulated there (sum, or max for pooling); the halo cells themselves are
-// left unchanged. Messages are unpacked in a fixed order, so results are
-// deterministic.
+// accumulated there (sum, or max for pooling); the halo cells themselves
+// are left unchanged. Arrivals are folded in a fixed order, so results are
+// deterministic, and every transport gives the same results bit for bit.
 //
-// Datatypes, buffers and shared windows are made once, at construction. The
-// exchange duplicates the grid's communicator, so several exchanges may be
-// in flight at once. All ranks of the grid construct it together, call
-// start()/wait() in the same order on tensors of the same layout, and
-// destroy it together; the grid must outlive it.
+// How cells travel is the transport (HaloSetupOptions, halo_options.h),
+// chosen at construction among those of the memory space. Buffers, MPI
+// datatypes, shared windows, streams and communicators are made once, at
+// construction; the exchange duplicates the grid's communicator, so several
+// exchanges may be in flight at once. All ranks of the grid construct it
+// together, call start()/wait() in the same order on tensors of its layout,
+// and destroy it together; the grid (and a given stream or communicator)
+// must outlive it.
+//
+// Device memory: boxes are packed on the setup's stream; messages travel on
+// the exchange's own high-priority stream, which waits for the pack through
+// an event, so kernels the caller queues after start() overlap the
+// transfer; wait() makes the stream wait for the arrivals and queues their
+// unpack on it. The host never waits for the stream's own work, except
+// that kHostStaged's start() waits for the pack and its copy to the host.
+//
+// Defined for float and double in host memory (target //halo:halo_exchange)
+// and for float, double, __half and __nv_bfloat16 in device memory
+// (//halo:device_transport, built only with --config=cuda).
 #ifndef DISTCONV_HALO_HALO_EXCHANGE_H_
 #define DISTCONV_HALO_HALO_EXCHANGE_H_
-
-#include <mpi.h>
 
 #include <memory>
 
 #include "distconv/dist_tensor.h"
 #include "distconv/halo_layout.h"
+#include "distconv/internal/pimpl.h"
+#include "distconv/memory_space.h"
 #include "distconv/process_grid.h"
 #include "halo/halo_options.h"
 #include "halo/halo_plan.h"
 
 namespace distconv {
+namespace internal {
 
-// Defined for float and double.
-template <typename T>
-class HaloExchange {
+class Transport;  // halo/transport.h
+
+// Builds the transport setup.transport names for buffers of T in Space;
+// collective over the grid. Defined where the space's transports are.
+template <typename T, typename Space>
+std::unique_ptr<Transport> make_transport(const ProcessGrid& grid,
+                                          const HaloLayout& layout,
+                                          const HaloPlan& plan,
+                                          const HaloSetupOptions& setup);
+
+// What every HaloExchange is, whatever its element type and memory space:
+// the plan, the checks of each call, the in-flight state and the recovery
+// from a failed start() (see halo/transport.h).
+class HaloExchangeCore {
  public:
-  HaloExchange(const ProcessGrid& grid, const HaloLayout& layout,
-               const HaloExchangeConfig& config = {});
-  ~HaloExchange();  // completes an exchange still in flight
-  HaloExchange(HaloExchange&&) noexcept;
-  HaloExchange& operator=(HaloExchange&&) noexcept;
+  using MakeTransport = std::unique_ptr<Transport> (*)(const ProcessGrid&,
+                                                       const HaloLayout&,
+                                                       const HaloPlan&,
+                                                       const HaloSetupOptions&);
+  HaloExchangeCore(const ProcessGrid& grid, const HaloLayout& layout,
+                   const HaloSetupOptions& setup, MakeTransport make);
 
   const HaloPlan& plan() const;
   const HaloLayout& layout() const;
-
-  // Throws kState if an exchange is already in flight, kShapeMismatch if the
-  // tensor's layout is not the one this exchange was planned for. These
-  // checks are local: a rank that alone passes a wrong tensor throws alone.
-  // The tensor's buffer must stay put until wait().
-  void start(DistTensor<T>& tensor, const HaloExchangeOptions& options = {});
-  // Completes the exchange; returns the seconds it took (blocked on
-  // messages, and unpacking). Throws kState if nothing is in flight.
+  HaloTransport transport() const;
+  bool in_flight() const;
+  void start(const HaloLayout& layout, int part, void* data,
+             const HaloCallOptions& options);
   double wait();
-  double exchange(DistTensor<T>& tensor,
-                  const HaloExchangeOptions& options = {}) {
+
+ private:
+  struct State;
+  Pimpl<State> state_;
+};
+
+}  // namespace internal
+
+template <typename T, typename Space = HostSpace>
+class HaloExchange {
+ public:
+  // Collective over the grid. Throws, on every rank alike: kGridMismatch
+  // for a layout over another grid; kInvalidArgument for a transport of
+  // another memory space or one the ranks disagree on; kUnsupported for a
+  // message over MPI's count limits, for device memory on a rank without a
+  // GPU, or for kNccl with ranks sharing a GPU; kDevice where a CUDA or
+  // NCCL call fails on some rank.
+  HaloExchange(const ProcessGrid& grid, const HaloLayout& layout,
+               const HaloSetupOptions& setup = {})
+      : core_(grid, layout, setup, &internal::make_transport<T, Space>) {}
+  // Destroying an exchange in flight completes it (collectively).
+
+  const HaloPlan& plan() const { return core_.plan(); }
+  const HaloLayout& layout() const { return core_.layout(); }
+  // The transport in use (the space's default resolved).
+  HaloTransport transport() const { return core_.transport(); }
+
+  // Throws kState if an exchange is already in flight, kShapeMismatch if
+  // the tensor's layout is not the one this exchange was planned for.
+  // These checks are local: a rank that alone passes a wrong tensor throws
+  // alone. The tensor's buffer must stay put until wait().
+  void start(DistTensor<T, Space>& tensor,
+             const HaloCallOptions& options = {}) {
+    core_.start(tensor.layout(), tensor.part(), tensor.data(), options);
+  }
+  // Completes the exchange (device memory: queues the unpack on the
+  // stream); returns the seconds the host spent here (blocked on messages,
+  // and unpacking host memory). Throws kState if nothing is in flight.
+  double wait() { return core_.wait(); }
+  double exchange(DistTensor<T, Space>& tensor,
+                  const HaloCallOptions& options = {}) {
     start(tensor, options);
     return wait();
   }
-  bool in_flight() const;
+  bool in_flight() const { return core_.in_flight(); }
 
  private:
-  struct Impl;
-  Impl& impl() const;  // throws kState once moved from
-  std::unique_ptr<Impl> impl_;
+  internal::HaloExchangeCore core_;
 };
 
 }  // namespace distconv

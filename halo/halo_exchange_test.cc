@@ -252,6 +252,7 @@ TEST(HaloExchange, MisuseFailsOnEveryRankWithoutHanging) {
   const HaloLayout layout(dist, HaloWidths::symmetric({0, 0, 0, 1}));
   const HaloLayout wider(dist, HaloWidths::symmetric({0, 0, 0, 2}));
   HaloExchange<float> halo(grid, layout);
+  EXPECT_EQ(halo.transport(), HaloTransport::kSharedMemory);  // the default
   DistTensor<float> x(grid, layout), y(grid, wider);
   fill_interior(x);
   expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kState,
@@ -272,6 +273,14 @@ TEST(HaloExchange, MisuseFailsOnEveryRankWithoutHanging) {
   expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kGridMismatch,
                             "used with a process grid",
                             [&] { HaloExchange<float> h(other, layout); });
+  // A transport for device memory cannot move host memory.
+  for (HaloTransport device :
+       {HaloTransport::kHostStaged, HaloTransport::kNccl}) {
+    expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kInvalidArgument,
+                              "does not move host memory", [&] {
+                                HaloExchange<float> h(grid, layout, {device});
+                              });
+  }
   // Ranks that disagree on the transport, or on the shared group, fail
   // together instead of waiting for messages that never come.
   const HaloTransport mixed = world_rank() == world_size() - 1
@@ -292,7 +301,7 @@ TEST(HaloExchange, MisuseFailsOnEveryRankWithoutHanging) {
   }
   HaloExchange<float> moved = std::move(halo);
   expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kState,
-                            "after being moved from", [&] { halo.start(x); });
+                            "after it was moved from", [&] { halo.start(x); });
   moved.exchange(x);
   expect_error_on_all_ranks(
       MPI_COMM_WORLD, ErrorKind::kInvalidArgument, "exceeds the tensor extent",

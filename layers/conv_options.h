@@ -40,7 +40,7 @@ struct ConvolutionOptions {
   // kStationaryWeights: how many input-channel blocks (Pc) the P channel
   // parts form; it must divide P. 0: the squarest split (Pc <= P / Pc).
   int channel_blocks = 0;
-  HaloExchangeConfig halo;  // how halos travel
+  HaloSetupOptions halo;  // how halos travel
   // The input's layout, when a tensor shared with other layers carries
   // wider halos (widest() of their layouts); it must cover the halos this
   // convolution needs. Unset: exactly those.

@@ -103,7 +103,7 @@ struct ConvPlan {
   ConvGeometry geometry;
   int rank = 0;  // the part of the input distribution this plan is for
   ConvOverlap overlap = ConvOverlap::kInteriorFirst;
-  HaloTransport transport = HaloTransport::kSharedMemory;
+  HaloTransport transport = HaloTransport::kDefault;  // options.halo's
   internal::ChannelPlan channels;
   Distribution dst;  // lined up with the input's distribution
   HaloLayout src_layout, dst_layout, diff_dst_layout, diff_src_layout;

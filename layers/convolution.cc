@@ -71,7 +71,7 @@ struct Convolution<T>::Impl {
   std::optional<internal::GradientSum<T>> grads;  // weights, then bias
   ConvStats stats;
 
-  Impl(const ProcessGrid& g, ConvPlan p, const HaloExchangeConfig& halo)
+  Impl(const ProcessGrid& g, ConvPlan p, const HaloSetupOptions& halo)
       : grid(&g), plan(std::move(p)) {
     if (plan.channels.split) {
       check_counts();
@@ -230,7 +230,7 @@ Convolution<T>::Convolution(const ProcessGrid& grid, const ConvDesc& desc,
 
 template <typename T>
 Convolution<T>::Convolution(const ProcessGrid& grid, ConvPlan plan,
-                            const HaloExchangeConfig& halo) {
+                            const HaloSetupOptions& halo) {
   // Checked together: a plan made for another rank or grid on one rank
   // throws on every rank, before any collective.
   internal::check_given_plan(

@@ -99,7 +99,7 @@ class Convolution {
   // Runs a plan made beforehand for this rank of `grid`, its halos
   // travelling as `halo` says (the transport the plan was made for).
   Convolution(const ProcessGrid& grid, ConvPlan plan,
-              const HaloExchangeConfig& halo = {});
+              const HaloSetupOptions& halo = {});
 
   const ConvPlan& plan() const;
   const ConvGeometry& geometry() const;

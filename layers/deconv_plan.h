@@ -38,7 +38,7 @@
 namespace distconv {
 
 struct DeconvolutionOptions {
-  HaloExchangeConfig halo;  // how halos travel
+  HaloSetupOptions halo;  // how halos travel
   // The output's (and output gradient's) layout, when a tensor shared with
   // other layers carries wider halos (widest() of their layouts); it must
   // cover the halos this layer needs. Unset: exactly those.

@@ -27,7 +27,7 @@ struct Deconvolution<T>::Impl {
   internal::GradientSum<T> grads;  // weights, then bias
   DeconvStats stats;
 
-  Impl(const ProcessGrid& g, DeconvPlan p, const HaloExchangeConfig& config)
+  Impl(const ProcessGrid& g, DeconvPlan p, const HaloSetupOptions& config)
       : grid(&g),
         plan(std::move(p)),
         halo(g, plan.dst_layout(), config),
@@ -56,7 +56,7 @@ Deconvolution<T>::Deconvolution(const ProcessGrid& grid, const DeconvDesc& desc,
 
 template <typename T>
 Deconvolution<T>::Deconvolution(const ProcessGrid& grid, DeconvPlan plan,
-                                const HaloExchangeConfig& halo) {
+                                const HaloSetupOptions& halo) {
   internal::check_given_plan(grid, plan.src_layout().distribution(),
                              plan.rank, "transposed convolution");
   impl_ = internal::Pimpl<Impl>::make("transposed convolution", grid,

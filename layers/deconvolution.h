@@ -74,7 +74,7 @@ class Deconvolution {
   // Runs a plan made beforehand for this rank (plan_deconvolution(desc,
   // src, grid.rank(), options)); `halo`: the options' halo configuration.
   Deconvolution(const ProcessGrid& grid, DeconvPlan plan,
-                const HaloExchangeConfig& halo = {});
+                const HaloSetupOptions& halo = {});
 
   const DeconvPlan& plan() const;
   const DeconvDesc& desc() const;

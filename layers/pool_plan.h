@@ -36,7 +36,7 @@
 namespace distconv {
 
 struct PoolingOptions {
-  HaloExchangeConfig halo;  // how halos travel
+  HaloSetupOptions halo;  // how halos travel
   // The input's (and input gradient's) layout, when a tensor shared with
   // other layers carries wider halos (widest() of their layouts); it must
   // cover the halos this pooling needs. Unset: exactly those.

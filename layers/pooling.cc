@@ -22,7 +22,7 @@ struct Pooling<T>::Impl {
   bool forward_ran = false;
   PoolStats stats;
 
-  Impl(const ProcessGrid& g, PoolPlan p, const HaloExchangeConfig& config)
+  Impl(const ProcessGrid& g, PoolPlan p, const HaloSetupOptions& config)
       : grid(&g), plan(std::move(p)), halo(g, plan.src_layout(), config) {
     if (const auto& k = plan.kernel) {
       kernel.emplace(k->desc, k->src_extent, k->src_strides, k->dst_extent,
@@ -47,7 +47,7 @@ Pooling<T>::Pooling(const ProcessGrid& grid, const PoolDesc& desc,
 
 template <typename T>
 Pooling<T>::Pooling(const ProcessGrid& grid, PoolPlan plan,
-                    const HaloExchangeConfig& halo) {
+                    const HaloSetupOptions& halo) {
   internal::check_given_plan(grid, plan.src_layout().distribution(),
                              plan.rank, "pooling");
   impl_ = internal::Pimpl<Impl>::make("pooling", grid, std::move(plan), halo);

@@ -64,7 +64,7 @@ class Pooling {
   // Runs a plan made beforehand for this rank (plan_pooling(desc, src,
   // grid.rank(), options)); `halo`: the options' halo configuration.
   Pooling(const ProcessGrid& grid, PoolPlan plan,
-          const HaloExchangeConfig& halo = {});
+          const HaloSetupOptions& halo = {});
 
   const PoolPlan& plan() const;
   const PoolDesc& desc() const;

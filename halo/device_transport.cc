@@ -1,26 +1,29 @@
-#include "halo/device_halo_exchange.h"
-
+// The device-memory transports behind HaloExchange<T, DeviceSpace>:
+// host-staged MPI and NCCL (halo_options.h says how each moves cells). Both
+// pack and unpack the boxes with halo/cuda/box_pack.h on the caller's
+// stream and move the packed cells on the exchange's own stream; they
+// differ only in how the packed cells cross between ranks.
+#include <cuda_runtime_api.h>
 #include <mpi.h>
+#include <nccl.h>
 
-#include <chrono>
 #include <climits>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "distconv/device_space.h"
 #include "distconv/error.h"
-#include "halo/halo_checks.h"
 #include "distconv/internal/cuda_check.h"
 #include "distconv/internal/mpi_util.h"
 #include "halo/cuda/box_pack.h"
+#include "halo/halo_exchange.h"
+#include "halo/transport.h"
 
-namespace distconv {
-
-using internal::check_cuda;
-using internal::check_mpi;
-using internal::run_collectively;
-
+namespace distconv::internal {
 namespace {
 
 void check_nccl(ncclResult_t code, const char* call) {
@@ -32,25 +35,21 @@ void check_nccl(ncclResult_t code, const char* call) {
 // the reverse direction.
 constexpr int kReverseTag = 256;
 
-// Same on every rank: the transports agree, and MPI's int counts hold the
-// largest message in bytes.
+// Same on every rank: MPI's int counts hold the largest message in bytes.
 template <typename T>
 void validate_collectively(MPI_Comm comm, const HaloPlan& plan,
-                           DeviceHaloTransport transport) {
+                           HaloTransport transport) {
   long long biggest = 0;
   for (const auto* list : {&plan.sends, &plan.recvs}) {
     for (const HaloMessage& m : *list) {
       biggest = std::max<long long>(biggest, sizeof(T) * m.local.volume());
     }
   }
-  const long long t = static_cast<long long>(transport);
-  long long most[3] = {biggest, t, -t};
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, most, 3, MPI_LONG_LONG, MPI_MAX, comm),
+  long long most = biggest;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_LONG_LONG, MPI_MAX, comm),
             "MPI_Allreduce");
-  require(most[1] == -most[2], ErrorKind::kInvalidArgument,
-          "ranks disagree on the GPU halo transport");
-  require(transport != DeviceHaloTransport::kHostStaged || most[0] <= INT_MAX,
-          ErrorKind::kUnsupported, "a halo message of ", most[0],
+  require(transport != HaloTransport::kHostStaged || most <= INT_MAX,
+          ErrorKind::kUnsupported, "a halo message of ", most,
           " bytes exceeds MPI's count limit of ", INT_MAX);
 }
 
@@ -132,10 +131,9 @@ PinnedBuffer<U> pinned_buffer(Index n) {
   return PinnedBuffer<U>(static_cast<U*>(p));
 }
 
-}  // namespace
-
 template <typename T>
-struct DeviceHaloExchange<T>::Impl {
+class DeviceTransport final : public Transport {
+ public:
   // One direction: the messages this rank packs and sends (`out`) and those
   // it receives and unpacks (`in`), with their boxes and buffers. Forward
   // sends shard boxes into peers' halos; reverse the other way round.
@@ -146,16 +144,16 @@ struct DeviceHaloExchange<T>::Impl {
     const DeviceBoxCopy<T>* in_boxes;
     const std::vector<Index>* out_off;
     const std::vector<Index>* in_off;
-    T* out_cells;       // device
-    T* in_cells;        // device
-    T* out_staged;      // pinned host (kHostStaged)
-    T* in_staged;       // pinned host (kHostStaged)
+    T* out_cells;   // device
+    T* in_cells;    // device
+    T* out_staged;  // pinned host (kHostStaged)
+    T* in_staged;   // pinned host (kHostStaged)
     int tag_offset;
   };
 
   HaloLayout layout;
   HaloPlan plan;
-  DeviceHaloTransport transport;
+  HaloTransport transport;
   cudaStream_t stream;
   MPI_Comm comm = MPI_COMM_NULL;
   ncclComm_t nccl = nullptr;
@@ -168,15 +166,15 @@ struct DeviceHaloExchange<T>::Impl {
   cudaEvent_t packed = nullptr, arrived = nullptr;
   Route forward{}, reverse{};
   std::vector<MPI_Request> requests;
-  bool in_flight = false;
   T* data = nullptr;
-  HaloExchangeOptions options;
+  HaloCallOptions options;
 
-  Impl(const ProcessGrid& grid, const HaloLayout& l,
-       const DeviceHaloExchangeConfig& config)
+  DeviceTransport(const ProcessGrid& grid, const HaloLayout& l,
+                  const HaloPlan& p, HaloTransport t,
+                  const HaloSetupOptions& config)
       : layout(l),
-        plan(make_halo_plan(l, grid.rank())),
-        transport(config.transport),
+        plan(p),
+        transport(t),
         stream(config.stream),
         send_off(packed_offsets(plan.sends)),
         recv_off(packed_offsets(plan.recvs)) {
@@ -186,8 +184,7 @@ struct DeviceHaloExchange<T>::Impl {
       check_mpi(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN),
                 "MPI_Comm_set_errhandler");
       run_collectively(comm, [&] { allocate(grid, config); });
-      if (transport == DeviceHaloTransport::kNccl &&
-          config.nccl_comm == nullptr) {
+      if (transport == HaloTransport::kNccl && config.nccl_comm == nullptr) {
         require_distinct_gpus(comm);
         nccl = make_nccl_comm(comm);
         owns_nccl = true;
@@ -196,20 +193,27 @@ struct DeviceHaloExchange<T>::Impl {
       release();
       throw;
     }
-    forward = {&plan.sends,        &plan.recvs,        &*shard_boxes,
-               &*halo_boxes,       &send_off,          &recv_off,
-               shard_cells.get(),  halo_cells.get(),   shard_staged.get(),
-               halo_staged.get(),  0};
-    reverse = {&plan.recvs,        &plan.sends,        &*halo_boxes,
-               &*shard_boxes,      &recv_off,          &send_off,
-               halo_cells.get(),   shard_cells.get(),  halo_staged.get(),
+    forward = {&plan.sends,
+               &plan.recvs,
+               &*shard_boxes,
+               &*halo_boxes,
+               &send_off,
+               &recv_off,
+               shard_cells.get(),
+               halo_cells.get(),
+               shard_staged.get(),
+               halo_staged.get(),
+               0};
+    reverse = {&plan.recvs,        &plan.sends,       &*halo_boxes,
+               &*shard_boxes,      &recv_off,         &send_off,
+               halo_cells.get(),   shard_cells.get(), halo_staged.get(),
                shard_staged.get(), kReverseTag};
     requests.reserve(plan.sends.size() + plan.recvs.size());
   }
 
   // This rank's part of the set-up (run collectively: a failure here is
   // every rank's).
-  void allocate(const ProcessGrid& grid, const DeviceHaloExchangeConfig& config) {
+  void allocate(const ProcessGrid& grid, const HaloSetupOptions& config) {
     require(DeviceSpace::device_count() > 0, ErrorKind::kUnsupported,
             "the GPU halo exchange needs a CUDA device, and this rank sees "
             "none");
@@ -218,41 +222,33 @@ struct DeviceHaloExchange<T>::Impl {
     halo_boxes.emplace(storage, storage_boxes(layout, plan.recvs));
     shard_cells = device_buffer<T>(send_off.back());
     halo_cells = device_buffer<T>(recv_off.back());
-    if (transport == DeviceHaloTransport::kHostStaged) {
+    if (transport == HaloTransport::kHostStaged) {
       shard_staged = pinned_buffer<T>(send_off.back());
       halo_staged = pinned_buffer<T>(recv_off.back());
     }
     int least = 0, greatest = 0;
     check_cuda(cudaDeviceGetStreamPriorityRange(&least, &greatest),
                "cudaDeviceGetStreamPriorityRange");
-    check_cuda(cudaStreamCreateWithPriority(&comm_stream,
-                                            cudaStreamNonBlocking, greatest),
+    check_cuda(cudaStreamCreateWithPriority(&comm_stream, cudaStreamNonBlocking,
+                                            greatest),
                "cudaStreamCreateWithPriority");
     check_cuda(cudaEventCreateWithFlags(&packed, cudaEventDisableTiming),
                "cudaEventCreate");
     check_cuda(cudaEventCreateWithFlags(&arrived, cudaEventDisableTiming),
                "cudaEventCreate");
-    if (transport == DeviceHaloTransport::kNccl && config.nccl_comm) {
+    if (transport == HaloTransport::kNccl && config.nccl_comm) {
       int count = 0, rank = 0;
       check_nccl(ncclCommCount(config.nccl_comm, &count), "ncclCommCount");
-      check_nccl(ncclCommUserRank(config.nccl_comm, &rank),
-                 "ncclCommUserRank");
+      check_nccl(ncclCommUserRank(config.nccl_comm, &rank), "ncclCommUserRank");
       require(count == grid.size() && rank == grid.rank(),
-              ErrorKind::kGridMismatch, "the NCCL communicator has rank ",
-              rank, " of ", count, " where the grid has rank ", grid.rank(),
-              " of ", grid.size());
+              ErrorKind::kGridMismatch, "the NCCL communicator has rank ", rank,
+              " of ", count, " where the grid has rank ", grid.rank(), " of ",
+              grid.size());
       nccl = config.nccl_comm;
     }
   }
 
-  ~Impl() {
-    try {
-      if (in_flight) finish(route_in_flight());
-    } catch (const Error&) {
-      // MPI or CUDA failed while completing; nothing more can be done.
-    }
-    release();
-  }
+  ~DeviceTransport() override { release(); }
 
   void release() noexcept {
     // Kernels and copies may still use the buffers.
@@ -276,14 +272,14 @@ struct DeviceHaloExchange<T>::Impl {
     return sizeof(T) * static_cast<std::size_t>(off[i + 1] - off[i]);
   }
 
-  void start(const Route& r) {
+  void post(const Route& r) {
     r.out_boxes->pack(data, r.out_cells, stream);
     check_cuda(cudaEventRecord(packed, stream), "cudaEventRecord");
     check_cuda(cudaStreamWaitEvent(comm_stream, packed, 0),
                "cudaStreamWaitEvent");
     const std::vector<HaloMessage>& out = *r.out;
     const std::vector<HaloMessage>& in = *r.in;
-    if (transport == DeviceHaloTransport::kNccl) {
+    if (transport == HaloTransport::kNccl) {
       // The group is ended whatever happens inside it (an open group would
       // defer every later NCCL call on this thread); errors are reported
       // after.
@@ -314,11 +310,11 @@ struct DeviceHaloExchange<T>::Impl {
     check_cuda(cudaStreamSynchronize(comm_stream), "cudaStreamSynchronize");
     for (size_t i = 0; i < in.size(); ++i) {
       requests.push_back(MPI_REQUEST_NULL);
-      check_mpi(MPI_Irecv(r.in_staged + (*r.in_off)[i],
-                          static_cast<int>(bytes(*r.in_off, i)), MPI_BYTE,
-                          in[i].peer, in[i].tag + r.tag_offset, comm,
-                          &requests.back()),
-                "MPI_Irecv");
+      check_mpi(
+          MPI_Irecv(r.in_staged + (*r.in_off)[i],
+                    static_cast<int>(bytes(*r.in_off, i)), MPI_BYTE, in[i].peer,
+                    in[i].tag + r.tag_offset, comm, &requests.back()),
+          "MPI_Irecv");
     }
     for (size_t j = 0; j < out.size(); ++j) {
       requests.push_back(MPI_REQUEST_NULL);
@@ -331,10 +327,9 @@ struct DeviceHaloExchange<T>::Impl {
   }
 
   // Completes the exchange in flight: the arrivals are in r.in_cells for
-  // work on the caller's stream (wait() queues their unpack there).
-  void finish(const Route& r) {
-    in_flight = false;
-    if (transport == DeviceHaloTransport::kHostStaged) {
+  // work on the caller's stream (finish() queues their unpack there).
+  void complete(const Route& r) {
+    if (transport == HaloTransport::kHostStaged) {
       const int code = MPI_Waitall(static_cast<int>(requests.size()),
                                    requests.data(), MPI_STATUSES_IGNORE);
       requests.clear();
@@ -358,80 +353,53 @@ struct DeviceHaloExchange<T>::Impl {
     }
     r.in_boxes->unpack(r.in_cells, data, combine, stream);
   }
-};
 
-template <typename T>
-DeviceHaloExchange<T>::DeviceHaloExchange(const ProcessGrid& grid,
-                                          const HaloLayout& layout,
-                                          const DeviceHaloExchangeConfig& config) {
-  internal::check_halo_grid(layout, grid);
-  impl_ = std::make_unique<Impl>(grid, layout, config);
-}
+  HaloTransport kind() const override { return transport; }
 
-template <typename T>
-DeviceHaloExchange<T>::~DeviceHaloExchange() = default;
-template <typename T>
-DeviceHaloExchange<T>::DeviceHaloExchange(DeviceHaloExchange&&) noexcept =
-    default;
-template <typename T>
-DeviceHaloExchange<T>& DeviceHaloExchange<T>::operator=(
-    DeviceHaloExchange&&) noexcept = default;
+  void start(void* buffer, const HaloCallOptions& call) override {
+    data = static_cast<T*>(buffer);
+    options = call;
+    post(route_in_flight());
+  }
 
-template <typename T>
-typename DeviceHaloExchange<T>::Impl& DeviceHaloExchange<T>::impl() const {
-  internal::check_halo_not_moved(impl_.get(), "GPU halo exchange");
-  return *impl_;
-}
+  void finish() override {
+    complete(route_in_flight());
+    unpack(route_in_flight());
+  }
 
-template <typename T>
-const HaloPlan& DeviceHaloExchange<T>::plan() const {
-  return impl().plan;
-}
-template <typename T>
-const HaloLayout& DeviceHaloExchange<T>::layout() const {
-  return impl().layout;
-}
-template <typename T>
-bool DeviceHaloExchange<T>::in_flight() const {
-  return impl().in_flight;
-}
+  void drain() override { complete(route_in_flight()); }
 
-template <typename T>
-void DeviceHaloExchange<T>::start(DistTensor<T, DeviceSpace>& tensor,
-                                  const HaloExchangeOptions& options) {
-  Impl& s = impl();
-  internal::check_halo_start(s.in_flight, tensor.layout(), tensor.part(),
-                             s.layout, s.plan.part);
-  s.in_flight = true;
-  s.data = tensor.data();
-  s.options = options;
-  try {
-    s.start(s.route_in_flight());
-  } catch (...) {
-    // Nothing to wait for: release what was posted and fail.
-    s.in_flight = false;
-    for (MPI_Request& r : s.requests) {
+  void abandon() noexcept override {
+    for (MPI_Request& r : requests) {
       if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
     }
-    s.requests.clear();
-    throw;
+    requests.clear();
   }
+};
+
+}  // namespace
+
+template <typename T, typename Space>
+std::unique_ptr<Transport> make_transport(const ProcessGrid& grid,
+                                          const HaloLayout& layout,
+                                          const HaloPlan& plan,
+                                          const HaloSetupOptions& setup) {
+  static_assert(std::is_same_v<Space, DeviceSpace>);
+  const HaloTransport transport = agree_on_transport(
+      grid.comm(), setup.transport, HaloTransport::kHostStaged,
+      {HaloTransport::kHostStaged, HaloTransport::kNccl}, DeviceSpace::kName);
+  return std::make_unique<DeviceTransport<T>>(grid, layout, plan, transport,
+                                              setup);
 }
 
-template <typename T>
-double DeviceHaloExchange<T>::wait() {
-  Impl& s = impl();
-  internal::check_halo_wait(s.in_flight);
-  const auto t0 = std::chrono::steady_clock::now();
-  s.finish(s.route_in_flight());
-  s.unpack(s.route_in_flight());
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-      .count();
-}
+#define DISTCONV_DEVICE_TRANSPORT(T)                                  \
+  template std::unique_ptr<Transport> make_transport<T, DeviceSpace>( \
+      const ProcessGrid&, const HaloLayout&, const HaloPlan&,         \
+      const HaloSetupOptions&);
+DISTCONV_DEVICE_TRANSPORT(float)
+DISTCONV_DEVICE_TRANSPORT(double)
+DISTCONV_DEVICE_TRANSPORT(__half)
+DISTCONV_DEVICE_TRANSPORT(__nv_bfloat16)
+#undef DISTCONV_DEVICE_TRANSPORT
 
-template class DeviceHaloExchange<float>;
-template class DeviceHaloExchange<double>;
-template class DeviceHaloExchange<__half>;
-template class DeviceHaloExchange<__nv_bfloat16>;
-
-}  // namespace distconv
+}  // namespace distconv::internal
