@@ -1,6 +1,7 @@
 #include "distconv/distribution.h"
 
 #include <algorithm>
+#include <sstream>
 
 #include "distconv/error.h"
 
@@ -86,6 +87,20 @@ Shape Distribution::part_coord(int part) const {
   require(part >= 0 && part < num_parts(), ErrorKind::kInvalidArgument, "part ",
           part, " outside [0, ", num_parts(), ")");
   return unravel(part, grid_);
+}
+
+std::string Distribution::describe() const {
+  std::ostringstream out;
+  out << "global " << global_shape() << " over grid " << grid_shape();
+  for (int d = 0; d < ndims(); ++d) {
+    const BlockPartition& p = partition(d);
+    if (p == BlockPartition::balanced(p.extent(), p.parts())) continue;
+    out << ", dimension " << d << " split at";
+    for (int i = 0; i <= p.parts(); ++i) {
+      out << (i ? "," : " ") << (i < p.parts() ? p.begin(i) : p.extent());
+    }
+  }
+  return out.str();
 }
 
 Box Distribution::shard(const Shape& coord) const {

@@ -14,6 +14,7 @@
 #define DISTCONV_DISTRIBUTION_H_
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "distconv/box.h"
@@ -70,6 +71,9 @@ class Distribution {
 
   Box shard(const Shape& coord) const;  // global coordinates
   Box shard(int part) const { return shard(part_coord(part)); }
+  // "global 4x3x8x8 over grid 1x1x2x1", plus ", dimension d split at
+  // 0,3,8" for each partition that is not the balanced one.
+  std::string describe() const;
   // Grid coordinate of the part owning a global index inside the tensor.
   Shape owner(const Shape& point) const;
   // The adjacent grid coordinate along `dim`, or nothing past an open

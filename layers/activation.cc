@@ -1,23 +1,22 @@
 #include "layers/activation.h"
 
 #include <string>
+#include <utility>
 
 #include "distconv/error.h"
+#include "layers/internal/given_plan.h"
 #include "layers/internal/pointwise.h"
 
 namespace distconv {
 namespace {
 
-Distribution checked(const ProcessGrid& grid, const ActivationDesc& desc,
-                     const Distribution& dist) {
+ShardPlan planned(const ProcessGrid& grid, const ActivationDesc& desc,
+                  const Distribution& dist) {
   desc.validate();
   require(dist.grid_shape() == grid.shape(), ErrorKind::kGridMismatch,
           to_string(desc.kind), ": distribution over grid ",
           dist.grid_shape(), " used with a process grid ", grid.shape());
-  require(dist.ndims() >= 3 && dist.ndims() <= 5, ErrorKind::kShapeMismatch,
-          to_string(desc.kind), ": tensor shape ", dist.global_shape(),
-          " is not (N, C, spatial...) with 1 to 3 spatial dimensions");
-  return dist;
+  return plan_activation(desc, dist, grid.rank());
 }
 
 }  // namespace
@@ -25,9 +24,17 @@ Distribution checked(const ProcessGrid& grid, const ActivationDesc& desc,
 template <typename T>
 Activation<T>::Activation(const ProcessGrid& grid, const ActivationDesc& desc,
                           const Distribution& dist)
-    : desc_(desc),
-      layout_(HaloLayout(checked(grid, desc, dist))
-                  .with_storage(StorageOrder::kChannelsLast)) {}
+    : desc_(desc), plan_(planned(grid, desc, dist)) {}
+
+template <typename T>
+Activation<T>::Activation(const ProcessGrid& grid, const ActivationDesc& desc,
+                          ShardPlan plan)
+    : desc_(desc), plan_(std::move(plan)) {
+  internal::check_given_shard_plan(grid, plan_, [&] {
+    return plan_activation(desc_, plan_.layout("src").distribution(),
+                           plan_.rank);
+  });
+}
 
 template <typename T>
 void Activation<T>::forward(const DistTensor<T>& src,

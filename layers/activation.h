@@ -1,6 +1,7 @@
 // Activation<T>: an element-wise activation (relu, leaky relu;
 // ActivationDesc) on a tensor split over a ProcessGrid. Describe, plan
-// (the constructor), execute (forward, backward), many times.
+// (plan_activation in shard_plan.h, or the constructor), execute (forward,
+// backward), many times.
 //
 //   ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, 2, 1});      // split H
 //   Distribution dist(Shape{1, 16, 512, 512}, grid.shape());
@@ -35,6 +36,7 @@
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
 #include "distconv/process_grid.h"
+#include "layers/shard_plan.h"
 
 namespace distconv {
 
@@ -45,12 +47,17 @@ class Activation {
   // `dist` is (N, C, spatial...) with 1 to 3 spatial dimensions.
   Activation(const ProcessGrid& grid, const ActivationDesc& desc,
              const Distribution& dist);
+  // Runs a plan made beforehand by plan_activation(desc, ...); checked on
+  // every rank together (made for this rank, grid and description).
+  Activation(const ProcessGrid& grid, const ActivationDesc& desc,
+             ShardPlan plan);
 
   const ActivationDesc& desc() const { return desc_; }
   // The distribution of every tensor the layer takes.
-  const Distribution& distribution() const { return layout_.distribution(); }
+  const Distribution& distribution() const { return layout().distribution(); }
   // A layout for src, dst and their gradients: no halos, channels-last.
-  const HaloLayout& layout() const { return layout_; }
+  const HaloLayout& layout() const { return plan_.layout("src"); }
+  const ShardPlan& plan() const { return plan_; }
 
   // dst = activation(src); dst may be src.
   void forward(const DistTensor<T>& src, DistTensor<T>& dst) const;
@@ -70,7 +77,7 @@ class Activation {
                      DistTensor<T>& diff_src) const;
 
   ActivationDesc desc_;
-  HaloLayout layout_;
+  ShardPlan plan_;
 };
 
 }  // namespace distconv

@@ -1,43 +1,23 @@
 #include "layers/concat.h"
 
 #include <string>
+#include <utility>
 
 #include "distconv/error.h"
+#include "layers/internal/given_plan.h"
 #include "layers/internal/pointwise.h"
 
 namespace distconv {
 namespace {
 
-using internal::describe;
 using internal::require_distribution;
 
-// A distribution whose partitions are usable by concat and slice.
-void check_source(const ProcessGrid& grid, const Distribution& dist,
-                  const std::string& what) {
+// The grid check both layers make before planning.
+void check_grid(const ProcessGrid& grid, const Distribution& dist,
+                const std::string& what) {
   require(dist.grid_shape() == grid.shape(), ErrorKind::kGridMismatch, what,
           ": distribution over grid ", dist.grid_shape(),
           " used with a process grid ", grid.shape());
-  require(dist.ndims() >= 3 && dist.ndims() <= 5, ErrorKind::kShapeMismatch,
-          what, ": tensor shape ", dist.global_shape(),
-          " is not (N, C, spatial...) with 1 to 3 spatial dimensions");
-  require(dist.grid_shape()[1] == 1, ErrorKind::kUnsupported, what,
-          ": the grid ", dist.grid_shape(),
-          " splits channels; concatenation and slicing support splits of N "
-          "and spatial dimensions only");
-}
-
-// `dist` with `channels` channels, whole on one part.
-Distribution with_channels(const Distribution& dist, Index channels) {
-  std::vector<BlockPartition> parts;
-  for (int d = 0; d < dist.ndims(); ++d) {
-    parts.push_back(d == 1 ? BlockPartition::balanced(channels, 1)
-                           : dist.partition(d));
-  }
-  return Distribution(std::move(parts));
-}
-
-HaloLayout plain_layout(const Distribution& dist) {
-  return HaloLayout(dist).with_storage(StorageOrder::kChannelsLast);
 }
 
 // Channels [c0, c0 + count) of a view (N, C, spatial...).
@@ -94,26 +74,12 @@ void for_each_part_row(const Shape& whole, const std::vector<Index>& offsets,
   });
 }
 
-// Validates the inputs of a concatenation; returns where each one's
-// channels start in the output, and the output's channel count last.
-std::vector<Index> concat_offsets(const ProcessGrid& grid,
-                                  const std::vector<Distribution>& srcs) {
-  require(!srcs.empty(), ErrorKind::kInvalidArgument,
-          "concat: needs at least one input");
-  std::vector<Index> offsets = {0};
+ShardPlan planned_concat(const ProcessGrid& grid,
+                        const std::vector<Distribution>& srcs) {
   for (size_t i = 0; i < srcs.size(); ++i) {
-    const std::string what = "concat: input " + std::to_string(i);
-    check_source(grid, srcs[i], what);
-    bool same = srcs[i].ndims() == srcs[0].ndims();
-    for (int d = 0; same && d < srcs[0].ndims(); ++d) {
-      same = d == 1 || srcs[i].partition(d) == srcs[0].partition(d);
-    }
-    require(same, ErrorKind::kShapeMismatch, what, " (", describe(srcs[i]),
-            ") is not split like input 0 (", describe(srcs[0]),
-            ") in N and the spatial dimensions");
-    offsets.push_back(offsets.back() + srcs[i].global_shape()[1]);
+    check_grid(grid, srcs[i], "concat: input " + std::to_string(i));
   }
-  return offsets;
+  return plan_concat(srcs, grid.rank());
 }
 
 }  // namespace
@@ -121,15 +87,26 @@ std::vector<Index> concat_offsets(const ProcessGrid& grid,
 template <typename T>
 Concat<T>::Concat(const ProcessGrid& grid,
                   const std::vector<Distribution>& srcs)
-    : srcs_(srcs),
-      offsets_(concat_offsets(grid, srcs)),
-      dst_layout_(plain_layout(with_channels(srcs[0], offsets_.back()))) {}
+    : plan_(planned_concat(grid, srcs)), offsets_(concat_offsets(plan_)) {}
+
+template <typename T>
+Concat<T>::Concat(const ProcessGrid& grid, ShardPlan plan)
+    : plan_(std::move(plan)) {
+  internal::check_given_shard_plan(grid, plan_, [&] {
+    std::vector<Distribution> srcs;
+    for (size_t i = 0; i + 1 < plan_.tensors.size(); ++i) {
+      srcs.push_back(plan_.tensors[i].layout.distribution());
+    }
+    return plan_concat(srcs, plan_.rank);
+  });
+  offsets_ = concat_offsets(plan_);
+}
 
 template <typename T>
 const Distribution& Concat<T>::src_distribution(int i) const {
   require(i >= 0 && i < num_srcs(), ErrorKind::kInvalidArgument,
           "concat: input ", i, " outside [0, ", num_srcs(), ")");
-  return srcs_[i];
+  return plan_.tensors[i].layout.distribution();
 }
 
 template <typename T>
@@ -139,8 +116,9 @@ ChannelRange Concat<T>::channels(int i) const {
 }
 
 template <typename T>
-HaloLayout Concat<T>::src_layout(int i) const {
-  return plain_layout(src_distribution(i));
+const HaloLayout& Concat<T>::src_layout(int i) const {
+  src_distribution(i);  // checks i
+  return plan_.tensors[i].layout;
 }
 
 template <typename T>
@@ -152,7 +130,7 @@ void Concat<T>::forward(const std::vector<const DistTensor<T>*>& srcs,
   for (int i = 0; i < num_srcs(); ++i) {
     require(srcs[i] != nullptr, ErrorKind::kInvalidArgument,
             "concat: input ", i, " is null");
-    require_distribution(*srcs[i], srcs_[i],
+    require_distribution(*srcs[i], src_distribution(i),
                          "concat: input " + std::to_string(i));
   }
   require_distribution(dst, dst_distribution(), "concat: dst");
@@ -175,7 +153,7 @@ void Concat<T>::backward(const DistTensor<T>& diff_dst,
   for (int i = 0; i < num_srcs(); ++i) {
     require(diff_srcs[i] != nullptr, ErrorKind::kInvalidArgument,
             "concat: input gradient ", i, " is null");
-    require_distribution(*diff_srcs[i], srcs_[i],
+    require_distribution(*diff_srcs[i], src_distribution(i),
                          "concat: input gradient " + std::to_string(i));
   }
   std::vector<StridedView<T>> dx;
@@ -187,29 +165,23 @@ void Concat<T>::backward(const DistTensor<T>& diff_dst,
                     });
 }
 
-namespace {
-
-const Distribution& checked_slice_source(const ProcessGrid& grid,
-                                         const ChannelRange& range,
-                                         const Distribution& src) {
-  check_source(grid, src, "slice");
-  const Index channels = src.global_shape()[1];
-  require(0 <= range.begin && range.begin <= range.end &&
-              range.end <= channels,
-          ErrorKind::kInvalidArgument, "slice: channel range [", range.begin,
-          ", ", range.end, ") outside the input's channels [0, ", channels,
-          ")");
-  return src;
-}
-
-}  // namespace
 
 template <typename T>
 Slice<T>::Slice(const ProcessGrid& grid, const ChannelRange& range,
                 const Distribution& src)
-    : range_(range),
-      src_layout_(plain_layout(checked_slice_source(grid, range, src))),
-      dst_layout_(plain_layout(with_channels(src, range.size()))) {}
+    : range_(range) {
+  check_grid(grid, src, "slice");
+  plan_ = plan_slice(range, src, grid.rank());
+}
+
+template <typename T>
+Slice<T>::Slice(const ProcessGrid& grid, const ChannelRange& range,
+                ShardPlan plan)
+    : range_(range), plan_(std::move(plan)) {
+  internal::check_given_shard_plan(grid, plan_, [&] {
+    return plan_slice(range_, src_distribution(), plan_.rank);
+  });
+}
 
 template <typename T>
 void Slice<T>::forward(const DistTensor<T>& src, DistTensor<T>& dst) const {

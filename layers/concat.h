@@ -1,7 +1,8 @@
 // Concat<T> and Slice<T>: joining tensors along channels (U-Net skip
 // connections) and taking a channel range back out, on tensors split over
-// a ProcessGrid along N and spatial dimensions. Describe, plan (the
-// constructor), execute (forward, backward), many times.
+// a ProcessGrid along N and spatial dimensions. Describe, plan
+// (plan_concat and plan_slice in shard_plan.h, or the constructors),
+// execute (forward, backward), many times.
 //
 //   ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, 2, 2});
 //   Distribution skip(Shape{1, 32, 256, 256}, grid.shape());
@@ -44,19 +45,9 @@
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
 #include "distconv/process_grid.h"
+#include "layers/shard_plan.h"  // ChannelRange, OtherChannels
 
 namespace distconv {
-
-// Channels [begin, end) of a tensor.
-struct ChannelRange {
-  Index begin = 0;
-  Index end = 0;
-  Index size() const { return end - begin; }
-};
-
-// What Slice's backward leaves in the channels of diff_src outside its
-// range.
-enum class OtherChannels { kZero, kKeep };
 
 // Defined for float and double.
 template <typename T>
@@ -64,18 +55,22 @@ class Concat {
  public:
   // The inputs' distributions, in output channel order (at least one).
   Concat(const ProcessGrid& grid, const std::vector<Distribution>& srcs);
+  // Runs a plan made beforehand by plan_concat; checked on every rank
+  // together (made for this rank and grid).
+  Concat(const ProcessGrid& grid, ShardPlan plan);
 
-  int num_srcs() const { return static_cast<int>(srcs_.size()); }
+  int num_srcs() const { return static_cast<int>(plan_.tensors.size()) - 1; }
   const Distribution& src_distribution(int i) const;
   const Distribution& dst_distribution() const {
-    return dst_layout_.distribution();
+    return dst_layout().distribution();
   }
   // Where input i's channels sit in the output.
   ChannelRange channels(int i) const;
   // Plain layouts (no halos, channels-last); any layout with the same
   // distribution does as well.
-  HaloLayout src_layout(int i) const;
-  const HaloLayout& dst_layout() const { return dst_layout_; }
+  const HaloLayout& src_layout(int i) const;
+  const HaloLayout& dst_layout() const { return plan_.layout("dst"); }
+  const ShardPlan& plan() const { return plan_; }
 
   // dst = the srcs side by side along channels.
   void forward(const std::vector<const DistTensor<T>*>& srcs,
@@ -85,9 +80,8 @@ class Concat {
                 const std::vector<DistTensor<T>*>& diff_srcs) const;
 
  private:
-  std::vector<Distribution> srcs_;
+  ShardPlan plan_;
   std::vector<Index> offsets_;  // num_srcs() + 1 channel offsets
-  HaloLayout dst_layout_;
 };
 
 // Defined for float and double.
@@ -97,18 +91,22 @@ class Slice {
   // 0 <= range.begin <= range.end <= C of `src`.
   Slice(const ProcessGrid& grid, const ChannelRange& range,
         const Distribution& src);
+  // Runs a plan made beforehand by plan_slice(range, ...); checked on every
+  // rank together (made for this rank, grid and range).
+  Slice(const ProcessGrid& grid, const ChannelRange& range, ShardPlan plan);
 
   const ChannelRange& range() const { return range_; }
   const Distribution& src_distribution() const {
-    return src_layout_.distribution();
+    return src_layout().distribution();
   }
   const Distribution& dst_distribution() const {
-    return dst_layout_.distribution();
+    return dst_layout().distribution();
   }
   // Plain layouts (no halos, channels-last); any layout with the same
   // distribution does as well.
-  const HaloLayout& src_layout() const { return src_layout_; }
-  const HaloLayout& dst_layout() const { return dst_layout_; }
+  const HaloLayout& src_layout() const { return plan_.layout("src"); }
+  const HaloLayout& dst_layout() const { return plan_.layout("dst"); }
+  const ShardPlan& plan() const { return plan_; }
 
   // dst = channels range() of src.
   void forward(const DistTensor<T>& src, DistTensor<T>& dst) const;
@@ -118,7 +116,7 @@ class Slice {
 
  private:
   ChannelRange range_;
-  HaloLayout src_layout_, dst_layout_;
+  ShardPlan plan_;
 };
 
 }  // namespace distconv

@@ -271,7 +271,7 @@ TEST(Concat, BadInputFailsOnEveryRank) {
   const Distribution b(Shape{1, 3, 2 * n, 3}, grid.shape());
   testing::expect_error_on_all_ranks(
       comm, ErrorKind::kInvalidArgument, "at least one input",
-      [&] { Concat<float>(grid, {}); });
+      [&] { Concat<float>(grid, std::vector<Distribution>{}); });
   testing::expect_error_on_all_ranks(
       comm, ErrorKind::kShapeMismatch, "is not split like input 0", [&] {
         Concat<float>(grid,

@@ -10,23 +10,11 @@
 #include "distconv/error.h"
 #include "distconv/internal/layer_checks.h"
 #include "layers/internal/channel_cells.h"
+#include "layers/internal/given_plan.h"
 #include "distconv/internal/mpi_util.h"
 
 namespace distconv {
 namespace {
-
-// The target's distribution: the prediction's, with one channel for class
-// indices.
-Distribution target_distribution(const LossDesc& desc,
-                                 const Distribution& prediction) {
-  if (!desc.takes_indices()) return prediction;
-  std::vector<BlockPartition> parts;
-  for (int d = 0; d < prediction.ndims(); ++d) {
-    parts.push_back(d == 1 ? BlockPartition::balanced(1, 1)
-                           : prediction.partition(d));
-  }
-  return Distribution(std::move(parts));
-}
 
 // One cell's logits x (C values at stride sx), the maximum m subtracted:
 // fills e[c] = exp(x_c - m) and returns m and sum_c e[c]. Then
@@ -66,23 +54,24 @@ template <typename T>
 struct Loss<T>::Impl {
   const ProcessGrid* grid;
   LossDesc desc;
-  Distribution prediction;
-  HaloLayout prediction_layout, target_layout;
+  ShardPlan plan;
+  const Distribution& prediction;
+  const HaloLayout& prediction_layout;
+  const HaloLayout& target_layout;
   Box shard;
   std::vector<double> sample_losses;
   std::vector<double> scratch;  // one cell's exp(x_c - m)
 
-  Impl(const ProcessGrid& g, const LossDesc& d, const Distribution& p)
+  Impl(const ProcessGrid& g, const LossDesc& d, ShardPlan p)
       : grid(&g),
         desc(d),
-        prediction(p),
-        prediction_layout(
-            HaloLayout(p).with_storage(StorageOrder::kChannelsLast)),
-        target_layout(HaloLayout(target_distribution(d, p))
-                          .with_storage(StorageOrder::kChannelsLast)),
-        shard(p.shard(g.rank())),
+        plan(std::move(p)),
+        prediction(plan.layout("prediction").distribution()),
+        prediction_layout(plan.layout("prediction")),
+        target_layout(plan.layout("target")),
+        shard(plan.tensor("prediction").shard),
         sample_losses(shard.extent[0], 0.0),
-        scratch(p.global_shape()[1]) {}
+        scratch(prediction.global_shape()[1]) {}
 
   void check_kind(bool indices, const char* pass) const {
     require(desc.takes_indices() == indices, ErrorKind::kInvalidArgument,
@@ -268,9 +257,22 @@ Loss<T>::Loss(const ProcessGrid& grid, const LossDesc& desc,
               const Distribution& prediction) {
   desc.validate(prediction.global_shape());
   internal::check_grid(prediction, grid.shape(), "prediction");
-  internal::check_unsplit_channels(prediction.grid_shape(), "the loss");
   impl_ = internal::Pimpl<Impl>::make(
-      "loss", grid, desc, prediction);
+      "loss", grid, desc, plan_loss(desc, prediction, grid.rank()));
+}
+
+template <typename T>
+Loss<T>::Loss(const ProcessGrid& grid, const LossDesc& desc, ShardPlan plan) {
+  internal::check_given_shard_plan(grid, plan, [&] {
+    return plan_loss(desc, plan.layout("prediction").distribution(),
+                     plan.rank);
+  });
+  impl_ = internal::Pimpl<Impl>::make("loss", grid, desc, std::move(plan));
+}
+
+template <typename T>
+const ShardPlan& Loss<T>::plan() const {
+  return impl().plan;
 }
 
 template <typename T>

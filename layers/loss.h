@@ -1,8 +1,9 @@
 // Loss<T>: a loss (LossDesc: cross-entropy on class indices or on target
 // probabilities, mean squared error; mean or sum) of a prediction split
 // over a ProcessGrid (samples and spatial dimensions), giving the loss and
-// gradient of one process. Describe (LossDesc), plan (the constructor),
-// execute (forward, backward), many times.
+// gradient of one process. Describe (LossDesc), plan (plan_loss in
+// shard_plan.h, or the constructor), execute (forward, backward), many
+// times.
 //
 //   ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, 2, 1});      // split H
 //   Loss<float> loss(grid, LossDesc::make(LossKind::kCrossEntropyIndices),
@@ -69,6 +70,7 @@
 #include "distconv/internal/pimpl.h"
 #include "distconv/loss_desc.h"
 #include "distconv/process_grid.h"
+#include "layers/shard_plan.h"
 
 namespace distconv {
 
@@ -78,12 +80,17 @@ class Loss {
  public:
   Loss(const ProcessGrid& grid, const LossDesc& desc,
        const Distribution& prediction);
+  // Runs a plan made beforehand by plan_loss(desc, ...); checked on every
+  // rank together (made for this rank, grid and description).
+  Loss(const ProcessGrid& grid, const LossDesc& desc, ShardPlan plan);
 
   const LossDesc& desc() const;
   // Channels-last, no halos.
   const HaloLayout& prediction_layout() const;
   const HaloLayout& target_layout() const;  // (N, 1, spatial) for indices
   const HaloLayout& diff_prediction_layout() const;
+  // The layouts, this rank's shards and the sums over ranks of each pass.
+  const ShardPlan& plan() const;
 
   // Value targets (kCrossEntropyProbabilities, kMeanSquaredError).
   double forward(const DistTensor<T>& prediction, const DistTensor<T>& target);

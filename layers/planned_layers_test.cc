@@ -1,17 +1,23 @@
 // Layers built from plans made beforehand (plan_convolution, plan_pooling,
-// plan_deconvolution, plan_batch_norm): they run as the layers that plan
-// for themselves do, bit for bit; a plan made for another rank or grid
-// throws the same distconv::Error on every rank.
+// plan_deconvolution, plan_batch_norm, and the shard-local layers' plans in
+// shard_plan.h): they run as the layers that plan for themselves do, bit
+// for bit; a plan made for another rank, grid or description throws the
+// same distconv::Error on every rank.
 #include <gtest/gtest.h>
 
 #include <functional>
 #include <vector>
 
 #include "distconv/scatter_gather.h"
+#include "layers/activation.h"
 #include "layers/batch_norm.h"
+#include "layers/concat.h"
 #include "layers/convolution.h"
 #include "layers/deconvolution.h"
+#include "layers/loss.h"
 #include "layers/pooling.h"
+#include "layers/softmax.h"
+#include "layers/upsample.h"
 #include "tests/conv_check.h"
 #include "tests/mpi_testing.h"
 
@@ -89,6 +95,41 @@ TEST(PlannedLayers, RunAsTheLayersOwnPlans) {
   expect_same_outputs(grid, b_own, b_given, [&](auto& l, auto& x, auto& y) {
     l.forward(x, scale.data(), shift.data(), y);
   });
+
+  const auto forward = [](auto& l, auto& x, auto& y) { l.forward(x, y); };
+  const UpsampleDesc twice{Shape{2, 2}};
+  Upsample<double> u_own(grid, twice, x4);
+  Upsample<double> u_given(grid, twice, plan_upsample(twice, x4, rank));
+  EXPECT_EQ(u_given.plan(), u_own.plan());
+  expect_same_outputs(grid, u_own, u_given, forward);
+
+  Softmax<double> s_own(grid, x4);
+  Softmax<double> s_given(grid, plan_softmax(x4, rank));
+  EXPECT_EQ(s_given.plan(), s_own.plan());
+  expect_same_outputs(grid, s_own, s_given, forward);
+
+  const ChannelRange middle{1, 3};
+  Slice<double> sl_own(grid, middle, x4);
+  Slice<double> sl_given(grid, middle, plan_slice(middle, x4, rank));
+  EXPECT_EQ(sl_given.plan(), sl_own.plan());
+  expect_same_outputs(grid, sl_own, sl_given, forward);
+
+  const Distribution x2 = src_over(grid, 2);
+  Concat<double> cat_own(grid, {x4, x2});
+  Concat<double> cat_given(grid, plan_concat({x4, x2}, rank));
+  EXPECT_EQ(cat_given.plan(), cat_own.plan());
+  EXPECT_EQ(cat_given.channels(1).begin, 4);
+
+  Activation<double> a_own(grid, ActivationDesc::relu(), x4);
+  Activation<double> a_given(grid, ActivationDesc::relu(),
+                             plan_activation(ActivationDesc::relu(), x4, rank));
+  EXPECT_EQ(a_given.plan(), a_own.plan());
+
+  const LossDesc ce = LossDesc::make(LossKind::kCrossEntropyIndices);
+  Loss<double> l_own(grid, ce, x4);
+  Loss<double> l_given(grid, ce, plan_loss(ce, x4, rank));
+  EXPECT_EQ(l_given.plan(), l_own.plan());
+  EXPECT_EQ(l_given.first_sample(), l_own.first_sample());
 }
 
 TEST(PlannedLayers, APlanForAnotherRankOrGridFailsOnEveryRank) {
@@ -115,18 +156,64 @@ TEST(PlannedLayers, APlanForAnotherRankOrGridFailsOnEveryRank) {
       [&](const Distribution& d, int r) {
         BatchNorm<float>(grid, plan_batch_norm(d, r));
       },
+      [&](const Distribution& d, int r) {
+        Upsample<float>(grid, UpsampleDesc{Shape{2, 2}},
+                        plan_upsample(UpsampleDesc{Shape{2, 2}}, d, r));
+      },
+      [&](const Distribution& d, int r) {
+        Activation<float>(grid, ActivationDesc::relu(),
+                          plan_activation(ActivationDesc::relu(), d, r));
+      },
+      [&](const Distribution& d, int r) {
+        Softmax<float>(grid, plan_softmax(d, r));
+      },
+      [&](const Distribution& d, int r) {
+        Concat<float>(grid, plan_concat({d, d}, r));
+      },
+      [&](const Distribution& d, int r) {
+        Slice<float>(grid, {0, 2}, plan_slice({0, 2}, d, r));
+      },
+      [&](const Distribution& d, int r) {
+        const LossDesc mse = LossDesc::make(LossKind::kMeanSquaredError);
+        Loss<float>(grid, mse, plan_loss(mse, d, r));
+      },
   };
   // A plan over a grid of another shape.
   const Distribution other(Shape{2, 4, 9, 8 * n}, Shape{1, 1, 1, n + 1});
   for (const auto& layer : layers) {
     if (n > 1) {
-      testing::expect_error_on_all_ranks(
-          comm, ErrorKind::kInvalidArgument, "plan for rank",
-          [&] { layer(x, planned); });
+      testing::expect_error_on_all_ranks(comm, ErrorKind::kInvalidArgument,
+                                         "plan for rank",
+                                         [&] { layer(x, planned); });
     }
-    testing::expect_error_on_all_ranks(
-        comm, ErrorKind::kGridMismatch, "planned input",
-        [&] { layer(other, grid.rank()); });
+    testing::expect_error_on_all_ranks(comm, ErrorKind::kGridMismatch,
+                                       "planned input",
+                                       [&] { layer(other, grid.rank()); });
+  }
+  // A plan made for another description than the one given with it.
+  const std::vector<std::function<void()>> mismatched = {
+      [&] {
+        Upsample<float>(
+            grid, UpsampleDesc{Shape{2, 3}},
+            plan_upsample(UpsampleDesc{Shape{2, 2}}, x, grid.rank()));
+      },
+      [&] {
+        Softmax<float>(grid, plan_softmax(x, grid.rank()),
+                       {SoftmaxKind::kLogSoftmax});
+      },
+      [&] {
+        Slice<float>(grid, {1, 2}, plan_slice({0, 2}, x, grid.rank()));
+      },
+      [&] {
+        Activation<float>(
+            grid, ActivationDesc::leaky_relu(0.1),
+            plan_activation(ActivationDesc::relu(), x, grid.rank()));
+      },
+  };
+  for (const auto& layer : mismatched) {
+    testing::expect_error_on_all_ranks(comm, ErrorKind::kInvalidArgument,
+                                       "was not made for the description",
+                                       layer);
   }
 }
 

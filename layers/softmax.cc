@@ -5,11 +5,13 @@
 #include <cmath>
 #include <sstream>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "distconv/error.h"
 #include "distconv/internal/layer_checks.h"
 #include "layers/internal/channel_cells.h"
+#include "layers/internal/given_plan.h"
 #include "kernels/onednn/softmax.h"
 
 namespace distconv {
@@ -65,8 +67,9 @@ void cell_backward(SoftmaxKind kind, Index channels, const T* y, Index sy,
 template <typename T>
 struct Softmax<T>::Impl {
   SoftmaxKind kind;
-  Distribution dist;
-  HaloLayout layout;
+  ShardPlan plan;
+  const Distribution& dist;
+  const HaloLayout& layout;
   Box shard;
   std::vector<double> scratch;  // one cell's channels
   // fp32 on a non-empty shard: oneDNN, used when the views are dense
@@ -74,12 +77,13 @@ struct Softmax<T>::Impl {
   std::unique_ptr<onednn::Softmax> dnnl;
   std::string dnnl_refused;
 
-  Impl(const ProcessGrid& g, const Distribution& src, const SoftmaxOptions& o)
+  Impl(ShardPlan p, const SoftmaxOptions& o)
       : kind(o.kind),
-        dist(src),
-        layout(HaloLayout(src).with_storage(StorageOrder::kChannelsLast)),
-        shard(src.shard(g.rank())),
-        scratch(src.global_shape()[1]) {
+        plan(std::move(p)),
+        dist(plan.layout("src").distribution()),
+        layout(plan.layout("src")),
+        shard(plan.tensor("src").shard),
+        scratch(dist.global_shape()[1]) {
     if (std::is_same_v<T, float> && !shard.empty()) {
       try {
         dnnl = std::make_unique<onednn::Softmax>(kind, shard.extent);
@@ -114,17 +118,23 @@ Softmax<T>::Softmax(const ProcessGrid& grid, const Distribution& src,
           "softmax input shape ", shape,
           " is not (N, C, H, W) or (N, C, D, H, W)");
   internal::check_grid(src, grid.shape(), "input");
-  require(shape[1] >= 1, ErrorKind::kInvalidArgument, "softmax input shape ",
-          shape, " must have at least one channel");
-  internal::check_unsplit_channels(src.grid_shape(), "softmax");
-  require(options.kind == SoftmaxKind::kSoftmax ||
-              options.kind == SoftmaxKind::kLogSoftmax,
-          ErrorKind::kInvalidArgument, "unknown softmax kind ",
-          static_cast<int>(options.kind));
   impl_ = internal::Pimpl<Impl>::make(
-      "softmax", grid, src, options);
+      "softmax", plan_softmax(src, grid.rank(), options), options);
 }
 
+template <typename T>
+Softmax<T>::Softmax(const ProcessGrid& grid, ShardPlan plan,
+                    const SoftmaxOptions& options) {
+  internal::check_given_shard_plan(grid, plan, [&] {
+    return plan_softmax(plan.layout("src").distribution(), plan.rank, options);
+  });
+  impl_ = internal::Pimpl<Impl>::make("softmax", std::move(plan), options);
+}
+
+template <typename T>
+const ShardPlan& Softmax<T>::plan() const {
+  return impl().plan;
+}
 template <typename T>
 SoftmaxKind Softmax<T>::kind() const {
   return impl().kind;

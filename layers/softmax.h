@@ -2,8 +2,9 @@
 // split over a ProcessGrid (samples and spatial dimensions), giving the
 // results of one process. Every (n, spatial) cell's C values are
 // normalised on their own, so each rank works on its shard alone: no
-// communication. Describe (SoftmaxOptions), plan (the constructor), execute
-// (forward, backward), many times.
+// communication. Describe (SoftmaxOptions), plan (plan_softmax in
+// shard_plan.h, or the constructor), execute (forward, backward), many
+// times.
 //
 //   ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, 2, 1});      // split H
 //   Softmax<float> softmax(grid,
@@ -46,18 +47,19 @@
 #include "distconv/internal/pimpl.h"
 #include "distconv/loss_desc.h"
 #include "distconv/process_grid.h"
+#include "layers/shard_plan.h"  // SoftmaxOptions
 
 namespace distconv {
-
-struct SoftmaxOptions {
-  SoftmaxKind kind = SoftmaxKind::kSoftmax;
-};
 
 // Defined for float and double.
 template <typename T>
 class Softmax {
  public:
   Softmax(const ProcessGrid& grid, const Distribution& src,
+          const SoftmaxOptions& options = {});
+  // Runs a plan made beforehand by plan_softmax(..., options); checked on
+  // every rank together (made for this rank, grid and options).
+  Softmax(const ProcessGrid& grid, ShardPlan plan,
           const SoftmaxOptions& options = {});
 
   SoftmaxKind kind() const;
@@ -67,6 +69,7 @@ class Softmax {
   const HaloLayout& dst_layout() const;
   const HaloLayout& diff_dst_layout() const;
   const HaloLayout& diff_src_layout() const;
+  const ShardPlan& plan() const;
 
   void forward(const DistTensor<T>& src, DistTensor<T>& dst);
   // dst is forward()'s output.

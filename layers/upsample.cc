@@ -1,6 +1,9 @@
 #include "layers/upsample.h"
 
+#include <utility>
+
 #include "distconv/error.h"
+#include "layers/internal/given_plan.h"
 #include "layers/internal/pointwise.h"
 
 namespace distconv {
@@ -63,14 +66,12 @@ void factors3(const UpsampleDesc& desc, Index f[3]) {
   }
 }
 
-const Distribution& checked_source(const ProcessGrid& grid,
-                                   const UpsampleDesc& desc,
-                                   const Distribution& src) {
+ShardPlan planned(const ProcessGrid& grid, const UpsampleDesc& desc,
+                  const Distribution& src) {
   require(src.grid_shape() == grid.shape(), ErrorKind::kGridMismatch,
           "upsample: distribution over grid ", src.grid_shape(),
           " used with a process grid ", grid.shape());
-  desc.validate(src.global_shape());
-  return src;
+  return plan_upsample(desc, src, grid.rank());
 }
 
 }  // namespace
@@ -78,11 +79,16 @@ const Distribution& checked_source(const ProcessGrid& grid,
 template <typename T>
 Upsample<T>::Upsample(const ProcessGrid& grid, const UpsampleDesc& desc,
                       const Distribution& src)
-    : desc_(desc),
-      src_layout_(HaloLayout(checked_source(grid, desc, src))
-                      .with_storage(StorageOrder::kChannelsLast)),
-      dst_layout_(HaloLayout(desc.dst_distribution(src))
-                      .with_storage(StorageOrder::kChannelsLast)) {}
+    : desc_(desc), plan_(planned(grid, desc, src)) {}
+
+template <typename T>
+Upsample<T>::Upsample(const ProcessGrid& grid, const UpsampleDesc& desc,
+                      ShardPlan plan)
+    : desc_(desc), plan_(std::move(plan)) {
+  internal::check_given_shard_plan(grid, plan_, [&] {
+    return plan_upsample(desc_, src_distribution(), plan_.rank);
+  });
+}
 
 template <typename T>
 void Upsample<T>::forward(const DistTensor<T>& src, DistTensor<T>& dst) const {

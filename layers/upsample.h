@@ -1,7 +1,7 @@
 // Upsample<T>: nearest-neighbour upsampling by an integer factor per
 // spatial dimension (UpsampleDesc), on tensors split over a ProcessGrid.
-// Describe, plan (the constructor), execute (forward, backward), many
-// times.
+// Describe, plan (plan_upsample in shard_plan.h, or the constructor),
+// execute (forward, backward), many times.
 //
 //   ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, 2, 2});
 //   Upsample<float> up(grid, UpsampleDesc{Shape{2, 2}},
@@ -34,6 +34,7 @@
 #include "distconv/halo_layout.h"
 #include "distconv/process_grid.h"
 #include "distconv/upsample_desc.h"
+#include "layers/shard_plan.h"
 
 namespace distconv {
 
@@ -43,18 +44,22 @@ class Upsample {
  public:
   Upsample(const ProcessGrid& grid, const UpsampleDesc& desc,
            const Distribution& src);
+  // Runs a plan made beforehand by plan_upsample(desc, ...); checked on
+  // every rank together (made for this rank, grid and description).
+  Upsample(const ProcessGrid& grid, const UpsampleDesc& desc, ShardPlan plan);
 
   const UpsampleDesc& desc() const { return desc_; }
   const Distribution& src_distribution() const {
-    return src_layout_.distribution();
+    return src_layout().distribution();
   }
   const Distribution& dst_distribution() const {
-    return dst_layout_.distribution();
+    return dst_layout().distribution();
   }
   // Plain layouts (no halos, channels-last); any layout with the same
   // distribution does as well.
-  const HaloLayout& src_layout() const { return src_layout_; }
-  const HaloLayout& dst_layout() const { return dst_layout_; }
+  const HaloLayout& src_layout() const { return plan_.layout("src"); }
+  const HaloLayout& dst_layout() const { return plan_.layout("dst"); }
+  const ShardPlan& plan() const { return plan_; }
 
   // dst = src repeated f times along each spatial dimension.
   void forward(const DistTensor<T>& src, DistTensor<T>& dst) const;
@@ -63,7 +68,7 @@ class Upsample {
 
  private:
   UpsampleDesc desc_;
-  HaloLayout src_layout_, dst_layout_;
+  ShardPlan plan_;
 };
 
 }  // namespace distconv

@@ -11,6 +11,7 @@
 
 #include "distconv/distribution.h"
 #include "distconv/process_grid.h"
+#include "layers/shard_plan.h"
 
 namespace distconv::internal {
 
@@ -20,6 +21,12 @@ namespace distconv::internal {
 void check_given_plan(const ProcessGrid& grid, const Distribution& planned,
                       int plan_rank, const char* layer,
                       const std::function<void()>& more = {});
+
+// For the layers that compute from their own shard: check_given_plan on
+// the plan's first tensor, then kInvalidArgument unless `plan` is the one
+// `replan()` makes from the description given with it.
+void check_given_shard_plan(const ProcessGrid& grid, const ShardPlan& plan,
+                            const std::function<ShardPlan()>& replan);
 
 }  // namespace distconv::internal
 

@@ -21,10 +21,6 @@
 
 namespace distconv::internal {
 
-// "global 2x3x8x8 over grid 1x1x2x1", plus the split points of every
-// dimension that is not split into balanced parts.
-std::string describe(const Distribution& dist);
-
 // Throws kShapeMismatch, naming `what` ("relu: dst"), unless the tensor's
 // shards are those of `want`; its halo widths and storage order may be any.
 template <typename T>
@@ -32,7 +28,7 @@ void require_distribution(const DistTensor<T>& t, const Distribution& want,
                           const std::string& what) {
   const Distribution& have = t.layout().distribution();
   require(have == want, ErrorKind::kShapeMismatch, what,
-          "'s distribution (", describe(have), ") is not ", describe(want));
+          "'s distribution (", have.describe(), ") is not ", want.describe());
 }
 
 // Calls fn(offsets, length, steps) for runs covering every index of
