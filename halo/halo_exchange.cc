@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "distconv/error.h"
 #include "distconv/internal/mpi_util.h"
@@ -33,6 +34,13 @@ HaloTransport agree_on_transport(MPI_Comm comm, HaloTransport requested,
           ErrorKind::kInvalidArgument, "the halo transport ", to_string(chosen),
           " does not move ", space, " memory (use one of ", names, ")");
   return chosen;
+}
+
+void free_requests(std::vector<MPI_Request>& requests) noexcept {
+  for (MPI_Request& r : requests) {
+    if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+  }
+  requests.clear();
 }
 
 struct HaloExchangeCore::State {

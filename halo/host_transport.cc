@@ -345,12 +345,7 @@ class HostTransport final : public Transport {
 
   void drain() override { complete(route_in_flight(), nullptr); }
 
-  void abandon() noexcept override {
-    for (MPI_Request& r : requests) {
-      if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
-    }
-    requests.clear();
-  }
+  void abandon() noexcept override { free_requests(requests); }
 };
 
 }  // namespace

@@ -18,7 +18,10 @@
 #ifndef DISTCONV_HALO_TRANSPORT_H_
 #define DISTCONV_HALO_TRANSPORT_H_
 
+#include <mpi.h>
+
 #include <initializer_list>
+#include <vector>
 
 #include "distconv/halo_layout.h"
 #include "distconv/process_grid.h"
@@ -54,6 +57,10 @@ HaloTransport agree_on_transport(MPI_Comm comm, HaloTransport requested,
                                  HaloTransport space_default,
                                  std::initializer_list<HaloTransport> allowed,
                                  const char* space);
+
+// For abandon(): frees every posted request without waiting for it, and
+// empties the list.
+void free_requests(std::vector<MPI_Request>& requests) noexcept;
 
 }  // namespace distconv::internal
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "distconv/error.h"
+#include "distconv/internal/layer_checks.h"
 #include "layers/internal/given_plan.h"
 #include "layers/internal/pointwise.h"
 
@@ -13,9 +14,8 @@ namespace {
 ShardPlan planned(const ProcessGrid& grid, const ActivationDesc& desc,
                   const Distribution& dist) {
   desc.validate();
-  require(dist.grid_shape() == grid.shape(), ErrorKind::kGridMismatch,
-          to_string(desc.kind), ": distribution over grid ",
-          dist.grid_shape(), " used with a process grid ", grid.shape());
+  internal::check_grid(dist, grid.shape(),
+                       (std::string(to_string(desc.kind)) + ":").c_str());
   return plan_activation(desc, dist, grid.rank());
 }
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "distconv/error.h"
+#include "distconv/internal/layer_checks.h"
 #include "layers/internal/given_plan.h"
 #include "layers/internal/pointwise.h"
 
@@ -11,14 +12,6 @@ namespace distconv {
 namespace {
 
 using internal::require_distribution;
-
-// The grid check both layers make before planning.
-void check_grid(const ProcessGrid& grid, const Distribution& dist,
-                const std::string& what) {
-  require(dist.grid_shape() == grid.shape(), ErrorKind::kGridMismatch, what,
-          ": distribution over grid ", dist.grid_shape(),
-          " used with a process grid ", grid.shape());
-}
 
 // Channels [c0, c0 + count) of a view (N, C, spatial...).
 template <typename V>
@@ -77,7 +70,8 @@ void for_each_part_row(const Shape& whole, const std::vector<Index>& offsets,
 ShardPlan planned_concat(const ProcessGrid& grid,
                         const std::vector<Distribution>& srcs) {
   for (size_t i = 0; i < srcs.size(); ++i) {
-    check_grid(grid, srcs[i], "concat: input " + std::to_string(i));
+    const std::string what = "concat: input " + std::to_string(i) + ":";
+    internal::check_grid(srcs[i], grid.shape(), what.c_str());
   }
   return plan_concat(srcs, grid.rank());
 }
@@ -170,7 +164,7 @@ template <typename T>
 Slice<T>::Slice(const ProcessGrid& grid, const ChannelRange& range,
                 const Distribution& src)
     : range_(range) {
-  check_grid(grid, src, "slice");
+  internal::check_grid(src, grid.shape(), "slice:");
   plan_ = plan_slice(range, src, grid.rank());
 }
 

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "distconv/error.h"
+#include "distconv/internal/layer_checks.h"
 #include "layers/internal/given_plan.h"
 #include "layers/internal/pointwise.h"
 
@@ -68,9 +69,7 @@ void factors3(const UpsampleDesc& desc, Index f[3]) {
 
 ShardPlan planned(const ProcessGrid& grid, const UpsampleDesc& desc,
                   const Distribution& src) {
-  require(src.grid_shape() == grid.shape(), ErrorKind::kGridMismatch,
-          "upsample: distribution over grid ", src.grid_shape(),
-          " used with a process grid ", grid.shape());
+  internal::check_grid(src, grid.shape(), "upsample:");
   return plan_upsample(desc, src, grid.rank());
 }
 
