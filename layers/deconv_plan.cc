@@ -51,7 +51,7 @@ DeconvPlan plan_deconvolution(const DeconvDesc& desc, const Distribution& src,
   const HaloLayout src_layout =
       HaloLayout(src).with_storage(StorageOrder::kChannelsLast);
   HaloLayout dst_layout = chosen_layout(
-      options.dst_layout,
+      options.haloed_layout,
       geometry.src_layout(dst, src, StorageOrder::kChannelsLast), "dst");
   WindowPlan window = plan_window(geometry, dst_layout, src_layout, rank);
   DeconvPlan plan{desc, std::move(geometry), rank, std::move(window),

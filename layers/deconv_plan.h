@@ -37,14 +37,6 @@
 
 namespace distconv {
 
-struct DeconvolutionOptions {
-  HaloSetupOptions halo;  // how halos travel
-  // The output's (and output gradient's) layout, when a tensor shared with
-  // other layers carries wider halos (widest() of their layouts); it must
-  // cover the halos this layer needs. Unset: exactly those.
-  std::optional<HaloLayout> dst_layout;
-};
-
 struct DeconvPlan {
   DeconvDesc desc;
   ConvGeometry geometry;  // the adjoint convolution: dst -> src

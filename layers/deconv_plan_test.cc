@@ -138,7 +138,7 @@ TEST(DeconvPlan, BadInputThrows) {
   wrong.in_channels = 3;
   EXPECT_THROW(plan_deconvolution(wrong, src, 0), Error);
   DeconvolutionOptions narrow;
-  narrow.dst_layout = HaloLayout(Distribution(
+  narrow.haloed_layout = HaloLayout(Distribution(
       c.desc.dst_shape(c.src_shape), c.grid));  // no halos: too narrow
   EXPECT_THROW(plan_deconvolution(c.desc, src, 0, narrow), Error);
   // Channels split over the grid: not supported.

@@ -41,7 +41,7 @@ PoolPlan plan_pooling(const PoolDesc& desc, const Distribution& src, int rank,
                         src.global_shape());
   const Distribution dst = geometry.dst_distribution(src);
   HaloLayout src_layout = chosen_layout(
-      options.src_layout,
+      options.haloed_layout,
       geometry.src_layout(src, dst, StorageOrder::kChannelsLast), "src");
   const HaloLayout dst_layout =
       HaloLayout(dst).with_storage(StorageOrder::kChannelsLast);

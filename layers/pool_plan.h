@@ -35,14 +35,6 @@
 
 namespace distconv {
 
-struct PoolingOptions {
-  HaloSetupOptions halo;  // how halos travel
-  // The input's (and input gradient's) layout, when a tensor shared with
-  // other layers carries wider halos (widest() of their layouts); it must
-  // cover the halos this pooling needs. Unset: exactly those.
-  std::optional<HaloLayout> src_layout;
-};
-
 // The local pooling the window runs (what LocalPool is built from): the
 // window's padding in `desc`, the views' extents and strides.
 struct PoolKernelCall {

@@ -113,11 +113,11 @@ TEST(PoolPlan, SharedLayoutsAreKept) {
   const Distribution src(c.src_shape, c.grid);
   const PoolPlan own = plan_pooling(c.desc, src, 1);
   PoolingOptions o;
-  o.src_layout =  // wider than needed
+  o.haloed_layout =  // wider than needed
       HaloLayout(src, HaloWidths::symmetric({0, 0, 2, 2}))
           .with_storage(StorageOrder::kChannelsLast);
   const PoolPlan shared = plan_pooling(c.desc, src, 1, o);
-  EXPECT_EQ(shared.src_layout(), *o.src_layout);
+  EXPECT_EQ(shared.src_layout(), *o.haloed_layout);
   EXPECT_EQ(shared.window.window, own.window.window);
   EXPECT_NE(shared, own);
   EXPECT_TRUE(shared.window.zero_first);  // halos past the window
@@ -145,7 +145,7 @@ TEST(PoolPlan, BadInputThrows) {
   wide.padding_lower = {3, 3};  // not smaller than the kernel
   EXPECT_THROW(plan_pooling(wide, src, 0), Error);
   PoolingOptions narrow;
-  narrow.src_layout = HaloLayout(src);  // no halos: too narrow
+  narrow.haloed_layout = HaloLayout(src);  // no halos: too narrow
   EXPECT_THROW(plan_pooling(c.desc, src, 0, narrow), Error);
 }
 

@@ -45,7 +45,7 @@ TEST(SharedHalos, LayersShareOneInputWithTheWidestHalos) {
   ConvolutionOptions co;
   co.src_layout = both;
   PoolingOptions po;
-  po.src_layout = both;
+  po.haloed_layout = both;
   Convolution<double> ca(grid, a, dist, co), cb(grid, b, dist, co);
   Pooling<double> pool(grid, p, dist, po);
   ASSERT_EQ(ca.src_layout(), both);
@@ -91,7 +91,7 @@ TEST(SharedHalos, TransposedConvolutionWritesTheNextConvolutionsInput) {
   const HaloLayout both = widest(
       first.dst_layout(), Convolution<double>(grid, next, mid).src_layout());
   DeconvolutionOptions uo;
-  uo.dst_layout = both;
+  uo.haloed_layout = both;
   ConvolutionOptions co;
   co.src_layout = both;
   Deconvolution<double> deconv(grid, up, dist, uo);

@@ -12,11 +12,29 @@
 #ifndef DISTCONV_LAYERS_WINDOW_PLAN_H_
 #define DISTCONV_LAYERS_WINDOW_PLAN_H_
 
+#include <optional>
+
 #include "distconv/box.h"
 #include "distconv/conv_geometry.h"
 #include "distconv/halo_layout.h"
+#include "halo/halo_options.h"
 
 namespace distconv {
+
+// The options of the layers that run one window on a haloed tensor:
+// pooling (whose input carries the halos) and the transposed convolution
+// (whose output does).
+struct WindowOptions {
+  HaloSetupOptions halo;  // how halos travel
+  // The haloed tensor's layout (pooling: the input and its gradient; the
+  // transposed convolution: the output and its gradient), when a tensor
+  // shared with other layers carries wider halos (widest() of their
+  // layouts); it must cover the halos this layer needs. Unset: exactly
+  // those.
+  std::optional<HaloLayout> haloed_layout;
+};
+using PoolingOptions = WindowOptions;
+using DeconvolutionOptions = WindowOptions;
 
 struct WindowPlan {
   HaloLayout haloed;  // the geometry's src side, with halos
