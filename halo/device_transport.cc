@@ -151,8 +151,8 @@ class DeviceTransport final : public Transport {
     int tag_offset;
   };
 
-  HaloLayout layout;
-  HaloPlan plan;
+  const HaloLayout& layout;  // the exchange's, which outlive the transport
+  const HaloPlan& plan;
   HaloTransport transport;
   cudaStream_t stream;
   MPI_Comm comm = MPI_COMM_NULL;

@@ -9,10 +9,37 @@
 
 #include "distconv/error.h"
 #include "distconv/internal/mpi_util.h"
-#include "halo/halo_checks.h"
 #include "halo/transport.h"
 
 namespace distconv::internal {
+namespace {
+
+// The checks of the exchange's calls, the same in every memory space.
+// Local (no communication): start() and wait() misuse is the caller's on
+// each rank.
+void check_halo_grid(const HaloLayout& layout, const ProcessGrid& grid) {
+  require(layout.distribution().grid_shape() == grid.shape(),
+          ErrorKind::kGridMismatch, "halo layout over grid ",
+          layout.distribution().grid_shape(), " used with a process grid ",
+          grid.shape());
+}
+
+void check_halo_start(bool in_flight, const HaloLayout& tensor_layout,
+                      int tensor_part, const HaloLayout& layout, int part) {
+  require(!in_flight, ErrorKind::kState,
+          "start() called while an exchange is in flight; call wait() first");
+  require(tensor_layout == layout && tensor_part == part,
+          ErrorKind::kShapeMismatch, "tensor of global shape ",
+          tensor_layout.distribution().global_shape(),
+          " does not have the layout this halo exchange was planned for");
+}
+
+void check_halo_wait(bool in_flight) {
+  require(in_flight, ErrorKind::kState,
+          "wait() called with no exchange in flight");
+}
+
+}  // namespace
 
 HaloTransport agree_on_transport(MPI_Comm comm, HaloTransport requested,
                                  HaloTransport space_default,

@@ -106,8 +106,8 @@ struct Route {
 template <typename T>
 class HostTransport final : public Transport {
  public:
-  HaloLayout layout;
-  HaloPlan plan;
+  const HaloLayout& layout;  // the exchange's, which outlive the transport
+  const HaloPlan& plan;
   HaloTransport transport;
   Shape storage_shape;  // the local buffer as a row-major array
   MPI_Comm comm = MPI_COMM_NULL;

@@ -12,7 +12,8 @@
 // datatypes) live in host_transport.cc, the device ones (host-staged,
 // NCCL; CUDA only) in device_transport.cc. Each memory space has a factory,
 // make_transport<T, Space> (declared in halo_exchange.h), chosen by the
-// exchange at compile time. The interface takes the buffer untyped, so one
+// exchange at compile time. A transport reads the exchange's layout and
+// plan, which outlive it. The interface takes the buffer untyped, so one
 // HaloExchangeCore serves every element type; each transport is a template
 // over its element type.
 #ifndef DISTCONV_HALO_TRANSPORT_H_
