@@ -69,7 +69,7 @@ struct Loss<T>::Impl {
         prediction(plan.layout("prediction").distribution()),
         prediction_layout(plan.layout("prediction")),
         target_layout(plan.layout("target")),
-        shard(plan.tensor("prediction").shard),
+        shard(plan.shard("prediction")),
         sample_losses(shard.extent[0], 0.0),
         scratch(prediction.global_shape()[1]) {}
 

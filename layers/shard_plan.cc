@@ -14,8 +14,8 @@ HaloLayout plain_layout(const Distribution& dist) {
   return HaloLayout(dist).with_storage(StorageOrder::kChannelsLast);
 }
 
-ShardTensor tensor_of(std::string name, const Distribution& dist, int rank) {
-  return {std::move(name), plain_layout(dist), dist.shard(rank)};
+ShardTensor tensor_of(std::string name, const Distribution& dist) {
+  return {std::move(name), plain_layout(dist)};
 }
 
 // `dist` with `channels` channels, whole on one part.
@@ -71,7 +71,7 @@ std::ostream& operator<<(std::ostream& out, const std::vector<int>& ranks) {
 }  // namespace
 
 bool operator==(const ShardTensor& a, const ShardTensor& b) {
-  return a.name == b.name && a.layout == b.layout && a.shard == b.shard;
+  return a.name == b.name && a.layout == b.layout;
 }
 
 bool operator==(const ShardReduction& a, const ShardReduction& b) {
@@ -107,7 +107,7 @@ std::string ShardPlan::describe() const {
   std::ostringstream out;
   out << layer << " on rank " << rank << ":";
   for (size_t i = 0; i < tensors.size(); ++i) {
-    out << (i ? ", " : " ") << tensors[i].name << " " << tensors[i].shard;
+    out << (i ? ", " : " ") << tensors[i].name << " " << shard(tensors[i].name);
   }
   out << "\n";
   for (const ShardReduction& r : reductions) {
@@ -123,10 +123,7 @@ ShardPlan plan_activation(const ActivationDesc& desc, const Distribution& dist,
   const std::string name = to_string(desc.kind);
   check_nc_spatial(dist, name);
   internal::check_plan_rank(dist, rank);
-  return {name,
-          rank,
-          {tensor_of("src", dist, rank), tensor_of("dst", dist, rank)},
-          {}};
+  return {name, rank, {tensor_of("src", dist), tensor_of("dst", dist)}, {}};
 }
 
 ShardPlan plan_concat(const std::vector<Distribution>& srcs, int rank) {
@@ -148,9 +145,9 @@ ShardPlan plan_concat(const std::vector<Distribution>& srcs, int rank) {
   }
   internal::check_plan_rank(srcs[0], rank);
   for (size_t i = 0; i < srcs.size(); ++i) {
-    p.tensors.push_back(tensor_of("src" + std::to_string(i), srcs[i], rank));
+    p.tensors.push_back(tensor_of("src" + std::to_string(i), srcs[i]));
   }
-  p.tensors.push_back(tensor_of("dst", with_channels(srcs[0], channels), rank));
+  p.tensors.push_back(tensor_of("dst", with_channels(srcs[0], channels)));
   return p;
 }
 
@@ -175,8 +172,8 @@ ShardPlan plan_slice(const ChannelRange& range, const Distribution& src,
   internal::check_plan_rank(src, rank);
   return {"slice",
           rank,
-          {tensor_of("src", src, rank),
-           tensor_of("dst", with_channels(src, range.size()), rank)},
+          {tensor_of("src", src),
+           tensor_of("dst", with_channels(src, range.size()))},
           {}};
 }
 
@@ -186,8 +183,7 @@ ShardPlan plan_upsample(const UpsampleDesc& desc, const Distribution& src,
   internal::check_plan_rank(src, rank);
   return {"upsample",
           rank,
-          {tensor_of("src", src, rank),
-           tensor_of("dst", desc.dst_distribution(src), rank)},
+          {tensor_of("src", src), tensor_of("dst", desc.dst_distribution(src))},
           {}};
 }
 
@@ -207,7 +203,7 @@ ShardPlan plan_softmax(const Distribution& src, int rank,
   internal::check_plan_rank(src, rank);
   return {to_string(options.kind),
           rank,
-          {tensor_of("src", src, rank), tensor_of("dst", src, rank)},
+          {tensor_of("src", src), tensor_of("dst", src)},
           {}};
 }
 
@@ -218,11 +214,11 @@ ShardPlan plan_loss(const LossDesc& desc, const Distribution& prediction,
   internal::check_plan_rank(prediction, rank);
   const Distribution target =
       desc.takes_indices() ? with_channels(prediction, 1) : prediction;
-  ShardPlan p{"loss",
-              rank,
-              {tensor_of("prediction", prediction, rank),
-               tensor_of("target", target, rank)},
-              {}};
+  ShardPlan p{
+      "loss",
+      rank,
+      {tensor_of("prediction", prediction), tensor_of("target", target)},
+      {}};
   const Index samples = prediction.shard(rank).extent[0];
   // Forward: each sample's sums and counts (and the bad indices) over the
   // ranks holding its samples, then the totals over the sample blocks.

@@ -7,7 +7,7 @@
 //
 //   const ShardPlan p = plan_upsample(UpsampleDesc{Shape{2, 2}}, src, 3);
 //   p.layout("dst");          // the output's plain layout
-//   p.tensor("dst").shard;    // rank 3's part of it (global coordinates)
+//   p.shard("dst");           // rank 3's part of it (global coordinates)
 //   p.describe();             // "upsample on rank 3: src [...) -> dst [...)"
 //
 // These layers exchange no halos: their layouts are the plain ones (the
@@ -52,7 +52,6 @@ struct SoftmaxOptions {
 struct ShardTensor {
   std::string name;   // "src", "dst", "src0", "prediction", "target", ...
   HaloLayout layout;  // the distribution, channels-last, no halos
-  Box shard;          // this rank's part, in global coordinates
   friend bool operator==(const ShardTensor& a, const ShardTensor& b);
 };
 
@@ -76,6 +75,8 @@ struct ShardPlan {
   const HaloLayout& layout(std::string_view name) const {
     return tensor(name).layout;
   }
+  // This rank's part of that tensor, in global coordinates.
+  Box shard(std::string_view name) const { return layout(name).shard(rank); }
   // Whether any pass sums over other ranks.
   bool communicates() const;
   // "upsample on rank 3: src [0:1, 0:8, 4:8, 0:8) -> dst [...)", one line,

@@ -82,7 +82,7 @@ struct Softmax<T>::Impl {
         plan(std::move(p)),
         dist(plan.layout("src").distribution()),
         layout(plan.layout("src")),
-        shard(plan.tensor("src").shard),
+        shard(plan.shard("src")),
         scratch(dist.global_shape()[1]) {
     if (std::is_same_v<T, float> && !shard.empty()) {
       try {
