@@ -11,6 +11,7 @@ const char* to_string(ErrorKind kind) {
     case ErrorKind::kState: return "invalid state";
     case ErrorKind::kMpi: return "MPI error";
     case ErrorKind::kDevice: return "device error";
+    case ErrorKind::kIo: return "I/O error";
   }
   return "unknown error";
 }

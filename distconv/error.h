@@ -26,6 +26,8 @@ enum class ErrorKind {
   kState,            // call order violated (e.g. wait() without start())
   kMpi,              // an MPI call returned an error code
   kDevice,           // a CUDA, cuDNN or NCCL call failed (GPU builds)
+  kIo,               // a file that cannot be opened, read or written, or
+                     // whose contents are not what was asked for
 };
 
 const char* to_string(ErrorKind kind);

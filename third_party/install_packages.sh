@@ -6,7 +6,8 @@
 set -euo pipefail
 
 packages=(bazel-bootstrap libopenmpi-dev openmpi-bin libdnnl-dev googletest
-          libgtest-dev libbenchmark-dev)
+          libgtest-dev libbenchmark-dev libhdf5-openmpi-dev python3-h5py
+          python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

@@ -1,0 +1,494 @@
+#include "io/h5_file.h"
+
+#include <hdf5.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "distconv/error.h"
+#include "distconv/internal/mpi_util.h"
+#include "distconv/internal/pimpl.h"
+#include "io/internal/h5_util.h"
+
+namespace distconv::io {
+
+using internal::checked;
+using internal::check_h5;
+using internal::Hid;
+using internal::QuietErrors;
+
+struct H5File::State {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0;
+  std::string path;
+  Hid file;
+
+  // Runs `step` on every rank; an Error on any rank is thrown on all.
+  void agree(const std::function<void()>& step) const {
+    QuietErrors quiet;
+    distconv::internal::run_collectively(comm, step);
+  }
+  std::string name(const std::string& dataset) const {
+    return "dataset '" + dataset + "' of " + path;
+  }
+  Hid open(const std::string& dataset) const {
+    QuietErrors quiet;
+    require(H5Lexists(file.get(), dataset.c_str(), H5P_DEFAULT) > 0,
+            ErrorKind::kIo, path, " has no dataset '", dataset, "'");
+    return checked(H5Dopen2(file.get(), dataset.c_str(), H5P_DEFAULT),
+                   H5Dclose, "cannot open " + name(dataset));
+  }
+  Hid space_of(const Hid& dset, const std::string& dataset) const {
+    return checked(H5Dget_space(dset.get()), H5Sclose,
+                   "cannot read the shape of " + name(dataset));
+  }
+};
+
+namespace {
+
+Shape dims_of(hid_t space) {
+  const int n = H5Sget_simple_extent_ndims(space);
+  require(n >= 0 && n <= kMaxDims, ErrorKind::kIo, "a dataset of ", n,
+          " dimensions (at most ", kMaxDims, ")");
+  hsize_t dims[kMaxDims];
+  H5Sget_simple_extent_dims(space, dims, nullptr);
+  Shape s = Shape::filled(n, 0);
+  for (int d = 0; d < n; ++d) s[d] = static_cast<Index>(dims[d]);
+  return s;
+}
+
+Hid simple_space(const Shape& shape) {
+  hsize_t dims[kMaxDims];
+  for (int d = 0; d < shape.ndims(); ++d) dims[d] = static_cast<hsize_t>(shape[d]);
+  return checked(shape.ndims() == 0 ? H5Screate(H5S_SCALAR)
+                                    : H5Screate_simple(shape.ndims(), dims,
+                                                       nullptr),
+                 H5Sclose, "cannot make a dataspace");
+}
+
+// Selects `box` of `space` (nothing when the box is empty).
+void select(hid_t space, const Box& box) {
+  if (box.empty()) {
+    check_h5(H5Sselect_none(space), "cannot select");
+    return;
+  }
+  if (box.ndims() == 0) return;
+  hsize_t start[kMaxDims], count[kMaxDims];
+  for (int d = 0; d < box.ndims(); ++d) {
+    start[d] = static_cast<hsize_t>(box.lower[d]);
+    count[d] = static_cast<hsize_t>(box.extent[d]);
+  }
+  check_h5(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count,
+                               nullptr),
+           "cannot select a hyperslab");
+}
+
+Hid collective_transfer() {
+  Hid dxpl = checked(H5Pcreate(H5P_DATASET_XFER), H5Pclose,
+                     "cannot make a transfer property list");
+  check_h5(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE),
+           "cannot ask for collective I/O");
+  return dxpl;
+}
+
+// A tensor's shard as HDF5 sees it: the buffer it moves through (the
+// tensor's own, or a channels-first copy) and the box of it to move.
+template <typename T>
+struct ShardMemory {
+  ShardMemory(const DistTensor<T>& t, bool fill) {
+    const Shape local = t.local_shape();
+    const Box interior = t.layout().interior(t.part());
+    direct = t.layout().local_strides(t.part()) == row_major_strides(local);
+    if (direct) {
+      dims = local;
+      box = interior;
+      data = const_cast<T*>(t.data());
+      return;
+    }
+    dims = interior.extent;
+    box = Box{Shape::filled(dims.ndims(), 0), dims};
+    copy.resize(static_cast<std::size_t>(dims.volume()));
+    data = copy.data();
+    if (fill) {
+      const Shape strides = row_major_strides(dims);
+      t.interior().for_each([&](const Shape& i, const T& v) {
+        Index at = 0;
+        for (int d = 0; d < i.ndims(); ++d) at += i[d] * strides[d];
+        copy[static_cast<std::size_t>(at)] = v;
+      });
+    }
+  }
+  // Copies a channels-first read into the tensor.
+  void unpack(DistTensor<T>& t) const {
+    if (direct) return;
+    const Shape strides = row_major_strides(dims);
+    t.interior().for_each([&](const Shape& i, T& v) {
+      Index at = 0;
+      for (int d = 0; d < i.ndims(); ++d) at += i[d] * strides[d];
+      v = copy[static_cast<std::size_t>(at)];
+    });
+  }
+
+  bool direct = false;
+  Shape dims;
+  Box box;
+  T* data = nullptr;
+  std::vector<T> copy;
+};
+
+const char* order_name(int ndims) {
+  return ndims == 5 ? "NCDHW" : ndims == 4 ? "NCHW" : "C-order";
+}
+
+}  // namespace
+
+H5File::H5File(MPI_Comm comm, const std::string& path, H5Mode mode)
+    : state_(distconv::internal::Pimpl<State>::make("H5File")) {
+  state_->comm = comm;
+  state_->path = path;
+  distconv::internal::check_mpi(MPI_Comm_rank(comm, &state_->rank),
+                                "MPI_Comm_rank");
+  state_->agree([&] {
+    Hid fapl = checked(H5Pcreate(H5P_FILE_ACCESS), H5Pclose,
+                       "cannot make a file access property list");
+    check_h5(H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL),
+             "cannot use MPI-IO for " + path);
+    if (mode == H5Mode::kCreate) {
+      state_->file =
+          checked(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT,
+                            fapl.get()),
+                  H5Fclose, "cannot create " + path);
+    } else {
+      state_->file = checked(
+          H5Fopen(path.c_str(),
+                  mode == H5Mode::kRead ? H5F_ACC_RDONLY : H5F_ACC_RDWR,
+                  fapl.get()),
+          H5Fclose, "cannot open " + path);
+    }
+  });
+}
+
+void H5File::close() {
+  State& s = *state_;
+  s.agree([&] {
+    check_h5(s.file.reset(), "cannot write and close " + s.path);
+  });
+}
+
+const std::string& H5File::path() const {
+  return state_->path;
+}
+
+bool H5File::contains(const std::string& dataset) const {
+  QuietErrors quiet;
+  return H5Lexists(state_->file.get(), dataset.c_str(), H5P_DEFAULT) > 0;
+}
+
+Shape H5File::shape(const std::string& dataset) const {
+  Shape s;
+  state_->agree([&] {
+    const Hid dset = state_->open(dataset);
+    s = dims_of(state_->space_of(dset, dataset).get());
+  });
+  return s;
+}
+
+ElementType H5File::type(const std::string& dataset) const {
+  ElementType t = ElementType::kFloat32;
+  state_->agree([&] {
+    const Hid dset = state_->open(dataset);
+    const Hid stored = checked(H5Dget_type(dset.get()), H5Tclose,
+                               "cannot read the type of " +
+                                   state_->name(dataset));
+    std::string what;
+    require(internal::element_type_of(stored.get(), &t, &what),
+            ErrorKind::kIo, state_->name(dataset), " holds ", what,
+            ", which distconv does not read");
+  });
+  return t;
+}
+
+std::vector<std::string> H5File::datasets() const {
+  std::vector<std::string> names;
+  state_->agree([&] {
+    const auto add = [](hid_t, const char* name, const H5L_info_t*,
+                        void* out) -> herr_t {
+      static_cast<std::vector<std::string>*>(out)->push_back(name);
+      return 0;
+    };
+    check_h5(H5Literate(state_->file.get(), H5_INDEX_NAME, H5_ITER_INC,
+                        nullptr, add, &names),
+             "cannot list the datasets of " + state_->path);
+  });
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+template <typename T>
+void H5File::write(const std::string& dataset, const DistTensor<T>& tensor,
+                   const H5DatasetOptions& options) {
+  const State& s = *state_;
+  const Shape global = tensor.global_shape();
+  require(options.chunk.ndims() == 0 || options.chunk.ndims() == global.ndims(),
+          ErrorKind::kInvalidArgument, "chunk ", options.chunk, " for ",
+          s.name(dataset), " of ", global.ndims(), " dimensions");
+  Hid dset;
+  s.agree([&] {
+    if (H5Lexists(s.file.get(), dataset.c_str(), H5P_DEFAULT) > 0) {
+      dset = s.open(dataset);
+      const Shape have = dims_of(s.space_of(dset, dataset).get());
+      require(have == global, ErrorKind::kIo, s.name(dataset), " has shape ",
+              have, ", not ", global);
+      return;
+    }
+    const Hid space = simple_space(global);
+    const Hid dcpl = checked(H5Pcreate(H5P_DATASET_CREATE), H5Pclose,
+                             "cannot make a dataset property list");
+    if (options.chunk.ndims() > 0) {
+      hsize_t chunk[kMaxDims];
+      for (int d = 0; d < global.ndims(); ++d) {
+        chunk[d] = static_cast<hsize_t>(
+            std::max<Index>(1, std::min(options.chunk[d], global[d])));
+      }
+      check_h5(H5Pset_chunk(dcpl.get(), global.ndims(), chunk),
+               "cannot chunk " + s.name(dataset));
+    }
+    dset = checked(H5Dcreate2(s.file.get(), dataset.c_str(),
+                              internal::h5_native_type(element_type<T>()),
+                              space.get(), H5P_DEFAULT, dcpl.get(),
+                              H5P_DEFAULT),
+                   H5Dclose, "cannot create " + s.name(dataset));
+  });
+  ShardMemory<T> memory(tensor, /*fill=*/true);
+  s.agree([&] {
+    const Hid file_space = s.space_of(dset, dataset);
+    select(file_space.get(), tensor.shard());
+    const Hid memory_space = simple_space(memory.dims);
+    select(memory_space.get(), memory.box);
+    check_h5(H5Dwrite(dset.get(), internal::h5_native_type(element_type<T>()),
+                      memory_space.get(), file_space.get(),
+                      collective_transfer().get(), memory.data),
+             "cannot write " + s.name(dataset));
+    check_h5(dset.reset(), "cannot write " + s.name(dataset));
+  });
+  set_attribute(dataset, "distconv_order", order_name(global.ndims()));
+}
+
+template <typename T>
+void H5File::read(const std::string& dataset, DistTensor<T>& tensor,
+                  const H5ReadOptions& options) const {
+  const State& s = *state_;
+  const Shape global = tensor.global_shape();
+  const Shape offset = options.offset.ndims() == 0
+                           ? Shape::filled(global.ndims(), 0)
+                           : options.offset;
+  require(offset.ndims() == global.ndims(), ErrorKind::kInvalidArgument,
+          "offset ", offset, " for a tensor of ", global.ndims(),
+          " dimensions");
+  ShardMemory<T> memory(tensor, /*fill=*/false);
+  s.agree([&] {
+    const Hid dset = s.open(dataset);
+    const Hid file_space = s.space_of(dset, dataset);
+    const Shape have = dims_of(file_space.get());
+    const ElementType want = element_type<T>();
+    if (options.offset.ndims() == 0) {
+      require(have == global, ErrorKind::kIo, s.name(dataset),
+              " has shape ", have, ", not ", global);
+    } else {
+      require(have.ndims() == global.ndims() &&
+                  within(offset + global - Shape::filled(global.ndims(), 1),
+                         have) && within(offset, have),
+              ErrorKind::kIo, s.name(dataset), " of shape ", have,
+              " does not hold a ", global, " window at ", offset);
+    }
+    const Hid stored = checked(H5Dget_type(dset.get()), H5Tclose,
+                               "cannot read the type of " + s.name(dataset));
+    ElementType type = want;
+    std::string what;
+    require(internal::element_type_of(stored.get(), &type, &what) &&
+                type == want,
+            ErrorKind::kIo, s.name(dataset), " holds ",
+            what.empty() ? to_string(type) : what.c_str(), ", not ",
+            to_string(want));
+    select(file_space.get(), tensor.shard().shifted(offset));
+    const Hid memory_space = simple_space(memory.dims);
+    select(memory_space.get(), memory.box);
+    check_h5(H5Dread(dset.get(), internal::h5_native_type(want),
+                     memory_space.get(), file_space.get(),
+                     collective_transfer().get(), memory.data),
+             "cannot read " + s.name(dataset));
+  });
+  memory.unpack(tensor);
+}
+
+template <typename T>
+void H5File::write(const std::string& dataset, const Shape& shape,
+                   const T* data) {
+  const State& s = *state_;
+  const bool mine = s.rank == 0 && shape.volume() > 0;
+  s.agree([&] {
+    require(!mine || data != nullptr, ErrorKind::kInvalidArgument,
+            "no data for ", s.name(dataset));
+  });
+  s.agree([&] {
+    Hid dset;
+    const Hid space = simple_space(shape);
+    if (H5Lexists(s.file.get(), dataset.c_str(), H5P_DEFAULT) > 0) {
+      dset = s.open(dataset);
+      const Shape have = dims_of(s.space_of(dset, dataset).get());
+      require(have == shape, ErrorKind::kIo, s.name(dataset), " has shape ",
+              have, ", not ", shape);
+    } else {
+      dset = checked(H5Dcreate2(s.file.get(), dataset.c_str(),
+                                internal::h5_native_type(element_type<T>()),
+                                space.get(), H5P_DEFAULT, H5P_DEFAULT,
+                                H5P_DEFAULT),
+                     H5Dclose, "cannot create " + s.name(dataset));
+    }
+    const Box all{Shape::filled(shape.ndims(), 0), shape};
+    const Box none{Shape::filled(shape.ndims(), 0),
+                   Shape::filled(shape.ndims(), 0)};
+    const Hid file_space = s.space_of(dset, dataset);
+    select(file_space.get(), mine ? all : none);
+    select(space.get(), mine ? all : none);
+    const T dummy{};
+    check_h5(H5Dwrite(dset.get(), internal::h5_native_type(element_type<T>()),
+                      space.get(), file_space.get(),
+                      collective_transfer().get(), mine ? data : &dummy),
+             "cannot write " + s.name(dataset));
+    check_h5(dset.reset(), "cannot write " + s.name(dataset));
+  });
+}
+
+template <typename T>
+std::vector<T> H5File::read_array(const std::string& dataset) const {
+  const State& s = *state_;
+  std::vector<T> values;
+  s.agree([&] {
+    const Hid dset = s.open(dataset);
+    const Hid file_space = s.space_of(dset, dataset);
+    const Shape shape = dims_of(file_space.get());
+    const Hid stored = checked(H5Dget_type(dset.get()), H5Tclose,
+                               "cannot read the type of " + s.name(dataset));
+    ElementType type = element_type<T>();
+    std::string what;
+    require(internal::element_type_of(stored.get(), &type, &what) &&
+                type == element_type<T>(),
+            ErrorKind::kIo, s.name(dataset), " holds ",
+            what.empty() ? to_string(type) : what.c_str(), ", not ",
+            to_string(element_type<T>()));
+    values.resize(static_cast<std::size_t>(shape.volume()));
+    T dummy{};
+    check_h5(H5Dread(dset.get(), internal::h5_native_type(element_type<T>()),
+                     H5S_ALL, H5S_ALL, collective_transfer().get(),
+                     values.empty() ? &dummy : values.data()),
+             "cannot read " + s.name(dataset));
+  });
+  return values;
+}
+
+namespace {
+
+// Opens `key` of `object`, replacing any attribute of that name by one of
+// `type` and `space` when `create`.
+Hid attribute(hid_t file, const std::string& object, const std::string& key,
+              hid_t type, hid_t space, const std::string& what) {
+  if (H5Aexists_by_name(file, object.c_str(), key.c_str(), H5P_DEFAULT) > 0) {
+    check_h5(H5Adelete_by_name(file, object.c_str(), key.c_str(), H5P_DEFAULT),
+             what);
+  }
+  return checked(H5Acreate_by_name(file, object.c_str(), key.c_str(), type,
+                                   space, H5P_DEFAULT, H5P_DEFAULT,
+                                   H5P_DEFAULT),
+                 H5Aclose, what);
+}
+
+std::string attribute_name(const std::string& object, const std::string& key,
+                           const std::string& path) {
+  return "attribute '" + key + "' of '" + object + "' in " + path;
+}
+
+}  // namespace
+
+void H5File::set_attribute(const std::string& object, const std::string& key,
+                           std::int64_t value) {
+  const State& s = *state_;
+  const std::string what = "cannot write " + attribute_name(object, key, s.path);
+  s.agree([&] {
+    const Hid space = simple_space(Shape{});
+    const Hid a = attribute(s.file.get(), object, key, H5T_NATIVE_INT64,
+                            space.get(), what);
+    check_h5(H5Awrite(a.get(), H5T_NATIVE_INT64, &value), what);
+  });
+}
+
+void H5File::set_attribute(const std::string& object, const std::string& key,
+                           const std::string& value) {
+  const State& s = *state_;
+  const std::string what = "cannot write " + attribute_name(object, key, s.path);
+  s.agree([&] {
+    const Hid type = checked(H5Tcopy(H5T_C_S1), H5Tclose, what);
+    check_h5(H5Tset_size(type.get(), std::max<std::size_t>(1, value.size())),
+             what);
+    const Hid space = simple_space(Shape{});
+    const Hid a =
+        attribute(s.file.get(), object, key, type.get(), space.get(), what);
+    std::string padded = value;
+    padded.resize(std::max<std::size_t>(1, value.size()), '\0');
+    check_h5(H5Awrite(a.get(), type.get(), padded.data()), what);
+  });
+}
+
+std::int64_t H5File::int_attribute(const std::string& object,
+                                   const std::string& key) const {
+  const State& s = *state_;
+  const std::string what = "cannot read " + attribute_name(object, key, s.path);
+  std::int64_t value = 0;
+  s.agree([&] {
+    const Hid a = checked(H5Aopen_by_name(s.file.get(), object.c_str(),
+                                          key.c_str(), H5P_DEFAULT,
+                                          H5P_DEFAULT),
+                          H5Aclose, what);
+    check_h5(H5Aread(a.get(), H5T_NATIVE_INT64, &value), what);
+  });
+  return value;
+}
+
+std::string H5File::string_attribute(const std::string& object,
+                                     const std::string& key) const {
+  const State& s = *state_;
+  const std::string what = "cannot read " + attribute_name(object, key, s.path);
+  std::string value;
+  s.agree([&] {
+    const Hid a = checked(H5Aopen_by_name(s.file.get(), object.c_str(),
+                                          key.c_str(), H5P_DEFAULT,
+                                          H5P_DEFAULT),
+                          H5Aclose, what);
+    const Hid type = checked(H5Aget_type(a.get()), H5Tclose, what);
+    require(H5Tget_class(type.get()) == H5T_STRING &&
+                H5Tis_variable_str(type.get()) == 0,
+            ErrorKind::kIo, attribute_name(object, key, s.path),
+            " is not a fixed-length string");
+    value.resize(H5Tget_size(type.get()));
+    check_h5(H5Aread(a.get(), type.get(), value.data()), what);
+    value.resize(value.find('\0') == std::string::npos ? value.size()
+                                                         : value.find('\0'));
+  });
+  return value;
+}
+
+#define DISTCONV_IO_H5(T)                                                   \
+  template void H5File::write<T>(const std::string&, const DistTensor<T>&,  \
+                                 const H5DatasetOptions&);                  \
+  template void H5File::read<T>(const std::string&, DistTensor<T>&,         \
+                                const H5ReadOptions&) const;                \
+  template void H5File::write<T>(const std::string&, const Shape&,          \
+                                 const T*);                                  \
+  template std::vector<T> H5File::read_array<T>(const std::string&) const;
+DISTCONV_IO_H5(float)
+DISTCONV_IO_H5(double)
+DISTCONV_IO_H5(std::int64_t)
+DISTCONV_IO_H5(std::uint8_t)
+#undef DISTCONV_IO_H5
+
+}  // namespace distconv::io

@@ -1,0 +1,108 @@
+// A parallel HDF5 file, opened collectively over a communicator: each rank
+// reads and writes its own hyperslab of a dataset holding the global tensor
+// in N, C, [D,] H, W order (the order h5py and other tools read).
+//
+//   io::H5File f(grid.comm(), "tensors.h5", io::H5Mode::kCreate);
+//   f.write("x", x);                        // x: DistTensor<float>, any grid
+//   f.write("w", Shape{16, 8, 3, 3}, w);    // replicated: rank 0's values
+//   f.close();
+//   io::H5File g(other_grid.comm(), "tensors.h5", io::H5Mode::kRead);
+//   g.read("x", y);                         // y: same global shape, re-split
+//   std::vector<float> w2 = g.read_array<float>("w");
+//
+// A tensor's interior is moved; halos are left untouched; empty shards take
+// part with nothing to move. Shards stored channels-last are copied through
+// a channels-first buffer (the file's order); channels-first ones go
+// straight from and to the tensor's buffer. Tensor datasets carry the
+// attribute "distconv_order" ("NCHW" or "NCDHW").
+//
+// Every call is collective over the file's communicator, and every failure
+// throws the same Error(kIo) on every rank, naming the file (and dataset):
+// a missing file or dataset, no permission, a file that is not HDF5, a
+// dataset of another element type or shape, a truncated file, a full disk.
+#ifndef DISTCONV_IO_H5_FILE_H_
+#define DISTCONV_IO_H5_FILE_H_
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "distconv/dist_tensor.h"
+#include "distconv/internal/pimpl.h"
+#include "distconv/shape.h"
+#include "io/element_type.h"
+
+namespace distconv::io {
+
+enum class H5Mode {
+  kRead,       // an existing file, read only
+  kReadWrite,  // an existing file
+  kCreate,     // a new file, replacing any file there
+};
+
+struct H5DatasetOptions {
+  // Chunk extents of a new dataset (one per dimension); empty: contiguous,
+  // the fastest for whole-tensor collective I/O. Chunks of one sample suit
+  // readers that take a few samples at a time.
+  Shape chunk;
+};
+
+struct H5ReadOptions {
+  // Where the tensor's global box starts in the dataset (one entry per
+  // dimension): a tensor can be a window of a larger dataset (a batch of
+  // samples, say). Empty: the dataset's shape must be the tensor's.
+  Shape offset;
+};
+
+class H5File {
+ public:
+  // Collective. The file is closed on destruction if close() was not
+  // called (collectively; errors then go unreported).
+  H5File(MPI_Comm comm, const std::string& path, H5Mode mode);
+
+  // Collective; throws the same Error(kIo) on every rank if HDF5 cannot
+  // flush and close the file.
+  void close();
+  const std::string& path() const;
+
+  bool contains(const std::string& dataset) const;
+  Shape shape(const std::string& dataset) const;
+  ElementType type(const std::string& dataset) const;
+  std::vector<std::string> datasets() const;  // the root group's, sorted
+
+  // A new dataset of the tensor's global shape (or an existing one of the
+  // same shape and type), written from every rank's shard.
+  template <typename T>
+  void write(const std::string& dataset, const DistTensor<T>& tensor,
+             const H5DatasetOptions& options = {});
+  template <typename T>
+  void read(const std::string& dataset, DistTensor<T>& tensor,
+            const H5ReadOptions& options = {}) const;
+
+  // Arrays replicated on every rank: written from rank 0's `data`, read
+  // whole on every rank.
+  template <typename T>
+  void write(const std::string& dataset, const Shape& shape, const T* data);
+  template <typename T>
+  std::vector<T> read_array(const std::string& dataset) const;
+
+  // Attributes of a dataset ("/": the file): the same value on every rank.
+  void set_attribute(const std::string& object, const std::string& key,
+                     std::int64_t value);
+  void set_attribute(const std::string& object, const std::string& key,
+                     const std::string& value);
+  std::int64_t int_attribute(const std::string& object,
+                             const std::string& key) const;
+  std::string string_attribute(const std::string& object,
+                               const std::string& key) const;
+
+ private:
+  struct State;
+  distconv::internal::Pimpl<State> state_;
+};
+
+}  // namespace distconv::io
+
+#endif  // DISTCONV_IO_H5_FILE_H_

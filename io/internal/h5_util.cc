@@ -1,0 +1,103 @@
+#include "io/internal/h5_util.h"
+
+#include <vector>
+
+#include "distconv/error.h"
+
+namespace distconv::io::internal {
+
+Hid& Hid::operator=(Hid&& o) noexcept {
+  if (this != &o) {
+    reset();
+    id_ = std::exchange(o.id_, -1);
+    close_ = o.close_;
+  }
+  return *this;
+}
+
+herr_t Hid::reset() {
+  herr_t status = 0;
+  if (id_ >= 0 && close_ != nullptr) {
+    QuietErrors quiet;
+    status = close_(id_);
+  }
+  id_ = -1;
+  return status;
+}
+
+QuietErrors::QuietErrors() {
+  H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
+
+QuietErrors::~QuietErrors() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
+
+namespace {
+
+herr_t collect(unsigned, const H5E_error2_t* e, void* out) {
+  if (e->desc != nullptr && e->desc[0] != '\0') {
+    static_cast<std::vector<std::string>*>(out)->push_back(e->desc);
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string h5_error_text() {
+  // Walked from the API call inward: the last entry is the cause.
+  std::vector<std::string> stack;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect, &stack);
+  if (stack.empty()) return "HDF5 gave no reason";
+  if (stack.size() == 1) return stack[0];
+  return stack.back() + " (" + stack.front() + ")";
+}
+
+void check_h5(long long status, const std::string& what) {
+  if (status >= 0) return;
+  const std::string why = h5_error_text();
+  H5Eclear2(H5E_DEFAULT);
+  throw Error(ErrorKind::kIo, what + ": " + why);
+}
+
+Hid checked(hid_t id, Hid::Closer close, const std::string& what) {
+  check_h5(id, what);
+  return Hid(id, close);
+}
+
+hid_t h5_native_type(ElementType type) {
+  switch (type) {
+    case ElementType::kFloat32: return H5T_NATIVE_FLOAT;
+    case ElementType::kFloat64: return H5T_NATIVE_DOUBLE;
+    case ElementType::kInt64: return H5T_NATIVE_INT64;
+    case ElementType::kUint8: return H5T_NATIVE_UINT8;
+  }
+  return -1;
+}
+
+bool element_type_of(hid_t stored, ElementType* type, std::string* what) {
+  const H5T_class_t cls = H5Tget_class(stored);
+  const size_t size = H5Tget_size(stored);
+  const bool little = H5Tget_order(stored) == H5T_ORDER_LE ||
+                      H5Tget_order(stored) == H5T_ORDER_NONE;
+  if (cls == H5T_FLOAT && size == 4) *type = ElementType::kFloat32;
+  else if (cls == H5T_FLOAT && size == 8) *type = ElementType::kFloat64;
+  else if (cls == H5T_INTEGER && size == 8 && H5Tget_sign(stored) == H5T_SGN_2)
+    *type = ElementType::kInt64;
+  else if (cls == H5T_INTEGER && size == 1 && H5Tget_sign(stored) == H5T_SGN_NONE)
+    *type = ElementType::kUint8;
+  else {
+    const char* names[] = {"integer", "float", "time", "string", "bitfield",
+                           "opaque", "compound", "reference", "enum",
+                           "variable-length", "array"};
+    *what = std::string(cls >= 0 && cls <= 10 ? names[cls] : "unknown") +
+            " of " + std::to_string(size) + " bytes";
+    return false;
+  }
+  if (!little) {
+    *what = std::string(to_string(*type)) + " (big-endian)";
+    return true;  // HDF5 converts the byte order on reading
+  }
+  return true;
+}
+
+}  // namespace distconv::io::internal

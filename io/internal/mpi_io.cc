@@ -1,0 +1,125 @@
+#include "io/internal/mpi_io.h"
+
+#include <climits>
+#include <utility>
+#include <vector>
+
+#include "distconv/error.h"
+#include "distconv/internal/mpi_util.h"
+
+namespace distconv::io::internal {
+namespace {
+
+std::string mpi_message(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  return std::string(text, length);
+}
+
+int as_int(Index v, const char* what) {
+  require(v >= 0 && v <= INT_MAX, ErrorKind::kUnsupported, what, " ", v,
+          " is beyond MPI-IO's int counts");
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+void agree_on(MPI_Comm comm, int code, const std::string& what) {
+  distconv::internal::run_collectively(comm, [&] {
+    if (code != MPI_SUCCESS) {
+      throw Error(ErrorKind::kIo, what + ": " + mpi_message(code));
+    }
+  });
+}
+
+OwnedType& OwnedType::operator=(OwnedType&& o) noexcept {
+  if (this != &o) {
+    OwnedType old(std::exchange(type_, o.release()));
+  }
+  return *this;
+}
+
+OwnedType::~OwnedType() {
+  if (type_ != MPI_DATATYPE_NULL) MPI_Type_free(&type_);
+}
+
+MPI_Datatype OwnedType::release() {
+  return std::exchange(type_, MPI_DATATYPE_NULL);
+}
+
+OwnedType box_type(const Shape& global, const Box& box, MPI_Datatype element) {
+  const int n = global.ndims();
+  std::vector<int> sizes(n), subsizes(n), starts(n);
+  for (int d = 0; d < n; ++d) {
+    sizes[d] = as_int(global[d], "global extent");
+    subsizes[d] = as_int(box.extent[d], "shard extent");
+    starts[d] = as_int(box.lower[d], "shard offset");
+  }
+  MPI_Datatype t;
+  distconv::internal::check_mpi(
+      MPI_Type_create_subarray(n, sizes.data(), subsizes.data(), starts.data(),
+                               MPI_ORDER_C, element, &t),
+      "MPI_Type_create_subarray");
+  OwnedType owned(t);
+  distconv::internal::check_mpi(MPI_Type_commit(&t), "MPI_Type_commit");
+  return owned;
+}
+
+OwnedType strided_type(const Shape& extent, const Shape& strides,
+                       MPI_Datatype element, int bytes) {
+  const int n = extent.ndims();
+  // Innermost first; a run of unit stride becomes one contiguous block.
+  MPI_Datatype t;
+  distconv::internal::check_mpi(MPI_Type_dup(element, &t), "MPI_Type_dup");
+  OwnedType inner(t);
+  for (int d = n - 1; d >= 0; --d) {
+    MPI_Datatype next;
+    const int count = as_int(extent[d], "local extent");
+    if (d == n - 1 && strides[d] == 1) {
+      distconv::internal::check_mpi(
+          MPI_Type_contiguous(count, inner.get(), &next),
+          "MPI_Type_contiguous");
+    } else {
+      distconv::internal::check_mpi(
+          MPI_Type_create_hvector(count, 1,
+                                  static_cast<MPI_Aint>(strides[d]) * bytes,
+                                  inner.get(), &next),
+          "MPI_Type_create_hvector");
+    }
+    inner = OwnedType(next);
+  }
+  t = inner.get();
+  distconv::internal::check_mpi(MPI_Type_commit(&t), "MPI_Type_commit");
+  return inner;
+}
+
+OwnedFile::OwnedFile(MPI_Comm comm, const std::string& path, int amode) {
+  const int code =
+      MPI_File_open(comm, path.c_str(), amode, MPI_INFO_NULL, &file_);
+  const bool writing = (amode & MPI_MODE_RDONLY) == 0;
+  if (code != MPI_SUCCESS) file_ = MPI_FILE_NULL;
+  agree_on(comm, code,
+           "cannot open " + path + (writing ? " for writing" : " for reading"));
+}
+
+OwnedFile::~OwnedFile() {
+  if (file_ != MPI_FILE_NULL) MPI_File_close(&file_);
+}
+
+void OwnedFile::close(MPI_Comm comm, const std::string& path) {
+  const int code = MPI_File_close(&file_);
+  file_ = MPI_FILE_NULL;
+  agree_on(comm, code, "cannot close " + path);
+}
+
+void OwnedFile::discard(MPI_Comm comm, const std::string& path) {
+  if (file_ != MPI_FILE_NULL) MPI_File_close(&file_);
+  file_ = MPI_FILE_NULL;
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) MPI_File_delete(path.c_str(), MPI_INFO_NULL);
+  MPI_Barrier(comm);
+}
+
+}  // namespace distconv::io::internal

@@ -1,0 +1,64 @@
+// Internal MPI-IO helpers of the .npy reader and writer: owned handles,
+// datatypes for a box of a global array and for a strided local block, and
+// turning an MPI return code into the same Error(kIo) on every rank.
+#ifndef DISTCONV_IO_INTERNAL_MPI_IO_H_
+#define DISTCONV_IO_INTERNAL_MPI_IO_H_
+
+#include <mpi.h>
+
+#include <string>
+
+#include "distconv/box.h"
+#include "distconv/shape.h"
+
+namespace distconv::io::internal {
+
+// Collective: throws Error(kIo, "<what>: <MPI's message>") on every rank
+// when `code` is not MPI_SUCCESS on some rank (the lowest one's message).
+void agree_on(MPI_Comm comm, int code, const std::string& what);
+
+// An MPI datatype freed on destruction (MPI_DATATYPE_NULL: none).
+class OwnedType {
+ public:
+  OwnedType() = default;
+  explicit OwnedType(MPI_Datatype type) : type_(type) {}
+  OwnedType(OwnedType&& o) noexcept : type_(o.release()) {}
+  OwnedType& operator=(OwnedType&& o) noexcept;
+  ~OwnedType();
+  MPI_Datatype get() const { return type_; }
+  MPI_Datatype release();
+
+ private:
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+};
+
+// The cells of `box` (non-empty) inside a C-order array of `global`
+// elements of `element` (MPI_Type_create_subarray, committed).
+OwnedType box_type(const Shape& global, const Box& box, MPI_Datatype element);
+// `extent` elements at `strides` (in elements of `bytes` each) from the
+// first, visited in C order of `extent` (nested vectors, committed).
+OwnedType strided_type(const Shape& extent, const Shape& strides,
+                       MPI_Datatype element, int bytes);
+
+// An open MPI file, closed (collectively) on destruction.
+class OwnedFile {
+ public:
+  // Collective open; throws the same Error(kIo) on every rank on failure.
+  OwnedFile(MPI_Comm comm, const std::string& path, int amode);
+  ~OwnedFile();
+  OwnedFile(const OwnedFile&) = delete;
+  OwnedFile& operator=(const OwnedFile&) = delete;
+  MPI_File get() const { return file_; }
+  // Collective close; errors are agreed and thrown.
+  void close(MPI_Comm comm, const std::string& path);
+  // Collective, after a failed write: closes the file (if still open) and
+  // deletes it, ignoring errors.
+  void discard(MPI_Comm comm, const std::string& path);
+
+ private:
+  MPI_File file_ = MPI_FILE_NULL;
+};
+
+}  // namespace distconv::io::internal
+
+#endif  // DISTCONV_IO_INTERNAL_MPI_IO_H_

@@ -1,0 +1,217 @@
+#include "io/npy_file.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "distconv/error.h"
+#include "distconv/internal/mpi_util.h"
+#include "io/internal/mpi_io.h"
+
+namespace distconv::io {
+namespace {
+
+using internal::agree_on;
+using internal::OwnedFile;
+using internal::OwnedType;
+
+// One rank's part of a transfer: `box` of the global array (global
+// coordinates; may be empty), its first element at `first` and the others
+// at `strides` (elements) from it.
+template <typename T>
+struct Block {
+  Shape global;
+  Box box;
+  T* first;
+  Shape strides;
+};
+
+int rank_of(MPI_Comm comm) {
+  int rank = 0;
+  distconv::internal::check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  return rank;
+}
+
+// Sets the file view to the block's box and moves its cells (read_all or
+// write_all, collective).
+template <typename T, typename Transfer>
+void transfer_block(MPI_Comm comm, MPI_File file, std::size_t offset,
+                    const Block<T>& b, const std::string& what,
+                    Transfer transfer) {
+  const MPI_Datatype element = distconv::internal::mpi_datatype<T>();
+  OwnedType file_type, memory_type;
+  const bool empty = b.box.empty();
+  if (!empty) {
+    file_type = internal::box_type(b.global, b.box, element);
+    memory_type = internal::strided_type(b.box.extent, b.strides, element,
+                                         static_cast<int>(sizeof(T)));
+  }
+  agree_on(comm,
+           MPI_File_set_view(file, static_cast<MPI_Offset>(offset), element,
+                             empty ? element : file_type.get(), "native",
+                             MPI_INFO_NULL),
+           what);
+  MPI_Status status;
+  const int code = transfer(file, b.first, empty ? 0 : 1,
+                            empty ? element : memory_type.get(), &status);
+  agree_on(comm, code, what);
+}
+
+template <typename T>
+void write_block(MPI_Comm comm, const std::string& path, const Block<T>& b) {
+  const std::string header = encode_npy_header(b.global, element_type<T>());
+  OwnedFile file(comm, path, MPI_MODE_CREATE | MPI_MODE_WRONLY);
+  try {
+    agree_on(comm, MPI_File_set_size(file.get(), 0), "cannot truncate " + path);
+    int code = MPI_SUCCESS;
+    if (rank_of(comm) == 0) {
+      MPI_Status status;
+      code = MPI_File_write_at(file.get(), 0, header.data(),
+                               static_cast<int>(header.size()), MPI_BYTE,
+                               &status);
+    }
+    agree_on(comm, code, "cannot write the header of " + path);
+    transfer_block(comm, file.get(), header.size(), b, "cannot write " + path,
+                   [](MPI_File f, T* buf, int count, MPI_Datatype type,
+                      MPI_Status* status) {
+                     return MPI_File_write_all(f, buf, count, type, status);
+                   });
+    file.close(comm, path);
+  } catch (const Error&) {
+    file.discard(comm, path);  // no partial file left behind
+    throw;
+  }
+}
+
+// Rank 0 reads and checks the header; every rank returns it.
+NpyHeader shared_header(MPI_Comm comm, MPI_File file,
+                        const std::string& path) {
+  MPI_Offset size = 0;
+  agree_on(comm, MPI_File_get_size(file, &size),
+           "cannot tell the size of " + path);
+  std::string bytes;
+  distconv::internal::run_collectively(comm, [&] {
+    if (rank_of(comm) != 0) return;
+    const auto read = [&](std::size_t n) {
+      bytes.resize(static_cast<std::size_t>(
+          std::min<MPI_Offset>(static_cast<MPI_Offset>(n), size)));
+      MPI_Status status;
+      if (MPI_File_read_at(file, 0, bytes.data(),
+                           static_cast<int>(bytes.size()), MPI_BYTE,
+                           &status) != MPI_SUCCESS) {
+        throw Error(ErrorKind::kIo, "cannot read the header of " + path);
+      }
+    };
+    read(kNpyPreambleSize);
+    read(npy_header_size(bytes, path));
+    const NpyHeader h = parse_npy_header(bytes, path);  // throws if bad
+    const MPI_Offset need = static_cast<MPI_Offset>(
+        h.data_offset +
+        size_of(h.type) * static_cast<std::size_t>(h.shape.volume()));
+    require(size >= need, ErrorKind::kIo, path, " is truncated: ", size,
+            " bytes where its header needs ", need);
+  });
+  long long length = static_cast<long long>(bytes.size());
+  distconv::internal::check_mpi(MPI_Bcast(&length, 1, MPI_LONG_LONG, 0, comm),
+                                "MPI_Bcast");
+  bytes.resize(static_cast<std::size_t>(length));
+  distconv::internal::check_mpi(
+      MPI_Bcast(bytes.data(), static_cast<int>(length), MPI_CHAR, 0, comm),
+      "MPI_Bcast");
+  return parse_npy_header(bytes, path);
+}
+
+template <typename T>
+void read_block(MPI_Comm comm, const std::string& path, const Block<T>& b) {
+  OwnedFile file(comm, path, MPI_MODE_RDONLY);
+  const NpyHeader header = shared_header(comm, file.get(), path);
+  require(header.type == element_type<T>(), ErrorKind::kIo, path, " holds ",
+          to_string(header.type), ", not ", to_string(element_type<T>()));
+  require(header.shape == b.global, ErrorKind::kIo, path,
+          " holds an array of shape ",
+          header.shape.ndims() ? header.shape.to_string() : "()", ", not ",
+          b.global);
+  transfer_block(comm, file.get(), header.data_offset, b,
+                 "cannot read " + path,
+                 [](MPI_File f, T* buf, int count, MPI_Datatype type,
+                    MPI_Status* status) {
+                   return MPI_File_read_all(f, buf, count, type, status);
+                 });
+  file.close(comm, path);
+}
+
+template <typename T>
+Block<T> shard_block(const DistTensor<T>& t) {
+  const HaloLayout& layout = t.layout();
+  const Shape strides = layout.local_strides(t.part());
+  const Box interior = layout.interior(t.part());
+  Index offset = 0;
+  for (int d = 0; d < strides.ndims(); ++d) {
+    offset += interior.lower[d] * strides[d];
+  }
+  T* first = t.size() ? const_cast<T*>(t.data()) + offset : nullptr;
+  return Block<T>{t.global_shape(), t.shard(), first, strides};
+}
+
+template <typename T>
+Block<T> whole_block(const Shape& shape, T* data, bool mine) {
+  Box box{Shape::filled(shape.ndims(), 0), mine ? shape
+                                                : Shape::filled(shape.ndims(), 0)};
+  return Block<T>{shape, box, data, row_major_strides(shape)};
+}
+
+}  // namespace
+
+template <typename T>
+void write_npy(const std::string& path, const DistTensor<T>& tensor) {
+  write_block(tensor.grid().comm(), path, shard_block(tensor));
+}
+
+template <typename T>
+void read_npy(const std::string& path, DistTensor<T>& tensor) {
+  read_block(tensor.grid().comm(), path, shard_block(tensor));
+}
+
+template <typename T>
+void write_npy(MPI_Comm comm, const std::string& path, const Shape& shape,
+               const T* data) {
+  const bool root = rank_of(comm) == 0;
+  distconv::internal::run_collectively(comm, [&] {
+    require(!root || data != nullptr || shape.volume() == 0,
+            ErrorKind::kInvalidArgument, "cannot write ", path,
+            ": no data for shape ", shape);
+  });
+  write_block(comm, path,
+              whole_block(shape, const_cast<T*>(data),
+                          root && shape.volume() > 0));
+}
+
+template <typename T>
+std::vector<T> read_npy(MPI_Comm comm, const std::string& path, Shape* shape) {
+  const NpyHeader header = read_npy_header(comm, path);
+  std::vector<T> values(static_cast<std::size_t>(header.shape.volume()));
+  read_block(comm, path,
+             whole_block(header.shape, values.data(), !values.empty()));
+  if (shape) *shape = header.shape;
+  return values;
+}
+
+NpyHeader read_npy_header(MPI_Comm comm, const std::string& path) {
+  OwnedFile file(comm, path, MPI_MODE_RDONLY);
+  const NpyHeader header = shared_header(comm, file.get(), path);
+  file.close(comm, path);
+  return header;
+}
+
+#define DISTCONV_IO_NPY(T)                                                 \
+  template void write_npy<T>(const std::string&, const DistTensor<T>&);   \
+  template void read_npy<T>(const std::string&, DistTensor<T>&);          \
+  template void write_npy<T>(MPI_Comm, const std::string&, const Shape&,  \
+                             const T*);                                    \
+  template std::vector<T> read_npy<T>(MPI_Comm, const std::string&, Shape*);
+DISTCONV_IO_NPY(float)
+DISTCONV_IO_NPY(double)
+DISTCONV_IO_NPY(std::int64_t)
+DISTCONV_IO_NPY(std::uint8_t)
+#undef DISTCONV_IO_NPY
+
+}  // namespace distconv::io

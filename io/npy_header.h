@@ -1,0 +1,42 @@
+// The header of a NumPy .npy file: encoding and parsing, without I/O.
+//
+//   std::string h = encode_npy_header(Shape{2, 3}, ElementType::kFloat32);
+//   NpyHeader p = parse_npy_header(h, "x.npy");   // {shape 2x3, float32, 64}
+//
+// Written headers are format version 1.0, padded with spaces and ending in
+// '\n' so that the data starts at a multiple of 64 bytes; the data is C
+// order (row-major, the last dimension fastest) and little-endian. Parsing
+// accepts versions 1.0, 2.0 and 3.0 with the types of ElementType in
+// little-endian or byte-order-free ('|') form, C order only; anything else
+// throws Error(kIo) naming the file and what is wrong with it.
+#ifndef DISTCONV_IO_NPY_HEADER_H_
+#define DISTCONV_IO_NPY_HEADER_H_
+
+#include <cstddef>
+#include <string>
+
+#include "distconv/shape.h"
+#include "io/element_type.h"
+
+namespace distconv::io {
+
+struct NpyHeader {
+  Shape shape;
+  ElementType type = ElementType::kFloat32;
+  std::size_t data_offset = 0;  // bytes before the first element
+};
+
+// Bytes to read to be sure of holding a header (its length field included).
+inline constexpr std::size_t kNpyPreambleSize = 12;
+
+std::string encode_npy_header(const Shape& shape, ElementType type);
+// `bytes`: the file's first bytes (at least the whole header; more is
+// fine). Needs only the preamble to tell the header's length:
+// npy_header_size(bytes) when bytes.size() >= kNpyPreambleSize.
+NpyHeader parse_npy_header(const std::string& bytes, const std::string& path);
+std::size_t npy_header_size(const std::string& preamble,
+                            const std::string& path);
+
+}  // namespace distconv::io
+
+#endif  // DISTCONV_IO_NPY_HEADER_H_

@@ -1,0 +1,85 @@
+#include "io/npy_header.h"
+
+#include <gtest/gtest.h>
+
+#include "distconv/error.h"
+
+namespace distconv::io {
+namespace {
+
+TEST(NpyHeader, RoundTripsEveryTypeAndRank) {
+  for (ElementType t : {ElementType::kFloat32, ElementType::kFloat64,
+                        ElementType::kInt64, ElementType::kUint8}) {
+    for (const Shape& s : {Shape{}, Shape{7}, Shape{2, 3}, Shape{1, 16, 512, 512},
+                           Shape{2, 4, 0, 5, 6}}) {
+      const std::string h = encode_npy_header(s, t);
+      EXPECT_EQ(h.size() % 64, 0u);
+      EXPECT_EQ(h.back(), '\n');
+      const NpyHeader p = parse_npy_header(h + "data", "x.npy");
+      EXPECT_EQ(p.shape, s);
+      EXPECT_EQ(p.type, t);
+      EXPECT_EQ(p.data_offset, h.size());
+      EXPECT_EQ(npy_header_size(h.substr(0, kNpyPreambleSize), "x.npy"),
+                h.size());
+    }
+  }
+}
+
+TEST(NpyHeader, WritesWhatNumPyWrites) {
+  // The first 128 bytes numpy.save writes for numpy.zeros((2, 3), '<f4').
+  const std::string numpy =
+      std::string("\x93NUMPY\x01\x00v\x00", 10) +
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }" +
+      std::string(58, ' ') + "\n";
+  EXPECT_EQ(encode_npy_header(Shape{2, 3}, ElementType::kFloat32), numpy);
+}
+
+TEST(NpyHeader, ReadsVersionTwoAndOtherSpacing) {
+  const std::string dict = "{'shape':(4,5),'fortran_order':False,'descr':'<i8'}\n";
+  std::string h = std::string("\x93NUMPY\x02\x00", 8);
+  h += static_cast<char>(dict.size());
+  h += std::string(3, '\0');
+  h += dict;
+  const NpyHeader p = parse_npy_header(h, "v2.npy");
+  EXPECT_EQ(p.shape, (Shape{4, 5}));
+  EXPECT_EQ(p.type, ElementType::kInt64);
+  EXPECT_EQ(p.data_offset, h.size());
+}
+
+void expect_io_error(const std::string& bytes, const std::string& contains) {
+  try {
+    parse_npy_header(bytes, "bad.npy");
+    ADD_FAILURE() << "no error for " << contains;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kIo);
+    EXPECT_NE(std::string(e.what()).find("bad.npy"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find(contains), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(NpyHeader, RefusesWhatItCannotRead) {
+  const std::string good =
+      encode_npy_header(Shape{2, 3}, ElementType::kFloat64);
+  expect_io_error("PK\x03\x04 a zip file", "magic");
+  expect_io_error("", "magic");
+  expect_io_error(good.substr(0, 40), "truncated");
+  std::string big_endian = good;
+  big_endian.replace(big_endian.find("<f8"), 3, ">f8");
+  expect_io_error(big_endian, "'>f8'");
+  std::string complex = good;
+  complex.replace(complex.find("<f8"), 3, "<c8");
+  expect_io_error(complex, "'<c8'");
+  std::string fortran = good;
+  fortran.replace(fortran.find("False"), 5, "True ");
+  expect_io_error(fortran, "Fortran order");
+  std::string version = good;
+  version[6] = '\x07';
+  expect_io_error(version, "version 7");
+  std::string shape = good;
+  shape.replace(shape.find("(2, 3)"), 6, "(2, x)");
+  expect_io_error(shape, "integers");
+}
+
+}  // namespace
+}  // namespace distconv::io

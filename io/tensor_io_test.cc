@@ -1,0 +1,203 @@
+// Round trips of distributed tensors through .npy (MPI-IO) and HDF5 files:
+// written on one grid and read on another, bitwise, with halos untouched;
+// uneven and empty shards, 2D and 3D, channel splits, either storage order.
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "distconv/dist_tensor.h"
+#include "gtest/gtest.h"
+#include "io/h5_file.h"
+#include "io/npy_file.h"
+#include "tests/layout_cases.h"
+#include "tests/mpi_testing.h"
+#include "tests/shard_testing.h"
+
+namespace distconv::io {
+namespace {
+
+using testing::factorizations;
+using testing::global_value;
+using testing::world_rank;
+using testing::world_size;
+
+std::string temp_path(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return std::string(dir ? dir : "/tmp") + "/" + name;
+}
+
+enum class Format { kNpy, kHdf5 };
+
+template <typename T>
+void write_tensor(Format f, const std::string& path, const DistTensor<T>& t) {
+  if (f == Format::kNpy) {
+    write_npy(path, t);
+    return;
+  }
+  H5File file(t.grid().comm(), path, H5Mode::kCreate);
+  file.write("x", t);
+  file.close();
+}
+
+template <typename T>
+void read_tensor(Format f, const std::string& path, DistTensor<T>& t) {
+  if (f == Format::kNpy) {
+    read_npy(path, t);
+    return;
+  }
+  H5File file(t.grid().comm(), path, H5Mode::kRead);
+  file.read("x", t);
+}
+
+// Writes `global` on `from` and reads it on `to`; every cell checked.
+template <typename T>
+void round_trip(Format f, const Distribution& from, const Distribution& to,
+                StorageOrder from_order, StorageOrder to_order) {
+  const Shape global = from.global_shape();
+  const std::string path = temp_path(f == Format::kNpy ? "t.npy" : "t.h5");
+  ProcessGrid g1(MPI_COMM_WORLD, from.grid_shape());
+  DistTensor<T> a(g1, testing::with_halos(from, 1, from_order));
+  testing::fill_buffer(a, T(-7));
+  const Shape lower = a.shard().lower;
+  a.interior().for_each([&](const Shape& i, T& v) {
+    v = static_cast<T>(global_value(i + lower, global));
+  });
+  write_tensor(f, path, a);
+  ProcessGrid g2(MPI_COMM_WORLD, to.grid_shape());
+  DistTensor<T> b(g2, testing::with_halos(to, 2, to_order));
+  testing::fill_buffer(b, T(-3));
+  read_tensor(f, path, b);
+  const Shape lower_b = b.shard().lower;
+  long long wrong = 0;
+  b.interior().for_each([&](const Shape& i, const T& v) {
+    if (v != static_cast<T>(global_value(i + lower_b, global))) ++wrong;
+  });
+  EXPECT_EQ(wrong, 0) << from.describe() << " -> " << to.describe();
+  EXPECT_TRUE(testing::halos_hold(b, T(-3))) << "halos were written";
+}
+
+class TensorIo : public ::testing::TestWithParam<Format> {};
+
+TEST_P(TensorIo, RoundTripsAcrossEveryGrid4D) {
+  const int n = world_size();
+  const std::vector<Shape> grids = factorizations(n, 4);
+  for (std::size_t i = 0; i < grids.size(); ++i) {
+    const Shape& to = grids[grids.size() - 1 - i];
+    round_trip<float>(GetParam(), Distribution(Shape{3, 5, 7, 6}, grids[i]),
+                      Distribution(Shape{3, 5, 7, 6}, to),
+                      StorageOrder::kChannelsLast,
+                      StorageOrder::kChannelsFirst);
+  }
+}
+
+TEST_P(TensorIo, RoundTripsAcrossGrids3DInDouble) {
+  const int n = world_size();
+  const std::vector<Shape> grids = factorizations(n, 5);
+  for (std::size_t i = 0; i < grids.size(); i += 3) {
+    const Shape& to = grids[(i + 1) % grids.size()];
+    round_trip<double>(GetParam(), Distribution(Shape{2, 3, 4, 5, 3}, grids[i]),
+                       Distribution(Shape{2, 3, 4, 5, 3}, to),
+                       StorageOrder::kChannelsFirst,
+                       StorageOrder::kChannelsLast);
+  }
+}
+
+TEST_P(TensorIo, UnevenAndEmptyShards) {
+  const int n = world_size();
+  // All of H on the last rank, then all of it on the first.
+  std::vector<Index> last(n, 0), first(n, 0);
+  last[n - 1] = 9;
+  first[0] = 4;
+  first[n - 1] += 5;
+  const auto along_h = [](const std::vector<Index>& sizes) {
+    return Distribution({BlockPartition::balanced(2, 1),
+                         BlockPartition::balanced(3, 1),
+                         BlockPartition::from_sizes(sizes),
+                         BlockPartition::balanced(4, 1)});
+  };
+  round_trip<float>(GetParam(), along_h(last), along_h(first),
+                    StorageOrder::kChannelsFirst, StorageOrder::kChannelsLast);
+  // More ranks than samples and channels: empty shards everywhere.
+  round_trip<float>(GetParam(), Distribution(Shape{1, 1, 3, 2}, Shape{1, n, 1, 1}),
+                    Distribution(Shape{1, 1, 3, 2}, Shape{n, 1, 1, 1}),
+                    StorageOrder::kChannelsLast, StorageOrder::kChannelsFirst);
+}
+
+TEST_P(TensorIo, ReplicatedArrays) {
+  const std::string path = temp_path(GetParam() == Format::kNpy ? "w.npy"
+                                                                : "w.h5");
+  std::vector<std::int64_t> w(2 * 3 * 5);
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    // Only rank 0's copy is written.
+    w[i] = world_rank() == 0 ? static_cast<std::int64_t>(i) * 1000003 : -1;
+  }
+  std::vector<std::int64_t> back;
+  if (GetParam() == Format::kNpy) {
+    write_npy(MPI_COMM_WORLD, path, Shape{2, 3, 5}, w.data());
+    Shape shape;
+    back = read_npy<std::int64_t>(MPI_COMM_WORLD, path, &shape);
+    EXPECT_EQ(shape, (Shape{2, 3, 5}));
+  } else {
+    H5File f(MPI_COMM_WORLD, path, H5Mode::kCreate);
+    f.write("w", Shape{2, 3, 5}, w.data());
+    f.set_attribute("w", "note", std::string("weights"));
+    f.set_attribute("/", "step", std::int64_t{42});
+    f.close();
+    H5File g(MPI_COMM_WORLD, path, H5Mode::kRead);
+    EXPECT_EQ(g.shape("w"), (Shape{2, 3, 5}));
+    EXPECT_EQ(g.type("w"), ElementType::kInt64);
+    EXPECT_EQ(g.datasets(), std::vector<std::string>{"w"});
+    EXPECT_EQ(g.string_attribute("w", "note"), "weights");
+    EXPECT_EQ(g.int_attribute("/", "step"), 42);
+    back = g.read_array<std::int64_t>("w");
+  }
+  ASSERT_EQ(back.size(), w.size());
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    EXPECT_EQ(back[i], static_cast<std::int64_t>(i) * 1000003);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, TensorIo,
+                         ::testing::Values(Format::kNpy, Format::kHdf5),
+                         [](const auto& info) {
+                           return info.param == Format::kNpy ? "Npy" : "Hdf5";
+                         });
+
+TEST(H5File, ReadsAWindowOfALargerDataset) {
+  const int n = world_size();
+  const std::string path = temp_path("window.h5");
+  const Shape all{6, 2, 4, 3};
+  ProcessGrid g(MPI_COMM_WORLD, Shape{1, 1, n, 1});
+  DistTensor<float> a(g, HaloLayout(Distribution(all, g.shape())));
+  const Shape lower = a.shard().lower;
+  a.interior().for_each([&](const Shape& i, float& v) {
+    v = static_cast<float>(global_value(i + lower, all));
+  });
+  {
+    H5File f(MPI_COMM_WORLD, path, H5Mode::kCreate);
+    f.write("x", a, H5DatasetOptions{Shape{1, 2, 4, 3}});  // sample chunks
+    f.close();
+  }
+  ProcessGrid gs(MPI_COMM_WORLD, Shape{n, 1, 1, 1});
+  DistTensor<float> batch(gs, HaloLayout(Distribution(Shape{2, 2, 4, 3},
+                                                       gs.shape())));
+  H5File f(MPI_COMM_WORLD, path, H5Mode::kRead);
+  f.read("x", batch, H5ReadOptions{Shape{4, 0, 0, 0}});  // samples 4 and 5
+  const Shape offset = batch.shard().lower + Shape{4, 0, 0, 0};
+  long long wrong = 0;
+  batch.interior().for_each([&](const Shape& i, const float& v) {
+    if (v != static_cast<float>(global_value(i + offset, all))) ++wrong;
+  });
+  EXPECT_EQ(wrong, 0);
+  testing::expect_error_on_all_ranks(
+      MPI_COMM_WORLD, ErrorKind::kIo, "does not hold a 2x2x4x3 window", [&] {
+        f.read("x", batch, H5ReadOptions{Shape{5, 0, 0, 0}});
+      });
+}
+
+}  // namespace
+}  // namespace distconv::io
