@@ -9,6 +9,7 @@
 #include "distconv/internal/mpi_util.h"
 #include "distconv/internal/pimpl.h"
 #include "io/internal/h5_util.h"
+#include "io/internal/mpi_io.h"
 
 namespace distconv::io {
 
@@ -37,6 +38,33 @@ struct H5File::State {
             ErrorKind::kIo, path, " has no dataset '", dataset, "'");
     return checked(H5Dopen2(file.get(), dataset.c_str(), H5P_DEFAULT),
                    H5Dclose, "cannot open " + name(dataset));
+  }
+  // Reserves the disk space of a new dataset's storage before its data is
+  // written (io/internal/mpi_io.h's reserve() says why).
+  void reserve_storage(const Hid& dset, const std::string& what) const {
+    haddr_t end = 0;
+    agree([&] { end = end_of_storage(dset.get(), what); });
+    internal::reserve(comm, path, static_cast<long long>(end), what);
+  }
+  // The file offset just past a dataset's data (contiguous or chunked).
+  static haddr_t end_of_storage(hid_t dset, const std::string& what) {
+    const haddr_t offset = H5Dget_offset(dset);
+    if (offset != HADDR_UNDEF) return offset + H5Dget_storage_size(dset);
+    hsize_t chunks = 0;
+    const Hid space =
+        checked(H5Dget_space(dset), H5Sclose, what);
+    check_h5(H5Dget_num_chunks(dset, space.get(), &chunks), what);
+    haddr_t end = 0;
+    for (hsize_t i = 0; i < chunks; ++i) {
+      haddr_t address = 0;
+      hsize_t size = 0;
+      unsigned filter = 0;
+      check_h5(H5Dget_chunk_info(dset, space.get(), i, nullptr, &filter,
+                                 &address, &size),
+               what);
+      end = std::max<haddr_t>(end, address + size);
+    }
+    return end;
   }
   Hid space_of(const Hid& dset, const std::string& dataset) const {
     return checked(H5Dget_space(dset.get()), H5Sclose,
@@ -135,6 +163,18 @@ struct ShardMemory {
   T* data = nullptr;
   std::vector<T> copy;
 };
+
+// Throws Error(kIo) unless the stored type reads as `want`.
+void check_type(hid_t stored, ElementType want, const std::string& name) {
+  ElementType type = want;
+  std::string what;
+  const bool known = internal::element_type_of(stored, &type, &what);
+  if (!known || type != want) {
+    throw Error(ErrorKind::kIo, name + " holds " +
+                                    (known ? to_string(type) : what) +
+                                    ", not " + to_string(want));
+  }
+}
 
 const char* order_name(int ndims) {
   return ndims == 5 ? "NCDHW" : ndims == 4 ? "NCHW" : "C-order";
@@ -259,6 +299,7 @@ void H5File::write(const std::string& dataset, const DistTensor<T>& tensor,
                               H5P_DEFAULT),
                    H5Dclose, "cannot create " + s.name(dataset));
   });
+  s.reserve_storage(dset, "cannot write " + s.name(dataset));
   ShardMemory<T> memory(tensor, /*fill=*/true);
   s.agree([&] {
     const Hid file_space = s.space_of(dset, dataset);
@@ -303,13 +344,7 @@ void H5File::read(const std::string& dataset, DistTensor<T>& tensor,
     }
     const Hid stored = checked(H5Dget_type(dset.get()), H5Tclose,
                                "cannot read the type of " + s.name(dataset));
-    ElementType type = want;
-    std::string what;
-    require(internal::element_type_of(stored.get(), &type, &what) &&
-                type == want,
-            ErrorKind::kIo, s.name(dataset), " holds ",
-            what.empty() ? to_string(type) : what.c_str(), ", not ",
-            to_string(want));
+    check_type(stored.get(), want, s.name(dataset));
     select(file_space.get(), tensor.shard().shifted(offset));
     const Hid memory_space = simple_space(memory.dims);
     select(memory_space.get(), memory.box);
@@ -330,24 +365,27 @@ void H5File::write(const std::string& dataset, const Shape& shape,
     require(!mine || data != nullptr, ErrorKind::kInvalidArgument,
             "no data for ", s.name(dataset));
   });
+  Hid dset;
   s.agree([&] {
-    Hid dset;
-    const Hid space = simple_space(shape);
     if (H5Lexists(s.file.get(), dataset.c_str(), H5P_DEFAULT) > 0) {
       dset = s.open(dataset);
       const Shape have = dims_of(s.space_of(dset, dataset).get());
       require(have == shape, ErrorKind::kIo, s.name(dataset), " has shape ",
               have, ", not ", shape);
-    } else {
-      dset = checked(H5Dcreate2(s.file.get(), dataset.c_str(),
-                                internal::h5_native_type(element_type<T>()),
-                                space.get(), H5P_DEFAULT, H5P_DEFAULT,
-                                H5P_DEFAULT),
-                     H5Dclose, "cannot create " + s.name(dataset));
+      return;
     }
+    dset = checked(H5Dcreate2(s.file.get(), dataset.c_str(),
+                              internal::h5_native_type(element_type<T>()),
+                              simple_space(shape).get(), H5P_DEFAULT,
+                              H5P_DEFAULT, H5P_DEFAULT),
+                   H5Dclose, "cannot create " + s.name(dataset));
+  });
+  s.reserve_storage(dset, "cannot write " + s.name(dataset));
+  s.agree([&] {
     const Box all{Shape::filled(shape.ndims(), 0), shape};
     const Box none{Shape::filled(shape.ndims(), 0),
                    Shape::filled(shape.ndims(), 0)};
+    const Hid space = simple_space(shape);
     const Hid file_space = s.space_of(dset, dataset);
     select(file_space.get(), mine ? all : none);
     select(space.get(), mine ? all : none);
@@ -370,13 +408,7 @@ std::vector<T> H5File::read_array(const std::string& dataset) const {
     const Shape shape = dims_of(file_space.get());
     const Hid stored = checked(H5Dget_type(dset.get()), H5Tclose,
                                "cannot read the type of " + s.name(dataset));
-    ElementType type = element_type<T>();
-    std::string what;
-    require(internal::element_type_of(stored.get(), &type, &what) &&
-                type == element_type<T>(),
-            ErrorKind::kIo, s.name(dataset), " holds ",
-            what.empty() ? to_string(type) : what.c_str(), ", not ",
-            to_string(element_type<T>()));
+    check_type(stored.get(), element_type<T>(), s.name(dataset));
     values.resize(static_cast<std::size_t>(shape.volume()));
     T dummy{};
     check_h5(H5Dread(dset.get(), internal::h5_native_type(element_type<T>()),

@@ -62,6 +62,11 @@ void write_block(MPI_Comm comm, const std::string& path, const Block<T>& b) {
   OwnedFile file(comm, path, MPI_MODE_CREATE | MPI_MODE_WRONLY);
   try {
     agree_on(comm, MPI_File_set_size(file.get(), 0), "cannot truncate " + path);
+    internal::reserve(comm, path,
+                      static_cast<long long>(header.size() +
+                                             sizeof(T) * static_cast<std::size_t>(
+                                                             b.global.volume())),
+                      "cannot write " + path);
     int code = MPI_SUCCESS;
     if (rank_of(comm) == 0) {
       MPI_Status status;

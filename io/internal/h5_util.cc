@@ -77,8 +77,6 @@ hid_t h5_native_type(ElementType type) {
 bool element_type_of(hid_t stored, ElementType* type, std::string* what) {
   const H5T_class_t cls = H5Tget_class(stored);
   const size_t size = H5Tget_size(stored);
-  const bool little = H5Tget_order(stored) == H5T_ORDER_LE ||
-                      H5Tget_order(stored) == H5T_ORDER_NONE;
   if (cls == H5T_FLOAT && size == 4) *type = ElementType::kFloat32;
   else if (cls == H5T_FLOAT && size == 8) *type = ElementType::kFloat64;
   else if (cls == H5T_INTEGER && size == 8 && H5Tget_sign(stored) == H5T_SGN_2)
@@ -93,11 +91,7 @@ bool element_type_of(hid_t stored, ElementType* type, std::string* what) {
             " of " + std::to_string(size) + " bytes";
     return false;
   }
-  if (!little) {
-    *what = std::string(to_string(*type)) + " (big-endian)";
-    return true;  // HDF5 converts the byte order on reading
-  }
-  return true;
+  return true;  // either byte order: HDF5 converts on reading
 }
 
 }  // namespace distconv::io::internal

@@ -1,6 +1,11 @@
 #include "io/internal/mpi_io.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <climits>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -29,6 +34,23 @@ void agree_on(MPI_Comm comm, int code, const std::string& what) {
   distconv::internal::run_collectively(comm, [&] {
     if (code != MPI_SUCCESS) {
       throw Error(ErrorKind::kIo, what + ": " + mpi_message(code));
+    }
+  });
+}
+
+void reserve(MPI_Comm comm, const std::string& path, long long bytes,
+             const std::string& what) {
+  int rank = 0;
+  distconv::internal::check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  distconv::internal::run_collectively(comm, [&] {
+    if (rank != 0 || bytes <= 0) return;
+    const int fd = ::open(path.c_str(), O_WRONLY);
+    int code = fd < 0 ? errno : posix_fallocate(fd, 0, bytes);
+    if (fd >= 0) ::close(fd);
+    if (code != 0) {
+      throw Error(ErrorKind::kIo, what + ": cannot reserve " +
+                                      std::to_string(bytes) + " bytes: " +
+                                      std::strerror(code));
     }
   });
 }

@@ -17,6 +17,14 @@ namespace distconv::io::internal {
 // when `code` is not MPI_SUCCESS on some rank (the lowest one's message).
 void agree_on(MPI_Comm comm, int code, const std::string& what);
 
+// Collective: rank 0 reserves the first `bytes` of the file at `path`
+// (posix_fallocate), so that a disk too full for them fails here, with
+// ENOSPC, rather than inside a collective write. Open MPI's default MPI-IO
+// (OMPIO) can return success from a collective write that the disk
+// refused. Throws the same Error(kIo, what + ": ...") on every rank.
+void reserve(MPI_Comm comm, const std::string& path, long long bytes,
+             const std::string& what);
+
 // An MPI datatype freed on destruction (MPI_DATATYPE_NULL: none).
 class OwnedType {
  public:

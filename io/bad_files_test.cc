@@ -1,0 +1,237 @@
+// Bad files give the same Error(kIo) on every rank, naming the file, and
+// leave the job able to go on: missing file or dataset, wrong shape or
+// element type, truncated files, files of another format, no permission,
+// and a full disk (a small tmpfs, mounted when the test may).
+#include <fcntl.h>
+#include <mpi.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "distconv/dist_tensor.h"
+#include "gtest/gtest.h"
+#include "io/h5_file.h"
+#include "io/npy_file.h"
+#include "tests/mpi_testing.h"
+
+namespace distconv::io {
+namespace {
+
+using testing::expect_error_on_all_ranks;
+using testing::world_rank;
+using testing::world_size;
+
+std::string temp_path(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return std::string(dir ? dir : "/tmp") + "/" + name;
+}
+
+// Runs `fn` on rank 0, then all ranks meet.
+template <typename Fn>
+void on_root(Fn fn) {
+  if (world_rank() == 0) fn();
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+class BadFiles : public ::testing::Test {
+ protected:
+  BadFiles()
+      : grid_(MPI_COMM_WORLD, Shape{1, 1, world_size(), 1}),
+        x_(grid_, HaloLayout(Distribution(Shape{2, 3, 8, 5}, grid_.shape()))),
+        wide_(grid_, HaloLayout(Distribution(Shape{2, 3, 9, 5}, grid_.shape()))),
+        f64_(grid_, HaloLayout(Distribution(Shape{2, 3, 8, 5}, grid_.shape()))) {
+    const Index h0 = x_.shard().lower[2];
+    x_.interior().for_each([&](const Shape& i, float& v) { v = i[2] + h0 + 0.5f; });
+    write_npy(npy_, x_);
+    H5File f(MPI_COMM_WORLD, h5_, H5Mode::kCreate);
+    f.write("x", x_);
+    f.close();
+  }
+
+  ProcessGrid grid_;
+  DistTensor<float> x_, wide_;
+  DistTensor<double> f64_;
+  const std::string npy_ = temp_path("good.npy");
+  const std::string h5_ = temp_path("good.h5");
+};
+
+TEST_F(BadFiles, MissingFileOrDataset) {
+  const std::string npy = temp_path("missing.npy"), h5 = temp_path("missing.h5");
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
+                            "cannot open " + npy + " for reading",
+                            [&] { read_npy(npy, x_); });
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
+                            "cannot open " + h5, [&] {
+                              H5File f(MPI_COMM_WORLD, h5, H5Mode::kRead);
+                            });
+  H5File f(MPI_COMM_WORLD, h5_, H5Mode::kRead);
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
+                            h5_ + " has no dataset 'y'",
+                            [&] { f.read("y", x_); });
+}
+
+TEST_F(BadFiles, WrongShapeOrElementType) {
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
+                            "holds an array of shape 2x3x8x5, not 2x3x9x5",
+                            [&] { read_npy(npy_, wide_); });
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
+                            "holds float32, not float64",
+                            [&] { read_npy(npy_, f64_); });
+  H5File f(MPI_COMM_WORLD, h5_, H5Mode::kRead);
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
+                            "has shape 2x3x8x5, not 2x3x9x5",
+                            [&] { f.read("x", wide_); });
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
+                            "holds float32, not float64",
+                            [&] { f.read("x", f64_); });
+}
+
+TEST_F(BadFiles, TruncatedFiles) {
+  const std::string npy = temp_path("cut.npy"), h5 = temp_path("cut.h5");
+  on_root([&] {
+    std::ifstream a(npy_, std::ios::binary), b(h5_, std::ios::binary);
+    const std::string sa((std::istreambuf_iterator<char>(a)), {});
+    const std::string sb((std::istreambuf_iterator<char>(b)), {});
+    std::ofstream(npy, std::ios::binary) << sa.substr(0, sa.size() - 100);
+    std::ofstream(h5, std::ios::binary) << sb.substr(0, sb.size() / 2);
+  });
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
+                            npy + " is truncated", [&] { read_npy(npy, x_); });
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo, h5, [&] {
+    H5File f(MPI_COMM_WORLD, h5, H5Mode::kRead);
+    f.read("x", x_);
+  });
+}
+
+TEST_F(BadFiles, FilesOfAnotherFormat) {
+  const std::string text = temp_path("notes.txt");
+  on_root([&] { std::ofstream(text) << "step loss\n1 0.25\n2 0.125\n"; });
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
+                            text + " is not a .npy file",
+                            [&] { read_npy(text, x_); });
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
+                            "cannot open " + text, [&] {
+                              H5File f(MPI_COMM_WORLD, text, H5Mode::kRead);
+                            });
+  // Each format's file handed to the other reader.
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
+                            h5_ + " is not a .npy file",
+                            [&] { read_npy(h5_, x_); });
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
+                            "cannot open " + npy_, [&] {
+                              H5File f(MPI_COMM_WORLD, npy_, H5Mode::kRead);
+                            });
+}
+
+// Root bypasses permission checks: as root, the checks run with the
+// effective user set to nobody (the real user stays root, to come back).
+class AsUnprivileged {
+ public:
+  AsUnprivileged() : was_(geteuid()) {
+    if (was_ == 0) EXPECT_EQ(seteuid(65534), 0);
+  }
+  ~AsUnprivileged() {
+    if (was_ == 0) EXPECT_EQ(seteuid(0), 0);
+  }
+
+ private:
+  uid_t was_;
+};
+
+TEST_F(BadFiles, NoPermission) {
+  const std::string dir = temp_path("locked");
+  on_root([&] {
+    mkdir(dir.c_str(), 0755);
+    chmod(dir.c_str(), 0755);
+    std::ofstream(dir + "/x.npy") << "x";
+    std::ofstream(dir + "/x.h5") << "x";
+    chmod((dir + "/x.npy").c_str(), 0);
+    chmod((dir + "/x.h5").c_str(), 0);
+    chmod(dir.c_str(), 0555);  // no new files either
+  });
+  {
+    AsUnprivileged nobody;
+    expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
+                              "cannot open " + dir + "/x.npy for reading",
+                              [&] { read_npy(dir + "/x.npy", x_); });
+    expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
+                              "cannot open " + dir + "/x.h5", [&] {
+                                H5File f(MPI_COMM_WORLD, dir + "/x.h5",
+                                         H5Mode::kRead);
+                              });
+    expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
+                              "cannot open " + dir + "/y.npy for writing",
+                              [&] { write_npy(dir + "/y.npy", x_); });
+    expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
+                              "cannot create " + dir + "/y.h5", [&] {
+                                H5File f(MPI_COMM_WORLD, dir + "/y.h5",
+                                         H5Mode::kCreate);
+                              });
+  }
+  on_root([&] { chmod(dir.c_str(), 0755); });
+}
+
+// A 64 KiB tmpfs, mounted by rank 0 where the test may mount (root);
+// unmounted on destruction.
+class SmallDisk {
+ public:
+  SmallDisk() : dir_(temp_path("small_disk")) {
+    int ok = 0;
+    if (world_rank() == 0) {
+      mkdir(dir_.c_str(), 0755);
+      ok = mount("tmpfs", dir_.c_str(), "tmpfs", 0, "size=64k") == 0;
+    }
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    mounted_ = ok != 0;
+  }
+  ~SmallDisk() {
+    on_root([&] {
+      if (mounted_) umount2(dir_.c_str(), MNT_DETACH);
+    });
+  }
+  bool mounted() const { return mounted_; }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+  bool mounted_ = false;
+};
+
+TEST_F(BadFiles, FullDisk) {
+  SmallDisk disk;
+  if (!disk.mounted()) {
+    GTEST_SKIP() << "cannot mount a small tmpfs here (needs root): the "
+                    "full-disk case did not run";
+  }
+  // 1 MiB of float32 into 64 KiB.
+  ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, world_size(), 1});
+  DistTensor<float> big(grid, HaloLayout(Distribution(Shape{1, 4, 256, 256},
+                                                       grid.shape())));
+  const std::string npy = disk.dir() + "/big.npy", h5 = disk.dir() + "/big.h5";
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
+                            "cannot write " + npy,
+                            [&] { write_npy(npy, big); });
+  EXPECT_NE(access(npy.c_str(), F_OK), 0) << "a partial file was left";
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo, h5, [&] {
+    H5File f(MPI_COMM_WORLD, h5, H5Mode::kCreate);
+    f.write("x", big);
+    f.close();
+  });
+  // Nothing is broken: the good files still read.
+  DistTensor<float> y(grid_, x_.layout());
+  read_npy(npy_, y);
+  H5File f(MPI_COMM_WORLD, h5_, H5Mode::kRead);
+  f.read("x", y);
+  long long wrong = 0;
+  y.interior().for_each([&](const Shape& i, const float& v) {
+    if (v != i[2] + y.shard().lower[2] + 0.5f) ++wrong;
+  });
+  EXPECT_EQ(wrong, 0);
+}
+
+}  // namespace
+}  // namespace distconv::io
