@@ -97,7 +97,10 @@ n"name"; dilation 0 = dense; id/kd make it 3D).
   --json                 rank 0 prints one JSON object per problem per line
   --verbose              rank 0 prints the layer's describe(): its pieces and
                          the kernels (oneDNN implementations) that run them
-  --dump-dir=DIR         correctness mode: write x w b dy y dx dw db as .npy
+  --dump-dir=DIR         correctness mode: write every tensor (--conv: x w b
+                         dy y dx dw db), each from the ranks' shards
+  --dump-format=npy|h5   DIR/NAME.npy per tensor (default), or datasets
+                         NAME of DIR/tensors.h5 (parallel HDF5)
   --help                 this text
 )";
 }
@@ -199,6 +202,10 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
     } else if (take(arg, "--dump-dir", &v)) {
       require(!v.empty(), ErrorKind::kInvalidArgument, "--dump-dir is empty");
       o.dump_dir = v;
+    } else if (take(arg, "--dump-format", &v)) {
+      require(v == "npy" || v == "h5", ErrorKind::kInvalidArgument,
+              "--dump-format=", v, " is not npy or h5");
+      o.dump_format = v == "h5" ? DumpFormat::kHdf5 : DumpFormat::kNpy;
     } else if (take(arg, "--warmup", &v)) {
       o.warmup = positive_int("--warmup", v, 0);
     } else if (take(arg, "--reps", &v)) {

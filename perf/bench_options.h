@@ -30,6 +30,9 @@ enum class BenchCheck { kReference, kSerial };
 // nearest-neighbour upsampling by 2 in every spatial dimension.
 enum class EltwiseAlg { kRelu, kLeakyRelu, kAdd, kConcat, kUpsample };
 
+// --dump-format: one .npy file per tensor, or datasets of one HDF5 file.
+enum class DumpFormat { kNpy, kHdf5 };
+
 struct BenchOptions {
   // --conv, --deconv, --pool, --bnorm or --eltwise; given before the
   // problems, as in benchdnn.
@@ -49,7 +52,8 @@ struct BenchOptions {
   BenchCheck check = BenchCheck::kReference;
   bool json = false;
   bool verbose = false;  // rank 0 prints how its piece is computed
-  std::string dump_dir;  // correctness mode: .npy files of every tensor
+  std::string dump_dir;  // correctness mode: every tensor, in a file
+  DumpFormat dump_format = DumpFormat::kNpy;
   int warmup = 2;
   int reps = 10;
   bool help = false;

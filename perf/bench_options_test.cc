@@ -10,7 +10,7 @@ namespace {
 TEST(BenchOptions, ParsesEveryOption) {
   const BenchOptions o = parse_bench_options(
       {"--conv", "--grid=2x1x2x1", "--dir=bwd_w", "--dt=f64", "--mode=perf",
-       "--overlap=off", "--channels=stationary_weights", "--channel-blocks=2", "--json", "--dump-dir=/tmp/x", "--warmup=0",
+       "--overlap=off", "--channels=stationary_weights", "--channel-blocks=2", "--json", "--dump-dir=/tmp/x", "--dump-format=h5", "--warmup=0",
        "--reps=3", "mb2ic4ih8oc4kh3ph1", "g2mb2ic8ih12oc6kh3ph1"});
   ASSERT_EQ(o.problems.size(), 2u);
   EXPECT_EQ(o.grid, (Shape{2, 1, 2, 1}));
@@ -22,6 +22,7 @@ TEST(BenchOptions, ParsesEveryOption) {
   EXPECT_EQ(o.channel_blocks, 2);
   EXPECT_TRUE(o.json);
   EXPECT_EQ(o.dump_dir, "/tmp/x");
+  EXPECT_EQ(o.dump_format, DumpFormat::kHdf5);
   EXPECT_EQ(o.warmup, 0);
   EXPECT_EQ(o.reps, 3);
   EXPECT_EQ(o.problems[1].desc.groups, 2);
@@ -65,6 +66,7 @@ TEST(BenchOptions, BadArgumentsAreNamed) {
            {"--grid=2x2", "mb1ic1ih4oc1kh1"},
            {"--grid=2xx1x1", "mb1ic1ih4oc1kh1"},
            {"--reps=0", "mb1ic1ih4oc1kh1"},
+           {"--dump-format=zarr", "mb1ic1ih4oc1kh1"},
            {"--frobnicate", "mb1ic1ih4oc1kh1"},
            {"--impl=onednn", "--dt=f64", "mb1ic1ih4oc1kh1"},
            {"--json"},

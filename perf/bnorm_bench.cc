@@ -7,7 +7,7 @@
 #include "kernels/reference/batch_norm.h"
 #include "tests/conv_check.h"
 #include "perf/layer_bench.h"
-#include "perf/npy.h"
+#include "perf/tensor_dump.h"
 #include "perf/onednn_memory.h"
 
 namespace distconv {
@@ -53,6 +53,16 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   time_for_mode(o, run, &r);
   r.gflops = flops(shape, o.dir) / (r.median_ms * 1e-3) / 1e9;
   if (o.mode == BenchMode::kPerf) return r;
+  TensorDump dump(grid.comm(), o);
+  dump.add("x", x);
+  dump.add("scale", Shape{c}, scale.data());
+  dump.add("shift", Shape{c}, shift.data());
+  dump.add("dy", dy);
+  dump.add("y", y);
+  dump.add("dx", dx);
+  dump.add("dscale", Shape{c}, dscale.data());
+  dump.add("dshift", Shape{c}, dshift.data());
+  dump.close();
   const std::vector<T> yg = gathered(y), dxg = gathered(dx);
   if (grid.rank() != 0) return r;
   std::vector<T> y_ref(yg.size()), dx_ref(dxg.size()), ds_ref(c), db_ref(c);
@@ -69,17 +79,6 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   }
   r.max_rel_err = err;
   r.status = err <= (std::is_same_v<T, float> ? 1e-4 : 1e-10) ? "PASS" : "FAIL";
-  if (!o.dump_dir.empty()) {
-    const std::string d = o.dump_dir + "/";
-    write_npy(d + "x.npy", shape, xg.data());
-    write_npy(d + "scale.npy", Shape{c}, scale.data());
-    write_npy(d + "shift.npy", Shape{c}, shift.data());
-    write_npy(d + "dy.npy", shape, dyg.data());
-    write_npy(d + "y.npy", shape, yg.data());
-    write_npy(d + "dx.npy", shape, dxg.data());
-    write_npy(d + "dscale.npy", Shape{c}, dscale.data());
-    write_npy(d + "dshift.npy", Shape{c}, dshift.data());
-  }
   return r;
 }
 

@@ -6,7 +6,7 @@
 #include "kernels/reference/deconv.h"
 #include "tests/conv_check.h"
 #include "perf/layer_bench.h"
-#include "perf/npy.h"
+#include "perf/tensor_dump.h"
 #include "perf/onednn_deconv_baseline.h"
 
 namespace distconv {
@@ -45,6 +45,16 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   time_for_mode(o, run, &r);
   r.gflops = conv_flops(problem, o.dir) / (r.median_ms * 1e-3) / 1e9;
   if (o.mode == BenchMode::kPerf) return r;
+  TensorDump dump(grid.comm(), o);
+  dump.add("x", x);
+  dump.add("w", desc.weights_shape(), w.data());
+  dump.add("b", Shape{desc.out_channels}, b.data());
+  dump.add("dy", dy);
+  dump.add("y", y);
+  dump.add("dx", dx);
+  dump.add("dw", desc.weights_shape(), dw.data());
+  dump.add("db", Shape{desc.out_channels}, db.data());
+  dump.close();
   const std::vector<T> yg = gathered(y), dxg = gathered(dx);
   if (grid.rank() != 0) return r;
   std::vector<T> y_ref(yg.size()), dx_ref(dxg.size()), dw_ref(w.size()),
@@ -68,17 +78,6 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   }
   r.max_rel_err = err;
   r.status = err <= conv_tolerance<T>(problem) ? "PASS" : "FAIL";
-  if (!o.dump_dir.empty()) {
-    const std::string d = o.dump_dir + "/";
-    write_npy(d + "x.npy", src_shape, xg.data());
-    write_npy(d + "w.npy", desc.weights_shape(), w.data());
-    write_npy(d + "b.npy", Shape{desc.out_channels}, b.data());
-    write_npy(d + "dy.npy", dst_shape, dyg.data());
-    write_npy(d + "y.npy", dst_shape, yg.data());
-    write_npy(d + "dx.npy", src_shape, dxg.data());
-    write_npy(d + "dw.npy", desc.weights_shape(), dw.data());
-    write_npy(d + "db.npy", Shape{desc.out_channels}, db.data());
-  }
   return r;
 }
 

@@ -28,7 +28,7 @@
 #include "tests/conv_check.h"
 #include "perf/conv_problem.h"
 #include "tests/conv_run.h"
-#include "perf/npy.h"
+#include "perf/tensor_dump.h"
 #include "perf/onednn_baseline.h"
 
 namespace distconv {
@@ -125,6 +125,16 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
   std::vector<T> yg(root ? dst_shape.volume() : 0);
   std::vector<T> dxg(root ? src_shape.volume() : 0);
   layer.gather_outputs(yg.data(), dxg.data());
+  TensorDump dump(grid.comm(), o);
+  dump.add("x", x);
+  dump.add("w", desc.weights_shape(), w.data());
+  dump.add("b", Shape{desc.out_channels}, b.data());
+  dump.add("dy", dy);
+  dump.add("y", y);
+  dump.add("dx", dx);
+  dump.add("dw", desc.weights_shape(), dw.data());
+  dump.add("db", Shape{desc.out_channels}, db.data());
+  dump.close();
   if (!root) return r;
   std::vector<T> y_ref(yg.size()), dx_ref(dxg.size()), dw_ref(w.size()),
       db_ref(b.size());
@@ -155,17 +165,6 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
   const double tol = conv_tolerance<T>(problem);
   r.max_rel_err = err;
   r.status = err <= tol ? "PASS" : "FAIL";
-  if (!o.dump_dir.empty()) {
-    const std::string d = o.dump_dir + "/";
-    write_npy(d + "x.npy", src_shape, xg.data());
-    write_npy(d + "w.npy", desc.weights_shape(), w.data());
-    write_npy(d + "b.npy", Shape{desc.out_channels}, b.data());
-    write_npy(d + "dy.npy", dst_shape, dyg.data());
-    write_npy(d + "y.npy", dst_shape, yg.data());
-    write_npy(d + "dx.npy", src_shape, dxg.data());
-    write_npy(d + "dw.npy", desc.weights_shape(), dw.data());
-    write_npy(d + "db.npy", Shape{desc.out_channels}, db.data());
-  }
   return r;
 }
 

@@ -21,7 +21,7 @@
 #include "kernels/reference/upsample.h"
 #include "tests/conv_check.h"
 #include "perf/layer_bench.h"
-#include "perf/npy.h"
+#include "perf/tensor_dump.h"
 #include "perf/onednn_memory.h"
 
 namespace distconv {
@@ -215,6 +215,10 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   // the gradients only when the backward ran.
   if (!fwd) c.forward();
   std::vector<std::vector<T>> got;
+  TensorDump dump(grid.comm(), o);
+  for (const Named<T>& t : c.inputs) dump.add(t.name, *t.tensor);
+  for (const Named<T>& t : c.outputs) dump.add(t.name, *t.tensor);
+  dump.close();
   for (Named<T>& t : c.outputs) got.push_back(gathered(*t.tensor));
   if (grid.rank() != 0) return r;
   const auto want = reference_results(alg, shape, inputs);
@@ -226,17 +230,6 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   r.max_rel_err = err;
   r.status = err <= (std::is_same_v<T, float> ? 1e-6 : 1e-12) ? "PASS"
                                                                : "FAIL";
-  if (!o.dump_dir.empty()) {
-    const std::string d = o.dump_dir + "/";
-    for (size_t i = 0; i < c.inputs.size(); ++i) {
-      write_npy(d + c.inputs[i].name + ".npy",
-                c.inputs[i].tensor->global_shape(), inputs[i].data());
-    }
-    for (size_t i = 0; i < c.outputs.size(); ++i) {
-      write_npy(d + c.outputs[i].name + ".npy",
-                c.outputs[i].tensor->global_shape(), got[i].data());
-    }
-  }
   return r;
 }
 

@@ -6,7 +6,7 @@
 #include "kernels/reference/pool.h"
 #include "tests/conv_check.h"
 #include "perf/layer_bench.h"
-#include "perf/npy.h"
+#include "perf/tensor_dump.h"
 
 namespace distconv {
 namespace {
@@ -45,6 +45,12 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   time_for_mode(o, run, &r);
   r.gflops = operations(desc, dst_shape, o.dir) / (r.median_ms * 1e-3) / 1e9;
   if (o.mode == BenchMode::kPerf) return r;
+  TensorDump dump(grid.comm(), o);
+  dump.add("x", x);
+  dump.add("dy", dy);
+  dump.add("y", y);
+  dump.add("dx", dx);
+  dump.close();
   const std::vector<T> yg = gathered(y), dxg = gathered(dx);
   if (grid.rank() != 0) return r;
   std::vector<T> y_ref(yg.size()), dx_ref(dxg.size());
@@ -55,13 +61,6 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   if (bwd) err = std::max(err, max_relative_error(dxg, dx_ref));
   r.max_rel_err = err;
   r.status = err <= (std::is_same_v<T, float> ? 1e-5 : 1e-10) ? "PASS" : "FAIL";
-  if (!o.dump_dir.empty()) {
-    const std::string d = o.dump_dir + "/";
-    write_npy(d + "x.npy", src_shape, xg.data());
-    write_npy(d + "dy.npy", dst_shape, dyg.data());
-    write_npy(d + "y.npy", dst_shape, yg.data());
-    write_npy(d + "dx.npy", src_shape, dxg.data());
-  }
   return r;
 }
 

@@ -1,0 +1,48 @@
+// The benchmark driver's --dump-dir: every tensor of a correctness run
+// written collectively from the ranks' shards (nothing is gathered), and
+// the arrays every rank holds whole (weights, per-channel values) from
+// rank 0's copy.
+//
+//   TensorDump dump(grid.comm(), o);    // nothing happens without --dump-dir
+//   dump.add("x", x);                   // DistTensor: DIR/x.npy, or dataset
+//   dump.add("w", w_shape, w.data());   //   "x" of DIR/tensors.h5 (--dump-format=h5)
+//   dump.close();
+//
+// Collective over `comm`; an I/O failure throws the same Error(kIo) on
+// every rank.
+#ifndef DISTCONV_PERF_TENSOR_DUMP_H_
+#define DISTCONV_PERF_TENSOR_DUMP_H_
+
+#include <mpi.h>
+
+#include <optional>
+#include <string>
+
+#include "distconv/dist_tensor.h"
+#include "io/h5_file.h"
+#include "perf/bench_options.h"
+
+namespace distconv {
+
+class TensorDump {
+ public:
+  TensorDump(MPI_Comm comm, const BenchOptions& options);
+  bool enabled() const { return !dir_.empty(); }
+
+  template <typename T>
+  void add(const std::string& name, const DistTensor<T>& tensor);
+  // `data`: shape.volume() values, read on rank 0 only.
+  template <typename T>
+  void add(const std::string& name, const Shape& shape, const T* data);
+  // Finishes the HDF5 file (errors are thrown here, on every rank).
+  void close();
+
+ private:
+  MPI_Comm comm_;
+  std::string dir_;
+  std::optional<io::H5File> h5_;
+};
+
+}  // namespace distconv
+
+#endif  // DISTCONV_PERF_TENSOR_DUMP_H_
