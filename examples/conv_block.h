@@ -47,6 +47,7 @@ class ConvBnRelu {
                 DistTensor<float>* diff_src);
 
   std::vector<Param*> params() { return {&weights_, &scale_, &shift_}; }
+  BatchNorm<float>& batch_norm() { return bn_; }
   // Adds the convolution's blocked time since the last call to `wait`
   // (batch norm's allreduces are blocking calls, counted as compute).
   void take_comm_wait(CommWait* wait) { wait->take(conv_); }

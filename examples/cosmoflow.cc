@@ -180,6 +180,18 @@ class Network {
     return all;
   }
 
+  std::vector<BatchNorm<float>*> batch_norms() {
+    std::vector<BatchNorm<float>*> all;
+    for (auto& s : stacks_) all.push_back(&s->block.batch_norm());
+    return all;
+  }
+
+  // The batch of samples [first, first + N) of --data's file.
+  void load_batch(const io::H5File& file, Index first) {
+    file.read("x", stacks_[0]->in, io::H5ReadOptions{Shape{first, 0, 0, 0, 0}});
+    file.read("targets", *target_, io::H5ReadOptions{Shape{first, 0, 0, 0, 0}});
+  }
+
   double step() {
     for (size_t l = 0; l < stacks_.size(); ++l) {
       Stack& s = *stacks_[l];
@@ -255,9 +267,40 @@ class Network {
       d_hidden_, d_features_;
 };
 
+// --write-data: the synthetic volumes and targets of `samples` samples (the
+// first --samples of them are the batch trained on without --data), as
+// datasets "x" (float32, N x 4 x S x S x S) and "targets" (float32, N x 4 x
+// 1 x 1 x 1), in chunks of one sample, written from shards split along D.
+void write_data(const std::string& path, Index samples,
+                const CosmoflowShape& o) {
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, size, 1, 1});
+  const Shape x_shape{samples, kChannels, o.size, o.size, o.size};
+  const Shape t_shape{samples, kTargets, 1, 1, 1};
+  DistTensor<float> x(grid, HaloLayout(Distribution(x_shape, grid.shape())));
+  DistTensor<float> t(grid, HaloLayout(Distribution(t_shape, grid.shape())));
+  fill_global(x, [&](const Shape& i) { return input_value(i, o.size); });
+  fill_global(t, [](const Shape& i) { return target_value(i[0], i[1]); });
+  io::H5File file(MPI_COMM_WORLD, path, io::H5Mode::kCreate);
+  file.write("x", x,
+             io::H5DatasetOptions{Shape{1, kChannels, o.size, o.size, o.size}});
+  file.write("targets", t);
+  file.close();
+  if (grid.rank() == 0) {
+    std::printf("cosmoflow: wrote %lld samples to %s\n",
+                static_cast<long long>(samples), path.c_str());
+  }
+}
+
 int run(int argc, char** argv) {
   const CosmoflowOptions opt = parse(argc, argv);
   const CosmoflowShape& o = opt.shape;
+  if (!opt.train.write_data_path.empty()) {
+    write_data(opt.train.write_data_path,
+               opt.train.data_samples ? opt.train.data_samples : o.samples, o);
+    return 0;
+  }
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const UnitGrids grids(MPI_COMM_WORLD, cosmoflow_network(o), opt.train,

@@ -20,6 +20,8 @@
 //       [--channels=18]
 //       [--samples=2] [--width=16] [--classes=3] [--steps=10] [--lr=0.05]
 //       [--momentum=0.9] [--losses=FILE] [--timeout_s=S]
+//       [--data=FILE.h5] [--checkpoint-dir=DIR --checkpoint-every=K]
+//       [--resume] [--write-data=FILE.h5 --data-samples=M]
 #include <mpi.h>
 
 #include <cmath>
@@ -196,6 +198,20 @@ class Network {
     return all;
   }
 
+  std::vector<BatchNorm<float>*> batch_norms() {
+    std::vector<BatchNorm<float>*> all;
+    for (ConvBnRelu* b : {&enc1a_, &enc1b_, &enc2a_, &enc2b_, &dec_}) {
+      all.push_back(&b->batch_norm());
+    }
+    return all;
+  }
+
+  // The batch of samples [first, first + N) of --data's file.
+  void load_batch(const io::H5File& file, Index first) {
+    file.read("x", x_, io::H5ReadOptions{Shape{first, 0, 0, 0}});
+    file.read("labels", labels_, io::H5ReadOptions{Shape{first, 0, 0, 0}});
+  }
+
   // Forward and backward; returns the loss, gradients in params().
   double step() {
     enc1a_.forward(x_, e1a_);
@@ -280,9 +296,42 @@ class Network {
       skip_there_, d_skip_there_;
 };
 
+// --write-data: the synthetic input and labels of `samples` samples (the
+// first --samples of them are the batch trained on without --data), as
+// datasets "x" (float32, N x C x H x W) and "labels" (int64, N x 1 x H x
+// W), in chunks of one sample, written from shards split along H.
+void write_data(const std::string& path, Index samples,
+                const SegmentationShape& o) {
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, size, 1});
+  const Shape x_shape{samples, o.channels, o.height, o.size};
+  const Shape y_shape{samples, 1, o.height, o.size};
+  DistTensor<float> x(grid, HaloLayout(Distribution(x_shape, grid.shape())));
+  DistTensor<std::int64_t> y(grid,
+                             HaloLayout(Distribution(y_shape, grid.shape())));
+  fill_global(x, [&](const Shape& i) {
+    return input_value(i, o.height, o.size);
+  });
+  fill_global(y, [&](const Shape& i) { return label_value(i, o); });
+  io::H5File file(MPI_COMM_WORLD, path, io::H5Mode::kCreate);
+  file.write("x", x, io::H5DatasetOptions{Shape{1, o.channels, o.height, o.size}});
+  file.write("labels", y, io::H5DatasetOptions{Shape{1, 1, o.height, o.size}});
+  file.close();
+  if (grid.rank() == 0) {
+    std::printf("segmentation: wrote %lld samples to %s\n",
+                static_cast<long long>(samples), path.c_str());
+  }
+}
+
 int run(int argc, char** argv) {
   const SegmentationOptions opt = parse(argc, argv);
   const SegmentationShape& o = opt.shape;
+  if (!opt.train.write_data_path.empty()) {
+    write_data(opt.train.write_data_path,
+               opt.train.data_samples ? opt.train.data_samples : o.samples, o);
+    return 0;
+  }
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const UnitGrids grids(MPI_COMM_WORLD, segmentation_network(o), opt.train,

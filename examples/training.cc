@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <random>
+#include <sstream>
 
 #include "distconv/error.h"
 #include "perf/cli_args.h"
@@ -77,6 +78,18 @@ bool TrainOptions::parse(const std::string& arg) {
     momentum = number_in(arg, v, 0, 1);
   } else if (const char* v = option_value(arg, "--losses=")) {
     losses_path = v;
+  } else if (const char* v = option_value(arg, "--data=")) {
+    data_path = v;
+  } else if (const char* v = option_value(arg, "--checkpoint-dir=")) {
+    checkpoint_dir = v;
+  } else if (const char* v = option_value(arg, "--checkpoint-every=")) {
+    checkpoint_every = static_cast<int>(positive_integer(arg, v));
+  } else if (const char* v = option_value(arg, "--write-data=")) {
+    write_data_path = v;
+  } else if (const char* v = option_value(arg, "--data-samples=")) {
+    data_samples = positive_integer(arg, v);
+  } else if (arg == "--resume") {
+    resume = true;
   } else if (const char* v = option_value(arg, "--timeout_s=")) {
     alarm(static_cast<unsigned>(positive_integer(arg, v)));
   } else {
@@ -157,6 +170,109 @@ void StepLog::finish() {
       "result {\"ms_per_step\": %.3f, \"images_per_s\": %.3f, "
       "\"halo_wait_ms\": %.3f, \"allreduce_wait_ms\": %.3f}\n",
       1e3 * mean, samples_ / mean, halo_ms, allreduce_ms);
+}
+
+BatchOrder::BatchOrder(Index file_samples, Index batch) : batch_(batch) {
+  require(file_samples >= batch && file_samples % batch == 0,
+          ErrorKind::kInvalidArgument, "--data: the file's ", file_samples,
+          " samples are not a whole number of batches of ", batch);
+  order_.resize(static_cast<std::size_t>(file_samples / batch));
+}
+
+void BatchOrder::shuffle() {
+  for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<Index>(i);
+  for (std::size_t i = order_.size(); i > 1; --i) {
+    std::swap(order_[i - 1], order_[rng_() % i]);
+  }
+}
+
+Index BatchOrder::next() {
+  const std::size_t within =
+      static_cast<std::size_t>(position_ % static_cast<std::int64_t>(order_.size()));
+  if (within == 0) {  // a new epoch
+    std::ostringstream text;
+    text << rng_;
+    epoch_rng_ = text.str();
+    shuffle();
+  }
+  ++position_;
+  return order_[within] * batch_;
+}
+
+void BatchOrder::add_to(io::CheckpointState* state) {
+  state->add("data.position", &position_);
+  state->add("data.rng", &epoch_rng_);
+}
+
+void BatchOrder::restored() {
+  // Replays the epoch's shuffle from the generator as it was at its start:
+  // the order and the generator are then as they were at the checkpoint.
+  if (epoch_rng_.empty()) return;  // saved before the first batch
+  std::istringstream text(epoch_rng_);
+  text >> rng_;
+  require(!text.fail(), ErrorKind::kIo,
+          "the checkpoint's data.rng is not a generator state");
+  shuffle();
+}
+
+TrainingState::TrainingState(const std::vector<Param*>& params,
+                             const std::vector<BatchNorm<float>*>& norms,
+                             BatchOrder* order)
+    : norms_(norms), order_(order), means_(norms.size()),
+      variances_(norms.size()) {
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const std::string name = "param" + std::to_string(i);
+    state_.add(name + ".value", &params[i]->value);
+    state_.add(name + ".momentum", &params[i]->velocity);
+  }
+  for (std::size_t i = 0; i < norms.size(); ++i) {
+    const std::string name = "batch_norm" + std::to_string(i);
+    state_.add(name + ".running_mean", &means_[i]);
+    state_.add(name + ".running_variance", &variances_[i]);
+  }
+  state_.add("step", &step_);
+  if (order_) order_->add_to(&state_);
+}
+
+void TrainingState::maybe_save(const TrainOptions& opt,
+                               const io::CheckpointDir& dir, int step) {
+  if (opt.checkpoint_every == 0 || step % opt.checkpoint_every != 0) return;
+  for (std::size_t i = 0; i < norms_.size(); ++i) {
+    means_[i] = norms_[i]->running_mean();
+    variances_[i] = norms_[i]->running_variance();
+  }
+  step_ = step;
+  dir.save(step, state_);
+}
+
+int TrainingState::resume(const TrainOptions& opt, const io::CheckpointDir& dir,
+                          MPI_Comm comm) {
+  if (!opt.resume) return 0;
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::vector<std::string> skipped;
+  const std::optional<std::int64_t> step = dir.load_latest(state_, &skipped);
+  if (rank == 0) {
+    for (const std::string& s : skipped) std::printf("resume: skipped %s\n", s.c_str());
+    if (step) {
+      std::printf("resume: from %s (step %lld)\n", dir.path(*step).c_str(),
+                  static_cast<long long>(*step));
+    } else {
+      std::printf("resume: no checkpoint in %s, starting at step 1\n",
+                  opt.checkpoint_dir.c_str());
+    }
+  }
+  if (!step) return 0;
+  for (std::size_t i = 0; i < norms_.size(); ++i) {
+    require(means_[i].size() == norms_[i]->running_mean().size() &&
+                variances_[i].size() == means_[i].size(),
+            ErrorKind::kShapeMismatch, "the checkpoint's batch norm ", i,
+            " has ", means_[i].size(), " channels, the network's ",
+            norms_[i]->running_mean().size());
+    norms_[i]->set_running_stats(means_[i].data(), variances_[i].data());
+  }
+  if (order_) order_->restored();
+  return static_cast<int>(step_);
 }
 
 int run_main(int argc, char** argv, int (*body)(int, char**)) {

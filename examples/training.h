@@ -18,11 +18,17 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <cstdio>
+#include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "distconv/dist_tensor.h"
+#include "io/checkpoint.h"
+#include "io/h5_file.h"
+#include "layers/batch_norm.h"
 #include "layers/pooling.h"
 #include "distconv/process_grid.h"
 #include "distconv/shape.h"
@@ -58,8 +64,19 @@ struct Sgd {
 //                        perf/machines/this_machine.txt)
 //   --steps=K            SGD steps (default 10)
 //   --lr=X, --momentum=X SGD's learning rate and momentum
-//   --losses=FILE        rank 0 writes "step loss" lines there
+//   --losses=FILE        rank 0 writes "step loss" lines there (the steps
+//                        this run executed)
 //   --timeout_s=S        a hung run fails after S seconds (SIGALRM)
+//   --data=FILE.h5       inputs and targets read from FILE (written by the
+//                        example's --write-data), a batch per step (see
+//                        BatchOrder); default: the example's synthetic batch
+//   --checkpoint-dir=DIR --checkpoint-every=K
+//                        a checkpoint after every K-th step (io/checkpoint.h)
+//   --resume             continue from the newest good checkpoint in DIR
+//                        (--steps counts from the start of training)
+//   --write-data=FILE.h5 [--data-samples=M]
+//                        write the example's synthetic data set of M
+//                        samples (default: one batch) for --data, and exit
 enum class GridMode { kGiven, kPerUnit, kAuto };
 
 struct TrainOptions {
@@ -71,6 +88,12 @@ struct TrainOptions {
   double lr = 0.01;
   double momentum = 0.9;
   std::string losses_path;
+  std::string data_path;
+  std::string checkpoint_dir;
+  int checkpoint_every = 0;  // 0: no checkpoints
+  bool resume = false;
+  std::string write_data_path;
+  Index data_samples = 0;  // 0: one batch
   // True when `arg` was one of the options above (and is now set); throws
   // kInvalidArgument for a malformed value.
   bool parse(const std::string& arg);
@@ -149,21 +172,78 @@ void fill_global(DistTensor<T>& t, Fn fn) {
   t.interior().for_each([&](const Shape& i, T& v) { v = fn(i + lower); });
 }
 
+// Which samples each step trains on when the data come from a file: its
+// M samples in M / N batches of N consecutive samples, the batches in a
+// random order each epoch (Fisher-Yates over a mt19937_64 seeded 1). Its
+// position and the generator's state at the start of the epoch go into
+// checkpoints, so a resumed run sees the batches it would have seen.
+class BatchOrder {
+ public:
+  BatchOrder(Index file_samples, Index batch);
+  Index next();  // the first sample of the next batch
+  void add_to(io::CheckpointState* state);
+  void restored();  // after a checkpoint was loaded into add_to()'s entries
+
+ private:
+  void shuffle();
+  Index batch_;
+  std::vector<Index> order_;
+  std::int64_t position_ = 0;  // batches handed out so far
+  std::string epoch_rng_;      // the generator at the epoch's start
+  std::mt19937_64 rng_{1};
+};
+
+// A run's state in checkpoints: the parameters and their momentum, the
+// batch norms' running statistics, the step, the data position.
+class TrainingState {
+ public:
+  TrainingState(const std::vector<Param*>& params,
+                const std::vector<BatchNorm<float>*>& norms,
+                BatchOrder* order);
+  // Saves after `step` when the options ask for it.
+  void maybe_save(const TrainOptions& opt, const io::CheckpointDir& dir,
+                  int step);
+  // With --resume: the step of the checkpoint loaded (0: none).
+  int resume(const TrainOptions& opt, const io::CheckpointDir& dir,
+             MPI_Comm comm);
+
+ private:
+  std::vector<BatchNorm<float>*> norms_;
+  BatchOrder* order_;
+  std::vector<std::vector<double>> means_, variances_;
+  std::int64_t step_ = 0;
+  io::CheckpointState state_;
+};
+
 // Trains `net` for opt.steps SGD steps, logging each; Net has
-// params() -> std::vector<Param*>, step() -> the loss (forward and
-// backward, gradients in the params' grad) and take_comm_wait() -> the
-// CommWait of this rank since the last call.
+// params() -> std::vector<Param*>, batch_norms() ->
+// std::vector<BatchNorm<float>*>, load_batch(file, first sample) (with
+// --data), step() -> the loss (forward and backward, gradients in the
+// params' grad) and take_comm_wait() -> the CommWait of this rank since
+// the last call. Checkpoints and --resume as TrainOptions says.
 template <typename Net>
 void train(Net& net, const ProcessGrid& grid, const TrainOptions& opt,
            Index global_samples) {
   const Sgd sgd{opt.lr, opt.momentum};
-  StepLog log(grid.comm(), global_samples, opt.losses_path);
+  std::optional<io::H5File> data;
+  std::optional<BatchOrder> order;
+  if (!opt.data_path.empty()) {
+    data.emplace(grid.comm(), opt.data_path, io::H5Mode::kRead);
+    order.emplace(data->shape("x")[0], global_samples);
+  }
   const std::vector<Param*> params = net.params();
-  for (int s = 1; s <= opt.steps; ++s) {
+  TrainingState state(params, net.batch_norms(), order ? &*order : nullptr);
+  std::optional<io::CheckpointDir> dir;
+  if (!opt.checkpoint_dir.empty()) dir.emplace(grid.comm(), opt.checkpoint_dir);
+  const int first = dir ? state.resume(opt, *dir, grid.comm()) + 1 : 1;
+  StepLog log(grid.comm(), global_samples, opt.losses_path);
+  for (int s = first; s <= opt.steps; ++s) {
     const double start = MPI_Wtime();
+    if (data) net.load_batch(*data, order->next());
     const double loss = net.step();
     sgd.step(params);
     log.record(s, loss, MPI_Wtime() - start, net.take_comm_wait());
+    if (dir) state.maybe_save(opt, *dir, s);
   }
   log.finish();
 }

@@ -1,16 +1,17 @@
 #!/bin/bash
 # Checks that includes run only downward between the top-level folders:
-#   distconv <- halo, kernels <- layers <- perf, examples
-# (halo and kernels are one floor and do not include each other; tests/
+#   distconv <- halo, kernels, io <- layers <- perf, examples
+# (halo, kernels and io are one floor and do not include each other; tests/
 # helpers may be included from every floor's tests). Prints each include
 # that runs back up and exits 1 if there is one.
 #   tests/check_layering.sh
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 declare -A above=(
-  [distconv]='halo|kernels|layers|perf|examples'
-  [halo]='kernels|layers|perf|examples'
-  [kernels]='halo|layers|perf|examples'
+  [distconv]='halo|kernels|io|layers|perf|examples'
+  [halo]='kernels|io|layers|perf|examples'
+  [kernels]='halo|io|layers|perf|examples'
+  [io]='halo|kernels|layers|perf|examples'
   [layers]='perf|examples'
 )
 status=0
