@@ -8,7 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <fstream>
 #include <string>
 
@@ -21,13 +23,22 @@
 namespace distconv::io {
 namespace {
 
-using testing::expect_error_on_all_ranks;
 using testing::world_rank;
 using testing::world_size;
 
 std::string temp_path(const std::string& name) {
   const char* dir = std::getenv("TEST_TMPDIR");
   return std::string(dir ? dir : "/tmp") + "/" + name;
+}
+
+// The same Error(kIo) on every rank, containing `contains`; rank 0 prints
+// it (the log shows what users see).
+void expect_error_on_all_ranks(MPI_Comm comm, ErrorKind kind,
+                               const std::string& contains,
+                               const std::function<void()>& fn) {
+  const std::string message =
+      testing::expect_error_on_all_ranks(comm, kind, contains, fn);
+  if (world_rank() == 0) std::printf("  error: %s\n", message.c_str());
 }
 
 // Runs `fn` on rank 0, then all ranks meet.
