@@ -143,10 +143,14 @@ TEST_F(BadFiles, FilesOfAnotherFormat) {
 class AsUnprivileged {
  public:
   AsUnprivileged() : was_(geteuid()) {
-    if (was_ == 0) EXPECT_EQ(seteuid(65534), 0);
+    if (was_ == 0) {
+      EXPECT_EQ(seteuid(65534), 0);
+    }
   }
   ~AsUnprivileged() {
-    if (was_ == 0) EXPECT_EQ(seteuid(0), 0);
+    if (was_ == 0) {
+      EXPECT_EQ(seteuid(0), 0);
+    }
   }
 
  private:
