@@ -45,16 +45,9 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   time_for_mode(o, run, &r);
   r.gflops = conv_flops(problem, o.dir) / (r.median_ms * 1e-3) / 1e9;
   if (o.mode == BenchMode::kPerf) return r;
-  TensorDump dump(grid.comm(), o);
-  dump.add("x", x);
-  dump.add("w", desc.weights_shape(), w.data());
-  dump.add("b", Shape{desc.out_channels}, b.data());
-  dump.add("dy", dy);
-  dump.add("y", y);
-  dump.add("dx", dx);
-  dump.add("dw", desc.weights_shape(), dw.data());
-  dump.add("db", Shape{desc.out_channels}, db.data());
-  dump.close();
+  dump_conv_tensors(grid.comm(), o, x, dy, y, dx, desc.weights_shape(),
+                    desc.out_channels, w.data(), b.data(), dw.data(),
+                    db.data());
   const std::vector<T> yg = gathered(y), dxg = gathered(dx);
   if (grid.rank() != 0) return r;
   std::vector<T> y_ref(yg.size()), dx_ref(dxg.size()), dw_ref(w.size()),

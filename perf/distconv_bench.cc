@@ -125,16 +125,9 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
   std::vector<T> yg(root ? dst_shape.volume() : 0);
   std::vector<T> dxg(root ? src_shape.volume() : 0);
   layer.gather_outputs(yg.data(), dxg.data());
-  TensorDump dump(grid.comm(), o);
-  dump.add("x", x);
-  dump.add("w", desc.weights_shape(), w.data());
-  dump.add("b", Shape{desc.out_channels}, b.data());
-  dump.add("dy", dy);
-  dump.add("y", y);
-  dump.add("dx", dx);
-  dump.add("dw", desc.weights_shape(), dw.data());
-  dump.add("db", Shape{desc.out_channels}, db.data());
-  dump.close();
+  dump_conv_tensors(grid.comm(), o, x, dy, y, dx, desc.weights_shape(),
+                    desc.out_channels, w.data(), b.data(), dw.data(),
+                    db.data());
   if (!root) return r;
   std::vector<T> y_ref(yg.size()), dx_ref(dxg.size()), dw_ref(w.size()),
       db_ref(b.size());

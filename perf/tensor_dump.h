@@ -43,6 +43,28 @@ class TensorDump {
   std::optional<io::H5File> h5_;
 };
 
+// A convolution's or transposed convolution's tensors, dumped as x w b dy
+// y dx dw db (the parameters and their gradients whole on every rank,
+// read on rank 0).
+template <typename T>
+void dump_conv_tensors(MPI_Comm comm, const BenchOptions& options,
+                       const DistTensor<T>& x, const DistTensor<T>& dy,
+                       const DistTensor<T>& y, const DistTensor<T>& dx,
+                       const Shape& weights, Index out_channels, const T* w,
+                       const T* b, const T* dw, const T* db) {
+  TensorDump dump(comm, options);
+  const Shape bias{out_channels};
+  dump.add("x", x);
+  dump.add("w", weights, w);
+  dump.add("b", bias, b);
+  dump.add("dy", dy);
+  dump.add("y", y);
+  dump.add("dx", dx);
+  dump.add("dw", weights, dw);
+  dump.add("db", bias, db);
+  dump.close();
+}
+
 }  // namespace distconv
 
 #endif  // DISTCONV_PERF_TENSOR_DUMP_H_
