@@ -111,12 +111,30 @@ void select(hid_t space, const Box& box) {
            "cannot select a hyperslab");
 }
 
-Hid collective_transfer() {
+// Collective transfers; where every rank's box of a tensor is one run of
+// the dataset (`runs`: a split along its first split dimension only),
+// each rank's I/O goes to the file on its own underneath (HDF5's
+// individual I/O), which merging pieces across ranks would only slow.
+Hid collective_transfer(bool runs = false) {
   Hid dxpl = checked(H5Pcreate(H5P_DATASET_XFER), H5Pclose,
                      "cannot make a transfer property list");
   check_h5(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE),
            "cannot ask for collective I/O");
+  if (runs) {
+    check_h5(H5Pset_dxpl_mpio_collective_opt(dxpl.get(),
+                                             H5FD_MPIO_INDIVIDUAL_IO),
+             "cannot ask for individual I/O");
+  }
   return dxpl;
+}
+
+// Whether every rank's shard is one run of the dataset (collective).
+bool all_runs(MPI_Comm comm, const Shape& global, const Box& shard) {
+  int runs = shard.empty() || internal::one_run(global, shard);
+  distconv::internal::check_mpi(
+      MPI_Allreduce(MPI_IN_PLACE, &runs, 1, MPI_INT, MPI_MIN, comm),
+      "MPI_Allreduce");
+  return runs != 0;
 }
 
 // A tensor's shard as HDF5 sees it: the buffer it moves through (the
@@ -301,6 +319,7 @@ void H5File::write(const std::string& dataset, const DistTensor<T>& tensor,
   });
   s.reserve_storage(dset, "cannot write " + s.name(dataset));
   ShardMemory<T> memory(tensor, /*fill=*/true);
+  const bool runs = all_runs(s.comm, global, tensor.shard());
   s.agree([&] {
     const Hid file_space = s.space_of(dset, dataset);
     select(file_space.get(), tensor.shard());
@@ -308,7 +327,7 @@ void H5File::write(const std::string& dataset, const DistTensor<T>& tensor,
     select(memory_space.get(), memory.box);
     check_h5(H5Dwrite(dset.get(), internal::h5_native_type(element_type<T>()),
                       memory_space.get(), file_space.get(),
-                      collective_transfer().get(), memory.data),
+                      collective_transfer(runs).get(), memory.data),
              "cannot write " + s.name(dataset));
     check_h5(dset.reset(), "cannot write " + s.name(dataset));
   });
@@ -327,6 +346,9 @@ void H5File::read(const std::string& dataset, DistTensor<T>& tensor,
           "offset ", offset, " for a tensor of ", global.ndims(),
           " dimensions");
   ShardMemory<T> memory(tensor, /*fill=*/false);
+  // (a window of a larger dataset is not one run of it)
+  const bool runs = options.offset.ndims() == 0 &&
+                    all_runs(s.comm, global, tensor.shard());
   s.agree([&] {
     const Hid dset = s.open(dataset);
     const Hid file_space = s.space_of(dset, dataset);
@@ -350,7 +372,7 @@ void H5File::read(const std::string& dataset, DistTensor<T>& tensor,
     select(memory_space.get(), memory.box);
     check_h5(H5Dread(dset.get(), internal::h5_native_type(want),
                      memory_space.get(), file_space.get(),
-                     collective_transfer().get(), memory.data),
+                     collective_transfer(runs).get(), memory.data),
              "cannot read " + s.name(dataset));
   });
   memory.unpack(tensor);

@@ -31,28 +31,53 @@ int rank_of(MPI_Comm comm) {
   return rank;
 }
 
-// Sets the file view to the block's box and moves its cells (read_all or
-// write_all, collective).
-template <typename T, typename Transfer>
+enum class Direction { kRead, kWrite };
+
+// Moves the block's cells. Where every rank's box is one run of the file
+// (a split along the first split dimension only, e.g. N or D), each rank
+// reads or writes its run on its own (one large pread/pwrite); otherwise
+// through the file view of its box with collective I/O, which merges the
+// ranks' pieces. Collective either way: errors are agreed.
+template <typename T>
 void transfer_block(MPI_Comm comm, MPI_File file, std::size_t offset,
                     const Block<T>& b, const std::string& what,
-                    Transfer transfer) {
+                    Direction direction) {
   const MPI_Datatype element = distconv::internal::mpi_datatype<T>();
-  OwnedType file_type, memory_type;
   const bool empty = b.box.empty();
+  int runs = empty || internal::one_run(b.global, b.box);
+  distconv::internal::check_mpi(
+      MPI_Allreduce(MPI_IN_PLACE, &runs, 1, MPI_INT, MPI_MIN, comm),
+      "MPI_Allreduce");
+  OwnedType file_type, memory_type;
   if (!empty) {
-    file_type = internal::box_type(b.global, b.box, element);
+    if (!runs) file_type = internal::box_type(b.global, b.box, element);
     memory_type = internal::strided_type(b.box.extent, b.strides, element,
                                          static_cast<int>(sizeof(T)));
   }
   agree_on(comm,
            MPI_File_set_view(file, static_cast<MPI_Offset>(offset), element,
-                             empty ? element : file_type.get(), "native",
-                             MPI_INFO_NULL),
+                             runs || empty ? element : file_type.get(),
+                             "native", MPI_INFO_NULL),
            what);
   MPI_Status status;
-  const int code = transfer(file, b.first, empty ? 0 : 1,
-                            empty ? element : memory_type.get(), &status);
+  const int count = empty ? 0 : 1;
+  const MPI_Datatype type = empty ? element : memory_type.get();
+  int code = MPI_SUCCESS;
+  if (runs) {
+    MPI_Offset at = 0;  // the run's first element
+    for (int d = 0; d < b.global.ndims(); ++d) {
+      at = at * b.global[d] + (empty ? 0 : b.box.lower[d]);
+    }
+    if (!empty) {
+      code = direction == Direction::kWrite
+                 ? MPI_File_write_at(file, at, b.first, count, type, &status)
+                 : MPI_File_read_at(file, at, b.first, count, type, &status);
+    }
+  } else {
+    code = direction == Direction::kWrite
+               ? MPI_File_write_all(file, b.first, count, type, &status)
+               : MPI_File_read_all(file, b.first, count, type, &status);
+  }
   agree_on(comm, code, what);
 }
 
@@ -76,10 +101,7 @@ void write_block(MPI_Comm comm, const std::string& path, const Block<T>& b) {
     }
     agree_on(comm, code, "cannot write the header of " + path);
     transfer_block(comm, file.get(), header.size(), b, "cannot write " + path,
-                   [](MPI_File f, T* buf, int count, MPI_Datatype type,
-                      MPI_Status* status) {
-                     return MPI_File_write_all(f, buf, count, type, status);
-                   });
+                   Direction::kWrite);
     file.close(comm, path);
   } catch (const Error&) {
     file.discard(comm, path);  // no partial file left behind
@@ -136,11 +158,7 @@ void read_block(MPI_Comm comm, const std::string& path, const Block<T>& b) {
           header.shape.ndims() ? header.shape.to_string() : "()", ", not ",
           b.global);
   transfer_block(comm, file.get(), header.data_offset, b,
-                 "cannot read " + path,
-                 [](MPI_File f, T* buf, int count, MPI_Datatype type,
-                    MPI_Status* status) {
-                   return MPI_File_read_all(f, buf, count, type, status);
-                 });
+                 "cannot read " + path, Direction::kRead);
   file.close(comm, path);
 }
 

@@ -38,6 +38,15 @@ void agree_on(MPI_Comm comm, int code, const std::string& what) {
   });
 }
 
+bool one_run(const Shape& global, const Box& box) {
+  int d = 0;
+  while (d < global.ndims() && box.extent[d] == 1) ++d;
+  for (int e = d + 1; e < global.ndims(); ++e) {
+    if (box.extent[e] != global[e]) return false;
+  }
+  return true;
+}
+
 void reserve(MPI_Comm comm, const std::string& path, long long bytes,
              const std::string& what) {
   int rank = 0;

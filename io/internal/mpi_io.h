@@ -17,6 +17,11 @@ namespace distconv::io::internal {
 // when `code` is not MPI_SUCCESS on some rank (the lowest one's message).
 void agree_on(MPI_Comm comm, int code, const std::string& what);
 
+// Whether `box` is one run of the C-order array of `global`: whole in every
+// dimension after the first one it splits, one wide before it (a split
+// along N, or along D of one sample, say).
+bool one_run(const Shape& global, const Box& box);
+
 // Collective: rank 0 reserves the first `bytes` of the file at `path`
 // (posix_fallocate), so that a disk too full for them fails here, with
 // ENOSPC, rather than inside a collective write. Open MPI's default MPI-IO
