@@ -12,9 +12,8 @@ example=$(realpath "$1")
 read -r -a problem <<< "$2"
 grid=$3 other=$4
 work=$(mktemp -d "${TEST_TMPDIR:-/tmp}/crash.XXXXXX")
+source tests/mpi_env.sh
 cd "$work"
-export OMPI_MCA_plm=isolated OMPI_MCA_btl_vader_single_copy_mechanism=none
-export OMPI_MCA_orte_tmpdir_base="$work" OMP_NUM_THREADS=1
 args=("${problem[@]}" --steps=60 --data=data.h5 --grid="$grid")
 run() {  # run NUM_RANKS ARGS...: the example under mpirun, 120 s at most
   local n=$1

@@ -7,8 +7,7 @@ bench=$1 script=$2
 problem=mb2ic3ih10iw7oc4oh10ow7kh3kw3ph1pw1
 dir=$(mktemp -d "${TEST_TMPDIR:-/tmp}/dump.XXXXXX")
 mkdir -p "$dir/npy" "$dir/h5"
-export OMPI_MCA_plm=isolated OMPI_MCA_btl_vader_single_copy_mechanism=none
-export OMPI_MCA_orte_tmpdir_base="$dir" OMP_NUM_THREADS=1
+source tests/mpi_env.sh
 for format in npy h5; do
   timeout 120 mpirun --allow-run-as-root --oversubscribe --bind-to none -np 3 \
     "$bench" --conv --mode=correctness --grid=1x1x3x1 \

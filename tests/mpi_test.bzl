@@ -41,7 +41,7 @@ def mpi_cc_test(
             srcs = ["//tests:mpirun_test.sh"],
             args = [str(n), "$(rootpath :%s)" % binary, str(timeout_s)] +
                    test_args,
-            data = [":" + binary, "//tests:lsan.supp"],
+            data = [":" + binary, "//tests:mpi_env"],
             # "cpu:N" makes Bazel reserve N cores for an N-rank test (a test
             # asking for more cores than the machine has runs alone).
             # "many_ranks" (more than 4): .ci/run's sanitizer phase leaves

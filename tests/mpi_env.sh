@@ -1,0 +1,31 @@
+#!/bin/bash
+# The environment of every MPI run in the tests: sourced by mpirun_test.sh
+# and by the test scripts that launch mpirun themselves.
+#   source tests/mpi_env.sh
+#
+# Single-node runs in a container or sandbox (all checked with Open MPI 4.1.4):
+# - plm isolated: launch locally; the default rsh launcher aborts when no
+#   ssh/rsh is installed, even for one node.
+# - vader single copy off: CMA (process_vm_readv) fails without
+#   CAP_SYS_PTRACE, e.g. in a default Docker container.
+# - session directory in the test's own TEST_TMPDIR, so a killed run leaves
+#   nothing in /tmp.
+export OMPI_MCA_plm=isolated
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+export OMPI_MCA_orte_tmpdir_base="${TEST_TMPDIR:-${TMPDIR:-/tmp}}"
+# One oneDNN (OpenMP) thread per rank: ranks already oversubscribe the cores,
+# and spinning OpenMP teams on top slow the tests tenfold.
+export OMP_NUM_THREADS=1
+# Every rank inherits the environment: gtest's XML report and Bazel's
+# premature-exit file would be written and removed by all ranks at once.
+# Bazel writes its own test.xml from the exit status instead.
+unset XML_OUTPUT_FILE TEST_PREMATURE_EXIT_FILE
+# Under --config=asan: ignore Open MPI's own leaks (tests/lsan.supp is in
+# data). The suppressions match library names anywhere in the allocation
+# stack, but Open MPI is built without frame pointers, so ASan's default fast
+# unwinder stops after one frame (often in an unloaded mca_* plugin) and
+# nothing matches; the slow unwinder sees the whole stack. Options already in
+# the environment come last and win.
+export ASAN_OPTIONS="fast_unwind_on_malloc=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export LSAN_OPTIONS="suppressions=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+
