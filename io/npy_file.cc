@@ -33,6 +33,9 @@ int rank_of(MPI_Comm comm) {
 
 enum class Direction { kRead, kWrite };
 
+// The largest single read or write of a run (internal::run_pieces()).
+constexpr std::size_t kPieceBytes = 16 << 20;
+
 // Moves the block's cells. Where every rank's box is one run of the file
 // (a split along the first split dimension only, e.g. N or D), each rank
 // reads or writes its run on its own (one large pread/pwrite); otherwise
@@ -49,8 +52,8 @@ void transfer_block(MPI_Comm comm, MPI_File file, std::size_t offset,
       MPI_Allreduce(MPI_IN_PLACE, &runs, 1, MPI_INT, MPI_MIN, comm),
       "MPI_Allreduce");
   OwnedType file_type, memory_type;
-  if (!empty) {
-    if (!runs) file_type = internal::box_type(b.global, b.box, element);
+  if (!empty && !runs) {
+    file_type = internal::box_type(b.global, b.box, element);
     memory_type = internal::strided_type(b.box.extent, b.strides, element,
                                          static_cast<int>(sizeof(T)));
   }
@@ -64,14 +67,22 @@ void transfer_block(MPI_Comm comm, MPI_File file, std::size_t offset,
   const MPI_Datatype type = empty ? element : memory_type.get();
   int code = MPI_SUCCESS;
   if (runs) {
-    MPI_Offset at = 0;  // the run's first element
-    for (int d = 0; d < b.global.ndims(); ++d) {
-      at = at * b.global[d] + (empty ? 0 : b.box.lower[d]);
-    }
-    if (!empty) {
+    // Each piece of the run on its own, from its place in the buffer.
+    for (const Box& piece : internal::run_pieces(b.box, kPieceBytes / sizeof(T))) {
+      MPI_Offset at = 0;  // the piece's first element in the file
+      Index from = 0;     // and in the buffer
+      for (int d = 0; d < b.global.ndims(); ++d) {
+        at = at * b.global[d] + piece.lower[d];
+        from += (piece.lower[d] - b.box.lower[d]) * b.strides[d];
+      }
+      const OwnedType piece_type = internal::strided_type(
+          piece.extent, b.strides, element, static_cast<int>(sizeof(T)));
       code = direction == Direction::kWrite
-                 ? MPI_File_write_at(file, at, b.first, count, type, &status)
-                 : MPI_File_read_at(file, at, b.first, count, type, &status);
+                 ? MPI_File_write_at(file, at, b.first + from, 1,
+                                     piece_type.get(), &status)
+                 : MPI_File_read_at(file, at, b.first + from, 1,
+                                    piece_type.get(), &status);
+      if (code != MPI_SUCCESS) break;
     }
   } else {
     code = direction == Direction::kWrite
@@ -83,15 +94,19 @@ void transfer_block(MPI_Comm comm, MPI_File file, std::size_t offset,
 
 template <typename T>
 void write_block(MPI_Comm comm, const std::string& path, const Block<T>& b) {
-  const std::string header = encode_npy_header(b.global, element_type<T>());
+  // Large arrays start on a page: writes through the page cache that start
+  // mid-page run several times slower.
+  const std::size_t data_bytes =
+      sizeof(T) * static_cast<std::size_t>(b.global.volume());
+  const std::string header = encode_npy_header(
+      b.global, element_type<T>(), data_bytes >= (1 << 16) ? 4096 : 64);
   OwnedFile file(comm, path, MPI_MODE_CREATE | MPI_MODE_WRONLY);
   try {
     agree_on(comm, MPI_File_set_size(file.get(), 0), "cannot truncate " + path);
-    internal::reserve(comm, path,
-                      static_cast<long long>(header.size() +
-                                             sizeof(T) * static_cast<std::size_t>(
-                                                             b.global.volume())),
-                      "cannot write " + path);
+    const MPI_Offset bytes = static_cast<MPI_Offset>(
+        header.size() +
+        sizeof(T) * static_cast<std::size_t>(b.global.volume()));
+    internal::require_space(comm, path, bytes, "cannot write " + path);
     int code = MPI_SUCCESS;
     if (rank_of(comm) == 0) {
       MPI_Status status;
@@ -102,6 +117,14 @@ void write_block(MPI_Comm comm, const std::string& path, const Block<T>& b) {
     agree_on(comm, code, "cannot write the header of " + path);
     transfer_block(comm, file.get(), header.size(), b, "cannot write " + path,
                    Direction::kWrite);
+    // A write the disk refused can still report success (require_space()
+    // says why); the file's size after a sync tells.
+    agree_on(comm, MPI_File_sync(file.get()), "cannot write " + path);
+    MPI_Offset size = 0;
+    agree_on(comm, MPI_File_get_size(file.get(), &size),
+             "cannot tell the size of " + path);
+    require(size == bytes, ErrorKind::kIo, "cannot write ", path, ": ", size,
+            " of its ", bytes, " bytes reached the file (disk full?)");
     file.close(comm, path);
   } catch (const Error&) {
     file.discard(comm, path);  // no partial file left behind

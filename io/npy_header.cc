@@ -11,7 +11,6 @@ namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr std::size_t kMagicSize = 6;
-constexpr std::size_t kAlignment = 64;
 
 // "(2, 3)", "(5,)" or "()": a Python tuple.
 std::string shape_tuple(const Shape& shape) {
@@ -95,13 +94,14 @@ Shape parse_shape(const std::string& dict, const std::string& path) {
 
 }  // namespace
 
-std::string encode_npy_header(const Shape& shape, ElementType type) {
+std::string encode_npy_header(const Shape& shape, ElementType type,
+                              std::size_t alignment) {
   std::string dict = std::string("{'descr': '") + npy_descr(type) +
                      "', 'fortran_order': False, 'shape': " +
                      shape_tuple(shape) + ", }";
   const std::size_t unpadded = kMagicSize + 4 + dict.size() + 1;  // + '\n'
   const std::size_t padded =
-      (unpadded + kAlignment - 1) / kAlignment * kAlignment;
+      (unpadded + alignment - 1) / alignment * alignment;
   dict.append(padded - unpadded, ' ');
   dict += '\n';
   std::string out(kMagic, kMagicSize);

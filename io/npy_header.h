@@ -4,7 +4,8 @@
 //   NpyHeader p = parse_npy_header(h, "x.npy");   // {shape 2x3, float32, 64}
 //
 // Written headers are format version 1.0, padded with spaces and ending in
-// '\n' so that the data starts at a multiple of 64 bytes; the data is C
+// '\n' so that the data starts at a multiple of 64 bytes (or of a larger
+// alignment); the data is C
 // order (row-major, the last dimension fastest) and little-endian. Parsing
 // accepts versions 1.0, 2.0 and 3.0 with the types of ElementType in
 // little-endian or byte-order-free ('|') form, C order only; anything else
@@ -29,7 +30,10 @@ struct NpyHeader {
 // Bytes to read to be sure of holding a header (its length field included).
 inline constexpr std::size_t kNpyPreambleSize = 12;
 
-std::string encode_npy_header(const Shape& shape, ElementType type);
+// `alignment` (a multiple of 64, at most 32768): where the data start.
+// NumPy writes 64; 4096 puts large arrays on a page boundary.
+std::string encode_npy_header(const Shape& shape, ElementType type,
+                              std::size_t alignment = 64);
 // `bytes`: the file's first bytes (at least the whole header; more is
 // fine). Needs only the preamble to tell the header's length:
 // npy_header_size(bytes) when bytes.size() >= kNpyPreambleSize.

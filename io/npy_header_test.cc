@@ -25,6 +25,14 @@ TEST(NpyHeader, RoundTripsEveryTypeAndRank) {
   }
 }
 
+TEST(NpyHeader, AlignsTheDataAsAsked) {
+  const std::string h =
+      encode_npy_header(Shape{1, 16, 512, 512}, ElementType::kFloat32, 4096);
+  EXPECT_EQ(h.size(), 4096u);
+  EXPECT_EQ(parse_npy_header(h, "x.npy").data_offset, 4096u);
+  EXPECT_EQ(parse_npy_header(h, "x.npy").shape, (Shape{1, 16, 512, 512}));
+}
+
 TEST(NpyHeader, WritesWhatNumPyWrites) {
   // The first 128 bytes numpy.save writes for numpy.zeros((2, 3), '<f4').
   const std::string numpy =

@@ -1,9 +1,11 @@
 #include "io/internal/mpi_io.h"
 
-#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <utility>
@@ -47,19 +49,63 @@ bool one_run(const Shape& global, const Box& box) {
   return true;
 }
 
-void reserve(MPI_Comm comm, const std::string& path, long long bytes,
-             const std::string& what) {
+std::vector<Box> run_pieces(const Box& box, Index max_elements) {
+  std::vector<Box> pieces;
+  if (box.empty()) return pieces;
+  const int n = box.ndims();
+  // The first dimension whose cells hold at most max_elements each.
+  int j = 0;
+  Index inner = box.volume();
+  while (j < n - 1 && inner / box.extent[j] > max_elements) {
+    inner /= box.extent[j];
+    ++j;
+  }
+  inner /= box.extent[j];  // elements per index of dimension j
+  const Index step = std::max<Index>(1, max_elements / std::max<Index>(1, inner));
+  // Every index of the dimensions before j, then ranges of j.
+  Shape outer = box.extent;
+  for (int d = j; d < n; ++d) outer[d] = 1;
+  const Index count = outer.volume();
+  for (Index o = 0; o < count; ++o) {
+    Box piece = box;
+    Index rest = o;
+    for (int d = j - 1; d >= 0; --d) {
+      piece.lower[d] = box.lower[d] + rest % outer[d];
+      piece.extent[d] = 1;
+      rest /= outer[d];
+    }
+    for (Index a = 0; a < box.extent[j]; a += step) {
+      piece.lower[j] = box.lower[j] + a;
+      piece.extent[j] = std::min(step, box.extent[j] - a);
+      pieces.push_back(piece);
+    }
+  }
+  return pieces;
+}
+
+void require_space(MPI_Comm comm, const std::string& path, long long bytes,
+                   const std::string& what) {
   int rank = 0;
   distconv::internal::check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
   distconv::internal::run_collectively(comm, [&] {
     if (rank != 0 || bytes <= 0) return;
-    const int fd = ::open(path.c_str(), O_WRONLY);
-    int code = fd < 0 ? errno : posix_fallocate(fd, 0, bytes);
-    if (fd >= 0) ::close(fd);
-    if (code != 0) {
-      throw Error(ErrorKind::kIo, what + ": cannot reserve " +
-                                      std::to_string(bytes) + " bytes: " +
-                                      std::strerror(code));
+    struct stat file;
+    struct statvfs disk;
+    if (stat(path.c_str(), &file) != 0 || statvfs(path.c_str(), &disk) != 0) {
+      throw Error(ErrorKind::kIo, what + ": " + std::strerror(errno));
+    }
+    const long long held = static_cast<long long>(file.st_blocks) * 512;
+    // Root may use the blocks kept back for it.
+    const long long free_bytes =
+        static_cast<long long>(geteuid() == 0 ? disk.f_bfree : disk.f_bavail) *
+        static_cast<long long>(disk.f_frsize);
+    const long long more = bytes - held;
+    if (more > free_bytes) {
+      throw Error(ErrorKind::kIo,
+                  what + ": it needs " + std::to_string(more) +
+                      " more bytes, the disk has " +
+                      std::to_string(free_bytes) + " free (" +
+                      std::strerror(ENOSPC) + ")");
     }
   });
 }

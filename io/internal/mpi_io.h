@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <string>
+#include <vector>
 
 #include "distconv/box.h"
 #include "distconv/shape.h"
@@ -22,13 +23,22 @@ void agree_on(MPI_Comm comm, int code, const std::string& what);
 // along N, or along D of one sample, say).
 bool one_run(const Shape& global, const Box& box);
 
-// Collective: rank 0 reserves the first `bytes` of the file at `path`
-// (posix_fallocate), so that a disk too full for them fails here, with
-// ENOSPC, rather than inside a collective write. Open MPI's default MPI-IO
-// (OMPIO) can return success from a collective write that the disk
-// refused. Throws the same Error(kIo, what + ": ...") on every rank.
-void reserve(MPI_Comm comm, const std::string& path, long long bytes,
-             const std::string& what);
+// `box`, one run (one_run()), cut into runs of at most `max_elements`
+// each (at least one element of the last dimension), in file order. Large
+// transfers go in such pieces: one write call of hundreds of MiB through
+// the page cache runs several times slower than the same bytes in pieces
+// of a few MiB.
+std::vector<Box> run_pieces(const Box& box, Index max_elements);
+
+// Collective: rank 0 checks that the file at `path` can grow to `bytes`
+// on its disk (statvfs: the free space beyond what the file already
+// holds), so that a full disk fails here, before any data moves, with the
+// same Error(kIo, what + ": ...") on every rank: Open MPI's default MPI-IO
+// (OMPIO) returns success from a collective write that the disk refused.
+// A check, not a reservation: a disk filled by others in the meantime is
+// caught only where the caller checks the file afterwards.
+void require_space(MPI_Comm comm, const std::string& path, long long bytes,
+                   const std::string& what);
 
 // An MPI datatype freed on destruction (MPI_DATATYPE_NULL: none).
 class OwnedType {
