@@ -9,9 +9,8 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <string>
 
 #include "distconv/dist_tensor.h"
@@ -23,13 +22,9 @@
 namespace distconv::io {
 namespace {
 
+using testing::temp_path;
 using testing::world_rank;
 using testing::world_size;
-
-std::string temp_path(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return std::string(dir ? dir : "/tmp") + "/" + name;
-}
 
 // The same Error(kIo) on every rank, containing `contains`; rank 0 prints
 // it (the log shows what users see).
@@ -53,10 +48,13 @@ class BadFiles : public ::testing::Test {
   BadFiles()
       : grid_(MPI_COMM_WORLD, Shape{1, 1, world_size(), 1}),
         x_(grid_, HaloLayout(Distribution(Shape{2, 3, 8, 5}, grid_.shape()))),
-        wide_(grid_, HaloLayout(Distribution(Shape{2, 3, 9, 5}, grid_.shape()))),
-        f64_(grid_, HaloLayout(Distribution(Shape{2, 3, 8, 5}, grid_.shape()))) {
+        wide_(grid_,
+              HaloLayout(Distribution(Shape{2, 3, 9, 5}, grid_.shape()))),
+        f64_(grid_,
+             HaloLayout(Distribution(Shape{2, 3, 8, 5}, grid_.shape()))) {
     const Index h0 = x_.shard().lower[2];
-    x_.interior().for_each([&](const Shape& i, float& v) { v = i[2] + h0 + 0.5f; });
+    x_.interior().for_each(
+        [&](const Shape& i, float& v) { v = i[2] + h0 + 0.5f; });
     write_npy(npy_, x_);
     H5File f(MPI_COMM_WORLD, h5_, H5Mode::kCreate);
     f.write("x", x_);
@@ -71,14 +69,14 @@ class BadFiles : public ::testing::Test {
 };
 
 TEST_F(BadFiles, MissingFileOrDataset) {
-  const std::string npy = temp_path("missing.npy"), h5 = temp_path("missing.h5");
+  const std::string npy = temp_path("missing.npy"),
+                    h5 = temp_path("missing.h5");
   expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
                             "cannot open " + npy + " for reading",
                             [&] { read_npy(npy, x_); });
-  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
-                            "cannot open " + h5, [&] {
-                              H5File f(MPI_COMM_WORLD, h5, H5Mode::kRead);
-                            });
+  expect_error_on_all_ranks(
+      MPI_COMM_WORLD, ErrorKind::kIo, "cannot open " + h5,
+      [&] { H5File f(MPI_COMM_WORLD, h5, H5Mode::kRead); });
   H5File f(MPI_COMM_WORLD, h5_, H5Mode::kRead);
   expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
                             h5_ + " has no dataset 'y'",
@@ -124,18 +122,16 @@ TEST_F(BadFiles, FilesOfAnotherFormat) {
   expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
                             text + " is not a .npy file",
                             [&] { read_npy(text, x_); });
-  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
-                            "cannot open " + text, [&] {
-                              H5File f(MPI_COMM_WORLD, text, H5Mode::kRead);
-                            });
+  expect_error_on_all_ranks(
+      MPI_COMM_WORLD, ErrorKind::kIo, "cannot open " + text,
+      [&] { H5File f(MPI_COMM_WORLD, text, H5Mode::kRead); });
   // Each format's file handed to the other reader.
   expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
                             h5_ + " is not a .npy file",
                             [&] { read_npy(h5_, x_); });
-  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
-                            "cannot open " + npy_, [&] {
-                              H5File f(MPI_COMM_WORLD, npy_, H5Mode::kRead);
-                            });
+  expect_error_on_all_ranks(
+      MPI_COMM_WORLD, ErrorKind::kIo, "cannot open " + npy_,
+      [&] { H5File f(MPI_COMM_WORLD, npy_, H5Mode::kRead); });
 }
 
 // Root bypasses permission checks: as root, the checks run with the
@@ -173,19 +169,15 @@ TEST_F(BadFiles, NoPermission) {
     expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
                               "cannot open " + dir + "/x.npy for reading",
                               [&] { read_npy(dir + "/x.npy", x_); });
-    expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
-                              "cannot open " + dir + "/x.h5", [&] {
-                                H5File f(MPI_COMM_WORLD, dir + "/x.h5",
-                                         H5Mode::kRead);
-                              });
+    expect_error_on_all_ranks(
+        MPI_COMM_WORLD, ErrorKind::kIo, "cannot open " + dir + "/x.h5",
+        [&] { H5File f(MPI_COMM_WORLD, dir + "/x.h5", H5Mode::kRead); });
     expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
                               "cannot open " + dir + "/y.npy for writing",
                               [&] { write_npy(dir + "/y.npy", x_); });
-    expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
-                              "cannot create " + dir + "/y.h5", [&] {
-                                H5File f(MPI_COMM_WORLD, dir + "/y.h5",
-                                         H5Mode::kCreate);
-                              });
+    expect_error_on_all_ranks(
+        MPI_COMM_WORLD, ErrorKind::kIo, "cannot create " + dir + "/y.h5",
+        [&] { H5File f(MPI_COMM_WORLD, dir + "/y.h5", H5Mode::kCreate); });
   }
   on_root([&] { chmod(dir.c_str(), 0755); });
 }
@@ -224,8 +216,8 @@ TEST_F(BadFiles, FullDisk) {
   }
   // 1 MiB of float32 into 64 KiB.
   ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, world_size(), 1});
-  DistTensor<float> big(grid, HaloLayout(Distribution(Shape{1, 4, 256, 256},
-                                                       grid.shape())));
+  DistTensor<float> big(
+      grid, HaloLayout(Distribution(Shape{1, 4, 256, 256}, grid.shape())));
   const std::string npy = disk.dir() + "/big.npy", h5 = disk.dir() + "/big.h5";
   expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
                             "cannot write " + npy,

@@ -6,7 +6,6 @@
 
 #include <mpi.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -20,13 +19,9 @@ namespace distconv::io {
 namespace {
 
 using testing::expect_error_on_all_ranks;
+using testing::temp_path;
 using testing::world_rank;
 using testing::world_size;
-
-std::string temp_dir(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return std::string(dir ? dir : "/tmp") + "/" + name;
-}
 
 // A training state: weights, momentum, step, a generator's state, and a
 // distributed 3D field, with values that depend on `seed`.
@@ -37,9 +32,11 @@ struct Model {
     w.resize(10);
     momentum.resize(6);
     for (std::size_t i = 0; i < w.size(); ++i) w[i] = seed * 100.0f + i;
-    for (std::size_t i = 0; i < momentum.size(); ++i) momentum[i] = seed - 0.5 * i;
+    for (std::size_t i = 0; i < momentum.size(); ++i)
+      momentum[i] = seed - 0.5 * i;
     step = seed * 7;
-    rng = "mt19937 state " + std::to_string(seed) + std::string(1, '\0') + "end";
+    rng =
+        "mt19937 state " + std::to_string(seed) + std::string(1, '\0') + "end";
     const Shape lower = field.shard().lower;
     field.interior().for_each([&](const Shape& i, float& v) {
       const Shape g = i + lower;
@@ -61,7 +58,8 @@ struct Model {
     }
     long long wrong = 0;
     std::vector<float> mine;
-    field.interior().for_each([&](const Shape&, const float& v) { mine.push_back(v); });
+    field.interior().for_each(
+        [&](const Shape&, const float& v) { mine.push_back(v); });
     std::size_t k = 0;
     o.field.interior().for_each([&](const Shape&, const float& v) {
       if (k >= mine.size() || mine[k++] != v) ++wrong;
@@ -78,7 +76,7 @@ struct Model {
 
 TEST(Checkpoint, RestartsOnAnotherGridAndOnFewerRanks) {
   const int n = world_size();
-  const std::string dir = temp_dir("restart");
+  const std::string dir = temp_path("restart");
   ProcessGrid a(MPI_COMM_WORLD, Shape{1, 1, n, 1, 1});
   Model saved(a, 3);
   CheckpointDir ckpt(MPI_COMM_WORLD, dir);
@@ -107,7 +105,7 @@ TEST(Checkpoint, RestartsOnAnotherGridAndOnFewerRanks) {
 }
 
 TEST(Checkpoint, KeepsTheNewestAndSurvivesAnInterruptedSave) {
-  const std::string dir = temp_dir("keep");
+  const std::string dir = temp_path("keep");
   ProcessGrid g(MPI_COMM_WORLD, Shape{world_size(), 1, 1, 1, 1});
   CheckpointDir ckpt(MPI_COMM_WORLD, dir, CheckpointOptions{2});
   for (int s = 1; s <= 3; ++s) {
@@ -136,7 +134,7 @@ TEST(Checkpoint, KeepsTheNewestAndSurvivesAnInterruptedSave) {
 }
 
 TEST(Checkpoint, SkipsACorruptedCheckpoint) {
-  const std::string dir = temp_dir("corrupt");
+  const std::string dir = temp_path("corrupt");
   ProcessGrid g(MPI_COMM_WORLD, Shape{1, 1, world_size(), 1, 1});
   CheckpointDir ckpt(MPI_COMM_WORLD, dir);
   Model m1(g, 1), m2(g, 2);
@@ -144,7 +142,8 @@ TEST(Checkpoint, SkipsACorruptedCheckpoint) {
   ckpt.save(2, m2.state());
   // Flip one bit of the newest checkpoint's weights (w[3] = 203.0f).
   if (world_rank() == 0) {
-    std::fstream f(ckpt.path(2), std::ios::in | std::ios::out | std::ios::binary);
+    std::fstream f(ckpt.path(2),
+                   std::ios::in | std::ios::out | std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(f)), {});
     const float value = 203.0f;
     const std::string pattern(reinterpret_cast<const char*>(&value), 4);
@@ -156,10 +155,10 @@ TEST(Checkpoint, SkipsACorruptedCheckpoint) {
   MPI_Barrier(MPI_COMM_WORLD);
   Model loaded(g, 0);
   CheckpointState s = loaded.state();
-  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
-                            "dataset 'w' of " + ckpt.path(2) +
-                                " does not match its checksum",
-                            [&] { ckpt.load(2, s); });
+  expect_error_on_all_ranks(
+      MPI_COMM_WORLD, ErrorKind::kIo,
+      "dataset 'w' of " + ckpt.path(2) + " does not match its checksum",
+      [&] { ckpt.load(2, s); });
   std::vector<std::string> skipped;
   EXPECT_EQ(ckpt.load_latest(s, &skipped), std::optional<std::int64_t>(1));
   ASSERT_EQ(skipped.size(), 1u);
@@ -168,14 +167,14 @@ TEST(Checkpoint, SkipsACorruptedCheckpoint) {
 }
 
 TEST(Checkpoint, MismatchesAreErrorsOnEveryRank) {
-  const std::string dir = temp_dir("mismatch");
+  const std::string dir = temp_path("mismatch");
   ProcessGrid g(MPI_COMM_WORLD, Shape{1, 1, world_size(), 1, 1});
   CheckpointDir ckpt(MPI_COMM_WORLD, dir);
   Model m(g, 1);
   ckpt.save(1, m.state());
   // A field of another global shape.
-  DistTensor<float> wide(g, HaloLayout(Distribution(Shape{2, 3, 6, 4, 7},
-                                                    g.shape())));
+  DistTensor<float> wide(
+      g, HaloLayout(Distribution(Shape{2, 3, 6, 4, 7}, g.shape())));
   CheckpointState s;
   s.add("field", &wide);
   expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
@@ -192,7 +191,7 @@ TEST(Checkpoint, MismatchesAreErrorsOnEveryRank) {
   EXPECT_THROW(t.add("extra", &extra), Error);
   EXPECT_THROW(t.add("a/b", &extra), Error);
   std::vector<std::string> skipped;
-  CheckpointDir empty(MPI_COMM_WORLD, temp_dir("none"));
+  CheckpointDir empty(MPI_COMM_WORLD, temp_path("none"));
   EXPECT_EQ(empty.load_latest(t, &skipped), std::nullopt);
 }
 

@@ -19,17 +19,11 @@
 namespace distconv::io {
 namespace {
 
-Index linear(const Shape& i, const Shape& global) {
-  Index at = 0;
-  for (int d = 0; d < i.ndims(); ++d) at = at * global[d] + i[d];
-  return at;
-}
-
 template <typename T>
 void fill(DistTensor<T>& t) {
   const Shape lower = t.shard().lower;
   t.interior().for_each([&](const Shape& i, T& v) {
-    v = static_cast<T>(1 + linear(i + lower, t.global_shape()));
+    v = static_cast<T>(1 + linear_index(i + lower, t.global_shape()));
   });
 }
 
@@ -38,7 +32,8 @@ long long wrong(const DistTensor<T>& t) {
   const Shape lower = t.shard().lower;
   long long bad = 0;
   t.interior().for_each([&](const Shape& i, const T& v) {
-    if (v != static_cast<T>(1 + linear(i + lower, t.global_shape()))) ++bad;
+    if (v != static_cast<T>(1 + linear_index(i + lower, t.global_shape())))
+      ++bad;
   });
   long long all = 0;
   MPI_Allreduce(&bad, &all, 1, MPI_LONG_LONG, MPI_SUM, t.grid().comm());
@@ -51,11 +46,11 @@ int run(const std::string& mode, const std::string& dir) {
   ProcessGrid g4(MPI_COMM_WORLD, Shape{1, 1, size, 1});
   ProcessGrid g5(MPI_COMM_WORLD, Shape{size, 1, 1, 1, 1});
   if (mode == "write") {
-    DistTensor<float> x(g4, HaloLayout(Distribution(Shape{2, 3, 5, 4},
-                                                    g4.shape()))
-                                .with_storage(StorageOrder::kChannelsLast));
-    DistTensor<double> v(g5, HaloLayout(Distribution(Shape{2, 2, 3, 4, 5},
-                                                     g5.shape())));
+    DistTensor<float> x(g4,
+                        HaloLayout(Distribution(Shape{2, 3, 5, 4}, g4.shape()))
+                            .with_storage(StorageOrder::kChannelsLast));
+    DistTensor<double> v(
+        g5, HaloLayout(Distribution(Shape{2, 2, 3, 4, 5}, g5.shape())));
     fill(x);
     fill(v);
     write_npy(dir + "/x.npy", x);
@@ -68,16 +63,17 @@ int run(const std::string& mode, const std::string& dir) {
     fv.close();
     return 0;
   }
-  DistTensor<float> y(g4, HaloLayout(Distribution(Shape{3, 2, 7, 6},
-                                                  g4.shape())));
+  DistTensor<float> y(g4,
+                      HaloLayout(Distribution(Shape{3, 2, 7, 6}, g4.shape())));
   read_npy(dir + "/py.npy", y);
   const long long from_npy = wrong(y);
   H5File f(MPI_COMM_WORLD, dir + "/py.h5", H5Mode::kRead);
   f.read("y", y);
   const long long from_h5 = wrong(y);
   if (g4.rank() == 0) {
-    std::printf("interop_tool: %lld wrong values from py.npy, %lld from py.h5\n",
-                from_npy, from_h5);
+    std::printf(
+        "interop_tool: %lld wrong values from py.npy, %lld from py.h5\n",
+        from_npy, from_h5);
   }
   return from_npy == 0 && from_h5 == 0 ? 0 : 1;
 }

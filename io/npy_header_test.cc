@@ -10,8 +10,8 @@ namespace {
 TEST(NpyHeader, RoundTripsEveryTypeAndRank) {
   for (ElementType t : {ElementType::kFloat32, ElementType::kFloat64,
                         ElementType::kInt64, ElementType::kUint8}) {
-    for (const Shape& s : {Shape{}, Shape{7}, Shape{2, 3}, Shape{1, 16, 512, 512},
-                           Shape{2, 4, 0, 5, 6}}) {
+    for (const Shape& s : {Shape{}, Shape{7}, Shape{2, 3},
+                           Shape{1, 16, 512, 512}, Shape{2, 4, 0, 5, 6}}) {
       const std::string h = encode_npy_header(s, t);
       EXPECT_EQ(h.size() % 64, 0u);
       EXPECT_EQ(h.back(), '\n');
@@ -43,7 +43,8 @@ TEST(NpyHeader, WritesWhatNumPyWrites) {
 }
 
 TEST(NpyHeader, ReadsVersionTwoAndOtherSpacing) {
-  const std::string dict = "{'shape':(4,5),'fortran_order':False,'descr':'<i8'}\n";
+  const std::string dict =
+      "{'shape':(4,5),'fortran_order':False,'descr':'<i8'}\n";
   std::string h = std::string("\x93NUMPY\x02\x00", 8);
   h += static_cast<char>(dict.size());
   h += std::string(3, '\0');

@@ -4,7 +4,6 @@
 #include <mpi.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -22,13 +21,9 @@ namespace {
 
 using testing::factorizations;
 using testing::global_value;
+using testing::temp_path;
 using testing::world_rank;
 using testing::world_size;
-
-std::string temp_path(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return std::string(dir ? dir : "/tmp") + "/" + name;
-}
 
 enum class Format { kNpy, kHdf5 };
 
@@ -114,22 +109,22 @@ TEST_P(TensorIo, UnevenAndEmptyShards) {
   first[0] = 4;
   first[n - 1] += 5;
   const auto along_h = [](const std::vector<Index>& sizes) {
-    return Distribution({BlockPartition::balanced(2, 1),
-                         BlockPartition::balanced(3, 1),
-                         BlockPartition::from_sizes(sizes),
-                         BlockPartition::balanced(4, 1)});
+    return Distribution(
+        {BlockPartition::balanced(2, 1), BlockPartition::balanced(3, 1),
+         BlockPartition::from_sizes(sizes), BlockPartition::balanced(4, 1)});
   };
   round_trip<float>(GetParam(), along_h(last), along_h(first),
                     StorageOrder::kChannelsFirst, StorageOrder::kChannelsLast);
   // More ranks than samples and channels: empty shards everywhere.
-  round_trip<float>(GetParam(), Distribution(Shape{1, 1, 3, 2}, Shape{1, n, 1, 1}),
+  round_trip<float>(GetParam(),
+                    Distribution(Shape{1, 1, 3, 2}, Shape{1, n, 1, 1}),
                     Distribution(Shape{1, 1, 3, 2}, Shape{n, 1, 1, 1}),
                     StorageOrder::kChannelsLast, StorageOrder::kChannelsFirst);
 }
 
 TEST_P(TensorIo, ReplicatedArrays) {
-  const std::string path = temp_path(GetParam() == Format::kNpy ? "w.npy"
-                                                                : "w.h5");
+  const std::string path =
+      temp_path(GetParam() == Format::kNpy ? "w.npy" : "w.h5");
   std::vector<std::int64_t> w(2 * 3 * 5);
   for (std::size_t i = 0; i < w.size(); ++i) {
     // Only rank 0's copy is written.
@@ -183,8 +178,8 @@ TEST(H5File, ReadsAWindowOfALargerDataset) {
     f.close();
   }
   ProcessGrid gs(MPI_COMM_WORLD, Shape{n, 1, 1, 1});
-  DistTensor<float> batch(gs, HaloLayout(Distribution(Shape{2, 2, 4, 3},
-                                                       gs.shape())));
+  DistTensor<float> batch(
+      gs, HaloLayout(Distribution(Shape{2, 2, 4, 3}, gs.shape())));
   H5File f(MPI_COMM_WORLD, path, H5Mode::kRead);
   f.read("x", batch, H5ReadOptions{Shape{4, 0, 0, 0}});  // samples 4 and 5
   const Shape offset = batch.shard().lower + Shape{4, 0, 0, 0};

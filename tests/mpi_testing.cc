@@ -1,5 +1,6 @@
 #include "tests/mpi_testing.h"
 
+#include <cstdlib>
 #include <functional>
 #include <vector>
 
@@ -47,6 +48,11 @@ std::string expect_error_on_all_ranks(MPI_Comm comm, ErrorKind kind,
   EXPECT_EQ(message, std::string(root.begin(), root.end()))
       << "ranks threw different errors";
   return message;
+}
+
+std::string temp_path(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return std::string(dir != nullptr ? dir : "/tmp") + "/" + name;
 }
 
 double sum_over(MPI_Comm comm, double local) {

@@ -23,6 +23,10 @@ std::string expect_error_on_all_ranks(MPI_Comm comm, ErrorKind kind,
                                       const std::function<void()>& fn);
 
 double sum_over(MPI_Comm comm, double local);
+
+// `name` inside the test's scratch directory ($TEST_TMPDIR, else /tmp):
+// the same path on every rank.
+std::string temp_path(const std::string& name);
 long long max_over(MPI_Comm comm, long long local);
 
 }  // namespace distconv::testing
