@@ -73,16 +73,16 @@ void read_entry(const H5File& f, const Entry& e, bool load) {
   const std::uint64_t want =
       static_cast<std::uint64_t>(f.int_attribute(e.name, kChecksum));
   const auto check = [&](std::uint64_t got) {
-    require(got == want, ErrorKind::kIo, "dataset '", e.name, "' of ",
-            f.path(), " does not match its checksum");
+    require(got == want, ErrorKind::kIo, "dataset '", e.name, "' of ", f.path(),
+            " does not match its checksum");
   };
   std::visit(
       [&](auto* target) {
         using Target = std::remove_pointer_t<decltype(target)>;
         if constexpr (std::is_same_v<Target, std::int64_t>) {
           const auto v = f.read_array<std::int64_t>(e.name);
-          require(v.size() == 1, ErrorKind::kIo, "dataset '", e.name,
-                  "' of ", f.path(), " is not one integer");
+          require(v.size() == 1, ErrorKind::kIo, "dataset '", e.name, "' of ",
+                  f.path(), " is not one integer");
           check(checksum(v.data(), Shape{1}));
           if (load) *target = v[0];
         } else if constexpr (std::is_same_v<Target, std::string>) {
@@ -130,22 +130,36 @@ void CheckpointState::add_entry(const std::string& name, Target target) {
           ErrorKind::kInvalidArgument, "checkpoint entry name '", name,
           "' is empty or holds a '/'");
   for (const Entry& e : entries_) {
-    require(e.name != name, ErrorKind::kInvalidArgument,
-            "checkpoint entry '", name, "' added twice");
+    require(e.name != name, ErrorKind::kInvalidArgument, "checkpoint entry '",
+            name, "' added twice");
   }
-  std::visit([&](auto* p) {
-    require(p != nullptr, ErrorKind::kInvalidArgument, "checkpoint entry '",
-            name, "' points at nothing");
-  }, target);
+  std::visit(
+      [&](auto* p) {
+        require(p != nullptr, ErrorKind::kInvalidArgument, "checkpoint entry '",
+                name, "' points at nothing");
+      },
+      target);
   entries_.push_back(Entry{name, target});
 }
 
-void CheckpointState::add(const std::string& n, std::vector<float>* v) { add_entry(n, v); }
-void CheckpointState::add(const std::string& n, std::vector<double>* v) { add_entry(n, v); }
-void CheckpointState::add(const std::string& n, std::int64_t* v) { add_entry(n, v); }
-void CheckpointState::add(const std::string& n, std::string* v) { add_entry(n, v); }
-void CheckpointState::add(const std::string& n, DistTensor<float>* v) { add_entry(n, v); }
-void CheckpointState::add(const std::string& n, DistTensor<double>* v) { add_entry(n, v); }
+void CheckpointState::add(const std::string& n, std::vector<float>* v) {
+  add_entry(n, v);
+}
+void CheckpointState::add(const std::string& n, std::vector<double>* v) {
+  add_entry(n, v);
+}
+void CheckpointState::add(const std::string& n, std::int64_t* v) {
+  add_entry(n, v);
+}
+void CheckpointState::add(const std::string& n, std::string* v) {
+  add_entry(n, v);
+}
+void CheckpointState::add(const std::string& n, DistTensor<float>* v) {
+  add_entry(n, v);
+}
+void CheckpointState::add(const std::string& n, DistTensor<double>* v) {
+  add_entry(n, v);
+}
 
 CheckpointDir::CheckpointDir(MPI_Comm comm, const std::string& dir,
                              const CheckpointOptions& options)
@@ -190,27 +204,30 @@ std::vector<std::int64_t> CheckpointDir::steps() const {
   long long n = static_cast<long long>(found.size());
   check_mpi(MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, comm_), "MPI_Bcast");
   found.resize(static_cast<std::size_t>(n));
-  check_mpi(MPI_Bcast(found.data(), static_cast<int>(n), MPI_LONG_LONG, 0,
-                      comm_),
-            "MPI_Bcast");
+  check_mpi(
+      MPI_Bcast(found.data(), static_cast<int>(n), MPI_LONG_LONG, 0, comm_),
+      "MPI_Bcast");
   std::sort(found.begin(), found.end());
   return std::vector<std::int64_t>(found.begin(), found.end());
 }
 
-void CheckpointDir::save(std::int64_t step, const CheckpointState& state) const {
+void CheckpointDir::save(std::int64_t step,
+                         const CheckpointState& state) const {
   int ranks = 0;
   check_mpi(MPI_Comm_size(comm_, &ranks), "MPI_Comm_size");
   run_collectively(comm_, [&] {
     for (const Entry& e : state.entries()) {
-      std::visit([&](auto* t) {
-        using Target = std::remove_pointer_t<decltype(t)>;
-        if constexpr (std::is_same_v<Target, DistTensor<float>> ||
-                      std::is_same_v<Target, DistTensor<double>>) {
-          require(t->grid().size() == ranks, ErrorKind::kGridMismatch,
-                  "checkpoint entry '", e.name, "' lives on a grid of ",
-                  t->grid().size(), " ranks, the checkpoint on ", ranks);
-        }
-      }, e.target);
+      std::visit(
+          [&](auto* t) {
+            using Target = std::remove_pointer_t<decltype(t)>;
+            if constexpr (std::is_same_v<Target, DistTensor<float>> ||
+                          std::is_same_v<Target, DistTensor<double>>) {
+              require(t->grid().size() == ranks, ErrorKind::kGridMismatch,
+                      "checkpoint entry '", e.name, "' lives on a grid of ",
+                      t->grid().size(), " ranks, the checkpoint on ", ranks);
+            }
+          },
+          e.target);
     }
   });
   const std::string final_path = path(step), temp = final_path + ".tmp";
@@ -244,7 +261,8 @@ void CheckpointDir::save(std::int64_t step, const CheckpointState& state) const 
   const std::vector<std::int64_t> all = steps();
   on_root(comm_, rank_, [&] {
     const std::size_t keep = static_cast<std::size_t>(options_.keep);
-    for (std::size_t i = 0; i + keep < all.size(); ++i) fs::remove(path(all[i]));
+    for (std::size_t i = 0; i + keep < all.size(); ++i)
+      fs::remove(path(all[i]));
   });
 }
 
@@ -252,8 +270,8 @@ void CheckpointDir::load(std::int64_t step, CheckpointState& state) const {
   const H5File f(comm_, path(step), H5Mode::kRead);
   const std::string format = f.string_attribute("/", "format");
   run_collectively(comm_, [&] {
-    require(format == kFormat, ErrorKind::kIo, path(step), " is a '",
-            format, "' file, not a ", kFormat);
+    require(format == kFormat, ErrorKind::kIo, path(step), " is a '", format,
+            "' file, not a ", kFormat);
   });
   for (const Entry& e : state.entries()) read_entry(f, e, /*load=*/true);
 }

@@ -85,7 +85,8 @@ class CheckpointDir {
   // The step loaded, or nothing when no checkpoint loads. Each checkpoint
   // skipped adds its error's message to `skipped` (when not null).
   std::optional<std::int64_t> load_latest(
-      CheckpointState& state, std::vector<std::string>* skipped = nullptr) const;
+      CheckpointState& state,
+      std::vector<std::string>* skipped = nullptr) const;
   // The steps of the complete checkpoints there, oldest first.
   std::vector<std::int64_t> steps() const;
   std::string path(std::int64_t step) const;  // DIR/step-00000012.h5

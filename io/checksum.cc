@@ -19,7 +19,8 @@ template <typename T>
 std::uint64_t cell(Index index, const T& value) {
   std::uint64_t bits = 0;
   std::memcpy(&bits, &value, sizeof(T));
-  return mix(bits + mix(static_cast<std::uint64_t>(index) + 0x9e3779b97f4a7c15ULL));
+  return mix(bits +
+             mix(static_cast<std::uint64_t>(index) + 0x9e3779b97f4a7c15ULL));
 }
 
 }  // namespace
@@ -35,13 +36,10 @@ std::uint64_t checksum(const T* data, const Shape& shape) {
 template <typename T>
 std::uint64_t checksum(const DistTensor<T>& tensor) {
   const Shape global = tensor.global_shape();
-  const Shape strides = row_major_strides(global);
   const Shape lower = tensor.shard().lower;
   std::uint64_t sum = 0;
   tensor.interior().for_each([&](const Shape& i, const T& v) {
-    Index at = 0;
-    for (int d = 0; d < i.ndims(); ++d) at += (i[d] + lower[d]) * strides[d];
-    sum += cell(at, v);
+    sum += cell(linear_index(i + lower, global), v);
   });
   distconv::internal::check_mpi(
       MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_UINT64_T, MPI_SUM,
@@ -52,8 +50,10 @@ std::uint64_t checksum(const DistTensor<T>& tensor) {
 
 template std::uint64_t checksum<float>(const float*, const Shape&);
 template std::uint64_t checksum<double>(const double*, const Shape&);
-template std::uint64_t checksum<std::int64_t>(const std::int64_t*, const Shape&);
-template std::uint64_t checksum<std::uint8_t>(const std::uint8_t*, const Shape&);
+template std::uint64_t checksum<std::int64_t>(const std::int64_t*,
+                                              const Shape&);
+template std::uint64_t checksum<std::uint8_t>(const std::uint8_t*,
+                                              const Shape&);
 template std::uint64_t checksum<float>(const DistTensor<float>&);
 template std::uint64_t checksum<double>(const DistTensor<double>&);
 

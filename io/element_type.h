@@ -15,13 +15,25 @@ enum class ElementType { kFloat32, kFloat64, kInt64, kUint8 };
 
 template <typename T>
 constexpr ElementType element_type();
-template <> constexpr ElementType element_type<float>() { return ElementType::kFloat32; }
-template <> constexpr ElementType element_type<double>() { return ElementType::kFloat64; }
-template <> constexpr ElementType element_type<std::int64_t>() { return ElementType::kInt64; }
-template <> constexpr ElementType element_type<std::uint8_t>() { return ElementType::kUint8; }
+template <>
+constexpr ElementType element_type<float>() {
+  return ElementType::kFloat32;
+}
+template <>
+constexpr ElementType element_type<double>() {
+  return ElementType::kFloat64;
+}
+template <>
+constexpr ElementType element_type<std::int64_t>() {
+  return ElementType::kInt64;
+}
+template <>
+constexpr ElementType element_type<std::uint8_t>() {
+  return ElementType::kUint8;
+}
 
 const char* to_string(ElementType type);  // "float32", "float64", ...
-std::size_t size_of(ElementType type);     // bytes per element
+std::size_t size_of(ElementType type);    // bytes per element
 // NumPy's little-endian type string: "<f4", "<f8", "<i8", "|u1".
 const char* npy_descr(ElementType type);
 

@@ -13,8 +13,8 @@
 
 namespace distconv::io {
 
-using internal::checked;
 using internal::check_h5;
+using internal::checked;
 using internal::Hid;
 using internal::QuietErrors;
 
@@ -36,8 +36,8 @@ struct H5File::State {
     QuietErrors quiet;
     require(H5Lexists(file.get(), dataset.c_str(), H5P_DEFAULT) > 0,
             ErrorKind::kIo, path, " has no dataset '", dataset, "'");
-    return checked(H5Dopen2(file.get(), dataset.c_str(), H5P_DEFAULT),
-                   H5Dclose, "cannot open " + name(dataset));
+    return checked(H5Dopen2(file.get(), dataset.c_str(), H5P_DEFAULT), H5Dclose,
+                   "cannot open " + name(dataset));
   }
   // Checks that the disk can hold a dataset's storage before its data is
   // written (io/internal/mpi_io.h's require_space() says why).
@@ -51,8 +51,7 @@ struct H5File::State {
     const haddr_t offset = H5Dget_offset(dset);
     if (offset != HADDR_UNDEF) return offset + H5Dget_storage_size(dset);
     hsize_t chunks = 0;
-    const Hid space =
-        checked(H5Dget_space(dset), H5Sclose, what);
+    const Hid space = checked(H5Dget_space(dset), H5Sclose, what);
     check_h5(H5Dget_num_chunks(dset, space.get(), &chunks), what);
     haddr_t end = 0;
     for (hsize_t i = 0; i < chunks; ++i) {
@@ -87,10 +86,11 @@ Shape dims_of(hid_t space) {
 
 Hid simple_space(const Shape& shape) {
   hsize_t dims[kMaxDims];
-  for (int d = 0; d < shape.ndims(); ++d) dims[d] = static_cast<hsize_t>(shape[d]);
-  return checked(shape.ndims() == 0 ? H5Screate(H5S_SCALAR)
-                                    : H5Screate_simple(shape.ndims(), dims,
-                                                       nullptr),
+  for (int d = 0; d < shape.ndims(); ++d)
+    dims[d] = static_cast<hsize_t>(shape[d]);
+  return checked(shape.ndims() == 0
+                     ? H5Screate(H5S_SCALAR)
+                     : H5Screate_simple(shape.ndims(), dims, nullptr),
                  H5Sclose, "cannot make a dataspace");
 }
 
@@ -121,9 +121,9 @@ Hid collective_transfer(bool runs = false) {
   check_h5(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE),
            "cannot ask for collective I/O");
   if (runs) {
-    check_h5(H5Pset_dxpl_mpio_collective_opt(dxpl.get(),
-                                             H5FD_MPIO_INDIVIDUAL_IO),
-             "cannot ask for individual I/O");
+    check_h5(
+        H5Pset_dxpl_mpio_collective_opt(dxpl.get(), H5FD_MPIO_INDIVIDUAL_IO),
+        "cannot ask for individual I/O");
   }
   return dxpl;
 }
@@ -156,22 +156,16 @@ struct ShardMemory {
     copy.resize(static_cast<std::size_t>(dims.volume()));
     data = copy.data();
     if (fill) {
-      const Shape strides = row_major_strides(dims);
       t.interior().for_each([&](const Shape& i, const T& v) {
-        Index at = 0;
-        for (int d = 0; d < i.ndims(); ++d) at += i[d] * strides[d];
-        copy[static_cast<std::size_t>(at)] = v;
+        copy[static_cast<std::size_t>(linear_index(i, dims))] = v;
       });
     }
   }
   // Copies a channels-first read into the tensor.
   void unpack(DistTensor<T>& t) const {
     if (direct) return;
-    const Shape strides = row_major_strides(dims);
     t.interior().for_each([&](const Shape& i, T& v) {
-      Index at = 0;
-      for (int d = 0; d < i.ndims(); ++d) at += i[d] * strides[d];
-      v = copy[static_cast<std::size_t>(at)];
+      v = copy[static_cast<std::size_t>(linear_index(i, dims))];
     });
   }
 
@@ -216,30 +210,26 @@ H5File::H5File(MPI_Comm comm, const std::string& path, H5Mode mode)
     check_h5(H5Pset_alignment(fapl.get(), 64 * 1024, 4096),
              "cannot align the data of " + path);
     if (mode == H5Mode::kCreate) {
-      state_->file =
-          checked(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT,
-                            fapl.get()),
-                  H5Fclose, "cannot create " + path);
-    } else {
       state_->file = checked(
-          H5Fopen(path.c_str(),
-                  mode == H5Mode::kRead ? H5F_ACC_RDONLY : H5F_ACC_RDWR,
-                  fapl.get()),
-          H5Fclose, "cannot open " + path);
+          H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+          H5Fclose, "cannot create " + path);
+    } else {
+      state_->file =
+          checked(H5Fopen(path.c_str(),
+                          mode == H5Mode::kRead ? H5F_ACC_RDONLY : H5F_ACC_RDWR,
+                          fapl.get()),
+                  H5Fclose, "cannot open " + path);
     }
   });
 }
 
 void H5File::close() {
   State& s = *state_;
-  s.agree([&] {
-    check_h5(s.file.reset(), "cannot write and close " + s.path);
-  });
+  s.agree(
+      [&] { check_h5(s.file.reset(), "cannot write and close " + s.path); });
 }
 
-const std::string& H5File::path() const {
-  return state_->path;
-}
+const std::string& H5File::path() const { return state_->path; }
 
 bool H5File::contains(const std::string& dataset) const {
   QuietErrors quiet;
@@ -259,12 +249,12 @@ ElementType H5File::type(const std::string& dataset) const {
   ElementType t = ElementType::kFloat32;
   state_->agree([&] {
     const Hid dset = state_->open(dataset);
-    const Hid stored = checked(H5Dget_type(dset.get()), H5Tclose,
-                               "cannot read the type of " +
-                                   state_->name(dataset));
+    const Hid stored =
+        checked(H5Dget_type(dset.get()), H5Tclose,
+                "cannot read the type of " + state_->name(dataset));
     std::string what;
-    require(internal::element_type_of(stored.get(), &t, &what),
-            ErrorKind::kIo, state_->name(dataset), " holds ", what,
+    require(internal::element_type_of(stored.get(), &t, &what), ErrorKind::kIo,
+            state_->name(dataset), " holds ", what,
             ", which distconv does not read");
   });
   return t;
@@ -278,8 +268,8 @@ std::vector<std::string> H5File::datasets() const {
       static_cast<std::vector<std::string>*>(out)->push_back(name);
       return 0;
     };
-    check_h5(H5Literate(state_->file.get(), H5_INDEX_NAME, H5_ITER_INC,
-                        nullptr, add, &names),
+    check_h5(H5Literate(state_->file.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr,
+                        add, &names),
              "cannot list the datasets of " + state_->path);
   });
   std::sort(names.begin(), names.end());
@@ -315,11 +305,11 @@ void H5File::write(const std::string& dataset, const DistTensor<T>& tensor,
       check_h5(H5Pset_chunk(dcpl.get(), global.ndims(), chunk),
                "cannot chunk " + s.name(dataset));
     }
-    dset = checked(H5Dcreate2(s.file.get(), dataset.c_str(),
-                              internal::h5_native_type(element_type<T>()),
-                              space.get(), H5P_DEFAULT, dcpl.get(),
-                              H5P_DEFAULT),
-                   H5Dclose, "cannot create " + s.name(dataset));
+    dset =
+        checked(H5Dcreate2(s.file.get(), dataset.c_str(),
+                           internal::h5_native_type(element_type<T>()),
+                           space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+                H5Dclose, "cannot create " + s.name(dataset));
   });
   s.require_space(dset, "cannot write " + s.name(dataset));
   ShardMemory<T> memory(tensor, /*fill=*/true);
@@ -351,20 +341,21 @@ void H5File::read(const std::string& dataset, DistTensor<T>& tensor,
           " dimensions");
   ShardMemory<T> memory(tensor, /*fill=*/false);
   // (a window of a larger dataset is not one run of it)
-  const bool runs = options.offset.ndims() == 0 &&
-                    all_runs(s.comm, global, tensor.shard());
+  const bool runs =
+      options.offset.ndims() == 0 && all_runs(s.comm, global, tensor.shard());
   s.agree([&] {
     const Hid dset = s.open(dataset);
     const Hid file_space = s.space_of(dset, dataset);
     const Shape have = dims_of(file_space.get());
     const ElementType want = element_type<T>();
     if (options.offset.ndims() == 0) {
-      require(have == global, ErrorKind::kIo, s.name(dataset),
-              " has shape ", have, ", not ", global);
+      require(have == global, ErrorKind::kIo, s.name(dataset), " has shape ",
+              have, ", not ", global);
     } else {
       require(have.ndims() == global.ndims() &&
                   within(offset + global - Shape::filled(global.ndims(), 1),
-                         have) && within(offset, have),
+                         have) &&
+                  within(offset, have),
               ErrorKind::kIo, s.name(dataset), " of shape ", have,
               " does not hold a ", global, " window at ", offset);
     }
@@ -374,10 +365,10 @@ void H5File::read(const std::string& dataset, DistTensor<T>& tensor,
     select(file_space.get(), tensor.shard().shifted(offset));
     const Hid memory_space = simple_space(memory.dims);
     select(memory_space.get(), memory.box);
-    check_h5(H5Dread(dset.get(), internal::h5_native_type(want),
-                     memory_space.get(), file_space.get(),
-                     collective_transfer(runs).get(), memory.data),
-             "cannot read " + s.name(dataset));
+    check_h5(
+        H5Dread(dset.get(), internal::h5_native_type(want), memory_space.get(),
+                file_space.get(), collective_transfer(runs).get(), memory.data),
+        "cannot read " + s.name(dataset));
   });
   memory.unpack(tensor);
 }
@@ -455,10 +446,10 @@ Hid attribute(hid_t file, const std::string& object, const std::string& key,
     check_h5(H5Adelete_by_name(file, object.c_str(), key.c_str(), H5P_DEFAULT),
              what);
   }
-  return checked(H5Acreate_by_name(file, object.c_str(), key.c_str(), type,
-                                   space, H5P_DEFAULT, H5P_DEFAULT,
-                                   H5P_DEFAULT),
-                 H5Aclose, what);
+  return checked(
+      H5Acreate_by_name(file, object.c_str(), key.c_str(), type, space,
+                        H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+      H5Aclose, what);
 }
 
 std::string attribute_name(const std::string& object, const std::string& key,
@@ -471,7 +462,8 @@ std::string attribute_name(const std::string& object, const std::string& key,
 void H5File::set_attribute(const std::string& object, const std::string& key,
                            std::int64_t value) {
   const State& s = *state_;
-  const std::string what = "cannot write " + attribute_name(object, key, s.path);
+  const std::string what =
+      "cannot write " + attribute_name(object, key, s.path);
   s.agree([&] {
     const Hid space = simple_space(Shape{});
     const Hid a = attribute(s.file.get(), object, key, H5T_NATIVE_INT64,
@@ -483,7 +475,8 @@ void H5File::set_attribute(const std::string& object, const std::string& key,
 void H5File::set_attribute(const std::string& object, const std::string& key,
                            const std::string& value) {
   const State& s = *state_;
-  const std::string what = "cannot write " + attribute_name(object, key, s.path);
+  const std::string what =
+      "cannot write " + attribute_name(object, key, s.path);
   s.agree([&] {
     const Hid type = checked(H5Tcopy(H5T_C_S1), H5Tclose, what);
     check_h5(H5Tset_size(type.get(), std::max<std::size_t>(1, value.size())),
@@ -503,10 +496,10 @@ std::int64_t H5File::int_attribute(const std::string& object,
   const std::string what = "cannot read " + attribute_name(object, key, s.path);
   std::int64_t value = 0;
   s.agree([&] {
-    const Hid a = checked(H5Aopen_by_name(s.file.get(), object.c_str(),
-                                          key.c_str(), H5P_DEFAULT,
-                                          H5P_DEFAULT),
-                          H5Aclose, what);
+    const Hid a =
+        checked(H5Aopen_by_name(s.file.get(), object.c_str(), key.c_str(),
+                                H5P_DEFAULT, H5P_DEFAULT),
+                H5Aclose, what);
     check_h5(H5Aread(a.get(), H5T_NATIVE_INT64, &value), what);
   });
   return value;
@@ -518,10 +511,10 @@ std::string H5File::string_attribute(const std::string& object,
   const std::string what = "cannot read " + attribute_name(object, key, s.path);
   std::string value;
   s.agree([&] {
-    const Hid a = checked(H5Aopen_by_name(s.file.get(), object.c_str(),
-                                          key.c_str(), H5P_DEFAULT,
-                                          H5P_DEFAULT),
-                          H5Aclose, what);
+    const Hid a =
+        checked(H5Aopen_by_name(s.file.get(), object.c_str(), key.c_str(),
+                                H5P_DEFAULT, H5P_DEFAULT),
+                H5Aclose, what);
     const Hid type = checked(H5Aget_type(a.get()), H5Tclose, what);
     require(H5Tget_class(type.get()) == H5T_STRING &&
                 H5Tis_variable_str(type.get()) == 0,
@@ -530,18 +523,17 @@ std::string H5File::string_attribute(const std::string& object,
     value.resize(H5Tget_size(type.get()));
     check_h5(H5Aread(a.get(), type.get(), value.data()), what);
     value.resize(value.find('\0') == std::string::npos ? value.size()
-                                                         : value.find('\0'));
+                                                       : value.find('\0'));
   });
   return value;
 }
 
-#define DISTCONV_IO_H5(T)                                                   \
-  template void H5File::write<T>(const std::string&, const DistTensor<T>&,  \
-                                 const H5DatasetOptions&);                  \
-  template void H5File::read<T>(const std::string&, DistTensor<T>&,         \
-                                const H5ReadOptions&) const;                \
-  template void H5File::write<T>(const std::string&, const Shape&,          \
-                                 const T*);                                  \
+#define DISTCONV_IO_H5(T)                                                     \
+  template void H5File::write<T>(const std::string&, const DistTensor<T>&,    \
+                                 const H5DatasetOptions&);                    \
+  template void H5File::read<T>(const std::string&, DistTensor<T>&,           \
+                                const H5ReadOptions&) const;                  \
+  template void H5File::write<T>(const std::string&, const Shape&, const T*); \
   template std::vector<T> H5File::read_array<T>(const std::string&) const;
 DISTCONV_IO_H5(float)
 DISTCONV_IO_H5(double)

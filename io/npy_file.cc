@@ -63,16 +63,15 @@ void transfer_block(MPI_Comm comm, MPI_File file, std::size_t offset,
                              "native", MPI_INFO_NULL),
            what);
   MPI_Status status;
-  const int count = empty ? 0 : 1;
-  const MPI_Datatype type = empty ? element : memory_type.get();
   int code = MPI_SUCCESS;
   if (runs) {
     // Each piece of the run on its own, from its place in the buffer.
-    for (const Box& piece : internal::run_pieces(b.box, kPieceBytes / sizeof(T))) {
-      MPI_Offset at = 0;  // the piece's first element in the file
-      Index from = 0;     // and in the buffer
+    for (const Box& piece :
+         internal::run_pieces(b.box, kPieceBytes / sizeof(T))) {
+      // The piece's first element in the file and in the buffer.
+      const MPI_Offset at = linear_index(piece.lower, b.global);
+      Index from = 0;
       for (int d = 0; d < b.global.ndims(); ++d) {
-        at = at * b.global[d] + piece.lower[d];
         from += (piece.lower[d] - b.box.lower[d]) * b.strides[d];
       }
       const OwnedType piece_type = internal::strided_type(
@@ -85,6 +84,8 @@ void transfer_block(MPI_Comm comm, MPI_File file, std::size_t offset,
       if (code != MPI_SUCCESS) break;
     }
   } else {
+    const int count = empty ? 0 : 1;
+    const MPI_Datatype type = empty ? element : memory_type.get();
     code = direction == Direction::kWrite
                ? MPI_File_write_all(file, b.first, count, type, &status)
                : MPI_File_read_all(file, b.first, count, type, &status);
@@ -103,16 +104,15 @@ void write_block(MPI_Comm comm, const std::string& path, const Block<T>& b) {
   OwnedFile file(comm, path, MPI_MODE_CREATE | MPI_MODE_WRONLY);
   try {
     agree_on(comm, MPI_File_set_size(file.get(), 0), "cannot truncate " + path);
-    const MPI_Offset bytes = static_cast<MPI_Offset>(
-        header.size() +
-        sizeof(T) * static_cast<std::size_t>(b.global.volume()));
+    const MPI_Offset bytes =
+        static_cast<MPI_Offset>(header.size() + data_bytes);
     internal::require_space(comm, path, bytes, "cannot write " + path);
     int code = MPI_SUCCESS;
     if (rank_of(comm) == 0) {
       MPI_Status status;
-      code = MPI_File_write_at(file.get(), 0, header.data(),
-                               static_cast<int>(header.size()), MPI_BYTE,
-                               &status);
+      code =
+          MPI_File_write_at(file.get(), 0, header.data(),
+                            static_cast<int>(header.size()), MPI_BYTE, &status);
     }
     agree_on(comm, code, "cannot write the header of " + path);
     transfer_block(comm, file.get(), header.size(), b, "cannot write " + path,
@@ -133,8 +133,7 @@ void write_block(MPI_Comm comm, const std::string& path, const Block<T>& b) {
 }
 
 // Rank 0 reads and checks the header; every rank returns it.
-NpyHeader shared_header(MPI_Comm comm, MPI_File file,
-                        const std::string& path) {
+NpyHeader shared_header(MPI_Comm comm, MPI_File file, const std::string& path) {
   MPI_Offset size = 0;
   agree_on(comm, MPI_File_get_size(file, &size),
            "cannot tell the size of " + path);
@@ -180,8 +179,8 @@ void read_block(MPI_Comm comm, const std::string& path, const Block<T>& b) {
           " holds an array of shape ",
           header.shape.ndims() ? header.shape.to_string() : "()", ", not ",
           b.global);
-  transfer_block(comm, file.get(), header.data_offset, b,
-                 "cannot read " + path, Direction::kRead);
+  transfer_block(comm, file.get(), header.data_offset, b, "cannot read " + path,
+                 Direction::kRead);
   file.close(comm, path);
 }
 
@@ -200,8 +199,8 @@ Block<T> shard_block(const DistTensor<T>& t) {
 
 template <typename T>
 Block<T> whole_block(const Shape& shape, T* data, bool mine) {
-  Box box{Shape::filled(shape.ndims(), 0), mine ? shape
-                                                : Shape::filled(shape.ndims(), 0)};
+  Box box{Shape::filled(shape.ndims(), 0),
+          mine ? shape : Shape::filled(shape.ndims(), 0)};
   return Block<T>{shape, box, data, row_major_strides(shape)};
 }
 
@@ -226,9 +225,9 @@ void write_npy(MPI_Comm comm, const std::string& path, const Shape& shape,
             ErrorKind::kInvalidArgument, "cannot write ", path,
             ": no data for shape ", shape);
   });
-  write_block(comm, path,
-              whole_block(shape, const_cast<T*>(data),
-                          root && shape.volume() > 0));
+  write_block(
+      comm, path,
+      whole_block(shape, const_cast<T*>(data), root && shape.volume() > 0));
 }
 
 template <typename T>
@@ -248,11 +247,11 @@ NpyHeader read_npy_header(MPI_Comm comm, const std::string& path) {
   return header;
 }
 
-#define DISTCONV_IO_NPY(T)                                                 \
-  template void write_npy<T>(const std::string&, const DistTensor<T>&);   \
-  template void read_npy<T>(const std::string&, DistTensor<T>&);          \
-  template void write_npy<T>(MPI_Comm, const std::string&, const Shape&,  \
-                             const T*);                                    \
+#define DISTCONV_IO_NPY(T)                                               \
+  template void write_npy<T>(const std::string&, const DistTensor<T>&);  \
+  template void read_npy<T>(const std::string&, DistTensor<T>&);         \
+  template void write_npy<T>(MPI_Comm, const std::string&, const Shape&, \
+                             const T*);                                  \
   template std::vector<T> read_npy<T>(MPI_Comm, const std::string&, Shape*);
 DISTCONV_IO_NPY(float)
 DISTCONV_IO_NPY(double)

@@ -24,8 +24,8 @@ std::string shape_tuple(const Shape& shape) {
 }
 
 [[noreturn]] void bad(const std::string& path, const std::string& why) {
-  throw Error(ErrorKind::kIo, path + " is not a .npy file distconv reads: " +
-                                  why);
+  throw Error(ErrorKind::kIo,
+              path + " is not a .npy file distconv reads: " + why);
 }
 
 // The value after 'key': in the header dictionary, from its first
@@ -96,12 +96,11 @@ Shape parse_shape(const std::string& dict, const std::string& path) {
 
 std::string encode_npy_header(const Shape& shape, ElementType type,
                               std::size_t alignment) {
-  std::string dict = std::string("{'descr': '") + npy_descr(type) +
-                     "', 'fortran_order': False, 'shape': " +
-                     shape_tuple(shape) + ", }";
+  std::string dict =
+      std::string("{'descr': '") + npy_descr(type) +
+      "', 'fortran_order': False, 'shape': " + shape_tuple(shape) + ", }";
   const std::size_t unpadded = kMagicSize + 4 + dict.size() + 1;  // + '\n'
-  const std::size_t padded =
-      (unpadded + alignment - 1) / alignment * alignment;
+  const std::size_t padded = (unpadded + alignment - 1) / alignment * alignment;
   dict.append(padded - unpadded, ' ');
   dict += '\n';
   std::string out(kMagic, kMagicSize);

@@ -8,7 +8,8 @@
 // `dd conv=fdatasync` does); a read from wherever the file is (drop the
 // page cache before it to read from disk: perf/io_bench.sh does).
 // Rank 0 prints one line:
-//   io {"format": "npy", "mode": "write", "ranks": 4, "bytes": ..., "seconds": ..., "gib_per_s": ...}
+//   io {"format": "npy", "mode": "write", "ranks": 4, "bytes": ..., "seconds":
+//   ..., "gib_per_s": ...}
 // A read checks every value it read (not timed) and fails on a wrong one.
 #include <fcntl.h>
 #include <mpi.h>
@@ -52,8 +53,8 @@ Options parse(int argc, char** argv) {
   require(o.mode == "write" || o.mode == "read", ErrorKind::kInvalidArgument,
           "--mode=", o.mode, " is not write or read");
   require(!o.path.empty(), ErrorKind::kInvalidArgument, "--path is missing");
-  require(o.shape.ndims() >= 3, ErrorKind::kInvalidArgument, "--shape=",
-          o.shape, " needs 3 or more dimensions");
+  require(o.shape.ndims() >= 3, ErrorKind::kInvalidArgument,
+          "--shape=", o.shape, " needs 3 or more dimensions");
   return o;
 }
 
@@ -75,7 +76,8 @@ int run(int argc, char** argv) {
   DistTensor<float> t(grid, HaloLayout(Distribution(o.shape, grid_shape)));
   const Shape lower = t.shard().lower;
   if (o.mode == "write") {
-    t.interior().for_each([&](const Shape& i, float& v) { v = value_at(i + lower); });
+    t.interior().for_each(
+        [&](const Shape& i, float& v) { v = value_at(i + lower); });
   }
   MPI_Barrier(MPI_COMM_WORLD);
   const double start = MPI_Wtime();

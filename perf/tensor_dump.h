@@ -5,8 +5,8 @@
 //
 //   TensorDump dump(grid.comm(), o);    // nothing happens without --dump-dir
 //   dump.add("x", x);                   // DistTensor: DIR/x.npy, or dataset
-//   dump.add("w", w_shape, w.data());   //   "x" of DIR/tensors.h5 (--dump-format=h5)
-//   dump.close();
+//   dump.add("w", w_shape, w.data());   //   "x" of DIR/tensors.h5
+//   (--dump-format=h5) dump.close();
 //
 // Collective over `comm`; an I/O failure throws the same Error(kIo) on
 // every rank.

@@ -66,10 +66,14 @@ Hid checked(hid_t id, Hid::Closer close, const std::string& what) {
 
 hid_t h5_native_type(ElementType type) {
   switch (type) {
-    case ElementType::kFloat32: return H5T_NATIVE_FLOAT;
-    case ElementType::kFloat64: return H5T_NATIVE_DOUBLE;
-    case ElementType::kInt64: return H5T_NATIVE_INT64;
-    case ElementType::kUint8: return H5T_NATIVE_UINT8;
+    case ElementType::kFloat32:
+      return H5T_NATIVE_FLOAT;
+    case ElementType::kFloat64:
+      return H5T_NATIVE_DOUBLE;
+    case ElementType::kInt64:
+      return H5T_NATIVE_INT64;
+    case ElementType::kUint8:
+      return H5T_NATIVE_UINT8;
   }
   return -1;
 }
@@ -77,15 +81,19 @@ hid_t h5_native_type(ElementType type) {
 bool element_type_of(hid_t stored, ElementType* type, std::string* what) {
   const H5T_class_t cls = H5Tget_class(stored);
   const size_t size = H5Tget_size(stored);
-  if (cls == H5T_FLOAT && size == 4) *type = ElementType::kFloat32;
-  else if (cls == H5T_FLOAT && size == 8) *type = ElementType::kFloat64;
+  if (cls == H5T_FLOAT && size == 4)
+    *type = ElementType::kFloat32;
+  else if (cls == H5T_FLOAT && size == 8)
+    *type = ElementType::kFloat64;
   else if (cls == H5T_INTEGER && size == 8 && H5Tget_sign(stored) == H5T_SGN_2)
     *type = ElementType::kInt64;
-  else if (cls == H5T_INTEGER && size == 1 && H5Tget_sign(stored) == H5T_SGN_NONE)
+  else if (cls == H5T_INTEGER && size == 1 &&
+           H5Tget_sign(stored) == H5T_SGN_NONE)
     *type = ElementType::kUint8;
   else {
-    const char* names[] = {"integer", "float", "time", "string", "bitfield",
-                           "opaque", "compound", "reference", "enum",
+    const char* names[] = {"integer",         "float",     "time",
+                           "string",          "bitfield",  "opaque",
+                           "compound",        "reference", "enum",
                            "variable-length", "array"};
     *what = std::string(cls >= 0 && cls <= 10 ? names[cls] : "unknown") +
             " of " + std::to_string(size) + " bytes";

@@ -4,8 +4,8 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstring>
 #include <utility>
@@ -61,7 +61,8 @@ std::vector<Box> run_pieces(const Box& box, Index max_elements) {
     ++j;
   }
   inner /= box.extent[j];  // elements per index of dimension j
-  const Index step = std::max<Index>(1, max_elements / std::max<Index>(1, inner));
+  const Index step =
+      std::max<Index>(1, max_elements / std::max<Index>(1, inner));
   // Every index of the dimensions before j, then ranges of j.
   Shape outer = box.extent;
   for (int d = j; d < n; ++d) outer[d] = 1;
@@ -101,11 +102,10 @@ void require_space(MPI_Comm comm, const std::string& path, long long bytes,
         static_cast<long long>(disk.f_frsize);
     const long long more = bytes - held;
     if (more > free_bytes) {
-      throw Error(ErrorKind::kIo,
-                  what + ": it needs " + std::to_string(more) +
-                      " more bytes, the disk has " +
-                      std::to_string(free_bytes) + " free (" +
-                      std::strerror(ENOSPC) + ")");
+      throw Error(ErrorKind::kIo, what + ": it needs " + std::to_string(more) +
+                                      " more bytes, the disk has " +
+                                      std::to_string(free_bytes) + " free (" +
+                                      std::strerror(ENOSPC) + ")");
     }
   });
 }
