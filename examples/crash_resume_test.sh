@@ -35,13 +35,20 @@ crash() {
   run 2 "${args[@]}" --checkpoint-dir="$dir" --checkpoint-every="$every" \
     > "$dir.log" 2>&1 &
   local launcher=$!
-  for ((i = 0; i < 200000; ++i)); do eval "$when" && break; done
-  # Freeze every rank, kill one, let the others go on.
+  # The ranks' pids first (processes named like the example), so that
+  # nothing slow stands between seeing WHEN hold and stopping them.
   local pids=() p
-  for p in $(pgrep -f -- "$example .*--checkpoint-dir=$dir"); do
-    [[ $(ps -o comm= -p "$p") == mpirun ]] || pids+=("$p")
+  for ((i = 0; i < 3000 && ${#pids[@]} < 2; ++i)); do
+    pids=()
+    for p in $(pgrep -f -- "--checkpoint-dir=$dir"); do
+      [[ $(ps -o comm= -p "$p") == "$(basename "$example" | cut -c1-15)" ]] &&
+        pids+=("$p")
+    done
+    ((${#pids[@]} >= 2)) || sleep 0.01
   done
   ((${#pids[@]} >= 2)) || fail "$dir: found ${#pids[@]} ranks to kill"
+  for ((i = 0; i < 2000000; ++i)); do eval "$when" && break; done
+  # Freeze every rank, kill one, let the others go on.
   kill -STOP "${pids[@]}"
   ls "$dir" > "$dir.at_kill"
   kill -KILL "${pids[1]}"
