@@ -128,15 +128,6 @@ Hid collective_transfer(bool runs = false) {
   return dxpl;
 }
 
-// Whether every rank's shard is one run of the dataset (collective).
-bool all_runs(MPI_Comm comm, const Shape& global, const Box& shard) {
-  int runs = shard.empty() || internal::one_run(global, shard);
-  distconv::internal::check_mpi(
-      MPI_Allreduce(MPI_IN_PLACE, &runs, 1, MPI_INT, MPI_MIN, comm),
-      "MPI_Allreduce");
-  return runs != 0;
-}
-
 // A tensor's shard as HDF5 sees it: the buffer it moves through (the
 // tensor's own, or a channels-first copy) and the box of it to move.
 template <typename T>
@@ -313,7 +304,7 @@ void H5File::write(const std::string& dataset, const DistTensor<T>& tensor,
   });
   s.require_space(dset, "cannot write " + s.name(dataset));
   ShardMemory<T> memory(tensor, /*fill=*/true);
-  const bool runs = all_runs(s.comm, global, tensor.shard());
+  const bool runs = internal::all_one_run(s.comm, global, tensor.shard());
   s.agree([&] {
     const Hid file_space = s.space_of(dset, dataset);
     select(file_space.get(), tensor.shard());
@@ -341,8 +332,8 @@ void H5File::read(const std::string& dataset, DistTensor<T>& tensor,
           " dimensions");
   ShardMemory<T> memory(tensor, /*fill=*/false);
   // (a window of a larger dataset is not one run of it)
-  const bool runs =
-      options.offset.ndims() == 0 && all_runs(s.comm, global, tensor.shard());
+  const bool runs = options.offset.ndims() == 0 &&
+                    internal::all_one_run(s.comm, global, tensor.shard());
   s.agree([&] {
     const Hid dset = s.open(dataset);
     const Hid file_space = s.space_of(dset, dataset);

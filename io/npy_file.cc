@@ -47,10 +47,7 @@ void transfer_block(MPI_Comm comm, MPI_File file, std::size_t offset,
                     Direction direction) {
   const MPI_Datatype element = distconv::internal::mpi_datatype<T>();
   const bool empty = b.box.empty();
-  int runs = empty || internal::one_run(b.global, b.box);
-  distconv::internal::check_mpi(
-      MPI_Allreduce(MPI_IN_PLACE, &runs, 1, MPI_INT, MPI_MIN, comm),
-      "MPI_Allreduce");
+  const bool runs = internal::all_one_run(comm, b.global, b.box);
   OwnedType file_type, memory_type;
   if (!empty && !runs) {
     file_type = internal::box_type(b.global, b.box, element);

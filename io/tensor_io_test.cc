@@ -146,6 +146,8 @@ TEST_P(TensorIo, ReplicatedArrays) {
     EXPECT_EQ(g.shape("w"), (Shape{2, 3, 5}));
     EXPECT_EQ(g.type("w"), ElementType::kInt64);
     EXPECT_EQ(g.datasets(), std::vector<std::string>{"w"});
+    EXPECT_TRUE(g.contains("w"));
+    EXPECT_FALSE(g.contains("v"));
     EXPECT_EQ(g.string_attribute("w", "note"), "weights");
     EXPECT_EQ(g.int_attribute("/", "step"), 42);
     back = g.read_array<std::int64_t>("w");

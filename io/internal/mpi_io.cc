@@ -49,6 +49,14 @@ bool one_run(const Shape& global, const Box& box) {
   return true;
 }
 
+bool all_one_run(MPI_Comm comm, const Shape& global, const Box& box) {
+  int runs = box.empty() || one_run(global, box);
+  distconv::internal::check_mpi(
+      MPI_Allreduce(MPI_IN_PLACE, &runs, 1, MPI_INT, MPI_MIN, comm),
+      "MPI_Allreduce");
+  return runs != 0;
+}
+
 std::vector<Box> run_pieces(const Box& box, Index max_elements) {
   std::vector<Box> pieces;
   if (box.empty()) return pieces;

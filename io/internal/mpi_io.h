@@ -22,6 +22,8 @@ void agree_on(MPI_Comm comm, int code, const std::string& what);
 // dimension after the first one it splits, one wide before it (a split
 // along N, or along D of one sample, say).
 bool one_run(const Shape& global, const Box& box);
+// Collective: whether every rank's `box` is one run (or empty).
+bool all_one_run(MPI_Comm comm, const Shape& global, const Box& box);
 
 // `box`, one run (one_run()), cut into runs of at most `max_elements`
 // each (at least one element of the last dimension), in file order. Large
