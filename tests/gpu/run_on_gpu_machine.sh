@@ -45,6 +45,8 @@ tests=(
   "box_pack_test 1"
   "device_space_test 1 2"
   "device_halo_exchange_test 1 2 3 4"
+  "cudnn_conv_test 1"
+  "device_convolution_test 1 2 3 4"
 )
 failed=()
 for t in "${tests[@]}"; do
@@ -70,8 +72,25 @@ done
 # Say why cases skipped (once per message).
 cat "$logs"/*.log | grep -hE 'GPU test not run|no CUDA device' | sort | uniq -c | sed 's/^/  /'
 
-echo "--- gpu_pack_bench"
-"$dir/bin/gpu_pack_bench" 2>&1 | tee "$logs/gpu_pack_bench.log"
+# Benchmarks: each runs once; one that fails fails the run.
+bench() {
+  local name=$1
+  shift
+  echo "--- $name"
+  timeout 600 "$@" 2>&1 | tee "$logs/$name.log"
+  local rc=${PIPESTATUS[0]}
+  if ((rc != 0)); then
+    echo "FAIL $name (exit $rc)"
+    failed+=("$name")
+  fi
+}
+bench gpu_pack_bench "$dir/bin/gpu_pack_bench"
+bench gpu_conv_bench "$dir/bin/mpirun" --allow-run-as-root -np 1 \
+  -x LD_LIBRARY_PATH -x OMPI_MCA_mca_base_component_path \
+  -x PMIX_MCA_mca_base_component_path "$dir/bin/gpu_conv_bench"
+if command -v python3 >/dev/null; then
+  bench torch_conv_bench python3 "$dir/bin/torch_conv_bench.py"
+fi
 
 if ((${#failed[@]})); then
   echo "gpu tests: FAILED: ${failed[*]}"
