@@ -13,7 +13,7 @@
 
 namespace distconv::testing {
 
-// A view of `extent` inside a larger channels-last buffer (or exactly
+// A view of `extent` inside a larger buffer stored in `order` (or exactly
 // dense), with the buffer behind it.
 template <typename T>
 struct Embedded {
@@ -22,7 +22,8 @@ struct Embedded {
 };
 
 template <typename T>
-Embedded<T> embed(const Shape& extent, std::mt19937_64& rng, bool dense) {
+Embedded<T> embed(const Shape& extent, std::mt19937_64& rng, bool dense,
+                  StorageOrder order = StorageOrder::kChannelsLast) {
   auto u = [&](Index lo, Index hi) {
     return std::uniform_int_distribution<Index>(lo, hi)(rng);
   };
@@ -35,7 +36,7 @@ Embedded<T> embed(const Shape& extent, std::mt19937_64& rng, bool dense) {
       outer[d] = extent[d] + offset[d] + u(0, 1);
     }
   }
-  const Shape strides = dense_strides(outer, StorageOrder::kChannelsLast);
+  const Shape strides = dense_strides(outer, order);
   Embedded<T> e;
   e.buffer.assign(outer.volume(), T(-7));
   e.view = StridedView<T>(e.buffer.data(), outer, strides)

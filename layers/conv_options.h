@@ -11,6 +11,7 @@
 
 #include "distconv/halo_layout.h"
 #include "halo/halo_options.h"
+#include "kernels/gpu_conv_options.h"
 #include "layers/layer_stats.h"
 
 namespace distconv {
@@ -41,6 +42,7 @@ struct ConvolutionOptions {
   // parts form; it must divide P. 0: the squarest split (Pc <= P / Pc).
   int channel_blocks = 0;
   HaloSetupOptions halo;  // how halos travel
+  GpuConvOptions gpu;     // device memory: cuDNN's arithmetic and algorithms
   // The input's layout, when a tensor shared with other layers carries
   // wider halos (widest() of their layouts); it must cover the halos this
   // convolution needs. Unset: exactly those.

@@ -57,9 +57,10 @@ struct ConvBuffer {
   // The same cells with the buffer's channels: the box a pass computes.
   Box work(Box global) const;
   Index channels() const { return box.extent[1]; }
-  template <typename T>
-  StridedView<T> view(T* data, const Box& local_box) const {
-    return StridedView<T>(data, box.extent, strides).subview(local_box);
+  template <typename Space = HostSpace, typename T>
+  StridedView<T, Space> view(T* data, const Box& local_box) const {
+    return StridedView<T, Space>(data, box.extent, strides)
+        .subview(local_box);
   }
   friend bool operator==(const ConvBuffer& a, const ConvBuffer& b) {
     return a.box == b.box && a.strides == b.strides;

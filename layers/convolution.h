@@ -83,14 +83,17 @@
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
 #include "distconv/internal/pimpl.h"
+#include "distconv/memory_space.h"
 #include "distconv/process_grid.h"
 #include "layers/conv_options.h"
 #include "layers/conv_plan.h"
 
 namespace distconv {
 
-// Defined for float and double.
-template <typename T>
+// Defined for float and double in host memory (target //layers:convolution)
+// and in device memory (Convolution<T, DeviceSpace>, target
+// //layers:device_convolution, built only with --config=cuda).
+template <typename T, typename Space = HostSpace>
 class Convolution {
  public:
   // Plans this rank's part (plan_convolution) and makes what it runs on.
@@ -99,7 +102,8 @@ class Convolution {
   // Runs a plan made beforehand for this rank of `grid`, its halos
   // travelling as `halo` says (the transport the plan was made for).
   Convolution(const ProcessGrid& grid, ConvPlan plan,
-              const HaloSetupOptions& halo = {});
+              const HaloSetupOptions& halo = {},
+              const GpuConvOptions& gpu = {});
 
   const ConvPlan& plan() const;
   const ConvGeometry& geometry() const;
@@ -114,17 +118,17 @@ class Convolution {
   const Box& bias_block() const;
 
   // Exchanges src's halos, then dst = conv(src) (+ bias).
-  void forward(DistTensor<T>& src, const T* weights, const T* bias,
-               DistTensor<T>& dst);
+  void forward(DistTensor<T, Space>& src, const T* weights, const T* bias,
+               DistTensor<T, Space>& dst);
   // diff_src = the input gradient; exchanges diff_dst's halos first.
-  void backward_data(DistTensor<T>& diff_dst, const T* weights,
-                     DistTensor<T>& diff_src);
+  void backward_data(DistTensor<T, Space>& diff_dst, const T* weights,
+                     DistTensor<T, Space>& diff_src);
   // Weight (and, with bias, bias) gradients from src (its halos as
   // forward() left them) and diff_dst's shard; starts their allreduce over
   // the ranks holding the same weight block. diff_weights and diff_bias
   // (this rank's blocks) are written by wait_gradients() and must stay
   // valid until then.
-  void backward_weights(const DistTensor<T>& src, const DistTensor<T>& diff_dst,
+  void backward_weights(const DistTensor<T, Space>& src, const DistTensor<T, Space>& diff_dst,
                         T* diff_weights, T* diff_bias);
   void wait_gradients();
 

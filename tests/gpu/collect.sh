@@ -22,7 +22,10 @@ programs=(
   box_pack_test://halo/cuda:box_pack_test
   device_space_test://distconv:device_space_test_bin
   device_halo_exchange_test://halo:device_halo_exchange_test_bin
+  cudnn_conv_test://kernels/cudnn:conv_test
+  device_convolution_test://layers:device_convolution_test_bin
   gpu_pack_bench://perf:gpu_pack_bench
+  gpu_conv_bench://perf:gpu_conv_bench
 )
 targets=()
 for p in "${programs[@]}"; do targets+=("${p#*:}"); done
@@ -59,4 +62,7 @@ for f in "${built[@]}" "$out"/bin/mpirun "$out"/bin/orted \
 done | sort -u | grep -vE "$skip" | while read -r lib; do
   cp -L "$lib" "$out/lib/"
 done
+# The PyTorch side of the convolution benchmark (run with the GPU
+# machine's own Python).
+cp perf/torch_conv_bench.py "$out/bin/"
 echo "collected into $out: $(du -sh "$out" | cut -f1)"

@@ -1,0 +1,244 @@
+// CudnnConv against the reference loops (kernels/reference/conv.h) on
+// random problems: 2D and 3D, groups, stride, dilation, asymmetric padding,
+// bias, views inside larger channels-last and channels-first buffers (as a
+// shard sits inside its halos). fp64 to 1e-10, fp32 to 1e-5; TF32 within
+// its rounding. Skips, visibly, on a machine without a GPU.
+#include "kernels/cudnn/conv.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "distconv/device_space.h"
+#include "kernels/reference/conv.h"
+#include "kernels/view_testing.h"
+
+namespace distconv {
+namespace {
+
+using testing::dense_of;
+using testing::embed;
+using testing::Embedded;
+
+bool have_gpu() { return DeviceSpace::device_count() > 0; }
+#define SKIP_WITHOUT_GPU()                                              \
+  if (!have_gpu()) {                                                    \
+    GTEST_SKIP() << "no CUDA device on this machine: GPU test not run"; \
+  }
+
+// A device copy of a host array, freed on destruction.
+template <typename T>
+struct OnDevice {
+  std::unique_ptr<void, void (*)(void*)> p{nullptr, &DeviceSpace::deallocate};
+  std::size_t n;
+  explicit OnDevice(const std::vector<T>& host) : n(host.size()) {
+    p.reset(DeviceSpace::allocate(sizeof(T) * std::max<std::size_t>(n, 1)));
+    DeviceSpace::copy_to_device(p.get(), host.data(), sizeof(T) * n);
+  }
+  T* get() const { return static_cast<T*>(p.get()); }
+  std::vector<T> to_host() const {
+    std::vector<T> out(n);
+    DeviceSpace::copy_to_host(out.data(), p.get(), sizeof(T) * n);
+    return out;
+  }
+};
+
+// The embedded view's buffer on the device, and the same view of it.
+template <typename T>
+struct DeviceView {
+  OnDevice<T> buffer;
+  StridedView<T, DeviceSpace> view;
+  explicit DeviceView(const Embedded<T>& e)
+      : buffer(e.buffer),
+        view(buffer.get() + (e.view.data() - e.buffer.data()), e.view.extent(),
+             e.view.strides()) {}
+  // The view's cells, densely, on the host.
+  std::vector<T> cells(const Embedded<T>& like) const {
+    std::vector<T> host = buffer.to_host();
+    return dense_of(
+        StridedView<T>(host.data() + (like.view.data() - like.buffer.data()),
+                       view.extent(), view.strides()));
+  }
+};
+
+template <typename T>
+void expect_close(const std::vector<T>& got, const std::vector<T>& want,
+                  double tol, const char* what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i])))
+        << what << " at " << i;
+  }
+}
+
+template <typename T>
+void CheckRandomPieces(const GpuConvOptions& options, double tol, int trials) {
+  std::mt19937_64 rng(5);
+  auto u = [&](Index lo, Index hi) {
+    return std::uniform_int_distribution<Index>(lo, hi)(rng);
+  };
+  std::uniform_real_distribution<double> val(-1, 1);
+  CudnnContext ctx;
+  int run = 0;
+  for (int trial = 0; run < trials && trial < 10 * trials; ++trial) {
+    const int k = u(2, 3);
+    const Index g = u(1, 2);
+    ConvDesc c = ConvDesc::make(g * u(1, 4), g * u(1, 4), Shape::filled(k, 1));
+    c.groups = g;
+    c.bias = u(0, 1) ? ConvBias::kAdd : ConvBias::kNone;
+    Shape src = Shape::filled(k + 2, 0);
+    src[0] = u(1, 3);
+    src[1] = c.in_channels;
+    for (int j = 0; j < k; ++j) {
+      c.kernel[j] = u(1, 3);
+      c.stride[j] = u(1, 2);
+      c.dilation[j] = u(1, 2);
+      c.padding_lower[j] = u(0, 2);
+      c.padding_upper[j] = u(0, 2);
+      src[j + 2] = u(3, 8);
+    }
+    try {
+      c.validate(src);
+    } catch (const Error&) {
+      continue;
+    }
+    ++run;
+    const Shape dst = c.dst_shape(src);
+    const bool dense = u(0, 1);
+    const StorageOrder order =
+        u(0, 1) ? StorageOrder::kChannelsLast : StorageOrder::kChannelsFirst;
+    Embedded<T> x = embed<T>(src, rng, dense, order);
+    Embedded<T> y = embed<T>(dst, rng, dense, order);
+    Embedded<T> dx = embed<T>(src, rng, dense, order);
+    std::vector<T> w(c.weights_shape().volume()), b(c.out_channels);
+    for (T& v : w) v = val(rng);
+    for (T& v : b) v = val(rng);
+    x.view.for_each([&](const Shape&, T& v) { v = val(rng); });
+    y.view.for_each([&](const Shape&, T& v) { v = val(rng); });
+    const std::vector<T> x0 = dense_of(x.view), y0 = dense_of(y.view);
+    const bool has_bias = c.bias == ConvBias::kAdd;
+    OnDevice<T> dw_dev(w), db_dev(b);
+    DeviceView<T> xd(x), yd(y), dxd(dx);
+
+    // Forward.
+    CudnnConv<T> f(ctx, c, src, x.view.strides(), dst, y.view.strides(),
+                   ConvPass::kForward, options);
+    SCOPED_TRACE(::testing::Message()
+                 << "trial " << trial << ": " << f.implementation() << ", src "
+                 << src << ", kernel " << c.kernel << ", stride " << c.stride
+                 << ", dilation " << c.dilation << ", padding "
+                 << c.padding_lower << "/" << c.padding_upper << ", groups "
+                 << c.groups);
+    std::vector<T> want(dst.volume());
+    reference::conv_fwd(c, src, x0.data(), w.data(),
+                        has_bias ? b.data() : nullptr, dst, want.data());
+    DeviceView<T> yf(y);
+    f.forward(xd.view, dw_dev.get(), has_bias ? db_dev.get() : nullptr,
+              yf.view);
+    expect_close(yf.cells(y), want, tol, "forward");
+
+    // Backward-data overwrites the view (and nothing around it).
+    CudnnConv<T> bd(ctx, c, src, dx.view.strides(), dst, y.view.strides(),
+                    ConvPass::kBackwardData, options);
+    std::vector<T> want_dx(src.volume());
+    reference::conv_bwd_data(c, dst, y0.data(), w.data(), src, want_dx.data());
+    bd.backward_data(yd.view, dw_dev.get(), dxd.view);
+    expect_close(dxd.cells(dx), want_dx, tol, "backward data");
+    std::vector<T> around = dxd.buffer.to_host();
+    StridedView<T>(around.data() + (dx.view.data() - dx.buffer.data()), src,
+                   dx.view.strides())
+        .for_each([](const Shape&, T& v) { v = T(-7); });
+    for (size_t i = 0; i < around.size(); ++i) {
+      ASSERT_EQ(around[i], T(-7)) << "backward data wrote outside its view";
+    }
+
+    // Backward-weights adds to what is there.
+    std::vector<T> want_dw(w.size()), want_db(b.size());
+    reference::conv_bwd_weights(c, src, x0.data(), dst, y0.data(),
+                                want_dw.data(), want_db.data());
+    std::vector<T> ones_w(w.size(), T(1)), ones_b(b.size(), T(1));
+    OnDevice<T> gw(ones_w), gb(ones_b);
+    CudnnConv<T> bw(ctx, c, src, x.view.strides(), dst, y.view.strides(),
+                    ConvPass::kBackwardWeights, options);
+    bw.backward_weights(xd.view, yd.view, gw.get(),
+                        has_bias ? gb.get() : nullptr);
+    for (T& v : want_dw) v += 1;
+    expect_close(gw.to_host(), want_dw, tol, "diff weights");
+    if (has_bias) {
+      for (T& v : want_db) v += 1;
+      expect_close(gb.to_host(), want_db, tol, "diff bias");
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+  EXPECT_EQ(run, trials);
+}
+
+TEST(CudnnConv, DoubleMatchesTheReference) {
+  SKIP_WITHOUT_GPU();
+  CheckRandomPieces<double>({}, 1e-10, 60);
+}
+
+TEST(CudnnConv, FloatMatchesTheReference) {
+  SKIP_WITHOUT_GPU();
+  CheckRandomPieces<float>({}, 1e-5, 60);
+}
+
+TEST(CudnnConv, MeasuredSearchMatchesTheReference) {
+  SKIP_WITHOUT_GPU();
+  GpuConvOptions o;
+  o.search = GpuAlgoSearch::kMeasured;
+  CheckRandomPieces<float>(o, 1e-5, 15);
+}
+
+TEST(CudnnConv, Tf32IsWithinItsRounding) {
+  SKIP_WITHOUT_GPU();
+  GpuConvOptions o;
+  o.math = GpuMath::kTf32;
+  // Inputs rounded to 10 mantissa bits, sums of up to ~300 products of
+  // values in [-1, 1].
+  CheckRandomPieces<float>(o, 2e-2, 30);
+}
+
+TEST(CudnnConv, NamesItsAlgorithmAndTakesAnother) {
+  SKIP_WITHOUT_GPU();
+  CudnnContext ctx;
+  ConvDesc c = ConvDesc::make(16, 16, {3, 3});
+  c.padding_lower = c.padding_upper = {1, 1};
+  const Shape x{1, 16, 32, 32};
+  const Shape s = dense_strides(x, StorageOrder::kChannelsLast);
+  CudnnConv<float> f(ctx, c, x, s, x, s, ConvPass::kForward);
+  EXPECT_NE(f.implementation().find("channels-last, in place"),
+            std::string::npos)
+      << f.implementation();
+  f.set_algorithm(0);  // implicit GEMM: every problem has it
+  EXPECT_EQ(f.algorithm(), 0);
+  EXPECT_NE(f.implementation().find("implicit_gemm"), std::string::npos);
+  c.padding_upper = {0, 0};
+  CudnnConv<float> edge(
+      ctx, c, x, s, Shape{1, 16, 31, 31},
+      dense_strides(Shape{1, 16, 31, 31}, StorageOrder::kChannelsLast),
+      ConvPass::kForward);
+  EXPECT_NE(edge.implementation().find("padded input copy"), std::string::npos)
+      << edge.implementation();
+}
+
+TEST(CudnnConv, AnOutputOfTheWrongSizeIsRefused) {
+  SKIP_WITHOUT_GPU();
+  CudnnContext ctx;
+  ConvDesc c = ConvDesc::make(4, 4, {3, 3});
+  const Shape x{1, 4, 8, 8}, y{1, 4, 8, 8};  // unpadded: 6 x 6
+  try {
+    CudnnConv<double> f(
+        ctx, c, x, dense_strides(x, StorageOrder::kChannelsLast), y,
+        dense_strides(y, StorageOrder::kChannelsLast), ConvPass::kForward);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUnsupported) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace distconv

@@ -1,0 +1,42 @@
+#include "kernels/cudnn/cudnn_context.h"
+
+#include <cuda_runtime_api.h>
+
+#include "distconv/internal/cuda_check.h"
+
+namespace distconv {
+
+void check_cudnn(cudnnStatus_t status, const char* what) {
+  if (status == CUDNN_STATUS_SUCCESS) return;
+  throw Error(ErrorKind::kDevice,
+              internal::str(what, " failed: ", cudnnGetErrorString(status)));
+}
+
+CudnnContext::CudnnContext(cudaStream_t stream) : stream_(stream) {
+  check_cudnn(cudnnCreate(&handle_), "cudnnCreate");
+  try {
+    check_cudnn(cudnnSetStream(handle_, stream), "cudnnSetStream");
+  } catch (...) {
+    cudnnDestroy(handle_);
+    throw;
+  }
+}
+
+CudnnContext::~CudnnContext() {
+  if (workspace_ != nullptr) cudaFree(workspace_);
+  cudnnDestroy(handle_);
+}
+
+void CudnnContext::reserve(std::size_t bytes) {
+  if (bytes <= size_) return;
+  if (workspace_ != nullptr) {
+    internal::check_cuda(cudaFree(workspace_), "cudaFree of the workspace");
+    workspace_ = nullptr;
+    size_ = 0;
+  }
+  internal::check_cuda(cudaMalloc(&workspace_, bytes),
+                       "cudaMalloc of a cuDNN workspace of ", bytes, " bytes");
+  size_ = bytes;
+}
+
+}  // namespace distconv

@@ -1,0 +1,26 @@
+// Per-channel operations on strided views of GPU memory through cuDNN, for
+// the cells of a layer that no convolution kernel writes. Queued on the
+// context's stream; views with a zero extent are left alone. Built only
+// with --config=cuda. Defined for float and double.
+#ifndef DISTCONV_KERNELS_CUDNN_TENSOR_OPS_H_
+#define DISTCONV_KERNELS_CUDNN_TENSOR_OPS_H_
+
+#include "distconv/device_space.h"
+#include "distconv/strided_view.h"
+#include "kernels/cudnn/cudnn_context.h"
+
+namespace distconv {
+
+// v(n, c, ...) = bias[c] in every cell; 0 where bias is null.
+template <typename T>
+void cudnn_fill_bias(const CudnnContext& context,
+                     const StridedView<T, DeviceSpace>& v, const T* bias);
+
+// sums[c] += the sum of v(n, c, ...) over every cell (a bias gradient).
+template <typename T>
+void cudnn_sum_per_channel(const CudnnContext& context,
+                           const StridedView<const T, DeviceSpace>& v, T* sums);
+
+}  // namespace distconv
+
+#endif  // DISTCONV_KERNELS_CUDNN_TENSOR_OPS_H_

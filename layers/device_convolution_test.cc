@@ -1,0 +1,206 @@
+// Convolution<T, DeviceSpace> against Convolution<T> (host memory) on the
+// same data and grids: forward, backward-data, backward-weights (the
+// gradients summed over the ranks), 2D and 3D, sample and spatial splits,
+// uneven and empty shards, stride, groups, bias. fp64 to 1e-10, fp32 to
+// 1e-5. Several ranks share one GPU (halos host-staged). Skips, visibly,
+// on a machine without a GPU.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "distconv/device_space.h"
+#include "distconv/dist_tensor.h"
+#include "layers/convolution.h"
+#include "tests/mpi_testing.h"
+
+namespace distconv {
+namespace {
+
+using testing::expect_error_on_all_ranks;
+using testing::world_rank;
+using testing::world_size;
+
+class DeviceConvolution : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (DeviceSpace::device_count() == 0) {
+      GTEST_SKIP() << "no CUDA device on this machine: GPU test not run";
+    }
+    ASSERT_EQ(cudaSetDevice(world_rank() % DeviceSpace::device_count()),
+              cudaSuccess);
+  }
+};
+
+struct Case {
+  Shape global;  // N, C, spatial...
+  Shape grid;
+  ConvDesc desc;
+};
+
+ConvDesc conv3(Index c, Index f, int dims, Index stride, Index groups,
+               ConvBias bias) {
+  ConvDesc d = ConvDesc::make(c, f, Shape::filled(dims, 3));
+  d.padding_lower = d.padding_upper = Shape::filled(dims, 1);
+  d.stride = Shape::filled(dims, stride);
+  d.groups = groups;
+  d.bias = bias;
+  return d;
+}
+
+// Grids of exactly world_size() ranks.
+std::vector<Case> cases() {
+  const ConvDesc same = conv3(4, 6, 2, 1, 1, ConvBias::kAdd);
+  const ConvDesc strided = conv3(4, 6, 2, 2, 2, ConvBias::kNone);
+  ConvDesc asym = conv3(3, 5, 2, 1, 1, ConvBias::kAdd);
+  asym.padding_upper = {0, 2};
+  const ConvDesc cube = conv3(2, 3, 3, 1, 1, ConvBias::kAdd);
+  std::vector<Case> all = {
+      {{2, 4, 12, 10}, {1, 1, 1, 1}, same},
+      {{2, 4, 12, 10}, {1, 1, 1, 1}, strided},
+      {{1, 3, 9, 11}, {1, 1, 1, 1}, asym},
+      {{1, 2, 6, 7, 5}, {1, 1, 1, 1, 1}, cube},
+      {{2, 4, 12, 10}, {1, 1, 2, 1}, same},
+      {{2, 4, 12, 10}, {2, 1, 1, 1}, strided},
+      {{1, 3, 9, 11}, {1, 1, 1, 2}, asym},
+      {{1, 2, 6, 7, 5}, {1, 1, 2, 1, 1}, cube},
+      {{1, 4, 10, 9}, {1, 1, 3, 1}, same},     // uneven
+      {{1, 4, 11, 9}, {1, 1, 1, 3}, strided},  // uneven
+      {{2, 4, 12, 10}, {1, 1, 2, 2}, same},
+      {{2, 4, 12, 10}, {2, 1, 2, 1}, strided},
+      {{1, 4, 3, 8}, {1, 1, 4, 1}, same},  // one shard empty
+      {{1, 2, 6, 4, 5}, {1, 1, 2, 2, 1}, cube},
+  };
+  std::vector<Case> mine;
+  for (const Case& c : all) {
+    if (c.grid.volume() == world_size()) mine.push_back(c);
+  }
+  return mine;
+}
+
+template <typename T>
+std::vector<T> to_host(const T* device, Index n) {
+  std::vector<T> out(n);
+  DeviceSpace::copy_to_host(out.data(), device, sizeof(T) * n);
+  return out;
+}
+
+// A device array holding `host`, freed with the test.
+template <typename T>
+struct DeviceArray {
+  T* p = nullptr;
+  Index n;
+  explicit DeviceArray(const std::vector<T>& host) : n(host.size()) {
+    p = static_cast<T*>(
+        DeviceSpace::allocate(sizeof(T) * std::max<Index>(n, 1)));
+    DeviceSpace::copy_to_device(p, host.data(), sizeof(T) * n);
+  }
+  ~DeviceArray() { DeviceSpace::deallocate(p); }
+  std::vector<T> host() const { return to_host(p, n); }
+};
+
+// The interiors of a host tensor and of a device tensor of the same
+// layout, compared cell by cell.
+template <typename T>
+void expect_same_interior(DistTensor<T>& want, DistTensor<T, DeviceSpace>& got,
+                          double tol, const char* what) {
+  std::vector<T> buffer = to_host(got.data(), got.size());
+  DistTensor<T> copy =
+      DistTensor<T>::wrap(got.grid(), got.layout(), buffer.data(),
+                          static_cast<Index>(buffer.size()));
+  StridedView<T> g = copy.interior(), w = want.interior();
+  std::vector<T> gv, wv;
+  g.for_each([&](const Shape&, T& v) { gv.push_back(v); });
+  w.for_each([&](const Shape&, T& v) { wv.push_back(v); });
+  ASSERT_EQ(gv.size(), wv.size());
+  for (size_t i = 0; i < gv.size(); ++i) {
+    ASSERT_NEAR(gv[i], wv[i], tol * (1 + std::abs(wv[i])))
+        << what << " at interior cell " << i << " of rank " << world_rank();
+  }
+}
+
+template <typename T>
+void expect_close(const std::vector<T>& got, const std::vector<T>& want,
+                  double tol, const char* what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i])))
+        << what << " at " << i << " of rank " << world_rank();
+  }
+}
+
+template <typename T>
+void CheckAgainstTheHost(const Case& c, double tol) {
+  SCOPED_TRACE(::testing::Message()
+               << "global " << c.global << ", grid " << c.grid << ", kernel "
+               << c.desc.kernel << ", stride " << c.desc.stride);
+  ProcessGrid grid(MPI_COMM_WORLD, c.grid);
+  const Distribution dist(c.global, c.grid);
+  Convolution<T> host(grid, c.desc, dist);
+  Convolution<T, DeviceSpace> dev(grid, c.desc, dist);
+  ASSERT_EQ(host.plan(), dev.plan());
+  std::mt19937_64 rng(17 + world_rank());
+  std::uniform_real_distribution<double> val(-1, 1);
+  auto random = [&](Index n) {
+    std::vector<T> v(n);
+    for (T& x : v) x = val(rng);
+    return v;
+  };
+  DistTensor<T> x(grid, host.src_layout()), y(grid, host.dst_layout());
+  DistTensor<T> dy(grid, host.diff_dst_layout()),
+      dx(grid, host.diff_src_layout());
+  x.interior().for_each([&](const Shape&, T& v) { v = val(rng); });
+  dy.interior().for_each([&](const Shape&, T& v) { v = val(rng); });
+  const std::vector<T> w = random(host.weights_block().extent.volume());
+  const std::vector<T> b = random(host.bias_block().extent.volume());
+  const bool has_bias = c.desc.bias == ConvBias::kAdd;
+  DistTensor<T, DeviceSpace> xd(grid, dev.src_layout()),
+      yd(grid, dev.dst_layout()), dyd(grid, dev.diff_dst_layout()),
+      dxd(grid, dev.diff_src_layout());
+  DeviceSpace::copy_to_device(xd.data(), x.data(), sizeof(T) * x.size());
+  DeviceSpace::copy_to_device(dyd.data(), dy.data(), sizeof(T) * dy.size());
+  DeviceArray<T> wd(w), bd(b);
+  std::vector<T> dw(w.size(), T(5)), db(b.size(), T(5));
+  DeviceArray<T> dwd(dw), dbd(db);
+
+  host.forward(x, w.data(), has_bias ? b.data() : nullptr, y);
+  dev.forward(xd, wd.p, has_bias ? bd.p : nullptr, yd);
+  host.backward_weights(x, dy, dw.data(), has_bias ? db.data() : nullptr);
+  dev.backward_weights(xd, dyd, dwd.p, has_bias ? dbd.p : nullptr);
+  host.backward_data(dy, w.data(), dx);
+  dev.backward_data(dyd, wd.p, dxd);
+  host.wait_gradients();
+  dev.wait_gradients();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  expect_same_interior(y, yd, tol, "forward");
+  expect_same_interior(dx, dxd, tol, "backward data");
+  expect_close(dwd.host(), dw, tol, "weight gradient");
+  if (has_bias) expect_close(dbd.host(), db, tol, "bias gradient");
+}
+
+TEST_F(DeviceConvolution, DoubleMatchesTheHostLayer) {
+  for (const Case& c : cases()) CheckAgainstTheHost<double>(c, 1e-10);
+}
+
+TEST_F(DeviceConvolution, FloatMatchesTheHostLayer) {
+  for (const Case& c : cases()) CheckAgainstTheHost<float>(c, 1e-5);
+}
+
+TEST_F(DeviceConvolution, ChannelSplitsFailOnEveryRank) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two ranks to split channels";
+  Shape g = Shape::filled(4, 1);
+  g[1] = world_size();
+  ProcessGrid grid(MPI_COMM_WORLD, g);
+  const Index c = 4 * world_size();
+  const ConvDesc d = conv3(c, c, 2, 1, 1, ConvBias::kNone);
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kUnsupported,
+                            "channel parallelism", [&] {
+                              Convolution<float, DeviceSpace> conv(
+                                  grid, d, Distribution(Shape{1, c, 8, 8}, g));
+                            });
+}
+
+}  // namespace
+}  // namespace distconv

@@ -1,0 +1,51 @@
+// DeviceGradientSum<T>: GradientSum (gradient_sum.h) for gradients in GPU
+// memory. Local partial sums live on the device; start() copies them to the
+// host (waiting for the stream) and starts the allreduce there; wait()
+// copies the sums into the caller's device arrays on the stream. Over one
+// rank nothing leaves the device and the host never waits. Built only with
+// --config=cuda.
+#ifndef DISTCONV_LAYERS_INTERNAL_DEVICE_GRADIENT_SUM_H_
+#define DISTCONV_LAYERS_INTERNAL_DEVICE_GRADIENT_SUM_H_
+
+#include <cuda_runtime_api.h>
+#include <mpi.h>
+
+#include <vector>
+
+#include "distconv/shape.h"
+#include "layers/internal/gradient_sum.h"
+
+namespace distconv::internal {
+
+// Defined for float and double.
+template <typename T>
+class DeviceGradientSum {
+ public:
+  DeviceGradientSum(cudaStream_t stream, MPI_Comm comm, Index weights_size,
+                    Index bias_size);
+  ~DeviceGradientSum();
+  DeviceGradientSum(const DeviceGradientSum&) = delete;
+  DeviceGradientSum& operator=(const DeviceGradientSum&) = delete;
+
+  void zero();  // queued on the stream
+  T* weights() { return sums_; }
+  T* bias() { return bias_size_ > 0 ? sums_ + weights_size_ : nullptr; }
+  void start(T* diff_weights, T* diff_bias);
+  void poke() { host_.poke(); }
+  double wait();
+
+ private:
+  cudaStream_t stream_;
+  Index weights_size_, bias_size_;
+  bool alone_;         // a communicator of one rank
+  T* sums_ = nullptr;  // device
+  GradientSum<T> host_;
+  std::vector<T> host_sums_;  // the allreduce's result
+  T* diff_weights_ = nullptr;
+  T* diff_bias_ = nullptr;
+  bool in_flight_ = false;
+};
+
+}  // namespace distconv::internal
+
+#endif  // DISTCONV_LAYERS_INTERNAL_DEVICE_GRADIENT_SUM_H_
