@@ -18,9 +18,9 @@ enum class GpuAlgoSearch {
   // cuDNN's heuristics: no run at plan time; the same shapes give the same
   // algorithm on every rank.
   kHeuristic,
-  // cuDNN times its algorithms on scratch buffers when the kernel is made;
-  // a layer then makes its ranks agree (the lowest rank's choice for each
-  // shape).
+  // cuDNN times its algorithms on scratch buffers when the kernel is made.
+  // Ranks time separately, so ranks with the same shapes may pick
+  // different (equally correct) algorithms.
   kMeasured,
 };
 
