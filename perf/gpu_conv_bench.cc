@@ -25,15 +25,14 @@
 #include "distconv/device_space.h"
 #include "distconv/dist_tensor.h"
 #include "distconv/error.h"
-#include "distconv/internal/cuda_check.h"
 #include "kernels/cudnn/cudnn_descriptors.h"
 #include "layers/convolution.h"
 #include "perf/cli_args.h"
+#include "perf/cuda_timing.h"
 
 namespace distconv {
 namespace {
 
-using internal::check_cuda;
 using internal::str;
 
 struct Problem {
@@ -88,30 +87,6 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// Median seconds of `op` queued `reps` times between two events, over 5
-// rounds.
-template <typename Op>
-double time_of(Op op, int reps) {
-  cudaEvent_t a, b;
-  check_cuda(cudaEventCreate(&a), "cudaEventCreate");
-  check_cuda(cudaEventCreate(&b), "cudaEventCreate");
-  op();
-  std::vector<double> t;
-  for (int round = 0; round < 5; ++round) {
-    check_cuda(cudaEventRecord(a, nullptr), "cudaEventRecord");
-    for (int r = 0; r < reps; ++r) op();
-    check_cuda(cudaEventRecord(b, nullptr), "cudaEventRecord");
-    check_cuda(cudaEventSynchronize(b), "cudaEventSynchronize");
-    float ms = 0;
-    check_cuda(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
-    t.push_back(ms * 1e-3 / reps);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
 void* device_array(std::size_t bytes) { return DeviceSpace::allocate(bytes); }
 
 // Plain cuDNN, one dense channels-last problem: the baseline.
@@ -146,40 +121,38 @@ struct Direct {
     const std::size_t limit = std::size_t{1} << 30;
     void* scratch = device_array(limit);
     int n = 0;
-    auto ok = [&](const auto& perf) {
-      return perf.status == CUDNN_STATUS_SUCCESS && perf.memory <= limit &&
-             (math == GpuMath::kTf32 || perf.mathType == CUDNN_FMA_MATH);
+    // The fastest result that succeeded, fits the limit and keeps to the
+    // math asked for (cuDNN's timed results come fastest first).
+    auto pick = [&](const auto* perf, const char* pass) {
+      int i = 0;
+      while (
+          i < n &&
+          !(perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= limit &&
+            (math == GpuMath::kTf32 || perf[i].mathType == CUDNN_FMA_MATH))) {
+        ++i;
+      }
+      require(i < n, ErrorKind::kUnsupported, "no ", pass, " algorithm");
+      ws_bytes = std::max(ws_bytes, perf[i].memory);
+      return perf[i].algo;
     };
     cudnnConvolutionFwdAlgoPerf_t pf[16];
     check_cudnn(cudnnFindConvolutionForwardAlgorithmEx(
                     h, x.get(), xp, w.get(), wp, conv.get(), y.get(), yp, 16,
                     &n, pf, scratch, limit),
                 "cudnnFindConvolutionForwardAlgorithmEx");
-    int i = 0;
-    while (i < n && !ok(pf[i])) ++i;
-    require(i < n, ErrorKind::kUnsupported, "no forward algorithm");
-    fwd = pf[i].algo;
-    ws_bytes = std::max(ws_bytes, pf[i].memory);
+    fwd = pick(pf, "forward");
     cudnnConvolutionBwdDataAlgoPerf_t pd[16];
     check_cudnn(cudnnFindConvolutionBackwardDataAlgorithmEx(
                     h, w.get(), wp, y.get(), yp, conv.get(), x.get(), xp, 16,
                     &n, pd, scratch, limit),
                 "cudnnFindConvolutionBackwardDataAlgorithmEx");
-    i = 0;
-    while (i < n && !ok(pd[i])) ++i;
-    require(i < n, ErrorKind::kUnsupported, "no backward-data algorithm");
-    data = pd[i].algo;
-    ws_bytes = std::max(ws_bytes, pd[i].memory);
+    data = pick(pd, "backward-data");
     cudnnConvolutionBwdFilterAlgoPerf_t pw[16];
     check_cudnn(cudnnFindConvolutionBackwardFilterAlgorithmEx(
                     h, x.get(), xp, y.get(), yp, conv.get(), w.get(), wp, 16,
                     &n, pw, scratch, limit),
                 "cudnnFindConvolutionBackwardFilterAlgorithmEx");
-    i = 0;
-    while (i < n && !ok(pw[i])) ++i;
-    require(i < n, ErrorKind::kUnsupported, "no backward-filter algorithm");
-    filter = pw[i].algo;
-    ws_bytes = std::max(ws_bytes, pw[i].memory);
+    filter = pick(pw, "backward-filter");
     DeviceSpace::deallocate(scratch);
     ws = device_array(std::max<std::size_t>(ws_bytes, 1));
   }

@@ -26,6 +26,7 @@
 #include "halo/halo_plan.h"
 #include "halo/cuda/box_pack.h"
 #include "perf/cli_args.h"
+#include "perf/cuda_timing.h"
 
 namespace distconv {
 namespace {
@@ -99,30 +100,6 @@ Options parse(int argc, char** argv) {
   }
   o.problems = any ? std::vector<Problem>{p} : default_problems();
   return o;
-}
-
-// Median time in seconds of `op` queued `reps` times between two events,
-// over 5 such rounds.
-template <typename Op>
-double time_of(Op op, int reps) {
-  cudaEvent_t a, b;
-  check_cuda(cudaEventCreate(&a), "cudaEventCreate");
-  check_cuda(cudaEventCreate(&b), "cudaEventCreate");
-  op();  // warm up
-  std::vector<double> t;
-  for (int round = 0; round < 5; ++round) {
-    check_cuda(cudaEventRecord(a, nullptr), "cudaEventRecord");
-    for (int r = 0; r < reps; ++r) op();
-    check_cuda(cudaEventRecord(b, nullptr), "cudaEventRecord");
-    check_cuda(cudaEventSynchronize(b), "cudaEventSynchronize");
-    float ms = 0;
-    check_cuda(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
-    t.push_back(ms * 1e-3 / reps);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
 }
 
 template <typename T>
