@@ -14,11 +14,13 @@
 #include "distconv/device_space.h"
 #include "distconv/dist_tensor.h"
 #include "layers/convolution.h"
+#include "tests/device_array.h"
 #include "tests/mpi_testing.h"
 
 namespace distconv {
 namespace {
 
+using testing::DeviceArray;
 using testing::expect_error_on_all_ranks;
 using testing::world_rank;
 using testing::world_size;
@@ -87,20 +89,6 @@ std::vector<T> to_host(const T* device, Index n) {
   return out;
 }
 
-// A device array holding `host`, freed with the test.
-template <typename T>
-struct DeviceArray {
-  T* p = nullptr;
-  Index n;
-  explicit DeviceArray(const std::vector<T>& host) : n(host.size()) {
-    p = static_cast<T*>(
-        DeviceSpace::allocate(sizeof(T) * std::max<Index>(n, 1)));
-    DeviceSpace::copy_to_device(p, host.data(), sizeof(T) * n);
-  }
-  ~DeviceArray() { DeviceSpace::deallocate(p); }
-  std::vector<T> host() const { return to_host(p, n); }
-};
-
 // The interiors of a host tensor and of a device tensor of the same
 // layout, compared cell by cell.
 template <typename T>
@@ -166,18 +154,18 @@ void CheckAgainstTheHost(const Case& c, double tol) {
   DeviceArray<T> dwd(dw), dbd(db);
 
   host.forward(x, w.data(), has_bias ? b.data() : nullptr, y);
-  dev.forward(xd, wd.p, has_bias ? bd.p : nullptr, yd);
+  dev.forward(xd, wd.data, has_bias ? bd.data : nullptr, yd);
   host.backward_weights(x, dy, dw.data(), has_bias ? db.data() : nullptr);
-  dev.backward_weights(xd, dyd, dwd.p, has_bias ? dbd.p : nullptr);
+  dev.backward_weights(xd, dyd, dwd.data, has_bias ? dbd.data : nullptr);
   host.backward_data(dy, w.data(), dx);
-  dev.backward_data(dyd, wd.p, dxd);
+  dev.backward_data(dyd, wd.data, dxd);
   host.wait_gradients();
   dev.wait_gradients();
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   expect_same_interior(y, yd, tol, "forward");
   expect_same_interior(dx, dxd, tol, "backward data");
-  expect_close(dwd.host(), dw, tol, "weight gradient");
-  if (has_bias) expect_close(dbd.host(), db, tol, "bias gradient");
+  expect_close(dwd.read(), dw, tol, "weight gradient");
+  if (has_bias) expect_close(dbd.read(), db, tol, "bias gradient");
 }
 
 TEST_F(DeviceConvolution, DoubleMatchesTheHostLayer) {

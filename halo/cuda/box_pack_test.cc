@@ -12,9 +12,12 @@
 #include "distconv/internal/box_rows.h"
 #include "gtest/gtest.h"
 #include "halo/cuda/box_testing.h"
+#include "tests/device_array.h"
 
 namespace distconv {
 namespace {
+
+using testing::DeviceArray;
 
 template <typename T>
 class BoxPack : public ::testing::Test {
@@ -47,28 +50,6 @@ bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
   return a.size() == b.size() &&
          std::memcmp(a.data(), b.data(), sizeof(T) * a.size()) == 0;
 }
-
-// A device copy of `host` at `offset` elements into a fresh allocation (an
-// offset of 1 makes the pointer unaligned for 16-byte units).
-template <typename T>
-struct DeviceArray {
-  DeviceArray(const std::vector<T>& host, int offset)
-      : base(static_cast<T*>(
-            DeviceSpace::allocate(sizeof(T) * (host.size() + offset)))),
-        data(base + offset),
-        size(host.size()) {
-    DeviceSpace::copy_to_device(data, host.data(), sizeof(T) * size);
-  }
-  ~DeviceArray() { DeviceSpace::deallocate(base); }
-  std::vector<T> read() const {
-    std::vector<T> out(size);
-    DeviceSpace::copy_to_host(out.data(), data, sizeof(T) * size);
-    return out;
-  }
-  T* base;
-  T* data;
-  size_t size;
-};
 
 // Packs and unpacks (copy, sum, max) `boxes` on the device and on the host.
 template <typename T>

@@ -15,11 +15,13 @@
 #include "distconv/device_space.h"
 #include "kernels/reference/conv.h"
 #include "kernels/view_testing.h"
+#include "tests/device_array.h"
 
 namespace distconv {
 namespace {
 
 using testing::dense_of;
+using testing::DeviceArray;
 using testing::embed;
 using testing::Embedded;
 
@@ -29,35 +31,18 @@ bool have_gpu() { return DeviceSpace::device_count() > 0; }
     GTEST_SKIP() << "no CUDA device on this machine: GPU test not run"; \
   }
 
-// A device copy of a host array, freed on destruction.
-template <typename T>
-struct OnDevice {
-  std::unique_ptr<void, void (*)(void*)> p{nullptr, &DeviceSpace::deallocate};
-  std::size_t n;
-  explicit OnDevice(const std::vector<T>& host) : n(host.size()) {
-    p.reset(DeviceSpace::allocate(sizeof(T) * std::max<std::size_t>(n, 1)));
-    DeviceSpace::copy_to_device(p.get(), host.data(), sizeof(T) * n);
-  }
-  T* get() const { return static_cast<T*>(p.get()); }
-  std::vector<T> to_host() const {
-    std::vector<T> out(n);
-    DeviceSpace::copy_to_host(out.data(), p.get(), sizeof(T) * n);
-    return out;
-  }
-};
-
 // The embedded view's buffer on the device, and the same view of it.
 template <typename T>
 struct DeviceView {
-  OnDevice<T> buffer;
+  DeviceArray<T> buffer;
   StridedView<T, DeviceSpace> view;
   explicit DeviceView(const Embedded<T>& e)
       : buffer(e.buffer),
-        view(buffer.get() + (e.view.data() - e.buffer.data()), e.view.extent(),
+        view(buffer.data + (e.view.data() - e.buffer.data()), e.view.extent(),
              e.view.strides()) {}
   // The view's cells, densely, on the host.
   std::vector<T> cells(const Embedded<T>& like) const {
-    std::vector<T> host = buffer.to_host();
+    std::vector<T> host = buffer.read();
     return dense_of(
         StridedView<T>(host.data() + (like.view.data() - like.buffer.data()),
                        view.extent(), view.strides()));
@@ -120,7 +105,7 @@ void CheckRandomPieces(const GpuConvOptions& options, double tol, int trials) {
     y.view.for_each([&](const Shape&, T& v) { v = val(rng); });
     const std::vector<T> x0 = dense_of(x.view), y0 = dense_of(y.view);
     const bool has_bias = c.bias == ConvBias::kAdd;
-    OnDevice<T> dw_dev(w), db_dev(b);
+    DeviceArray<T> dw_dev(w), db_dev(b);
     DeviceView<T> xd(x), yd(y), dxd(dx);
 
     // Forward.
@@ -136,7 +121,7 @@ void CheckRandomPieces(const GpuConvOptions& options, double tol, int trials) {
     reference::conv_fwd(c, src, x0.data(), w.data(),
                         has_bias ? b.data() : nullptr, dst, want.data());
     DeviceView<T> yf(y);
-    f.forward(xd.view, dw_dev.get(), has_bias ? db_dev.get() : nullptr,
+    f.forward(xd.view, dw_dev.data, has_bias ? db_dev.data : nullptr,
               yf.view);
     expect_close(yf.cells(y), want, tol, "forward");
 
@@ -145,9 +130,9 @@ void CheckRandomPieces(const GpuConvOptions& options, double tol, int trials) {
                     ConvPass::kBackwardData, options);
     std::vector<T> want_dx(src.volume());
     reference::conv_bwd_data(c, dst, y0.data(), w.data(), src, want_dx.data());
-    bd.backward_data(yd.view, dw_dev.get(), dxd.view);
+    bd.backward_data(yd.view, dw_dev.data, dxd.view);
     expect_close(dxd.cells(dx), want_dx, tol, "backward data");
-    std::vector<T> around = dxd.buffer.to_host();
+    std::vector<T> around = dxd.buffer.read();
     StridedView<T>(around.data() + (dx.view.data() - dx.buffer.data()), src,
                    dx.view.strides())
         .for_each([](const Shape&, T& v) { v = T(-7); });
@@ -160,16 +145,16 @@ void CheckRandomPieces(const GpuConvOptions& options, double tol, int trials) {
     reference::conv_bwd_weights(c, src, x0.data(), dst, y0.data(),
                                 want_dw.data(), want_db.data());
     std::vector<T> ones_w(w.size(), T(1)), ones_b(b.size(), T(1));
-    OnDevice<T> gw(ones_w), gb(ones_b);
+    DeviceArray<T> gw(ones_w), gb(ones_b);
     CudnnConv<T> bw(ctx, c, src, x.view.strides(), dst, y.view.strides(),
                     ConvPass::kBackwardWeights, options);
-    bw.backward_weights(xd.view, yd.view, gw.get(),
-                        has_bias ? gb.get() : nullptr);
+    bw.backward_weights(xd.view, yd.view, gw.data,
+                        has_bias ? gb.data : nullptr);
     for (T& v : want_dw) v += 1;
-    expect_close(gw.to_host(), want_dw, tol, "diff weights");
+    expect_close(gw.read(), want_dw, tol, "diff weights");
     if (has_bias) {
       for (T& v : want_db) v += 1;
-      expect_close(gb.to_host(), want_db, tol, "diff bias");
+      expect_close(gb.read(), want_db, tol, "diff bias");
     }
     if (::testing::Test::HasFailure()) return;
   }
