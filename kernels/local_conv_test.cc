@@ -25,27 +25,11 @@ void CheckRandomPieces(double tol) {
   };
   std::uniform_real_distribution<double> val(-1, 1);
   for (int trial = 0; trial < 150; ++trial) {
-    const int k = u(2, 3);
-    const Index g = u(1, 2);
-    ConvDesc c = ConvDesc::make(g * u(1, 3), g * u(1, 3), Shape::filled(k, 1));
-    c.groups = g;
-    c.bias = u(0, 1) ? ConvBias::kAdd : ConvBias::kNone;
-    Shape src = Shape::filled(k + 2, 0);
-    src[0] = u(1, 3);
-    src[1] = c.in_channels;
-    for (int j = 0; j < k; ++j) {
-      c.kernel[j] = u(1, 3);
-      c.stride[j] = u(1, 2);
-      c.dilation[j] = u(1, 2);
-      c.padding_lower[j] = u(0, 2);
-      c.padding_upper[j] = u(0, 2);
-      src[j + 2] = u(3, 7);
-    }
-    try {
-      c.validate(src);
-    } catch (const Error&) {
-      continue;
-    }
+    const std::optional<testing::ConvProblem> problem =
+        testing::random_conv_problem(rng, 3, 7);
+    if (!problem) continue;
+    const ConvDesc& c = problem->desc;
+    const Shape& src = problem->src;
     const Shape dst = c.dst_shape(src);
     const bool dense = u(0, 1);
     Embedded<T> x = embed<T>(src, rng, dense), y = embed<T>(dst, rng, dense);

@@ -1,12 +1,15 @@
 // Test helpers for the local kernels: views embedded in larger
-// channels-last buffers (as a rank's shard sits inside its halos), and
-// dense copies of views.
+// buffers (as a rank's shard sits inside its halos), dense copies of views,
+// and random convolution problems.
 #ifndef DISTCONV_KERNELS_VIEW_TESTING_H_
 #define DISTCONV_KERNELS_VIEW_TESTING_H_
 
+#include <optional>
 #include <random>
 #include <vector>
 
+#include "distconv/conv_desc.h"
+#include "distconv/error.h"
 #include "distconv/halo_layout.h"
 #include "distconv/strided_view.h"
 #include "kernels/local_conv.h"
@@ -49,6 +52,49 @@ std::vector<T> dense_of(StridedView<T> v) {
   std::vector<T> out(v.size());
   copy_view<T>(v, StridedView<T>::contiguous(out.data(), v.extent()));
   return out;
+}
+
+// A random convolution problem for the kernel tests: 2D or 3D, 1 or 2
+// groups of 1 to `max_group_channels` channels and filters each, kernel
+// extents 1-3, stride and dilation 1-2, padding 0-2 on either side,
+// spatial extents 3 to `max_extent`, 1-3 samples, bias or not. None where
+// the draw does not make a valid problem (a kernel wider than the padded
+// input).
+struct ConvProblem {
+  ConvDesc desc;
+  Shape src;  // N, C, spatial...
+};
+
+inline std::optional<ConvProblem> random_conv_problem(std::mt19937_64& rng,
+                                                      Index max_group_channels,
+                                                      Index max_extent) {
+  auto u = [&](Index lo, Index hi) {
+    return std::uniform_int_distribution<Index>(lo, hi)(rng);
+  };
+  const int k = u(2, 3);
+  const Index g = u(1, 2);
+  ConvDesc c =
+      ConvDesc::make(g * u(1, max_group_channels), g * u(1, max_group_channels),
+                     Shape::filled(k, 1));
+  c.groups = g;
+  c.bias = u(0, 1) ? ConvBias::kAdd : ConvBias::kNone;
+  Shape src = Shape::filled(k + 2, 0);
+  src[0] = u(1, 3);
+  src[1] = c.in_channels;
+  for (int j = 0; j < k; ++j) {
+    c.kernel[j] = u(1, 3);
+    c.stride[j] = u(1, 2);
+    c.dilation[j] = u(1, 2);
+    c.padding_lower[j] = u(0, 2);
+    c.padding_upper[j] = u(0, 2);
+    src[j + 2] = u(3, max_extent);
+  }
+  try {
+    c.validate(src);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  return ConvProblem{c, src};
 }
 
 }  // namespace distconv::testing
