@@ -41,6 +41,10 @@ template <typename T>
 void DeviceGradientSum<T>::start(T* diff_weights, T* diff_bias) {
   require(!in_flight_, ErrorKind::kState,
           "backward_weights called again before wait_gradients");
+  require(diff_weights != nullptr || weights_size_ == 0,
+          ErrorKind::kInvalidArgument, "diff_weights is null");
+  require(diff_bias != nullptr || bias_size_ == 0, ErrorKind::kInvalidArgument,
+          "the layer adds a bias but diff_bias is null");
   if (!alone_) {
     check_cuda(
         cudaMemcpyAsync(host_.weights(), sums_, sizeof(T) * host_sums_.size(),
@@ -49,12 +53,6 @@ void DeviceGradientSum<T>::start(T* diff_weights, T* diff_bias) {
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     host_.start(host_sums_.data(),
                 bias_size_ > 0 ? host_sums_.data() + weights_size_ : nullptr);
-  } else {
-    require(diff_weights != nullptr || weights_size_ == 0,
-            ErrorKind::kInvalidArgument, "diff_weights is null");
-    require(diff_bias != nullptr || bias_size_ == 0,
-            ErrorKind::kInvalidArgument,
-            "the layer adds a bias but diff_bias is null");
   }
   diff_weights_ = diff_weights;
   diff_bias_ = diff_bias;
