@@ -66,6 +66,13 @@
 // and empty shards. fp32 runs on oneDNN; fp64 on the reference kernels
 // (oneDNN has no fp64 convolution).
 //
+// GPU memory (Convolution<T, DeviceSpace>, docs/gpu.md): the same plan and
+// passes on DistTensor<T, DeviceSpace>, with weights, bias and gradients
+// as device arrays, through cuDNN (ConvolutionOptions::gpu: strict fp32 or
+// TF32, heuristic or timed algorithm choice), all queued on
+// ConvolutionOptions::halo.stream. Grids splitting N and space only: a
+// channel split throws kUnsupported on every rank.
+//
 // Destroying the layer completes a gradient allreduce still in flight.
 // The constructor is collective over the grid and validates from global
 // information, so bad input throws the same distconv::Error on every rank.
@@ -128,8 +135,9 @@ class Convolution {
   // the ranks holding the same weight block. diff_weights and diff_bias
   // (this rank's blocks) are written by wait_gradients() and must stay
   // valid until then.
-  void backward_weights(const DistTensor<T, Space>& src, const DistTensor<T, Space>& diff_dst,
-                        T* diff_weights, T* diff_bias);
+  void backward_weights(const DistTensor<T, Space>& src,
+                        const DistTensor<T, Space>& diff_dst, T* diff_weights,
+                        T* diff_bias);
   void wait_gradients();
 
   // How each piece of this rank's work is computed, one line per piece

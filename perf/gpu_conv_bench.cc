@@ -10,7 +10,10 @@
 //                  --math=tf32 --search=measured --reps=20    (one line)
 //
 // Prints per problem and setting the milliseconds of a step for each and
-// the ratio direct / layer (1.0: as fast as direct cuDNN; above: faster).
+// the ratio direct / layer (1.0: as fast as direct cuDNN; above: faster),
+// then the milliseconds of each of direct cuDNN's five calls on
+// channels-last and on channels-first tensors, and the layer's kernels
+// (describe()).
 // perf/torch_conv_bench.py times PyTorch on the same problems. On a
 // machine with no GPU it says so and exits 0.
 #include <cuda_runtime_api.h>
