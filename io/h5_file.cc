@@ -3,11 +3,14 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 
 #include "distconv/error.h"
 #include "distconv/internal/mpi_util.h"
 #include "distconv/internal/pimpl.h"
+#include "io/internal/cache_window.h"
+#include "io/internal/h5_transfer.h"
 #include "io/internal/h5_util.h"
 #include "io/internal/mpi_io.h"
 
@@ -17,6 +20,12 @@ using internal::check_h5;
 using internal::checked;
 using internal::Hid;
 using internal::QuietErrors;
+using internal::collective_transfer;
+using internal::dims_of;
+using internal::Direction;
+using internal::select;
+using internal::ShardMemory;
+using internal::simple_space;
 
 struct H5File::State {
   MPI_Comm comm = MPI_COMM_NULL;
@@ -72,100 +81,6 @@ struct H5File::State {
 };
 
 namespace {
-
-Shape dims_of(hid_t space) {
-  const int n = H5Sget_simple_extent_ndims(space);
-  require(n >= 0 && n <= kMaxDims, ErrorKind::kIo, "a dataset of ", n,
-          " dimensions (at most ", kMaxDims, ")");
-  hsize_t dims[kMaxDims];
-  H5Sget_simple_extent_dims(space, dims, nullptr);
-  Shape s = Shape::filled(n, 0);
-  for (int d = 0; d < n; ++d) s[d] = static_cast<Index>(dims[d]);
-  return s;
-}
-
-Hid simple_space(const Shape& shape) {
-  hsize_t dims[kMaxDims];
-  for (int d = 0; d < shape.ndims(); ++d)
-    dims[d] = static_cast<hsize_t>(shape[d]);
-  return checked(shape.ndims() == 0
-                     ? H5Screate(H5S_SCALAR)
-                     : H5Screate_simple(shape.ndims(), dims, nullptr),
-                 H5Sclose, "cannot make a dataspace");
-}
-
-// Selects `box` of `space` (nothing when the box is empty).
-void select(hid_t space, const Box& box) {
-  if (box.empty()) {
-    check_h5(H5Sselect_none(space), "cannot select");
-    return;
-  }
-  if (box.ndims() == 0) return;
-  hsize_t start[kMaxDims], count[kMaxDims];
-  for (int d = 0; d < box.ndims(); ++d) {
-    start[d] = static_cast<hsize_t>(box.lower[d]);
-    count[d] = static_cast<hsize_t>(box.extent[d]);
-  }
-  check_h5(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count,
-                               nullptr),
-           "cannot select a hyperslab");
-}
-
-// Collective transfers; where every rank's box of a tensor is one run of
-// the dataset (`runs`: a split along its first split dimension only),
-// each rank's I/O goes to the file on its own underneath (HDF5's
-// individual I/O), which merging pieces across ranks would only slow.
-Hid collective_transfer(bool runs = false) {
-  Hid dxpl = checked(H5Pcreate(H5P_DATASET_XFER), H5Pclose,
-                     "cannot make a transfer property list");
-  check_h5(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE),
-           "cannot ask for collective I/O");
-  if (runs) {
-    check_h5(
-        H5Pset_dxpl_mpio_collective_opt(dxpl.get(), H5FD_MPIO_INDIVIDUAL_IO),
-        "cannot ask for individual I/O");
-  }
-  return dxpl;
-}
-
-// A tensor's shard as HDF5 sees it: the buffer it moves through (the
-// tensor's own, or a channels-first copy) and the box of it to move.
-template <typename T>
-struct ShardMemory {
-  ShardMemory(const DistTensor<T>& t, bool fill) {
-    const Shape local = t.local_shape();
-    const Box interior = t.layout().interior(t.part());
-    direct = t.layout().local_strides(t.part()) == row_major_strides(local);
-    if (direct) {
-      dims = local;
-      box = interior;
-      data = const_cast<T*>(t.data());
-      return;
-    }
-    dims = interior.extent;
-    box = Box{Shape::filled(dims.ndims(), 0), dims};
-    copy.resize(static_cast<std::size_t>(dims.volume()));
-    data = copy.data();
-    if (fill) {
-      t.interior().for_each([&](const Shape& i, const T& v) {
-        copy[static_cast<std::size_t>(linear_index(i, dims))] = v;
-      });
-    }
-  }
-  // Copies a channels-first read into the tensor.
-  void unpack(DistTensor<T>& t) const {
-    if (direct) return;
-    t.interior().for_each([&](const Shape& i, T& v) {
-      v = copy[static_cast<std::size_t>(linear_index(i, dims))];
-    });
-  }
-
-  bool direct = false;
-  Shape dims;
-  Box box;
-  T* data = nullptr;
-  std::vector<T> copy;
-};
 
 // Throws Error(kIo) unless the stored type reads as `want`.
 void check_type(hid_t stored, ElementType want, const std::string& name) {
@@ -304,16 +219,12 @@ void H5File::write(const std::string& dataset, const DistTensor<T>& tensor,
   });
   s.require_space(dset, "cannot write " + s.name(dataset));
   ShardMemory<T> memory(tensor, /*fill=*/true);
-  const bool runs = internal::all_one_run(s.comm, global, tensor.shard());
+  const bool runs = internal::all_long_runs(
+      s.comm, global, tensor.shard(), internal::kLongRunBytes / sizeof(T));
+  internal::CacheWindow window(s.path, options.page_cache);
   s.agree([&] {
-    const Hid file_space = s.space_of(dset, dataset);
-    select(file_space.get(), tensor.shard());
-    const Hid memory_space = simple_space(memory.dims);
-    select(memory_space.get(), memory.box);
-    check_h5(H5Dwrite(dset.get(), internal::h5_native_type(element_type<T>()),
-                      memory_space.get(), file_space.get(),
-                      collective_transfer(runs).get(), memory.data),
-             "cannot write " + s.name(dataset));
+    internal::move_shard(dset.get(), global, tensor.shard(), memory, runs,
+               Direction::kWrite, window, "cannot write " + s.name(dataset));
     check_h5(dset.reset(), "cannot write " + s.name(dataset));
   });
   set_attribute(dataset, "distconv_order", order_name(global.ndims()));
@@ -331,9 +242,12 @@ void H5File::read(const std::string& dataset, DistTensor<T>& tensor,
           "offset ", offset, " for a tensor of ", global.ndims(),
           " dimensions");
   ShardMemory<T> memory(tensor, /*fill=*/false);
-  // (a window of a larger dataset is not one run of it)
-  const bool runs = options.offset.ndims() == 0 &&
-                    internal::all_one_run(s.comm, global, tensor.shard());
+  // (a window of a larger dataset goes in one collective transfer)
+  const bool runs =
+      options.offset.ndims() == 0 &&
+      internal::all_long_runs(s.comm, global, tensor.shard(),
+                              internal::kLongRunBytes / sizeof(T));
+  internal::CacheWindow window(s.path, options.page_cache);
   s.agree([&] {
     const Hid dset = s.open(dataset);
     const Hid file_space = s.space_of(dset, dataset);
@@ -353,15 +267,42 @@ void H5File::read(const std::string& dataset, DistTensor<T>& tensor,
     const Hid stored = checked(H5Dget_type(dset.get()), H5Tclose,
                                "cannot read the type of " + s.name(dataset));
     check_type(stored.get(), want, s.name(dataset));
-    select(file_space.get(), tensor.shard().shifted(offset));
-    const Hid memory_space = simple_space(memory.dims);
-    select(memory_space.get(), memory.box);
-    check_h5(
-        H5Dread(dset.get(), internal::h5_native_type(want), memory_space.get(),
-                file_space.get(), collective_transfer(runs).get(), memory.data),
-        "cannot read " + s.name(dataset));
+    internal::move_shard(dset.get(), have, tensor.shard().shifted(offset), memory, runs,
+               Direction::kRead, window, "cannot read " + s.name(dataset));
   });
   memory.unpack(tensor);
+}
+
+template <typename T>
+std::vector<T> H5File::read_box(const std::string& dataset,
+                                const Box& box) const {
+  const State& s = *state_;
+  std::vector<T> values(static_cast<std::size_t>(box.volume()));
+  s.agree([&] {
+    const Hid dset = s.open(dataset);
+    const Hid file_space = s.space_of(dset, dataset);
+    const Shape have = dims_of(file_space.get());
+    require(box.ndims() == have.ndims() &&
+                (box.empty() ||
+                 (within(box.lower, have) &&
+                  within(box.lower + box.extent -
+                             Shape::filled(have.ndims(), 1),
+                         have))),
+            ErrorKind::kIo, s.name(dataset), " of shape ", have,
+            " does not hold the box ", box.extent, " at ", box.lower);
+    const Hid stored = checked(H5Dget_type(dset.get()), H5Tclose,
+                               "cannot read the type of " + s.name(dataset));
+    const H5T_class_t kind = H5Tget_class(stored.get());
+    require(kind == H5T_INTEGER || kind == H5T_FLOAT, ErrorKind::kIo,
+            s.name(dataset), " holds neither integers nor floating point");
+    T dummy{};
+    internal::move_box(dset.get(), file_space.get(), box, box.extent,
+                       Box{Shape::filled(box.ndims(), 0), box.extent},
+                       values.empty() ? &dummy : values.data(),
+                       collective_transfer().get(), Direction::kRead,
+                       "cannot read " + s.name(dataset));
+  });
+  return values;
 }
 
 template <typename T>
@@ -525,7 +466,9 @@ std::string H5File::string_attribute(const std::string& object,
   template void H5File::read<T>(const std::string&, DistTensor<T>&,           \
                                 const H5ReadOptions&) const;                  \
   template void H5File::write<T>(const std::string&, const Shape&, const T*); \
-  template std::vector<T> H5File::read_array<T>(const std::string&) const;
+  template std::vector<T> H5File::read_array<T>(const std::string&) const;   \
+  template std::vector<T> H5File::read_box<T>(const std::string&, const Box&) \
+      const;
 DISTCONV_IO_H5(float)
 DISTCONV_IO_H5(double)
 DISTCONV_IO_H5(std::int64_t)

@@ -33,6 +33,7 @@
 #include "distconv/internal/pimpl.h"
 #include "distconv/shape.h"
 #include "io/element_type.h"
+#include "io/page_cache.h"
 
 namespace distconv::io {
 
@@ -47,6 +48,8 @@ struct H5DatasetOptions {
   // the fastest for whole-tensor collective I/O. Chunks of one sample suit
   // readers that take a few samples at a time.
   Shape chunk;
+  // What the write leaves in the page cache (io/page_cache.h).
+  PageCache page_cache = PageCache::kStream;
 };
 
 struct H5ReadOptions {
@@ -54,6 +57,8 @@ struct H5ReadOptions {
   // dimension): a tensor can be a window of a larger dataset (a batch of
   // samples, say). Empty: the dataset's shape must be the tensor's.
   Shape offset;
+  // What the read leaves in the page cache (io/page_cache.h).
+  PageCache page_cache = PageCache::kStream;
 };
 
 class H5File {
@@ -80,6 +85,14 @@ class H5File {
   template <typename T>
   void read(const std::string& dataset, DistTensor<T>& tensor,
             const H5ReadOptions& options = {}) const;
+
+  // Each rank's own box of a dataset (any box inside it, or an empty one),
+  // in C order of the box, converted to T by HDF5 from whatever integer or
+  // floating-point type the dataset stores: for files in other layouts
+  // (one sample per file, channels last, 16-bit counts), which the caller
+  // rearranges.
+  template <typename T>
+  std::vector<T> read_box(const std::string& dataset, const Box& box) const;
 
   // Arrays replicated on every rank: written from rank 0's `data`, read
   // whole on every rank.

@@ -5,12 +5,14 @@
 
 #include "distconv/error.h"
 #include "distconv/internal/mpi_util.h"
+#include "io/internal/cache_window.h"
 #include "io/internal/mpi_io.h"
 
 namespace distconv::io {
 namespace {
 
 using internal::agree_on;
+using internal::CacheWindow;
 using internal::OwnedFile;
 using internal::OwnedType;
 
@@ -33,21 +35,20 @@ int rank_of(MPI_Comm comm) {
 
 enum class Direction { kRead, kWrite };
 
-// The largest single read or write of a run (internal::run_pieces()).
-constexpr std::size_t kPieceBytes = 16 << 20;
-
-// Moves the block's cells. Where every rank's box is one run of the file
-// (a split along the first split dimension only, e.g. N or D), each rank
-// reads or writes its run on its own (one large pread/pwrite); otherwise
-// through the file view of its box with collective I/O, which merges the
-// ranks' pieces. Collective either way: errors are agreed.
+// Moves the block's cells. Where every rank's box is made of long runs of
+// the file (internal::all_long_runs(): a split along N, or along D, say),
+// each rank reads or writes its runs on its own, in pieces of at most
+// internal::kPieceBytes each reported to `window`; otherwise through the
+// file view of its box with collective I/O, which merges the ranks' short
+// runs. Collective either way: errors are agreed.
 template <typename T>
 void transfer_block(MPI_Comm comm, MPI_File file, std::size_t offset,
                     const Block<T>& b, const std::string& what,
-                    Direction direction) {
+                    Direction direction, CacheWindow& window) {
   const MPI_Datatype element = distconv::internal::mpi_datatype<T>();
   const bool empty = b.box.empty();
-  const bool runs = internal::all_one_run(comm, b.global, b.box);
+  const bool runs = internal::all_long_runs(
+      comm, b.global, b.box, internal::kLongRunBytes / sizeof(T));
   OwnedType file_type, memory_type;
   if (!empty && !runs) {
     file_type = internal::box_type(b.global, b.box, element);
@@ -64,7 +65,8 @@ void transfer_block(MPI_Comm comm, MPI_File file, std::size_t offset,
   if (runs) {
     // Each piece of the run on its own, from its place in the buffer.
     for (const Box& piece :
-         internal::run_pieces(b.box, kPieceBytes / sizeof(T))) {
+         internal::run_pieces(b.global, b.box,
+                              internal::kPieceBytes / sizeof(T))) {
       // The piece's first element in the file and in the buffer.
       const MPI_Offset at = linear_index(piece.lower, b.global);
       Index from = 0;
@@ -79,7 +81,14 @@ void transfer_block(MPI_Comm comm, MPI_File file, std::size_t offset,
                  : MPI_File_read_at(file, at, b.first + from, 1,
                                     piece_type.get(), &status);
       if (code != MPI_SUCCESS) break;
+      const std::uint64_t first =
+          offset + sizeof(T) * static_cast<std::uint64_t>(at);
+      const std::uint64_t bytes =
+          sizeof(T) * static_cast<std::uint64_t>(piece.volume());
+      direction == Direction::kWrite ? window.written(first, bytes)
+                                     : window.read(first, bytes);
     }
+    if (code == MPI_SUCCESS) window.finish();
   } else {
     const int count = empty ? 0 : 1;
     const MPI_Datatype type = empty ? element : memory_type.get();
@@ -91,7 +100,8 @@ void transfer_block(MPI_Comm comm, MPI_File file, std::size_t offset,
 }
 
 template <typename T>
-void write_block(MPI_Comm comm, const std::string& path, const Block<T>& b) {
+void write_block(MPI_Comm comm, const std::string& path, const Block<T>& b,
+                 PageCache page_cache) {
   // Large arrays start on a page: writes through the page cache that start
   // mid-page run several times slower.
   const std::size_t data_bytes =
@@ -112,8 +122,9 @@ void write_block(MPI_Comm comm, const std::string& path, const Block<T>& b) {
                             static_cast<int>(header.size()), MPI_BYTE, &status);
     }
     agree_on(comm, code, "cannot write the header of " + path);
+    CacheWindow window(path, page_cache);
     transfer_block(comm, file.get(), header.size(), b, "cannot write " + path,
-                   Direction::kWrite);
+                   Direction::kWrite, window);
     // A write the disk refused can still report success (require_space()
     // says why); the file's size after a sync tells.
     agree_on(comm, MPI_File_sync(file.get()), "cannot write " + path);
@@ -167,7 +178,8 @@ NpyHeader shared_header(MPI_Comm comm, MPI_File file, const std::string& path) {
 }
 
 template <typename T>
-void read_block(MPI_Comm comm, const std::string& path, const Block<T>& b) {
+void read_block(MPI_Comm comm, const std::string& path, const Block<T>& b,
+                PageCache page_cache) {
   OwnedFile file(comm, path, MPI_MODE_RDONLY);
   const NpyHeader header = shared_header(comm, file.get(), path);
   require(header.type == element_type<T>(), ErrorKind::kIo, path, " holds ",
@@ -176,8 +188,9 @@ void read_block(MPI_Comm comm, const std::string& path, const Block<T>& b) {
           " holds an array of shape ",
           header.shape.ndims() ? header.shape.to_string() : "()", ", not ",
           b.global);
+  CacheWindow window(path, page_cache);
   transfer_block(comm, file.get(), header.data_offset, b, "cannot read " + path,
-                 Direction::kRead);
+                 Direction::kRead, window);
   file.close(comm, path);
 }
 
@@ -204,13 +217,15 @@ Block<T> whole_block(const Shape& shape, T* data, bool mine) {
 }  // namespace
 
 template <typename T>
-void write_npy(const std::string& path, const DistTensor<T>& tensor) {
-  write_block(tensor.grid().comm(), path, shard_block(tensor));
+void write_npy(const std::string& path, const DistTensor<T>& tensor,
+               PageCache page_cache) {
+  write_block(tensor.grid().comm(), path, shard_block(tensor), page_cache);
 }
 
 template <typename T>
-void read_npy(const std::string& path, DistTensor<T>& tensor) {
-  read_block(tensor.grid().comm(), path, shard_block(tensor));
+void read_npy(const std::string& path, DistTensor<T>& tensor,
+              PageCache page_cache) {
+  read_block(tensor.grid().comm(), path, shard_block(tensor), page_cache);
 }
 
 template <typename T>
@@ -224,7 +239,8 @@ void write_npy(MPI_Comm comm, const std::string& path, const Shape& shape,
   });
   write_block(
       comm, path,
-      whole_block(shape, const_cast<T*>(data), root && shape.volume() > 0));
+      whole_block(shape, const_cast<T*>(data), root && shape.volume() > 0),
+      PageCache::kKeep);
 }
 
 template <typename T>
@@ -232,7 +248,8 @@ std::vector<T> read_npy(MPI_Comm comm, const std::string& path, Shape* shape) {
   const NpyHeader header = read_npy_header(comm, path);
   std::vector<T> values(static_cast<std::size_t>(header.shape.volume()));
   read_block(comm, path,
-             whole_block(header.shape, values.data(), !values.empty()));
+             whole_block(header.shape, values.data(), !values.empty()),
+             PageCache::kKeep);
   if (shape) *shape = header.shape;
   return values;
 }
@@ -245,8 +262,9 @@ NpyHeader read_npy_header(MPI_Comm comm, const std::string& path) {
 }
 
 #define DISTCONV_IO_NPY(T)                                               \
-  template void write_npy<T>(const std::string&, const DistTensor<T>&);  \
-  template void read_npy<T>(const std::string&, DistTensor<T>&);         \
+  template void write_npy<T>(const std::string&, const DistTensor<T>&,  \
+                             PageCache);                                 \
+  template void read_npy<T>(const std::string&, DistTensor<T>&, PageCache); \
   template void write_npy<T>(MPI_Comm, const std::string&, const Shape&, \
                              const T*);                                  \
   template std::vector<T> read_npy<T>(MPI_Comm, const std::string&, Shape*);

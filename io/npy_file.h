@@ -9,8 +9,9 @@
 //
 // A tensor's interior (its shard) is read or written; halos are left
 // untouched; any storage order; empty shards take part with nothing to
-// move. Arrays replicated on every rank (weights, say) are written from
-// rank 0's copy and read whole on every rank.
+// move; they stream through the page cache unless told to keep it
+// (io/page_cache.h). Arrays replicated on every rank (weights, say) are
+// written from rank 0's copy and read whole on every rank.
 //
 // All functions are collective over the tensor's grid (or `comm`). Every
 // failure throws the same Error(kIo) on every rank, naming the file: a
@@ -28,13 +29,16 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/shape.h"
 #include "io/npy_header.h"
+#include "io/page_cache.h"
 
 namespace distconv::io {
 
 template <typename T>
-void write_npy(const std::string& path, const DistTensor<T>& tensor);
+void write_npy(const std::string& path, const DistTensor<T>& tensor,
+               PageCache page_cache = PageCache::kStream);
 template <typename T>
-void read_npy(const std::string& path, DistTensor<T>& tensor);
+void read_npy(const std::string& path, DistTensor<T>& tensor,
+              PageCache page_cache = PageCache::kStream);
 
 // `data` (shape.volume() values, C order) is read on rank 0 of `comm` only.
 template <typename T>

@@ -1,9 +1,11 @@
 // Times one collective write or read of a distributed tensor through
 // io/ (.npy over MPI-IO or parallel HDF5), all ranks splitting D (or H):
 //
-//   mpirun -np 4 io_bench --format=npy --mode=write --path=/data/t.npy \
-//       [--shape=1x4x512x512x512]
+//   mpirun -np 4 io_bench --format=npy --mode=write --path=/data/t.npy
+//       [--shape=1x4x512x512x512] [--page-cache=stream|keep]
 //
+// --page-cache: what the transfer leaves in the page cache
+// (io/page_cache.h; default stream).
 // A write is timed until the file is on disk (rank 0 fsyncs it, as
 // `dd conv=fdatasync` does); a read from wherever the file is (drop the
 // page cache before it to read from disk: perf/io_bench.sh does).
@@ -29,6 +31,7 @@ namespace {
 
 struct Options {
   std::string format = "npy", mode = "write", path;
+  io::PageCache page_cache = io::PageCache::kStream;
   Shape shape{1, 4, 512, 512, 512};
 };
 
@@ -44,6 +47,12 @@ Options parse(int argc, char** argv) {
       o.path = v;
     } else if (const char* v = option_value(arg, "--shape=")) {
       o.shape = parse_dims(v);
+    } else if (const char* v = option_value(arg, "--page-cache=")) {
+      const std::string cache = v;
+      require(cache == "stream" || cache == "keep", ErrorKind::kInvalidArgument,
+              "--page-cache=", cache, " is not stream or keep");
+      o.page_cache = cache == "stream" ? io::PageCache::kStream
+                                       : io::PageCache::kKeep;
     } else {
       throw Error(ErrorKind::kInvalidArgument, "unknown option " + arg);
     }
@@ -82,14 +91,19 @@ int run(int argc, char** argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   const double start = MPI_Wtime();
   if (o.format == "npy") {
-    o.mode == "write" ? io::write_npy(o.path, t) : io::read_npy(o.path, t);
+    o.mode == "write" ? io::write_npy(o.path, t, o.page_cache)
+                      : io::read_npy(o.path, t, o.page_cache);
   } else if (o.mode == "write") {
     io::H5File f(MPI_COMM_WORLD, o.path, io::H5Mode::kCreate);
-    f.write("x", t);
+    io::H5DatasetOptions options;
+    options.page_cache = o.page_cache;
+    f.write("x", t, options);
     f.close();
   } else {
     io::H5File f(MPI_COMM_WORLD, o.path, io::H5Mode::kRead);
-    f.read("x", t);
+    io::H5ReadOptions options;
+    options.page_cache = o.page_cache;
+    f.read("x", t, options);
   }
   if (o.mode == "write" && grid.rank() == 0) {
     const int fd = open(o.path.c_str(), O_RDONLY);

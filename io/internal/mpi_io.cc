@@ -30,6 +30,33 @@ int as_int(Index v, const char* what) {
   return static_cast<int>(v);
 }
 
+// The innermost dimension in which `box` does not span `global` (0 when
+// it spans every one).
+int innermost_split(const Shape& global, const Box& box) {
+  int k = global.ndims() - 1;
+  while (k > 0 && box.extent[k] == global[k]) --k;
+  return k;
+}
+
+// Calls f(sub) for every index of the dimensions before `j` of `box`, in
+// C order; `sub` is `box` one wide in those dimensions.
+template <typename F>
+void for_each_leading(const Box& box, int j, F&& f) {
+  Shape outer = box.extent;
+  for (int d = j; d < box.ndims(); ++d) outer[d] = 1;
+  const Index count = outer.volume();
+  for (Index o = 0; o < count; ++o) {
+    Box sub = box;
+    Index rest = o;
+    for (int d = j - 1; d >= 0; --d) {
+      sub.lower[d] = box.lower[d] + rest % outer[d];
+      sub.extent[d] = 1;
+      rest /= outer[d];
+    }
+    f(sub);
+  }
+}
+
 }  // namespace
 
 void agree_on(MPI_Comm comm, int code, const std::string& what) {
@@ -49,46 +76,51 @@ bool one_run(const Shape& global, const Box& box) {
   return true;
 }
 
-bool all_one_run(MPI_Comm comm, const Shape& global, const Box& box) {
-  int runs = box.empty() || one_run(global, box);
-  distconv::internal::check_mpi(
-      MPI_Allreduce(MPI_IN_PLACE, &runs, 1, MPI_INT, MPI_MIN, comm),
-      "MPI_Allreduce");
-  return runs != 0;
+Index run_length(const Shape& global, const Box& box) {
+  if (box.empty()) return 0;
+  Index length = 1;
+  for (int d = innermost_split(global, box); d < global.ndims(); ++d) {
+    length *= box.extent[d];
+  }
+  return length;
 }
 
-std::vector<Box> run_pieces(const Box& box, Index max_elements) {
+bool all_long_runs(MPI_Comm comm, const Shape& global, const Box& box,
+                   Index min_elements) {
+  int long_runs = box.empty() || one_run(global, box) ||
+                  run_length(global, box) >= min_elements;
+  distconv::internal::check_mpi(
+      MPI_Allreduce(MPI_IN_PLACE, &long_runs, 1, MPI_INT, MPI_MIN, comm),
+      "MPI_Allreduce");
+  return long_runs != 0;
+}
+
+std::vector<Box> run_pieces(const Shape& global, const Box& box,
+                            Index max_elements) {
   std::vector<Box> pieces;
   if (box.empty()) return pieces;
-  const int n = box.ndims();
-  // The first dimension whose cells hold at most max_elements each.
-  int j = 0;
-  Index inner = box.volume();
-  while (j < n - 1 && inner / box.extent[j] > max_elements) {
-    inner /= box.extent[j];
-    ++j;
-  }
-  inner /= box.extent[j];  // elements per index of dimension j
-  const Index step =
-      std::max<Index>(1, max_elements / std::max<Index>(1, inner));
-  // Every index of the dimensions before j, then ranges of j.
-  Shape outer = box.extent;
-  for (int d = j; d < n; ++d) outer[d] = 1;
-  const Index count = outer.volume();
-  for (Index o = 0; o < count; ++o) {
-    Box piece = box;
-    Index rest = o;
-    for (int d = j - 1; d >= 0; --d) {
-      piece.lower[d] = box.lower[d] + rest % outer[d];
-      piece.extent[d] = 1;
-      rest /= outer[d];
+  // One run per index of the dimensions before the innermost split one.
+  for_each_leading(box, innermost_split(global, box), [&](const Box& run) {
+    // The first dimension j whose cells hold at most max_elements each.
+    const int n = run.ndims();
+    int j = 0;
+    Index inner = run.volume();
+    while (j < n - 1 && inner / run.extent[j] > max_elements) {
+      inner /= run.extent[j];
+      ++j;
     }
-    for (Index a = 0; a < box.extent[j]; a += step) {
-      piece.lower[j] = box.lower[j] + a;
-      piece.extent[j] = std::min(step, box.extent[j] - a);
-      pieces.push_back(piece);
-    }
-  }
+    inner /= run.extent[j];  // elements per index of dimension j
+    const Index step =
+        std::max<Index>(1, max_elements / std::max<Index>(1, inner));
+    // Every index of the dimensions before j, then ranges of j.
+    for_each_leading(run, j, [&](Box piece) {
+      for (Index a = 0; a < run.extent[j]; a += step) {
+        piece.lower[j] = run.lower[j] + a;
+        piece.extent[j] = std::min(step, run.extent[j] - a);
+        pieces.push_back(piece);
+      }
+    });
+  });
   return pieces;
 }
 

@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -20,17 +21,32 @@ void agree_on(MPI_Comm comm, int code, const std::string& what);
 
 // Whether `box` is one run of the C-order array of `global`: whole in every
 // dimension after the first one it splits, one wide before it (a split
-// along N, or along D of one sample, say).
+// along N, or along D of one sample and channel, say).
 bool one_run(const Shape& global, const Box& box);
-// Collective: whether every rank's `box` is one run (or empty).
-bool all_one_run(MPI_Comm comm, const Shape& global, const Box& box);
+// The elements of each of the runs `box` is made of in the C-order array
+// of `global`: its extents from its innermost split dimension on
+// multiplied (its volume when it is one run; 0 when empty). A split along
+// D of C channels: C runs of a slab each.
+Index run_length(const Shape& global, const Box& box);
+// Collective: whether every rank's `box` is empty or made of runs of at
+// least `min_elements` each: then each rank moving its own runs beats
+// merging the ranks' pieces into a collective transfer.
+bool all_long_runs(MPI_Comm comm, const Shape& global, const Box& box,
+                   Index min_elements);
 
-// `box`, one run (one_run()), cut into runs of at most `max_elements`
-// each (at least one element of the last dimension), in file order. Large
-// transfers go in such pieces: one write call of hundreds of MiB through
-// the page cache runs several times slower than the same bytes in pieces
-// of a few MiB.
-std::vector<Box> run_pieces(const Box& box, Index max_elements);
+// The largest single read or write of a run (run_pieces()), and the
+// shortest runs worth moving on their own (all_long_runs()).
+constexpr std::size_t kPieceBytes = 16 << 20;
+constexpr std::size_t kLongRunBytes = 256 << 10;
+
+// `box` cut into runs of the C-order array of `global` of at most
+// `max_elements` each (at least one element of the last dimension), in
+// file order. Large transfers go in such pieces: one write call of
+// hundreds of MiB through the page cache runs several times slower than
+// the same bytes in pieces of a few MiB, and pieces can be streamed
+// (io/page_cache.h).
+std::vector<Box> run_pieces(const Shape& global, const Box& box,
+                            Index max_elements);
 
 // Collective: rank 0 checks that the file at `path` can grow to `bytes`
 // on its disk (statvfs: the free space beyond what the file already

@@ -1,0 +1,131 @@
+// Internal: how H5File moves a shard between memory and a dataset
+// (dataspaces, selections, transfer modes), shared by its tensor reads and
+// writes.
+#ifndef DISTCONV_IO_INTERNAL_H5_TRANSFER_H_
+#define DISTCONV_IO_INTERNAL_H5_TRANSFER_H_
+
+#include <hdf5.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "distconv/dist_tensor.h"
+#include "io/internal/cache_window.h"
+#include "io/internal/h5_util.h"
+#include "io/internal/mpi_io.h"
+
+namespace distconv::io::internal {
+
+// The extents of a simple dataspace.
+Shape dims_of(hid_t space);
+// A simple dataspace of `shape` (scalar for no dimensions).
+Hid simple_space(const Shape& shape);
+// Selects `box` of `space` (nothing when the box is empty).
+void select(hid_t space, const Box& box);
+// Collective transfers (replicated arrays, and shards of short runs:
+// HDF5 merges the ranks' pieces).
+Hid collective_transfer();
+// Each rank's transfers on its own: where every rank's shard is made of
+// long runs of the dataset, merging them across ranks would only slow
+// them.
+Hid independent_transfer();
+
+// A tensor's shard as HDF5 sees it: the buffer it moves through (the
+// tensor's own, or a channels-first copy) and the box of it to move.
+template <typename T>
+struct ShardMemory {
+  ShardMemory(const DistTensor<T>& t, bool fill) {
+    const Shape local = t.local_shape();
+    const Box interior = t.layout().interior(t.part());
+    direct = t.layout().local_strides(t.part()) == row_major_strides(local);
+    if (direct) {
+      dims = local;
+      box = interior;
+      data = const_cast<T*>(t.data());
+      return;
+    }
+    dims = interior.extent;
+    box = Box{Shape::filled(dims.ndims(), 0), dims};
+    copy.resize(static_cast<std::size_t>(dims.volume()));
+    data = copy.data();
+    if (fill) {
+      t.interior().for_each([&](const Shape& i, const T& v) {
+        copy[static_cast<std::size_t>(linear_index(i, dims))] = v;
+      });
+    }
+  }
+  // Copies a channels-first read into the tensor.
+  void unpack(DistTensor<T>& t) const {
+    if (direct) return;
+    t.interior().for_each([&](const Shape& i, T& v) {
+      v = copy[static_cast<std::size_t>(linear_index(i, dims))];
+    });
+  }
+
+  bool direct = false;
+  Shape dims;
+  Box box;
+  T* data = nullptr;
+  std::vector<T> copy;
+};
+
+enum class Direction { kRead, kWrite };
+
+// Selects `box` of `space` (of shape `dims`) and `memory_box` of a memory
+// dataspace of `memory_dims`, and moves the cells.
+template <typename T>
+void move_box(hid_t dset, hid_t file_space, const Box& box,
+              const Shape& memory_dims, const Box& memory_box, T* data,
+              hid_t dxpl, Direction direction, const std::string& what) {
+  select(file_space, box);
+  const Hid memory_space = simple_space(memory_dims);
+  select(memory_space.get(), memory_box);
+  const hid_t type = h5_native_type(element_type<T>());
+  check_h5(
+      direction == Direction::kWrite
+          ? H5Dwrite(dset, type, memory_space.get(), file_space, dxpl, data)
+          : H5Dread(dset, type, memory_space.get(), file_space, dxpl, data),
+      what);
+}
+
+// Moves `box` of `dset` (of shape `dims`) to or from a shard's memory.
+// Where every rank's box is made of long runs of the dataset (`runs`:
+// all_long_runs()), each rank moves its runs on its own in
+// pieces (run_pieces()), each reported to `window` where the
+// dataset is contiguous (its file offset is known); otherwise in one
+// collective transfer. Collective; call where errors are agreed
+// (H5File::State::agree()).
+template <typename T>
+void move_shard(hid_t dset, const Shape& dims, const Box& box,
+                const ShardMemory<T>& memory, bool runs, Direction direction,
+                CacheWindow& window, const std::string& what) {
+  const Hid file_space =
+      checked(H5Dget_space(dset), H5Sclose, "cannot read the shape of " + what);
+  if (!runs) {
+    move_box(dset, file_space.get(), box, memory.dims, memory.box, memory.data,
+             collective_transfer().get(), direction, what);
+    return;
+  }
+  const haddr_t start = H5Dget_offset(dset);
+  const Hid dxpl = independent_transfer();
+  for (const Box& piece : run_pieces(dims, box, kPieceBytes / sizeof(T))) {
+    const Box in_memory{memory.box.lower + (piece.lower - box.lower),
+                        piece.extent};
+    move_box(dset, file_space.get(), piece, memory.dims, in_memory, memory.data,
+             dxpl.get(), direction, what);
+    if (start == HADDR_UNDEF) continue;  // chunked: no single offset
+    const std::uint64_t at =
+        start +
+        sizeof(T) * static_cast<std::uint64_t>(linear_index(piece.lower, dims));
+    const std::uint64_t bytes =
+        sizeof(T) * static_cast<std::uint64_t>(piece.volume());
+    direction == Direction::kWrite ? window.written(at, bytes)
+                                   : window.read(at, bytes);
+  }
+  window.finish();
+}
+
+}  // namespace distconv::io::internal
+
+#endif  // DISTCONV_IO_INTERNAL_H5_TRANSFER_H_
