@@ -23,6 +23,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +36,7 @@
 #include "layers/loss.h"
 #include "layers/pooling.h"
 #include "examples/conv_block.h"
+#include "examples/cosmoflow_files.h"
 #include "examples/move.h"
 #include "examples/networks.h"
 #include "examples/unit_grids.h"
@@ -186,10 +188,27 @@ class Network {
     return all;
   }
 
-  // The batch of samples [first, first + N) of --data's file.
-  void load_batch(const io::H5File& file, Index first) {
-    file.read("x", stacks_[0]->in, io::H5ReadOptions{Shape{first, 0, 0, 0, 0}});
-    file.read("targets", *target_, io::H5ReadOptions{Shape{first, 0, 0, 0, 0}});
+  // --data: a file from --write-data (datasets "x" and "targets"), or a
+  // directory of files in the public layout (examples/cosmoflow_files.h).
+  Index open_data(const std::string& path) {
+    MPI_Comm comm = stacks_[0]->in.grid().comm();
+    if (std::filesystem::is_directory(path)) {
+      files_.emplace(comm, path);
+      return files_->samples();
+    }
+    data_.emplace(comm, path, io::H5Mode::kRead);
+    return data_->shape("x")[0];
+  }
+  // The batch of samples [first, first + N) of --data.
+  void load_batch(Index first) {
+    if (files_) {
+      files_->load(first, stacks_[0]->in, *target_);
+      return;
+    }
+    data_->read("x", stacks_[0]->in,
+                io::H5ReadOptions{Shape{first, 0, 0, 0, 0}});
+    data_->read("targets", *target_,
+                io::H5ReadOptions{Shape{first, 0, 0, 0, 0}});
   }
 
   double step() {
@@ -265,6 +284,8 @@ class Network {
   std::optional<DistTensor<float>> features_t_, hidden_, hidden_relu_,
       prediction_, target_, d_prediction_, d_hidden_relu_,
       d_hidden_, d_features_;
+  std::optional<io::H5File> data_;         // --data=FILE.h5
+  std::optional<CosmoflowFiles> files_;    // --data=DIR
 };
 
 // --write-data: the synthetic volumes and targets of `samples` samples (the

@@ -206,10 +206,15 @@ class Network {
     return all;
   }
 
+  // --data's file (from --write-data): datasets "x" and "labels".
+  Index open_data(const std::string& path) {
+    data_.emplace(x_.grid().comm(), path, io::H5Mode::kRead);
+    return data_->shape("x")[0];
+  }
   // The batch of samples [first, first + N) of --data's file.
-  void load_batch(const io::H5File& file, Index first) {
-    file.read("x", x_, io::H5ReadOptions{Shape{first, 0, 0, 0}});
-    file.read("labels", labels_, io::H5ReadOptions{Shape{first, 0, 0, 0}});
+  void load_batch(Index first) {
+    data_->read("x", x_, io::H5ReadOptions{Shape{first, 0, 0, 0}});
+    data_->read("labels", labels_, io::H5ReadOptions{Shape{first, 0, 0, 0}});
   }
 
   // Forward and backward; returns the loss, gradients in params().
@@ -288,6 +293,7 @@ class Network {
   DistTensor<float> x_, e1a_, skip_, pooled_, pooled_halo_, e2a_, e2b_,
       upsampled_, cat_, dec_out_, logits_;
   DistTensor<std::int64_t> labels_;
+  std::optional<io::H5File> data_;  // --data
   DistTensor<float> d_logits_, d_dec_out_, d_cat_, d_upsampled_, d_skip_,
       d_e2b_, d_e2a_, d_pooled_, d_enc1b_out_, d_e1a_;
   // Set where units' grids (or splits) differ (see above).

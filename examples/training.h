@@ -217,19 +217,17 @@ class TrainingState {
 
 // Trains `net` for opt.steps SGD steps, logging each; Net has
 // params() -> std::vector<Param*>, batch_norms() ->
-// std::vector<BatchNorm<float>*>, load_batch(file, first sample) (with
-// --data), step() -> the loss (forward and backward, gradients in the
+// std::vector<BatchNorm<float>*>, open_data(path) -> the samples in --data
+// and load_batch(first sample) (with --data), step() -> the loss (forward and backward, gradients in the
 // params' grad) and take_comm_wait() -> the CommWait of this rank since
 // the last call. Checkpoints and --resume as TrainOptions says.
 template <typename Net>
 void train(Net& net, const ProcessGrid& grid, const TrainOptions& opt,
            Index global_samples) {
   const Sgd sgd{opt.lr, opt.momentum};
-  std::optional<io::H5File> data;
   std::optional<BatchOrder> order;
   if (!opt.data_path.empty()) {
-    data.emplace(grid.comm(), opt.data_path, io::H5Mode::kRead);
-    order.emplace(data->shape("x")[0], global_samples);
+    order.emplace(net.open_data(opt.data_path), global_samples);
   }
   const std::vector<Param*> params = net.params();
   TrainingState state(params, net.batch_norms(), order ? &*order : nullptr);
@@ -239,7 +237,7 @@ void train(Net& net, const ProcessGrid& grid, const TrainOptions& opt,
   StepLog log(grid.comm(), global_samples, opt.losses_path);
   for (int s = first; s <= opt.steps; ++s) {
     const double start = MPI_Wtime();
-    if (data) net.load_batch(*data, order->next());
+    if (order) net.load_batch(order->next());
     const double loss = net.step();
     sgd.step(params);
     log.record(s, loss, MPI_Wtime() - start, net.take_comm_wait());
