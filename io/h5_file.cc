@@ -20,7 +20,7 @@ using internal::check_h5;
 using internal::checked;
 using internal::Hid;
 using internal::QuietErrors;
-using internal::collective_transfer;
+using internal::transfer;
 using internal::dims_of;
 using internal::Direction;
 using internal::select;
@@ -224,7 +224,8 @@ void H5File::write(const std::string& dataset, const DistTensor<T>& tensor,
   internal::CacheWindow window(s.path, options.page_cache);
   s.agree([&] {
     internal::move_shard(dset.get(), global, tensor.shard(), memory, runs,
-               Direction::kWrite, window, "cannot write " + s.name(dataset));
+                         Direction::kWrite, window,
+                         "cannot write " + s.name(dataset));
     check_h5(dset.reset(), "cannot write " + s.name(dataset));
   });
   set_attribute(dataset, "distconv_order", order_name(global.ndims()));
@@ -267,8 +268,9 @@ void H5File::read(const std::string& dataset, DistTensor<T>& tensor,
     const Hid stored = checked(H5Dget_type(dset.get()), H5Tclose,
                                "cannot read the type of " + s.name(dataset));
     check_type(stored.get(), want, s.name(dataset));
-    internal::move_shard(dset.get(), have, tensor.shard().shifted(offset), memory, runs,
-               Direction::kRead, window, "cannot read " + s.name(dataset));
+    internal::move_shard(dset.get(), have, tensor.shard().shifted(offset),
+                         memory, runs, Direction::kRead, window,
+                         "cannot read " + s.name(dataset));
   });
   memory.unpack(tensor);
 }
@@ -278,10 +280,11 @@ std::vector<T> H5File::read_box(const std::string& dataset,
                                 const Box& box) const {
   const State& s = *state_;
   std::vector<T> values(static_cast<std::size_t>(box.volume()));
+  Hid dset;
+  // Boxes differ between ranks: every rank's is checked before any moves.
   s.agree([&] {
-    const Hid dset = s.open(dataset);
-    const Hid file_space = s.space_of(dset, dataset);
-    const Shape have = dims_of(file_space.get());
+    dset = s.open(dataset);
+    const Shape have = dims_of(s.space_of(dset, dataset).get());
     require(box.ndims() == have.ndims() &&
                 (box.empty() ||
                  (within(box.lower, have) &&
@@ -295,11 +298,15 @@ std::vector<T> H5File::read_box(const std::string& dataset,
     const H5T_class_t kind = H5Tget_class(stored.get());
     require(kind == H5T_INTEGER || kind == H5T_FLOAT, ErrorKind::kIo,
             s.name(dataset), " holds neither integers nor floating point");
+  });
+  s.agree([&] {
     T dummy{};
-    internal::move_box(dset.get(), file_space.get(), box, box.extent,
+    const Hid collective = transfer(H5FD_MPIO_COLLECTIVE);
+    internal::move_box(dset.get(), s.space_of(dset, dataset).get(), box,
+                       box.extent,
                        Box{Shape::filled(box.ndims(), 0), box.extent},
                        values.empty() ? &dummy : values.data(),
-                       collective_transfer().get(), Direction::kRead,
+                       collective.get(), Direction::kRead,
                        "cannot read " + s.name(dataset));
   });
   return values;
@@ -339,9 +346,10 @@ void H5File::write(const std::string& dataset, const Shape& shape,
     select(file_space.get(), mine ? all : none);
     select(space.get(), mine ? all : none);
     const T dummy{};
+    const Hid collective = transfer(H5FD_MPIO_COLLECTIVE);
     check_h5(H5Dwrite(dset.get(), internal::h5_native_type(element_type<T>()),
-                      space.get(), file_space.get(),
-                      collective_transfer().get(), mine ? data : &dummy),
+                      space.get(), file_space.get(), collective.get(),
+                      mine ? data : &dummy),
              "cannot write " + s.name(dataset));
     check_h5(dset.reset(), "cannot write " + s.name(dataset));
   });
@@ -360,8 +368,9 @@ std::vector<T> H5File::read_array(const std::string& dataset) const {
     check_type(stored.get(), element_type<T>(), s.name(dataset));
     values.resize(static_cast<std::size_t>(shape.volume()));
     T dummy{};
+    const Hid collective = transfer(H5FD_MPIO_COLLECTIVE);
     check_h5(H5Dread(dset.get(), internal::h5_native_type(element_type<T>()),
-                     H5S_ALL, H5S_ALL, collective_transfer().get(),
+                     H5S_ALL, H5S_ALL, collective.get(),
                      values.empty() ? &dummy : values.data()),
              "cannot read " + s.name(dataset));
   });

@@ -280,5 +280,41 @@ TEST(H5File, ReadsAWindowOfALargerDataset) {
       });
 }
 
+// Each rank reads its own box (some empty, some one wide, one the whole
+// dataset); a box outside the dataset on one rank is the same error on
+// every rank, with nothing read.
+TEST(H5File, ReadsEachRanksOwnBox) {
+  const int n = world_size(), r = world_rank();
+  const std::string path = temp_path("boxes.h5");
+  const Shape all{2, 3, 5, 4};
+  ProcessGrid g(MPI_COMM_WORLD, Shape{1, 1, n, 1});
+  DistTensor<double> a(g, HaloLayout(Distribution(all, g.shape())));
+  const Shape lower = a.shard().lower;
+  a.interior().for_each([&](const Shape& i, double& v) {
+    v = global_value(i + lower, all);
+  });
+  H5File f(MPI_COMM_WORLD, path, H5Mode::kCreate);
+  f.write("x", a);
+  const Box box = r == 0   ? Box{{0, 0, 0, 0}, all}
+                  : r == 1 ? Box{{1, 2, 3, 1}, {0, 1, 1, 2}}  // empty
+                           : Box{{r % 2, 1, r % 5, 1}, {1, 2, 1, 3}};
+  const std::vector<float> values = f.read_box<float>("x", box);
+  ASSERT_EQ(static_cast<Index>(values.size()), box.volume());
+  long long wrong = 0;
+  for (Index k = 0; k < box.volume(); ++k) {
+    const Shape i = unravel(k, box.extent) + box.lower;
+    if (values[static_cast<std::size_t>(k)] !=
+        static_cast<float>(global_value(i, all))) {
+      ++wrong;
+    }
+  }
+  EXPECT_EQ(wrong, 0);
+  const Box outside = r == n - 1 ? Box{{1, 0, 4, 0}, {1, 3, 2, 4}} : box;
+  testing::expect_error_on_all_ranks(
+      MPI_COMM_WORLD, ErrorKind::kIo, "does not hold the box 1x3x2x4 at",
+      [&] { f.read_box<float>("x", outside); });
+  f.close();
+}
+
 }  // namespace
 }  // namespace distconv::io

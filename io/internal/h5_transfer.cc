@@ -41,19 +41,11 @@ void select(hid_t space, const Box& box) {
            "cannot select a hyperslab");
 }
 
-Hid collective_transfer() {
+Hid transfer(H5FD_mpio_xfer_t mode) {
   Hid dxpl = checked(H5Pcreate(H5P_DATASET_XFER), H5Pclose,
                      "cannot make a transfer property list");
-  check_h5(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE),
-           "cannot ask for collective I/O");
-  return dxpl;
-}
-
-Hid independent_transfer() {
-  Hid dxpl = checked(H5Pcreate(H5P_DATASET_XFER), H5Pclose,
-                     "cannot make a transfer property list");
-  check_h5(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_INDEPENDENT),
-           "cannot ask for independent I/O");
+  check_h5(H5Pset_dxpl_mpio(dxpl.get(), mode),
+           "cannot choose collective or independent I/O");
   return dxpl;
 }
 

@@ -23,13 +23,11 @@ Shape dims_of(hid_t space);
 Hid simple_space(const Shape& shape);
 // Selects `box` of `space` (nothing when the box is empty).
 void select(hid_t space, const Box& box);
-// Collective transfers (replicated arrays, and shards of short runs:
-// HDF5 merges the ranks' pieces).
-Hid collective_transfer();
-// Each rank's transfers on its own: where every rank's shard is made of
-// long runs of the dataset, merging them across ranks would only slow
-// them.
-Hid independent_transfer();
+// A transfer property list: H5FD_MPIO_COLLECTIVE for replicated arrays
+// and shards of short runs (HDF5 merges the ranks' pieces);
+// H5FD_MPIO_INDEPENDENT where every rank's shard is made of long runs of
+// the dataset, which merging across ranks would only slow.
+Hid transfer(H5FD_mpio_xfer_t mode);
 
 // A tensor's shard as HDF5 sees it: the buffer it moves through (the
 // tensor's own, or a channels-first copy) and the box of it to move.
@@ -104,11 +102,11 @@ void move_shard(hid_t dset, const Shape& dims, const Box& box,
       checked(H5Dget_space(dset), H5Sclose, "cannot read the shape of " + what);
   if (!runs) {
     move_box(dset, file_space.get(), box, memory.dims, memory.box, memory.data,
-             collective_transfer().get(), direction, what);
+             transfer(H5FD_MPIO_COLLECTIVE).get(), direction, what);
     return;
   }
   const haddr_t start = H5Dget_offset(dset);
-  const Hid dxpl = independent_transfer();
+  const Hid dxpl = transfer(H5FD_MPIO_INDEPENDENT);
   for (const Box& piece : run_pieces(dims, box, kPieceBytes / sizeof(T))) {
     const Box in_memory{memory.box.lower + (piece.lower - box.lower),
                         piece.extent};
