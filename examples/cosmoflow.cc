@@ -284,8 +284,8 @@ class Network {
   std::optional<DistTensor<float>> features_t_, hidden_, hidden_relu_,
       prediction_, target_, d_prediction_, d_hidden_relu_,
       d_hidden_, d_features_;
-  std::optional<io::H5File> data_;         // --data=FILE.h5
-  std::optional<CosmoflowFiles> files_;    // --data=DIR
+  std::optional<io::H5File> data_;       // --data=FILE.h5
+  std::optional<CosmoflowFiles> files_;  // --data=DIR
 };
 
 // --write-data: the synthetic volumes and targets of `samples` samples (the

@@ -70,6 +70,8 @@ struct Sgd {
 //   --data=FILE.h5       inputs and targets read from FILE (written by the
 //                        example's --write-data), a batch per step (see
 //                        BatchOrder); default: the example's synthetic batch
+//                        (cosmoflow also takes a directory of files in the
+//                        public layout: examples/cosmoflow_files.h)
 //   --checkpoint-dir=DIR --checkpoint-every=K
 //                        a checkpoint after every K-th step (io/checkpoint.h)
 //   --resume             continue from the newest good checkpoint in DIR
@@ -217,9 +219,9 @@ class TrainingState {
 
 // Trains `net` for opt.steps SGD steps, logging each; Net has
 // params() -> std::vector<Param*>, batch_norms() ->
-// std::vector<BatchNorm<float>*>, open_data(path) -> the samples in --data
-// and load_batch(first sample) (with --data), step() -> the loss (forward and backward, gradients in the
-// params' grad) and take_comm_wait() -> the CommWait of this rank since
+// std::vector<BatchNorm<float>*>, open_data(path) -> the samples in
+// --data and load_batch(first sample) (with --data), step() -> the loss
+// (forward and backward, gradients in the params' grad) and take_comm_wait() -> the CommWait of this rank since
 // the last call. Checkpoints and --resume as TrainOptions says.
 template <typename Net>
 void train(Net& net, const ProcessGrid& grid, const TrainOptions& opt,

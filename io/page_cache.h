@@ -9,7 +9,9 @@
 // once it is in the tensor. The transfer then runs at the disk's pace
 // without filling memory with a copy of the file (and without paying,
 // where memory is slow to hand out, for every page of that copy), and a
-// write returns with its data on the disk. kKeep leaves the pages to the
+// write returns with its data written back to the disk (not a full sync:
+// file metadata and the disk's own cache are left to the format's sync or
+// close). kKeep leaves the pages to the
 // kernel, as plain reads and writes do: a file read again soon comes from
 // memory.
 //

@@ -4,7 +4,7 @@
 //
 //   CacheWindow window(path, PageCache::kStream);
 //   for (piece : pieces) { pwrite(piece); window.written(at, bytes); }
-//   window.finish();   // every piece on the disk and out of the cache
+//   window.finish();   // every piece written back and out of the cache
 //
 // Written pieces: the disk is asked to take each one at once
 // (sync_file_range), and the one before it is waited for and dropped, so
