@@ -223,7 +223,7 @@ void H5File::write(const std::string& dataset, const DistTensor<T>& tensor,
       s.comm, global, tensor.shard(), internal::kLongRunBytes / sizeof(T));
   internal::CacheWindow window(s.path, options.page_cache);
   s.agree([&] {
-    internal::move_shard(dset.get(), global, tensor.shard(), memory, runs,
+    internal::move_shard(dset.get(), tensor.shard(), memory, runs,
                          Direction::kWrite, window,
                          "cannot write " + s.name(dataset));
     check_h5(dset.reset(), "cannot write " + s.name(dataset));
@@ -268,8 +268,8 @@ void H5File::read(const std::string& dataset, DistTensor<T>& tensor,
     const Hid stored = checked(H5Dget_type(dset.get()), H5Tclose,
                                "cannot read the type of " + s.name(dataset));
     check_type(stored.get(), want, s.name(dataset));
-    internal::move_shard(dset.get(), have, tensor.shard().shifted(offset),
-                         memory, runs, Direction::kRead, window,
+    internal::move_shard(dset.get(), tensor.shard().shifted(offset), memory,
+                         runs, Direction::kRead, window,
                          "cannot read " + s.name(dataset));
   });
   memory.unpack(tensor);

@@ -13,6 +13,7 @@ namespace {
 
 using internal::agree_on;
 using internal::CacheWindow;
+using internal::Direction;
 using internal::OwnedFile;
 using internal::OwnedType;
 
@@ -32,8 +33,6 @@ int rank_of(MPI_Comm comm) {
   distconv::internal::check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
   return rank;
 }
-
-enum class Direction { kRead, kWrite };
 
 // Moves the block's cells. Where every rank's box is made of long runs of
 // the file (internal::all_long_runs(): a split along N, or along D, say),
@@ -81,12 +80,7 @@ void transfer_block(MPI_Comm comm, MPI_File file, std::size_t offset,
                  : MPI_File_read_at(file, at, b.first + from, 1,
                                     piece_type.get(), &status);
       if (code != MPI_SUCCESS) break;
-      const std::uint64_t first =
-          offset + sizeof(T) * static_cast<std::uint64_t>(at);
-      const std::uint64_t bytes =
-          sizeof(T) * static_cast<std::uint64_t>(piece.volume());
-      direction == Direction::kWrite ? window.written(first, bytes)
-                                     : window.read(first, bytes);
+      window.moved(direction, offset, sizeof(T), b.global, piece);
     }
     if (code == MPI_SUCCESS) window.finish();
   } else {

@@ -25,6 +25,17 @@ CacheWindow::~CacheWindow() {
   if (fd_ >= 0) close(fd_);
 }
 
+void CacheWindow::moved(Direction direction, std::uint64_t data_offset,
+                        std::size_t element_bytes, const Shape& global,
+                        const Box& piece) {
+  const std::uint64_t offset =
+      data_offset + element_bytes * static_cast<std::uint64_t>(
+                                        linear_index(piece.lower, global));
+  const std::uint64_t bytes =
+      element_bytes * static_cast<std::uint64_t>(piece.volume());
+  direction == Direction::kWrite ? written(offset, bytes) : read(offset, bytes);
+}
+
 void CacheWindow::written(std::uint64_t offset, std::uint64_t bytes) {
   if (fd_ < 0 || bytes == 0) return;
   sync_file_range(fd_, static_cast<off_t>(offset), static_cast<off_t>(bytes),

@@ -68,8 +68,6 @@ struct ShardMemory {
   std::vector<T> copy;
 };
 
-enum class Direction { kRead, kWrite };
-
 // Selects `box` of `space` (of shape `dims`) and `memory_box` of a memory
 // dataspace of `memory_dims`, and moves the cells.
 template <typename T>
@@ -87,7 +85,7 @@ void move_box(hid_t dset, hid_t file_space, const Box& box,
       what);
 }
 
-// Moves `box` of `dset` (of shape `dims`) to or from a shard's memory.
+// Moves `box` of `dset` to or from a shard's memory.
 // Where every rank's box is made of long runs of the dataset (`runs`:
 // all_long_runs()), each rank moves its runs on its own in
 // pieces (run_pieces()), each reported to `window` where the
@@ -95,9 +93,9 @@ void move_box(hid_t dset, hid_t file_space, const Box& box,
 // collective transfer. Collective; call where errors are agreed
 // (H5File::State::agree()).
 template <typename T>
-void move_shard(hid_t dset, const Shape& dims, const Box& box,
-                const ShardMemory<T>& memory, bool runs, Direction direction,
-                CacheWindow& window, const std::string& what) {
+void move_shard(hid_t dset, const Box& box, const ShardMemory<T>& memory,
+                bool runs, Direction direction, CacheWindow& window,
+                const std::string& what) {
   const Hid file_space =
       checked(H5Dget_space(dset), H5Sclose, "cannot read the shape of " + what);
   if (!runs) {
@@ -105,6 +103,7 @@ void move_shard(hid_t dset, const Shape& dims, const Box& box,
              transfer(H5FD_MPIO_COLLECTIVE).get(), direction, what);
     return;
   }
+  const Shape dims = dims_of(file_space.get());
   const haddr_t start = H5Dget_offset(dset);
   const Hid dxpl = transfer(H5FD_MPIO_INDEPENDENT);
   for (const Box& piece : run_pieces(dims, box, kPieceBytes / sizeof(T))) {
@@ -113,13 +112,7 @@ void move_shard(hid_t dset, const Shape& dims, const Box& box,
     move_box(dset, file_space.get(), piece, memory.dims, in_memory, memory.data,
              dxpl.get(), direction, what);
     if (start == HADDR_UNDEF) continue;  // chunked: no single offset
-    const std::uint64_t at =
-        start +
-        sizeof(T) * static_cast<std::uint64_t>(linear_index(piece.lower, dims));
-    const std::uint64_t bytes =
-        sizeof(T) * static_cast<std::uint64_t>(piece.volume());
-    direction == Direction::kWrite ? window.written(at, bytes)
-                                   : window.read(at, bytes);
+    window.moved(direction, start, sizeof(T), dims, piece);
   }
   window.finish();
 }
