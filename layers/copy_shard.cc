@@ -11,8 +11,37 @@ void copy_shard(const DistTensor<T>& from, DistTensor<T>& to) {
   if (&from != &to) internal::copy(from.interior(), to.interior());
 }
 
+namespace {
+
+void require_extent(const Shape& view, const Shape& shard, const char* what) {
+  require(view == shard, ErrorKind::kShapeMismatch, "copy_shard: ", what,
+          " view of extent ", view, " for a shard of extent ", shard);
+}
+
+}  // namespace
+
+template <typename T>
+void copy_shard(const StridedView<const T>& from, DistTensor<T>& to) {
+  require_extent(from.extent(), to.shard().extent, "source");
+  internal::copy(from, to.interior());
+}
+
+template <typename T>
+void copy_shard(const DistTensor<T>& from, const StridedView<T>& to) {
+  require_extent(to.extent(), from.shard().extent, "destination");
+  internal::copy(from.interior(), to);
+}
+
 template void copy_shard<float>(const DistTensor<float>&, DistTensor<float>&);
 template void copy_shard<double>(const DistTensor<double>&,
                                  DistTensor<double>&);
+template void copy_shard<float>(const StridedView<const float>&,
+                                DistTensor<float>&);
+template void copy_shard<double>(const StridedView<const double>&,
+                                 DistTensor<double>&);
+template void copy_shard<float>(const DistTensor<float>&,
+                                const StridedView<float>&);
+template void copy_shard<double>(const DistTensor<double>&,
+                                 const StridedView<double>&);
 
 }  // namespace distconv

@@ -8,6 +8,11 @@
 //   copy_shard(pool_out, conv_in);   // conv_in: conv.src_layout()
 //
 // A distribution mismatch throws the same kShapeMismatch on every rank.
+//
+// The view overloads copy between this rank's shard interior and a tensor
+// of the shard's extent held elsewhere with any strides (a framework's
+// NCHW tensor, say; a zero stride broadcasts one value when reading). A
+// view of another extent throws kShapeMismatch on the rank that passed it.
 #ifndef DISTCONV_LAYERS_COPY_SHARD_H_
 #define DISTCONV_LAYERS_COPY_SHARD_H_
 
@@ -18,6 +23,10 @@ namespace distconv {
 // Defined for float and double.
 template <typename T>
 void copy_shard(const DistTensor<T>& from, DistTensor<T>& to);
+template <typename T>
+void copy_shard(const StridedView<const T>& from, DistTensor<T>& to);
+template <typename T>
+void copy_shard(const DistTensor<T>& from, const StridedView<T>& to);
 
 }  // namespace distconv
 

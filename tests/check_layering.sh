@@ -1,6 +1,6 @@
 #!/bin/bash
 # Checks that includes run only downward between the top-level folders:
-#   distconv <- halo, kernels, io <- layers <- perf, examples
+#   distconv <- halo, kernels, io <- layers <- perf, examples, python
 # (halo, kernels and io are one floor and do not include each other; tests/
 # helpers may be included from every floor's tests). Prints each include
 # that runs back up and exits 1 if there is one.
@@ -8,11 +8,11 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 declare -A above=(
-  [distconv]='halo|kernels|io|layers|perf|examples'
-  [halo]='kernels|io|layers|perf|examples'
-  [kernels]='halo|io|layers|perf|examples'
-  [io]='halo|kernels|layers|perf|examples'
-  [layers]='perf|examples'
+  [distconv]='halo|kernels|io|layers|perf|examples|python'
+  [halo]='kernels|io|layers|perf|examples|python'
+  [kernels]='halo|io|layers|perf|examples|python'
+  [io]='halo|kernels|layers|perf|examples|python'
+  [layers]='perf|examples|python'
 )
 status=0
 for floor in "${!above[@]}"; do

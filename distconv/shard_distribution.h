@@ -1,0 +1,33 @@
+// distribution_of_shards: the Distribution that the ranks' shards form,
+// worked out from the shard each rank holds. What a framework needs when
+// its tensors arrive as plain local blocks (a PyTorch tensor per rank)
+// rather than with a Distribution: every rank passes the extents of its
+// own block and gets the same Distribution back, uneven and empty parts
+// included.
+//
+//   ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, 3, 1});
+//   // ranks hold 4, 3 and 3 of 10 rows
+//   Distribution d = distribution_of_shards(grid, Shape{2, 16, rows, 64});
+//   d.global_shape();       // {2, 16, 10, 64}
+//   d.partition(2);         // split at 0, 4, 7, 10
+//
+// Collective over the grid (one allgather). The blocks must tile a tensor
+// along the grid: every rank at the same coordinate of grid dimension d
+// holds the same extent in tensor dimension d. Otherwise, and for a shape
+// whose rank differs from the grid's or between ranks, every rank throws
+// the same kShapeMismatch naming the ranks and extents.
+#ifndef DISTCONV_SHARD_DISTRIBUTION_H_
+#define DISTCONV_SHARD_DISTRIBUTION_H_
+
+#include "distconv/distribution.h"
+#include "distconv/process_grid.h"
+#include "distconv/shape.h"
+
+namespace distconv {
+
+Distribution distribution_of_shards(const ProcessGrid& grid,
+                                    const Shape& local_shape);
+
+}  // namespace distconv
+
+#endif  // DISTCONV_SHARD_DISTRIBUTION_H_

@@ -1,0 +1,203 @@
+"""torch.autograd.Functions over the extension's layer objects.
+
+Each forward runs the layer's forward on the rank's shard and saves what
+its backward reads; each backward runs the layer's backward passes.
+Parameters arrive whole; the layer works on this rank's block of them and
+the whole gradient is assembled (summed over the channel group) when the
+grid splits channels.
+"""
+import torch
+
+from . import _tensors as T
+
+
+class ConvFunction(torch.autograd.Function):
+    """Convolution and transposed convolution: layer.forward/backward."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, layer, grid, wbox, bbox):
+        w = T.block(weight, wbox)
+        b = T.block(bias, bbox)
+        y = T.empty(layer.dst_shape(), x.dtype)
+        ctx.kept = layer.forward(T.ref(x), T.ptr(w), T.ptr(b), T.ref(y))
+        ctx.layer, ctx.grid, ctx.wbox, ctx.bbox = layer, grid, wbox, bbox
+        ctx.has_bias = bias is not None
+        ctx.bias_shape = None if bias is None else bias.shape
+        ctx.save_for_backward(x, w, weight)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, w, weight = ctx.saved_tensors
+        need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        dx = T.empty(x.shape, x.dtype) if need_x else None
+        dw = db = None
+        if need_w or need_b:
+            dw = torch.empty(tuple(ctx.wbox[1]), dtype=x.dtype)
+            if ctx.has_bias:
+                db = torch.empty(tuple(ctx.bbox[1]), dtype=x.dtype)
+        ctx.layer.backward(ctx.kept, T.ref(dy), T.ptr(w),
+                           None if dx is None else T.ref(dx), T.ptr(dw),
+                           T.ptr(db))
+        if dw is not None:
+            dw = T.whole(ctx.grid, weight.shape, dw, ctx.wbox)
+            if db is not None:
+                db = T.whole(ctx.grid, ctx.bias_shape, db, ctx.bbox)
+        return (dx, dw if need_w else None, db if need_b else None, None,
+                None, None, None)
+
+
+class PoolFunction(torch.autograd.Function):
+
+    @staticmethod
+    def forward(ctx, x, layer):
+        y = T.empty(layer.dst_shape(), x.dtype)
+        ctx.kept = layer.forward(T.ref(x), T.ref(y))
+        ctx.layer = layer
+        ctx.save_for_backward(x)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensors
+        dx = T.empty(x.shape, x.dtype)
+        ctx.layer.backward(ctx.kept, T.ref(dy), T.ref(dx))
+        return dx, None
+
+
+class BatchNormFunction(torch.autograd.Function):
+
+    @staticmethod
+    def forward(ctx, x, scale, shift, layer, mean, var, training):
+        y = T.empty(x.shape, x.dtype)
+        s, h = scale.detach().contiguous(), shift.detach().contiguous()
+        ctx.kept = layer.forward(T.ref(x), T.ptr(s), T.ptr(h), T.ref(y),
+                                 T.ptr(mean), T.ptr(var), training)
+        ctx.layer = layer
+        ctx.save_for_backward(x, s)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, s = ctx.saved_tensors
+        dx = T.empty(x.shape, x.dtype)
+        ds, dh = torch.empty_like(s), torch.empty_like(s)
+        ctx.layer.backward(ctx.kept, T.ref(dy), T.ptr(s), T.ref(dx),
+                           T.ptr(ds), T.ptr(dh))
+        return dx, ds, dh, None, None, None, None
+
+
+class ActivationFunction(torch.autograd.Function):
+
+    @staticmethod
+    def forward(ctx, x, layer):
+        y = T.empty(x.shape, x.dtype)
+        layer.forward(T.ref(x), T.ref(y))
+        ctx.layer = layer
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, y = ctx.saved_tensors
+        dx = T.empty(x.shape, x.dtype)
+        ctx.layer.backward(T.ref(x), T.ref(y), T.ref(dy), T.ref(dx))
+        return dx, None
+
+
+class UpsampleFunction(torch.autograd.Function):
+
+    @staticmethod
+    def forward(ctx, x, layer):
+        y = T.empty(layer.dst_shape(), x.dtype)
+        layer.forward(T.ref(x), T.ref(y))
+        ctx.layer, ctx.shape = layer, x.shape
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        dx = T.empty(ctx.shape, dy.dtype)
+        ctx.layer.backward(T.ref(dy), T.ref(dx))
+        return dx, None
+
+
+class ConcatFunction(torch.autograd.Function):
+
+    @staticmethod
+    def forward(ctx, layer, *xs):
+        y = T.empty(layer.dst_shape(), xs[0].dtype)
+        layer.forward([T.ref(x) for x in xs], T.ref(y))
+        ctx.layer, ctx.shapes = layer, [x.shape for x in xs]
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        dxs = [T.empty(s, dy.dtype) for s in ctx.shapes]
+        ctx.layer.backward(T.ref(dy), [T.ref(d) for d in dxs])
+        return (None, *dxs)
+
+
+class AddFunction(torch.autograd.Function):
+
+    @staticmethod
+    def forward(ctx, a, b, grid, dist):
+        y = T.empty(a.shape, a.dtype)
+        getattr(T._C, "add" + T.suffix(a.dtype))(grid, dist, T.ref(a),
+                                                 T.ref(b), T.ref(y))
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        return dy, dy, None, None
+
+
+class LossFunction(torch.autograd.Function):
+
+    @staticmethod
+    def forward(ctx, x, target, layer):
+        ctx.layer = layer
+        ctx.save_for_backward(x, target)
+        return torch.tensor(layer.forward(T.ref(x), T.ref(target)),
+                            dtype=x.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, target = ctx.saved_tensors
+        dx = T.empty(x.shape, x.dtype)
+        ctx.layer.backward(T.ref(x), T.ref(target), T.ref(dx))
+        return dx * g, None, None
+
+
+class RedistributeFunction(torch.autograd.Function):
+
+    @staticmethod
+    def forward(ctx, x, layer):
+        y = T.empty(layer.dst_shape(), x.dtype)
+        layer.forward(T.ref(x), T.ref(y))
+        ctx.layer, ctx.shape = layer, x.shape
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        dx = T.empty(ctx.shape, dy.dtype)
+        ctx.layer.backward(T.ref(dy), T.ref(dx))
+        return dx, None
+
+
+class GatherFunction(torch.autograd.Function):
+    """The global tensor on every rank; backward keeps this rank's block of
+    the gradient (each rank's copy counts once)."""
+
+    @staticmethod
+    def forward(ctx, x, grid, dist):
+        out = torch.empty(dist.global_shape, dtype=x.dtype)
+        getattr(T._C, "gather_all" + T.suffix(x.dtype))(grid, dist, T.ref(x),
+                                                        T.ref(out))
+        ctx.box = dist.shard(grid.rank)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        lower, extent = ctx.box
+        return g[tuple(slice(l, l + e) for l, e in zip(lower, extent))], \
+            None, None

@@ -1,0 +1,439 @@
+"""Distributed layers as torch.nn modules: torch.nn's names, arguments and
+defaults, with a leading `grid` (a distconv.ProcessGrid).
+
+Inputs and outputs are the rank's shards of the global tensors (ordinary
+CPU torch.Tensors, float32 or float64; outputs are channels-last).
+Parameters are whole torch.nn.Parameters, initialised as torch.nn
+initialises them and then made rank 0's on every rank; after backward()
+their .grad is the whole gradient on every rank. On its first call a
+module agrees with the other ranks on the global shape its shards form
+and plans for it; a call whose shards form another shape re-plans.
+"""
+import torch
+
+from . import _distconv as _C
+from . import _functions as F
+from . import _tensors as T
+
+__all__ = [
+    "Conv2d", "Conv3d", "ConvTranspose2d", "ConvTranspose3d", "MaxPool2d",
+    "MaxPool3d", "AvgPool2d", "AvgPool3d", "BatchNorm2d", "BatchNorm3d",
+    "ReLU", "LeakyReLU", "Upsample", "CrossEntropyLoss", "MSELoss",
+]
+
+
+def _tuple(v, n):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+
+
+def _unsupported(what):
+    return T.error("unsupported", what)
+
+
+class _Planned(torch.nn.Module):
+    """Caches the extension's layer for the last distribution and dtype."""
+
+    def __init__(self, grid, spatial_dims):
+        super().__init__()
+        self.grid = grid
+        self._spatial = spatial_dims
+        self._key = None
+        self._layer = None
+
+    def _plan(self, x, make, dtype=None, problem="", variant=None):
+        """The layer for x's distribution (collective: every rank agrees on
+        it, or raises the same distconv.Error)."""
+        name = type(self).__name__
+        what = "%s input" % name
+        if not problem and isinstance(x, torch.Tensor):
+            dims = (4, 5) if self._spatial is None else (self._spatial + 2,)
+            if x.dim() not in dims:
+                problem = "%s has %d dimensions, %s takes %s" % (
+                    what, x.dim(), name, " or ".join(map(str, dims)))
+        dist = T.agree(self.grid, x, what, dtype, problem)
+        if self._key is None or self._key[0] != (x.dtype, variant) or \
+                not self._key[1] == dist:
+            self._layer = make(T.suffix(x.dtype), dist)
+            self._key = ((x.dtype, variant), dist)
+        return self._layer
+
+
+class _ConvNd(_Planned):
+
+    def __init__(self, grid, spatial, in_channels, out_channels, kernel_size,
+                 stride, padding, dilation, groups, bias, padding_mode,
+                 device, dtype, channel_parallelism, transposed=False,
+                 output_padding=0):
+        super().__init__(grid, spatial)
+        if padding_mode != "zeros":
+            raise _unsupported("padding_mode %r (only 'zeros')" % padding_mode)
+        if device is not None and torch.device(device).type != "cpu":
+            raise _unsupported("device %s (the PyTorch layers run on CPU)" %
+                               device)
+        nn_cls = {(2, False): torch.nn.Conv2d, (3, False): torch.nn.Conv3d,
+                  (2, True): torch.nn.ConvTranspose2d,
+                  (3, True): torch.nn.ConvTranspose3d}[(spatial, transposed)]
+        extra = {"output_padding": output_padding} if transposed else {}
+        like = nn_cls(in_channels, out_channels, kernel_size, stride=stride,
+                      padding=padding, dilation=dilation, groups=groups,
+                      bias=bias, dtype=dtype, **extra)
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size, self.stride = like.kernel_size, like.stride
+        self.dilation, self.groups = like.dilation, groups
+        self.padding = like.padding
+        self.output_padding = _tuple(output_padding, spatial)
+        self.padding_mode = padding_mode
+        self.transposed = transposed
+        self.weight = like.weight
+        self.bias = like.bias
+        for p in self.parameters():
+            T.broadcast_(grid, p.data)
+        self._lower, self._upper = self._pads(like.padding)
+        self._scheme = getattr(_C.ChannelParallelism, channel_parallelism)
+
+    def _pads(self, padding):
+        if padding == "valid":
+            z = (0,) * self._spatial
+            return z, z
+        if padding == "same":
+            total = [d * (k - 1) for d, k in zip(self.dilation,
+                                                 self.kernel_size)]
+            lower = tuple(t // 2 for t in total)
+            return lower, tuple(t - l for t, l in zip(total, lower))
+        return tuple(padding), tuple(padding)
+
+    def _make(self, suffix, dist):
+        has_bias = self.bias is not None
+        if self.transposed:
+            if self._lower != self._upper:
+                raise _unsupported("asymmetric padding")
+            desc = _C.DeconvDesc(self.in_channels, self.out_channels,
+                                 self.kernel_size, self.stride, self.dilation,
+                                 self._lower, self.output_padding,
+                                 self.groups, has_bias)
+            return getattr(_C, "Deconvolution" + suffix)(self.grid, desc,
+                                                         dist)
+        desc = _C.ConvDesc(self.in_channels, self.out_channels,
+                           self.kernel_size, self.stride, self.dilation,
+                           self._lower, self._upper, self.groups, has_bias)
+        return getattr(_C, "Convolution" + suffix)(self.grid, desc, dist,
+                                                   self._scheme)
+
+    def forward(self, x):
+        layer = self._plan(x, self._make, self.weight.dtype)
+        if self.transposed:
+            wbox = ((0,) * self.weight.dim(), tuple(self.weight.shape))
+            bbox = ((0,), (self.out_channels,))
+        else:
+            wbox, bbox = layer.weights_block(), layer.bias_block()
+        return F.ConvFunction.apply(x, self.weight, self.bias, layer,
+                                    self.grid, wbox, bbox)
+
+    def describe(self):
+        """How this rank runs the planned layer (after a first call)."""
+        return self._layer.describe() if self._layer else "not planned yet"
+
+    def extra_repr(self):
+        return ("{}, {}, kernel_size={}, stride={}, padding={}, grid={}"
+                .format(self.in_channels, self.out_channels, self.kernel_size,
+                        self.stride, self.padding, self.grid.shape))
+
+
+class Conv2d(_ConvNd):
+    def __init__(self, grid, in_channels, out_channels, kernel_size,
+                 stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None, *,
+                 channel_parallelism="stationary_output"):
+        super().__init__(grid, 2, in_channels, out_channels, kernel_size,
+                         stride, padding, dilation, groups, bias,
+                         padding_mode, device, dtype, channel_parallelism)
+
+
+class Conv3d(_ConvNd):
+    def __init__(self, grid, in_channels, out_channels, kernel_size,
+                 stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None, *,
+                 channel_parallelism="stationary_output"):
+        super().__init__(grid, 3, in_channels, out_channels, kernel_size,
+                         stride, padding, dilation, groups, bias,
+                         padding_mode, device, dtype, channel_parallelism)
+
+
+class ConvTranspose2d(_ConvNd):
+    def __init__(self, grid, in_channels, out_channels, kernel_size,
+                 stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                 dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(grid, 2, in_channels, out_channels, kernel_size,
+                         stride, padding, dilation, groups, bias,
+                         padding_mode, device, dtype, "stationary_output",
+                         transposed=True, output_padding=output_padding)
+
+
+class ConvTranspose3d(_ConvNd):
+    def __init__(self, grid, in_channels, out_channels, kernel_size,
+                 stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                 dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(grid, 3, in_channels, out_channels, kernel_size,
+                         stride, padding, dilation, groups, bias,
+                         padding_mode, device, dtype, "stationary_output",
+                         transposed=True, output_padding=output_padding)
+
+
+class _PoolNd(_Planned):
+
+    def __init__(self, grid, spatial, kind, kernel_size, stride, padding):
+        super().__init__(grid, spatial)
+        self.kernel_size = _tuple(kernel_size, spatial)
+        self.stride = _tuple(stride if stride is not None else kernel_size,
+                             spatial)
+        self.padding = _tuple(padding, spatial)
+        self._desc = _C.PoolDesc(kind, self.kernel_size, self.stride,
+                                 self.padding)
+
+    def forward(self, x):
+        layer = self._plan(x, lambda s, d: getattr(_C, "Pooling" + s)(
+            self.grid, self._desc, d))
+        return F.PoolFunction.apply(x, layer)
+
+    def extra_repr(self):
+        return "kernel_size={}, stride={}, padding={}".format(
+            self.kernel_size, self.stride, self.padding)
+
+
+def _max_pool_checks(dilation, return_indices, ceil_mode):
+    if dilation not in (1, (1, 1), (1, 1, 1)):
+        raise _unsupported("max pooling with dilation %r" % (dilation,))
+    if return_indices:
+        raise _unsupported("max pooling with return_indices=True")
+    if ceil_mode:
+        raise _unsupported("pooling with ceil_mode=True")
+
+
+class MaxPool2d(_PoolNd):
+    def __init__(self, grid, kernel_size, stride=None, padding=0, dilation=1,
+                 return_indices=False, ceil_mode=False):
+        _max_pool_checks(dilation, return_indices, ceil_mode)
+        super().__init__(grid, 2, _C.PoolKind.max, kernel_size, stride,
+                         padding)
+
+
+class MaxPool3d(_PoolNd):
+    def __init__(self, grid, kernel_size, stride=None, padding=0, dilation=1,
+                 return_indices=False, ceil_mode=False):
+        _max_pool_checks(dilation, return_indices, ceil_mode)
+        super().__init__(grid, 3, _C.PoolKind.max, kernel_size, stride,
+                         padding)
+
+
+def _avg_kind(ceil_mode, count_include_pad, divisor_override):
+    if ceil_mode:
+        raise _unsupported("pooling with ceil_mode=True")
+    if divisor_override is not None:
+        raise _unsupported("average pooling with divisor_override")
+    return (_C.PoolKind.average_include_padding if count_include_pad
+            else _C.PoolKind.average_exclude_padding)
+
+
+class AvgPool2d(_PoolNd):
+    def __init__(self, grid, kernel_size, stride=None, padding=0,
+                 ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+        super().__init__(grid, 2, _avg_kind(ceil_mode, count_include_pad,
+                                            divisor_override),
+                         kernel_size, stride, padding)
+
+
+class AvgPool3d(_PoolNd):
+    def __init__(self, grid, kernel_size, stride=None, padding=0,
+                 ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+        super().__init__(grid, 3, _avg_kind(ceil_mode, count_include_pad,
+                                            divisor_override),
+                         kernel_size, stride, padding)
+
+
+class _BatchNorm(_Planned):
+
+    def __init__(self, grid, spatial, num_features, eps, momentum, affine,
+                 track_running_stats, device, dtype, stats):
+        super().__init__(grid, spatial)
+        if momentum is None:
+            raise _unsupported("batch norm with momentum=None (a cumulative "
+                               "average)")
+        like = (torch.nn.BatchNorm2d if spatial == 2 else
+                torch.nn.BatchNorm3d)(num_features, eps, momentum, affine,
+                                      track_running_stats, dtype=dtype)
+        self.num_features, self.eps, self.momentum = num_features, eps, \
+            momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        self.weight, self.bias = like.weight, like.bias
+        self.register_buffer("running_mean", like.running_mean)
+        self.register_buffer("running_var", like.running_var)
+        self.register_buffer("num_batches_tracked", like.num_batches_tracked)
+        self._stats = getattr(_C.BatchNormStats,
+                              "global_" if stats == "global" else stats)
+
+    def forward(self, x):
+        dtype = self.weight.dtype if self.affine else None
+        layer = self._plan(x, lambda s, d: getattr(_C, "BatchNorm" + s)(
+            self.grid, d, self.eps, self.momentum, self._stats), dtype)
+        c = self.num_features
+        scale = self.weight if self.affine else torch.ones(c, dtype=x.dtype)
+        shift = self.bias if self.affine else torch.zeros(c, dtype=x.dtype)
+        use_batch = self.training or not self.track_running_stats
+        if self.track_running_stats:
+            mean = self.running_mean.detach().double().contiguous()
+            var = self.running_var.detach().double().contiguous()
+        else:
+            mean = torch.zeros(c, dtype=torch.float64)
+            var = torch.ones(c, dtype=torch.float64)
+        y = F.BatchNormFunction.apply(x, scale, shift, layer, mean, var,
+                                      use_batch)
+        if self.training and self.track_running_stats:
+            with torch.no_grad():
+                self.running_mean.copy_(mean)
+                self.running_var.copy_(var)
+                self.num_batches_tracked += 1
+        return y
+
+    def extra_repr(self):
+        return "{}, eps={}, momentum={}, affine={}".format(
+            self.num_features, self.eps, self.momentum, self.affine)
+
+
+class BatchNorm2d(_BatchNorm):
+    def __init__(self, grid, num_features, eps=1e-5, momentum=0.1,
+                 affine=True, track_running_stats=True, device=None,
+                 dtype=None, *, stats="global"):
+        super().__init__(grid, 2, num_features, eps, momentum, affine,
+                         track_running_stats, device, dtype, stats)
+
+
+class BatchNorm3d(_BatchNorm):
+    def __init__(self, grid, num_features, eps=1e-5, momentum=0.1,
+                 affine=True, track_running_stats=True, device=None,
+                 dtype=None, *, stats="global"):
+        super().__init__(grid, 3, num_features, eps, momentum, affine,
+                         track_running_stats, device, dtype, stats)
+
+
+class _Activation(_Planned):
+
+    def __init__(self, grid, desc, inplace):
+        super().__init__(grid, None)
+        self._desc = desc
+        self.inplace = inplace  # accepted; the output is always a new tensor
+
+    def forward(self, x):
+        layer = self._plan(x, lambda s, d: getattr(_C, "Activation" + s)(
+            self.grid, self._desc, d))
+        return F.ActivationFunction.apply(x, layer)
+
+
+class ReLU(_Activation):
+    def __init__(self, grid, inplace=False):
+        super().__init__(grid, _C.ActivationDesc.relu(), inplace)
+
+
+class LeakyReLU(_Activation):
+    def __init__(self, grid, negative_slope=0.01, inplace=False):
+        super().__init__(grid, _C.ActivationDesc.leaky_relu(negative_slope),
+                         inplace)
+        self.negative_slope = negative_slope
+
+
+class Upsample(_Planned):
+    def __init__(self, grid, size=None, scale_factor=None, mode="nearest",
+                 align_corners=None, recompute_scale_factor=None):
+        super().__init__(grid, None)
+        if mode != "nearest":
+            raise _unsupported("upsampling mode %r (only 'nearest')" % mode)
+        if size is not None or scale_factor is None:
+            raise _unsupported("Upsample by size: give an integer "
+                               "scale_factor")
+        self.scale_factor = scale_factor
+        self.mode = mode
+
+    def forward(self, x):
+        spatial = x.dim() - 2 if isinstance(x, torch.Tensor) else 2
+        factors = _tuple(self.scale_factor, spatial)
+        problem = ""
+        if any(int(f) != f or f < 1 for f in factors):
+            problem = "Upsample scale_factor %r: integers >= 1 only" % (
+                self.scale_factor,)
+        layer = self._plan(x, lambda s, d: getattr(_C, "Upsample" + s)(
+            self.grid, tuple(int(f) for f in factors), d), problem=problem)
+        return F.UpsampleFunction.apply(x, layer)
+
+
+def _reduction(reduction):
+    if reduction not in ("mean", "sum"):
+        raise _unsupported("loss reduction %r ('mean' or 'sum')" % reduction)
+    return getattr(_C.LossReduction, reduction)
+
+
+class CrossEntropyLoss(_Planned):
+    """Class indices (an int64 target of shape (N, spatial...)) or class
+    probabilities (a target shaped like the input); the loss of the whole
+    tensor, the same on every rank."""
+
+    def __init__(self, grid, weight=None, size_average=None,
+                 ignore_index=-100, reduce=None, reduction="mean",
+                 label_smoothing=0.0):
+        super().__init__(grid, None)
+        if weight is not None:
+            raise _unsupported("cross-entropy with class weights")
+        if label_smoothing != 0.0:
+            raise _unsupported("cross-entropy with label_smoothing")
+        if size_average is not None or reduce is not None:
+            raise _unsupported("size_average and reduce (use reduction)")
+        self.ignore_index, self.reduction = ignore_index, reduction
+        self._reduction = _reduction(reduction)
+
+    def forward(self, input, target):
+        indices = isinstance(target, torch.Tensor) and \
+            target.dtype == torch.int64
+        kind = (_C.LossKind.cross_entropy_indices if indices else
+                _C.LossKind.cross_entropy_probabilities)
+        problem = ""
+        if indices:
+            if target.dim() != input.dim() - 1:
+                problem = ("CrossEntropyLoss target of %d dimensions for an "
+                           "input of %d" % (target.dim(), input.dim()))
+            else:
+                target = target.unsqueeze(1).contiguous()
+        elif not isinstance(target, torch.Tensor) or \
+                target.dtype != input.dtype:
+            problem = ("CrossEntropyLoss target: int64 class indices or "
+                       "probabilities of the input's dtype")
+        if not problem and tuple(target.shape[2:]) != \
+                tuple(input.shape[2:]):
+            problem = "CrossEntropyLoss target shard %s for input shard %s" \
+                % (tuple(target.shape), tuple(input.shape))
+        desc = _C.LossDesc(kind, self._reduction,
+                           self.ignore_index if indices else None)
+        layer = self._plan(input, lambda s, d: getattr(_C, "Loss" + s)(
+            self.grid, desc, d), problem=problem, variant=indices)
+        return F.LossFunction.apply(input, target, layer)
+
+
+class MSELoss(_Planned):
+    def __init__(self, grid, size_average=None, reduce=None,
+                 reduction="mean"):
+        super().__init__(grid, None)
+        if size_average is not None or reduce is not None:
+            raise _unsupported("size_average and reduce (use reduction)")
+        self.reduction = reduction
+        self._desc = _C.LossDesc(_C.LossKind.mean_squared_error,
+                                 _reduction(reduction), None)
+
+    def forward(self, input, target):
+        problem = ""
+        if not isinstance(target, torch.Tensor) or \
+                target.shape != getattr(input, "shape", None) or \
+                target.dtype != input.dtype:
+            problem = "MSELoss target must have the input's shard shape " \
+                "and dtype"
+        layer = self._plan(input, lambda s, d: getattr(_C, "Loss" + s)(
+            self.grid, self._desc, d), problem=problem)
+        return F.LossFunction.apply(input, target, layer)

@@ -1,0 +1,206 @@
+// Convolution and transposed convolution for the PyTorch modules
+// (python/distconv/nn.py: Conv2d/3d, ConvTranspose2d/3d). A module
+// object holds the layer planned for one input distribution; Python
+// re-plans when the distribution changes.
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "distconv/conv_desc.h"
+#include "distconv/deconv_desc.h"
+#include "distconv/dist_tensor.h"
+#include "distconv/error.h"
+#include "layers/convolution.h"
+#include "layers/deconvolution.h"
+#include "python/src/bindings.h"
+#include "python/src/casters.h"
+#include "python/src/tensor_ref.h"
+
+namespace py = pybind11;
+
+namespace distconv::python {
+namespace {
+
+template <typename T>
+T* as_ptr(std::uintptr_t p) {
+  return reinterpret_cast<T*>(p);
+}
+
+template <typename T>
+class ConvModule {
+ public:
+  ConvModule(std::shared_ptr<ProcessGrid> grid, const ConvDesc& desc,
+             const Distribution& src, ChannelParallelism channels)
+      : grid_(std::move(grid)),
+        layer_(*grid_, desc, src, options(channels)) {}
+
+  Shape dst_shape() const {
+    return layer_.dst_layout().interior(grid_->rank()).extent;
+  }
+  Box weights_block() const { return layer_.weights_block(); }
+  Box bias_block() const { return layer_.bias_block(); }
+  std::string describe() const { return layer_.describe(); }
+
+  Saved<T> forward(const TensorRef& x, std::uintptr_t w, std::uintptr_t b,
+                   const TensorRef& y) {
+    Saved<T> src = keep_input(*grid_, layer_.src_layout(), x, pool_);
+    Output<T> dst(*grid_, layer_.dst_layout(), y);
+    layer_.forward(*src, as_ptr<const T>(w), as_ptr<const T>(b), dst.tensor());
+    dst.finish();
+    last_ = src.get();
+    return src;
+  }
+
+  // dx, dw and db are written when given (dw and db: this rank's blocks,
+  // summed over the ranks holding the same block).
+  void backward(const Saved<T>& src, const TensorRef& dy, std::uintptr_t w,
+                const std::optional<TensorRef>& dx, std::uintptr_t dw,
+                std::uintptr_t db) {
+    require(!layer_.plan().x_full || src.get() == last_, ErrorKind::kState,
+            "this convolution gathers its input channels in forward and "
+            "reads them in backward: with a grid splitting channels, run "
+            "backward before calling the same module again (or use one "
+            "module per call)");
+    require_saved(src);
+    DistTensor<T>& diff_dst =
+        bind_input(*grid_, layer_.diff_dst_layout(), dy, dy_slot_);
+    if (dw != 0) {
+      layer_.backward_weights(*src, diff_dst, as_ptr<T>(dw), as_ptr<T>(db));
+    }
+    if (dx) {
+      Output<T> diff_src(*grid_, layer_.diff_src_layout(), *dx);
+      layer_.backward_data(diff_dst, as_ptr<const T>(w), diff_src.tensor());
+      diff_src.finish();
+    }
+    if (dw != 0) layer_.wait_gradients();
+  }
+
+ private:
+  static ConvolutionOptions options(ChannelParallelism channels) {
+    ConvolutionOptions o;
+    o.channels = channels;
+    return o;
+  }
+
+  std::shared_ptr<ProcessGrid> grid_;
+  Convolution<T> layer_;
+  BufferPool<T> pool_;
+  Slot<T> dy_slot_;
+  const DistTensor<T>* last_ = nullptr;
+};
+
+template <typename T>
+class DeconvModule {
+ public:
+  DeconvModule(std::shared_ptr<ProcessGrid> grid, const DeconvDesc& desc,
+               const Distribution& src)
+      : grid_(std::move(grid)), layer_(*grid_, desc, src) {}
+
+  Shape dst_shape() const {
+    return layer_.dst_layout().interior(grid_->rank()).extent;
+  }
+  std::string describe() const { return layer_.describe(); }
+
+  Saved<T> forward(const TensorRef& x, std::uintptr_t w, std::uintptr_t b,
+                   const TensorRef& y) {
+    Saved<T> src = keep_input(*grid_, layer_.src_layout(), x, pool_);
+    Output<T> dst(*grid_, layer_.dst_layout(), y);
+    layer_.forward(*src, as_ptr<const T>(w), as_ptr<const T>(b), dst.tensor());
+    dst.finish();
+    return src;
+  }
+
+  void backward(const Saved<T>& src, const TensorRef& dy, std::uintptr_t w,
+                const std::optional<TensorRef>& dx, std::uintptr_t dw,
+                std::uintptr_t db) {
+    require_saved(src);
+    DistTensor<T>& diff_dst =
+        bind_input(*grid_, layer_.diff_dst_layout(), dy, dy_slot_);
+    if (dw != 0) {
+      layer_.backward_weights(*src, diff_dst, as_ptr<T>(dw), as_ptr<T>(db));
+    }
+    if (dx) {
+      Output<T> diff_src(*grid_, layer_.diff_src_layout(), *dx);
+      layer_.backward_data(diff_dst, as_ptr<const T>(w), diff_src.tensor());
+      diff_src.finish();
+    }
+    if (dw != 0) layer_.wait_gradients();
+  }
+
+ private:
+  std::shared_ptr<ProcessGrid> grid_;
+  Deconvolution<T> layer_;
+  BufferPool<T> pool_;
+  Slot<T> dy_slot_;
+};
+
+template <typename T>
+void bind_typed(py::module_& m, const std::string& suffix) {
+  py::class_<DistTensor<T>, Saved<T>>(m, ("Buffer" + suffix).c_str());
+  py::class_<ConvModule<T>>(m, ("Convolution" + suffix).c_str())
+      .def(py::init<std::shared_ptr<ProcessGrid>, const ConvDesc&,
+                    const Distribution&, ChannelParallelism>())
+      .def("dst_shape", &ConvModule<T>::dst_shape)
+      .def("weights_block", &ConvModule<T>::weights_block)
+      .def("bias_block", &ConvModule<T>::bias_block)
+      .def("describe", &ConvModule<T>::describe)
+      .def("forward", &ConvModule<T>::forward)
+      .def("backward", &ConvModule<T>::backward);
+  py::class_<DeconvModule<T>>(m, ("Deconvolution" + suffix).c_str())
+      .def(py::init<std::shared_ptr<ProcessGrid>, const DeconvDesc&,
+                    const Distribution&>())
+      .def("dst_shape", &DeconvModule<T>::dst_shape)
+      .def("describe", &DeconvModule<T>::describe)
+      .def("forward", &DeconvModule<T>::forward)
+      .def("backward", &DeconvModule<T>::backward);
+}
+
+}  // namespace
+
+void bind_conv(py::module_& m) {
+  py::enum_<ChannelParallelism>(m, "ChannelParallelism")
+      .value("stationary_output", ChannelParallelism::kStationaryOutput)
+      .value("stationary_input", ChannelParallelism::kStationaryInput)
+      .value("stationary_weights", ChannelParallelism::kStationaryWeights);
+  py::class_<ConvDesc>(m, "ConvDesc")
+      .def(py::init([](Index in, Index out, const Shape& kernel,
+                       const Shape& stride, const Shape& dilation,
+                       const Shape& padding_lower, const Shape& padding_upper,
+                       Index groups, bool bias) {
+             ConvDesc d = ConvDesc::make(in, out, kernel);
+             d.stride = stride;
+             d.dilation = dilation;
+             d.padding_lower = padding_lower;
+             d.padding_upper = padding_upper;
+             d.groups = groups;
+             d.bias = bias ? ConvBias::kAdd : ConvBias::kNone;
+             return d;
+           }),
+           py::arg("in_channels"), py::arg("out_channels"), py::arg("kernel"),
+           py::arg("stride"), py::arg("dilation"), py::arg("padding_lower"),
+           py::arg("padding_upper"), py::arg("groups"), py::arg("bias"));
+  py::class_<DeconvDesc>(m, "DeconvDesc")
+      .def(py::init([](Index in, Index out, const Shape& kernel,
+                       const Shape& stride, const Shape& dilation,
+                       const Shape& padding, const Shape& output_padding,
+                       Index groups, bool bias) {
+             DeconvDesc d = DeconvDesc::make(in, out, kernel);
+             d.stride = stride;
+             d.dilation = dilation;
+             d.padding_lower = d.padding_upper = padding;
+             d.output_padding = output_padding;
+             d.groups = groups;
+             d.bias = bias ? ConvBias::kAdd : ConvBias::kNone;
+             return d;
+           }),
+           py::arg("in_channels"), py::arg("out_channels"), py::arg("kernel"),
+           py::arg("stride"), py::arg("dilation"), py::arg("padding"),
+           py::arg("output_padding"), py::arg("groups"), py::arg("bias"));
+  bind_typed<float>(m, "_f32");
+  bind_typed<double>(m, "_f64");
+}
+
+}  // namespace distconv::python

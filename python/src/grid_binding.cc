@@ -1,0 +1,206 @@
+// The process grid, the per-call agreement on shards, and the functions
+// that move whole tensors: shard/gather (every rank), scatter and
+// gather_to_root (one root), the gradient sum over a grid dimension and
+// redistribution between grids.
+#include <mpi.h>
+#include <mpi4py/mpi4py.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "distconv/distribution.h"
+#include "distconv/error.h"
+#include "distconv/internal/mpi_util.h"
+#include "distconv/process_grid.h"
+#include "distconv/scatter_gather.h"
+#include "distconv/shard_distribution.h"
+#include "layers/copy_shard.h"
+#include "layers/redistribute.h"
+#include "python/src/bindings.h"
+#include "python/src/casters.h"
+#include "python/src/tensor_ref.h"
+
+namespace py = pybind11;
+
+namespace distconv::python {
+namespace {
+
+using internal::check_mpi;
+
+MPI_Comm comm_of(const py::object& comm) {
+  PyObject* o = comm.ptr();
+  require(PyObject_TypeCheck(o, &PyMPIComm_Type), ErrorKind::kInvalidArgument,
+          "ProcessGrid takes an mpi4py communicator, not ",
+          std::string(py::str(py::type::handle_of(comm))));
+  return *PyMPIComm_Get(o);
+}
+
+// The per-call agreement: a problem any rank found with its arguments
+// (an empty string when none) becomes the same Error on every rank; then
+// the dtypes must agree and the shards tile a tensor over the grid.
+void check(const ProcessGrid& grid, const std::string& problem) {
+  internal::run_collectively(grid.comm(), [&] {
+    require(problem.empty(), ErrorKind::kInvalidArgument, problem);
+  });
+}
+
+Distribution agree(const ProcessGrid& grid, const Shape& local, int dtype,
+                   const std::string& problem) {
+  check(grid, problem);
+  int range[2] = {-dtype, dtype};
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, range, 2, MPI_INT, MPI_MAX,
+                          grid.comm()),
+            "MPI_Allreduce");
+  require(-range[0] == range[1], ErrorKind::kInvalidArgument,
+          "ranks pass tensors of different dtypes");
+  return distribution_of_shards(grid, local);
+}
+
+HaloLayout plain(const Distribution& dist) {
+  return HaloLayout(dist).with_storage(StorageOrder::kChannelsLast);
+}
+
+template <typename T>
+void gather_all(const ProcessGrid& grid, const Distribution& dist,
+                const TensorRef& local, const TensorRef& global) {
+  Slot<T> slot;
+  DistTensor<T>& t = bind_input(grid, plain(dist), local, slot);
+  gather(t, global.ptr<T>(), 0);
+  const Index n = dist.global_shape().volume();
+  check_mpi(MPI_Bcast(global.ptr<T>(), static_cast<int>(n),
+                      internal::mpi_datatype<T>(), 0, grid.comm()),
+            "MPI_Bcast");
+}
+
+template <typename T>
+void gather_to(const ProcessGrid& grid, const Distribution& dist,
+               const TensorRef& local, const TensorRef& global, int root) {
+  Slot<T> slot;
+  gather(bind_input(grid, plain(dist), local, slot), global.ptr<T>(), root);
+}
+
+template <typename T>
+void scatter_from(const ProcessGrid& grid, const Distribution& dist,
+                  const TensorRef& global, const TensorRef& local, int root) {
+  Output<T> t(grid, plain(dist), local);
+  scatter(global.ptr<const T>(), t.tensor(), root);
+  t.finish();
+}
+
+// Sums a dense array over the ranks that differ only in grid dimension
+// `dim` (a weight gradient's blocks into the whole).
+template <typename T>
+void sum_along(const ProcessGrid& grid, int dim, const TensorRef& t) {
+  require(dim >= 0 && dim < grid.ndims(), ErrorKind::kInvalidArgument,
+          "grid dimension ", dim, " of a ", grid.ndims(), "-dimensional grid");
+  if (grid.shape()[dim] == 1) return;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, t.ptr<T>(),
+                          static_cast<int>(t.shape.volume()),
+                          internal::mpi_datatype<T>(), MPI_SUM,
+                          grid.along(dim)),
+            "MPI_Allreduce");
+}
+
+// A dense array, the same on every rank: root's (a parameter's initial
+// values).
+template <typename T>
+void broadcast(const ProcessGrid& grid, const TensorRef& t, int root) {
+  check_mpi(MPI_Bcast(t.ptr<T>(), static_cast<int>(t.shape.volume()),
+                      internal::mpi_datatype<T>(), root, grid.comm()),
+            "MPI_Bcast");
+}
+
+// The global shape on every rank, from `root`.
+Shape broadcast_shape(const ProcessGrid& grid, const Shape& shape, int root) {
+  long long v[kMaxDims + 1] = {shape.ndims()};
+  for (int d = 0; d < shape.ndims(); ++d) v[d + 1] = shape[d];
+  check_mpi(MPI_Bcast(v, kMaxDims + 1, MPI_LONG_LONG, root, grid.comm()),
+            "MPI_Bcast");
+  Shape out = Shape::filled(static_cast<int>(v[0]), 0);
+  for (int d = 0; d < out.ndims(); ++d) out[d] = v[d + 1];
+  return out;
+}
+
+template <typename T>
+class Redistributor {
+ public:
+  Redistributor(std::shared_ptr<ProcessGrid> from, const Distribution& src,
+                std::shared_ptr<ProcessGrid> to)
+      : from_(std::move(from)),
+        to_(std::move(to)),
+        layer_(*from_, plain(src), *to_,
+               plain(Distribution(src.global_shape(), to_->shape()))) {}
+  Shape dst_shape() const {
+    return layer_.dst_layout().local_shape(to_->rank());
+  }
+  void forward(const TensorRef& x, const TensorRef& y) {
+    Slot<T> in;
+    Output<T> out(*to_, layer_.dst_layout(), y);
+    layer_.forward(bind_input(*from_, layer_.src_layout(), x, in),
+                   out.tensor());
+    out.finish();
+  }
+  void backward(const TensorRef& dy, const TensorRef& dx) {
+    Slot<T> in;
+    Output<T> out(*from_, layer_.src_layout(), dx);
+    layer_.backward(bind_input(*to_, layer_.dst_layout(), dy, in),
+                    out.tensor());
+    out.finish();
+  }
+
+ private:
+  std::shared_ptr<ProcessGrid> from_, to_;
+  Redistribution<T> layer_;
+};
+
+template <typename T>
+void bind_typed(py::module_& m, const std::string& suffix) {
+  m.def(("gather_all" + suffix).c_str(), &gather_all<T>);
+  m.def(("gather_to" + suffix).c_str(), &gather_to<T>);
+  m.def(("scatter_from" + suffix).c_str(), &scatter_from<T>);
+  m.def(("sum_along" + suffix).c_str(), &sum_along<T>);
+  m.def(("broadcast" + suffix).c_str(), &broadcast<T>);
+  py::class_<Redistributor<T>>(m, ("Redistribution" + suffix).c_str())
+      .def(py::init<std::shared_ptr<ProcessGrid>, const Distribution&,
+                    std::shared_ptr<ProcessGrid>>())
+      .def("dst_shape", &Redistributor<T>::dst_shape)
+      .def("forward", &Redistributor<T>::forward)
+      .def("backward", &Redistributor<T>::backward);
+}
+
+}  // namespace
+
+void bind_grid(py::module_& m) {
+  require(import_mpi4py() == 0, ErrorKind::kInvalidArgument,
+          "cannot import mpi4py's C API");
+  py::class_<ProcessGrid, std::shared_ptr<ProcessGrid>>(m, "ProcessGrid")
+      .def(py::init([](const py::object& comm, const Shape& shape) {
+             return std::make_shared<ProcessGrid>(comm_of(comm), shape);
+           }),
+           py::arg("comm"), py::arg("shape"))
+      .def_property_readonly("rank", &ProcessGrid::rank)
+      .def_property_readonly("size", &ProcessGrid::size)
+      .def_property_readonly("ndims", &ProcessGrid::ndims)
+      .def_property_readonly("shape", &ProcessGrid::shape)
+      .def_property_readonly("coord", &ProcessGrid::coord)
+      .def("__repr__", [](const ProcessGrid& g) {
+        return "ProcessGrid(" + g.shape().to_string() + ", rank " +
+               std::to_string(g.rank()) + ")";
+      });
+  py::class_<Distribution>(m, "Distribution")
+      .def(py::init<const Shape&, const Shape&>())
+      .def_property_readonly("global_shape", &Distribution::global_shape)
+      .def("shard", py::overload_cast<int>(&Distribution::shard, py::const_))
+      .def("describe", &Distribution::describe)
+      .def("__eq__", [](const Distribution& a, const Distribution& b) {
+        return a == b;
+      });
+  m.def("agree", &agree);
+  m.def("check", &check);
+  m.def("broadcast_shape", &broadcast_shape);
+  bind_typed<float>(m, "_f32");
+  bind_typed<double>(m, "_f64");
+}
+
+}  // namespace distconv::python
