@@ -8,7 +8,7 @@
 
 #include "distconv/error.h"
 #include "distconv/internal/mpi_util.h"
-#include "distconv/internal/pimpl.h"
+#include "distconv/pimpl.h"
 #include "io/internal/cache_window.h"
 #include "io/internal/h5_transfer.h"
 #include "io/internal/h5_util.h"

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "distconv/dist_tensor.h"
-#include "distconv/internal/pimpl.h"
+#include "distconv/pimpl.h"
 #include "distconv/shape.h"
 #include "io/element_type.h"
 #include "io/page_cache.h"

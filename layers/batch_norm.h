@@ -73,7 +73,7 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
-#include "distconv/internal/pimpl.h"
+#include "distconv/pimpl.h"
 #include "distconv/process_grid.h"
 #include "layers/batch_norm_plan.h"
 

@@ -37,7 +37,7 @@
 #include "kernels/conv_pass.h"
 #include "layers/conv_kernel_call.h"
 #include "layers/conv_options.h"
-#include "layers/internal/channel_plan.h"
+#include "layers/channel_plan.h"
 
 namespace distconv {
 

@@ -89,7 +89,7 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
-#include "distconv/internal/pimpl.h"
+#include "distconv/pimpl.h"
 #include "distconv/memory_space.h"
 #include "distconv/process_grid.h"
 #include "layers/conv_options.h"

@@ -67,7 +67,7 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
-#include "distconv/internal/pimpl.h"
+#include "distconv/pimpl.h"
 #include "distconv/loss_desc.h"
 #include "distconv/process_grid.h"
 #include "layers/shard_plan.h"

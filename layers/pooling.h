@@ -46,7 +46,7 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
-#include "distconv/internal/pimpl.h"
+#include "distconv/pimpl.h"
 #include "distconv/pool_desc.h"
 #include "distconv/process_grid.h"
 #include "halo/halo_options.h"

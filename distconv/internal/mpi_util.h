@@ -26,6 +26,7 @@ template <> inline MPI_Datatype mpi_datatype<float>() { return MPI_FLOAT; }
 template <> inline MPI_Datatype mpi_datatype<double>() { return MPI_DOUBLE; }
 template <> inline MPI_Datatype mpi_datatype<std::int32_t>() { return MPI_INT32_T; }
 template <> inline MPI_Datatype mpi_datatype<std::int64_t>() { return MPI_INT64_T; }
+template <> inline MPI_Datatype mpi_datatype<std::uint8_t>() { return MPI_UINT8_T; }
 
 }  // namespace distconv::internal
 

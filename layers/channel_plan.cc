@@ -1,4 +1,4 @@
-#include "layers/internal/channel_plan.h"
+#include "layers/channel_plan.h"
 
 #include <utility>
 #include <vector>

@@ -1,4 +1,5 @@
-// Internal: the index math of the convolution's channel and filter
+// Not API (namespace internal; a public header because ConvPlan holds one):
+// the index math of the convolution's channel and filter
 // parallelism (pure, no MPI; see convolution.h for the schemes).
 //
 // The P ranks of a channel group (the ranks differing only in their
@@ -14,8 +15,8 @@
 //   Distribution dst = with_filter_pieces(geometry.dst_distribution(src),
 //                                         c, desc.out_channels);
 //   c.piece_owner(r);   // who receives the piece member r makes
-#ifndef DISTCONV_LAYERS_INTERNAL_CHANNEL_PLAN_H_
-#define DISTCONV_LAYERS_INTERNAL_CHANNEL_PLAN_H_
+#ifndef DISTCONV_LAYERS_CHANNEL_PLAN_H_
+#define DISTCONV_LAYERS_CHANNEL_PLAN_H_
 
 #include "distconv/conv_geometry.h"
 #include "distconv/distribution.h"
@@ -69,4 +70,4 @@ Shape channel_slice_shape(Shape grid);
 
 }  // namespace distconv::internal
 
-#endif  // DISTCONV_LAYERS_INTERNAL_CHANNEL_PLAN_H_
+#endif  // DISTCONV_LAYERS_CHANNEL_PLAN_H_

@@ -1,6 +1,6 @@
 // The channel-parallel index math: the scheme's pc x pf, the output's
 // filter pieces, the piece permutation, and the full-channel layouts.
-#include "layers/internal/channel_plan.h"
+#include "layers/channel_plan.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,5 @@
-// Internal: the pointer to a class's implementation (the pimpl idiom) with
+// Not API (namespace internal; a public header because the layers hold one):
+// the pointer to a class's implementation (the pimpl idiom) with
 // the library's moved-from rule: using an object after it was moved from
 // throws kState naming it ("convolution used after it was moved from").
 // The deleter is bound where Impl is complete, so the owning class needs
@@ -10,8 +11,8 @@
 //   };
 //   impl_ = internal::Pimpl<Impl>::make("pooling", grid, desc);   // .cc
 //   impl_->plan;                            // throws once moved from
-#ifndef DISTCONV_INTERNAL_PIMPL_H_
-#define DISTCONV_INTERNAL_PIMPL_H_
+#ifndef DISTCONV_PIMPL_H_
+#define DISTCONV_PIMPL_H_
 
 #include <memory>
 #include <utility>
@@ -57,4 +58,4 @@ class Pimpl {
 
 }  // namespace distconv::internal
 
-#endif  // DISTCONV_INTERNAL_PIMPL_H_
+#endif  // DISTCONV_PIMPL_H_
