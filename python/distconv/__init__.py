@@ -168,4 +168,4 @@ def redistribute(x, from_grid, to_grid):
     key = ("redistribute", id(from_grid), id(to_grid), x.dtype)
     layer = _cache.get(key, [dist], lambda: getattr(
         _C, "Redistribution" + _T.suffix(x.dtype))(from_grid, dist, to_grid))
-    return _F.RedistributeFunction.apply(x, layer)
+    return _F.MapFunction.apply(x, layer)

@@ -105,7 +105,9 @@ class ActivationFunction(torch.autograd.Function):
         return dx, None
 
 
-class UpsampleFunction(torch.autograd.Function):
+class MapFunction(torch.autograd.Function):
+    """Layers whose backward needs only the output gradient (upsampling,
+    redistribution): layer.forward(x, y), layer.backward(dy, dx)."""
 
     @staticmethod
     def forward(ctx, x, layer):
@@ -166,22 +168,6 @@ class LossFunction(torch.autograd.Function):
         dx = T.empty(x.shape, x.dtype)
         ctx.layer.backward(T.ref(x), T.ref(target), T.ref(dx))
         return dx * g, None, None
-
-
-class RedistributeFunction(torch.autograd.Function):
-
-    @staticmethod
-    def forward(ctx, x, layer):
-        y = T.empty(layer.dst_shape(), x.dtype)
-        layer.forward(T.ref(x), T.ref(y))
-        ctx.layer, ctx.shape = layer, x.shape
-        return y
-
-    @staticmethod
-    def backward(ctx, dy):
-        dx = T.empty(ctx.shape, dy.dtype)
-        ctx.layer.backward(T.ref(dy), T.ref(dx))
-        return dx, None
 
 
 class GatherFunction(torch.autograd.Function):

@@ -363,7 +363,7 @@ class Upsample(_Planned):
                 self.scale_factor,)
         layer = self._plan(x, lambda s, d: getattr(_C, "Upsample" + s)(
             self.grid, tuple(int(f) for f in factors), d), problem=problem)
-        return F.UpsampleFunction.apply(x, layer)
+        return F.MapFunction.apply(x, layer)
 
 
 def _reduction(reduction):

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "distconv/conv_desc.h"
 #include "distconv/deconv_desc.h"
@@ -24,46 +25,36 @@ namespace py = pybind11;
 namespace distconv::python {
 namespace {
 
-template <typename T>
-T* as_ptr(std::uintptr_t p) {
-  return reinterpret_cast<T*>(p);
-}
-
-template <typename T>
-class ConvModule {
+// The passes both convolutions run the same way (Layer: Convolution<T> or
+// Deconvolution<T>): forward keeps the input backward reads; backward
+// writes dx, dw and db when given (dw and db: this rank's blocks, summed
+// over the ranks holding the same block).
+template <typename T, typename Layer>
+class ConvPasses {
  public:
-  ConvModule(std::shared_ptr<ProcessGrid> grid, const ConvDesc& desc,
-             const Distribution& src, ChannelParallelism channels)
-      : grid_(std::move(grid)),
-        layer_(*grid_, desc, src, options(channels)) {}
+  template <typename... Args>
+  explicit ConvPasses(std::shared_ptr<ProcessGrid> grid, Args&&... args)
+      : grid_(std::move(grid)), layer_(*grid_, std::forward<Args>(args)...) {}
 
   Shape dst_shape() const {
     return layer_.dst_layout().interior(grid_->rank()).extent;
   }
-  Box weights_block() const { return layer_.weights_block(); }
-  Box bias_block() const { return layer_.bias_block(); }
   std::string describe() const { return layer_.describe(); }
 
   Saved<T> forward(const TensorRef& x, std::uintptr_t w, std::uintptr_t b,
                    const TensorRef& y) {
     Saved<T> src = keep_input(*grid_, layer_.src_layout(), x, pool_);
     Output<T> dst(*grid_, layer_.dst_layout(), y);
-    layer_.forward(*src, as_ptr<const T>(w), as_ptr<const T>(b), dst.tensor());
+    layer_.forward(*src, as_ptr<const T>(w), as_ptr<const T>(b),
+                   dst.tensor());
     dst.finish();
     last_ = src.get();
     return src;
   }
 
-  // dx, dw and db are written when given (dw and db: this rank's blocks,
-  // summed over the ranks holding the same block).
   void backward(const Saved<T>& src, const TensorRef& dy, std::uintptr_t w,
                 const std::optional<TensorRef>& dx, std::uintptr_t dw,
                 std::uintptr_t db) {
-    require(!layer_.plan().x_full || src.get() == last_, ErrorKind::kState,
-            "this convolution gathers its input channels in forward and "
-            "reads them in backward: with a grid splitting channels, run "
-            "backward before calling the same module again (or use one "
-            "module per call)");
     require_saved(src);
     DistTensor<T>& diff_dst =
         bind_input(*grid_, layer_.diff_dst_layout(), dy, dy_slot_);
@@ -76,6 +67,37 @@ class ConvModule {
       diff_src.finish();
     }
     if (dw != 0) layer_.wait_gradients();
+  }
+
+ protected:
+  std::shared_ptr<ProcessGrid> grid_;
+  Layer layer_;
+  BufferPool<T> pool_;
+  Slot<T> dy_slot_;
+  const DistTensor<T>* last_ = nullptr;  // the last forward's input
+};
+
+template <typename T>
+class ConvModule : public ConvPasses<T, Convolution<T>> {
+ public:
+  ConvModule(std::shared_ptr<ProcessGrid> grid, const ConvDesc& desc,
+             const Distribution& src, ChannelParallelism channels)
+      : ConvPasses<T, Convolution<T>>(std::move(grid), desc, src,
+                                      options(channels)) {}
+
+  Box weights_block() const { return this->layer_.weights_block(); }
+  Box bias_block() const { return this->layer_.bias_block(); }
+
+  void backward(const Saved<T>& src, const TensorRef& dy, std::uintptr_t w,
+                const std::optional<TensorRef>& dx, std::uintptr_t dw,
+                std::uintptr_t db) {
+    require(!this->layer_.plan().x_full || src.get() == this->last_,
+            ErrorKind::kState,
+            "this convolution gathers its input channels in forward and "
+            "reads them in backward: with a grid splitting channels, run "
+            "backward before calling the same module again (or use one "
+            "module per call)");
+    ConvPasses<T, Convolution<T>>::backward(src, dy, w, dx, dw, db);
   }
 
  private:
@@ -84,58 +106,10 @@ class ConvModule {
     o.channels = channels;
     return o;
   }
-
-  std::shared_ptr<ProcessGrid> grid_;
-  Convolution<T> layer_;
-  BufferPool<T> pool_;
-  Slot<T> dy_slot_;
-  const DistTensor<T>* last_ = nullptr;
 };
 
 template <typename T>
-class DeconvModule {
- public:
-  DeconvModule(std::shared_ptr<ProcessGrid> grid, const DeconvDesc& desc,
-               const Distribution& src)
-      : grid_(std::move(grid)), layer_(*grid_, desc, src) {}
-
-  Shape dst_shape() const {
-    return layer_.dst_layout().interior(grid_->rank()).extent;
-  }
-  std::string describe() const { return layer_.describe(); }
-
-  Saved<T> forward(const TensorRef& x, std::uintptr_t w, std::uintptr_t b,
-                   const TensorRef& y) {
-    Saved<T> src = keep_input(*grid_, layer_.src_layout(), x, pool_);
-    Output<T> dst(*grid_, layer_.dst_layout(), y);
-    layer_.forward(*src, as_ptr<const T>(w), as_ptr<const T>(b), dst.tensor());
-    dst.finish();
-    return src;
-  }
-
-  void backward(const Saved<T>& src, const TensorRef& dy, std::uintptr_t w,
-                const std::optional<TensorRef>& dx, std::uintptr_t dw,
-                std::uintptr_t db) {
-    require_saved(src);
-    DistTensor<T>& diff_dst =
-        bind_input(*grid_, layer_.diff_dst_layout(), dy, dy_slot_);
-    if (dw != 0) {
-      layer_.backward_weights(*src, diff_dst, as_ptr<T>(dw), as_ptr<T>(db));
-    }
-    if (dx) {
-      Output<T> diff_src(*grid_, layer_.diff_src_layout(), *dx);
-      layer_.backward_data(diff_dst, as_ptr<const T>(w), diff_src.tensor());
-      diff_src.finish();
-    }
-    if (dw != 0) layer_.wait_gradients();
-  }
-
- private:
-  std::shared_ptr<ProcessGrid> grid_;
-  Deconvolution<T> layer_;
-  BufferPool<T> pool_;
-  Slot<T> dy_slot_;
-};
+using DeconvModule = ConvPasses<T, Deconvolution<T>>;
 
 template <typename T>
 void bind_typed(py::module_& m, const std::string& suffix) {

@@ -45,6 +45,12 @@ struct TensorRef {
   }
 };
 
+// A dense array Python passes as its data pointer (0: none).
+template <typename T>
+T* as_ptr(std::uintptr_t p) {
+  return reinterpret_cast<T*>(p);
+}
+
 // Whether `t` is exactly this rank's local buffer of `layout`.
 bool is_local_buffer(const TensorRef& t, const HaloLayout& layout, int rank);
 

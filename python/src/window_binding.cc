@@ -22,11 +22,6 @@ namespace distconv::python {
 namespace {
 
 template <typename T>
-T* as_ptr(std::uintptr_t p) {
-  return reinterpret_cast<T*>(p);
-}
-
-template <typename T>
 class PoolModule {
  public:
   PoolModule(std::shared_ptr<ProcessGrid> grid, const PoolDesc& desc,
