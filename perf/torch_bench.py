@@ -45,7 +45,8 @@ def descriptor(problem):
 
 
 def step_loop(conv, x, dy, sync, warmup=2, reps=10):
-    """Per-step milliseconds of y = conv(x); y.backward(dy)."""
+    """Per-step milliseconds of y = conv(x); y.backward(dy) (x requires
+    grad, so backward computes the input gradient too)."""
     times = []
     for i in range(warmup + reps):
         sync()
@@ -65,7 +66,7 @@ def worker_distconv(problem):
     grid = distconv.ProcessGrid(comm, (1, 1, comm.size, 1))
     torch.manual_seed(0)
     conv = distconv.nn.Conv2d(grid, c, f, k, padding=k // 2)
-    x = distconv.shard(grid, torch.randn(n, c, h, w))
+    x = distconv.shard(grid, torch.randn(n, c, h, w)).requires_grad_()
     y = conv(x)
     dy = torch.randn(y.shape).contiguous(memory_format=torch.channels_last)
     times = step_loop(conv, x, dy, comm.Barrier)
@@ -80,7 +81,7 @@ def worker_torch(problem, threads):
     n, c, h, w, f, k = parse(problem)
     torch.manual_seed(0)
     conv = torch.nn.Conv2d(c, f, k, padding=k // 2)
-    x = torch.randn(n, c, h, w)
+    x = torch.randn(n, c, h, w, requires_grad=True)
     dy = torch.randn(n, f, h, w)
     times = step_loop(conv, x, dy, lambda: None)
     print(json.dumps({"median_ms": statistics.median(times)}))
