@@ -26,16 +26,16 @@ Distribution distribution_of_shards(const ProcessGrid& grid,
   }
   std::vector<long long> all(static_cast<size_t>(size) * kSlots);
   internal::check_mpi(
-      MPI_Allgather(mine.data(), kSlots, MPI_LONG_LONG, all.data(),
-                    kSlots, MPI_LONG_LONG, grid.comm()),
+      MPI_Allgather(mine.data(), kSlots, MPI_LONG_LONG, all.data(), kSlots,
+                    MPI_LONG_LONG, grid.comm()),
       "MPI_Allgather");
   auto extent = [&](int rank, int d) {
     return all[static_cast<size_t>(rank) * kSlots + d + 1];
   };
   for (int r = 0; r < size; ++r) {
     const long long n = all[static_cast<size_t>(r) * kSlots];
-    require(n == ndims, ErrorKind::kShapeMismatch, "rank ", r, " holds a ",
-            n, "-dimensional shard, the grid ", grid.shape(), " has ", ndims,
+    require(n == ndims, ErrorKind::kShapeMismatch, "rank ", r, " holds a ", n,
+            "-dimensional shard, the grid ", grid.shape(), " has ", ndims,
             " dimensions");
     for (int d = 0; d < ndims; ++d) {
       require(extent(r, d) >= 0, ErrorKind::kShapeMismatch, "rank ", r,

@@ -5,9 +5,10 @@
 # PREFIX/lib/libdistconv.so, PREFIX/include/{distconv,halo,io,kernels,
 # layers}/*.h, PREFIX/lib/cmake/distconv/ (find_package(distconv): the
 # imported target distconv::distconv, carrying MPI and oneDNN) and
-# PREFIX/lib/pkgconfig/distconv.pc. Run from a checkout it builds with
-# Bazel first; run from Bazel's runfiles (`bazel run //install -- PREFIX`
-# or a test's data) it installs what was built.
+# PREFIX/lib/pkgconfig/distconv.pc. Run from a checkout it builds
+# //install with Bazel, then installs from its runfiles; run from the
+# runfiles (`bazel run //install -- PREFIX` or a test's data) it installs
+# what was built.
 set -euo pipefail
 if (($# != 1)); then
   echo "usage: install/install.sh PREFIX" >&2
@@ -15,28 +16,25 @@ if (($# != 1)); then
 fi
 prefix=$1
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The files come from //install's runfiles: libdistconv.so, the package
+# templates and exactly the public headers (install/BUILD lists them).
 if [[ -n ${RUNFILES_DIR:-} && -f $RUNFILES_DIR/distconv/install/libdistconv.so ]]; then
-  root=$RUNFILES_DIR/distconv lib=$root/install/libdistconv.so
+  root=$RUNFILES_DIR/distconv
 elif [[ -f $here/install/libdistconv.so && ! -f $here/WORKSPACE ]]; then
-  root=$here lib=$here/install/libdistconv.so  # a runfiles tree
-else
-  root=$here
-  (cd "$root" && bazel build //install:libdistconv.so)
-  lib=$root/bazel-bin/install/libdistconv.so
+  root=$here  # a runfiles tree
+else  # a checkout: build, then install from the runfiles
+  (cd "$here" && bazel build //install)
+  exec "$here/bazel-bin/install/install.runfiles/distconv/install/install.sh" \
+    "$prefix"
 fi
 
 mkdir -p "$prefix"
 prefix=$(cd "$prefix" && pwd)
 mkdir -p "$prefix/lib/cmake/distconv" "$prefix/lib/pkgconfig" "$prefix/include"
-install -m 0755 "$lib" "$prefix/lib/libdistconv.so"
+install -m 0755 "$root/install/libdistconv.so" "$prefix/lib/libdistconv.so"
 for floor in distconv halo io kernels layers; do
   mkdir -p "$prefix/include/$floor"
-  for h in "$root/$floor"/*.h; do
-    case $(basename "$h") in
-      *_testing.h | device_*.h) continue ;;
-    esac
-    install -m 0644 "$h" "$prefix/include/$floor/"
-  done
+  install -m 0644 "$root/$floor"/*.h "$prefix/include/$floor/"
 done
 version=0.1.0
 for f in distconvConfig.cmake distconvConfigVersion.cmake; do

@@ -16,10 +16,10 @@
 
 namespace {
 
-using distconv::Convolution;
 using distconv::ConvDesc;
-using distconv::DistTensor;
+using distconv::Convolution;
 using distconv::Distribution;
+using distconv::DistTensor;
 using distconv::ProcessGrid;
 using distconv::Shape;
 
@@ -56,11 +56,11 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37 * i);
     for (size_t i = 0; i < w.size(); ++i) w[i] = std::cos(0.11 * i);
     for (size_t i = 0; i < b.size(); ++i) b[i] = 0.1 * i;
-    const std::vector<float> split = convolve(
-        MPI_COMM_WORLD, Shape{1, 1, size, 1}, desc, shape, x, w, b);
+    const std::vector<float> split =
+        convolve(MPI_COMM_WORLD, Shape{1, 1, size, 1}, desc, shape, x, w, b);
     if (rank == 0) {
-      const std::vector<float> whole = convolve(
-          MPI_COMM_SELF, Shape{1, 1, 1, 1}, desc, shape, x, w, b);
+      const std::vector<float> whole =
+          convolve(MPI_COMM_SELF, Shape{1, 1, 1, 1}, desc, shape, x, w, b);
       double worst = 0;
       for (size_t i = 0; i < whole.size(); ++i) {
         worst = std::fmax(worst, std::fabs(whole[i] - split[i]));

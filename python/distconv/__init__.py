@@ -33,25 +33,23 @@ __all__ = ["Error", "ProcessGrid", "shard", "shard_like", "gather", "scatter",
            "gather_to_root", "cat", "add", "redistribute", "nn"]
 
 
-def _box_slices(box):
-    lower, extent = box
-    return tuple(slice(l, l + e) for l, e in zip(lower, extent))
+def _global_problem(grid, x, what):
+    """What is wrong with `x` as a global tensor over `grid` ('' if
+    nothing)."""
+    problem = _T.problem_of(x, what)
+    if not problem and x.dim() != grid.ndims:
+        problem = "%s of %d dimensions over a %d-dimensional grid" % (
+            what, x.dim(), grid.ndims)
+    return problem
 
 
 def shard(grid, x):
     """This rank's block of the global tensor `x`, which every rank passes
     (balanced blocks: the first parts one larger when a dimension does not
     divide). A copy, channels-last; differentiable."""
-    problem = _T.problem_of(x, "shard input")
-    if not problem and x.dim() != grid.ndims:
-        problem = "shard of a %d-dimensional tensor over a %d-dimensional " \
-            "grid" % (x.dim(), grid.ndims)
-    shape = () if problem else tuple(x.shape)
-    _C.check(grid, problem)  # raises on every rank, or on none
-    dist = _C.Distribution(shape, grid.shape)
-    fmt = torch.channels_last if x.dim() == 4 else torch.channels_last_3d
-    return x[_box_slices(dist.shard(grid.rank))].contiguous(
-        memory_format=fmt)
+    _C.check(grid, _global_problem(grid, x, "shard input"))  # on every rank
+    dist = _C.Distribution(tuple(x.shape), grid.shape)
+    return _T.copy_of_block(x, dist.shard(grid.rank))
 
 
 def shard_like(grid, x, like):
@@ -65,9 +63,7 @@ def shard_like(grid, x, like):
         problem = "shard_like of a tensor of shape %s for shards of a " \
             "tensor of shape %s" % (tuple(x.shape), dist.global_shape)
     _C.check(grid, problem)
-    fmt = torch.channels_last if x.dim() == 4 else torch.channels_last_3d
-    return x[_box_slices(dist.shard(grid.rank))].contiguous(
-        memory_format=fmt)
+    return _T.copy_of_block(x, dist.shard(grid.rank))
 
 
 def gather(grid, x):
@@ -83,10 +79,7 @@ def scatter(grid, x, root=0):
     rank. A copy, channels-last; not differentiable."""
     problem = ""
     if grid.rank == root:
-        problem = _T.problem_of(x, "scatter input")
-        if not problem and x.dim() != grid.ndims:
-            problem = "scatter of a %d-dimensional tensor over a " \
-                "%d-dimensional grid" % (x.dim(), grid.ndims)
+        problem = _global_problem(grid, x, "scatter input")
     _C.check(grid, problem)
     is_root = grid.rank == root
     shape = _C.broadcast_shape(grid, tuple(x.shape) if is_root else (), root)

@@ -23,12 +23,13 @@ class ConvFunction(torch.autograd.Function):
         ctx.layer, ctx.grid, ctx.wbox, ctx.bbox = layer, grid, wbox, bbox
         ctx.has_bias = bias is not None
         ctx.bias_shape = None if bias is None else bias.shape
-        ctx.save_for_backward(x, w, weight)
+        ctx.weight_shape = weight.shape
+        ctx.save_for_backward(x, w)
         return y
 
     @staticmethod
     def backward(ctx, dy):
-        x, w, weight = ctx.saved_tensors
+        x, w = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
         dx = T.empty(x.shape, x.dtype) if need_x else None
         dw = db = None
@@ -40,7 +41,7 @@ class ConvFunction(torch.autograd.Function):
                            None if dx is None else T.ref(dx), T.ptr(dw),
                            T.ptr(db))
         if dw is not None:
-            dw = T.whole(ctx.grid, weight.shape, dw, ctx.wbox)
+            dw = T.whole(ctx.grid, ctx.weight_shape, dw, ctx.wbox)
             if db is not None:
                 db = T.whole(ctx.grid, ctx.bias_shape, db, ctx.bbox)
         return (dx, dw if need_w else None, db if need_b else None, None,
@@ -184,6 +185,4 @@ class GatherFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, g):
-        lower, extent = ctx.box
-        return g[tuple(slice(l, l + e) for l, e in zip(lower, extent))], \
-            None, None
+        return g[T.slices(ctx.box)], None, None

@@ -28,11 +28,27 @@ def suffix(dtype):
     return _SUFFIX[dtype]
 
 
+def storage_format(ndims):
+    """The library's storage order as a torch.memory_format."""
+    return torch.channels_last if ndims == 4 else torch.channels_last_3d
+
+
 def empty(shape, dtype):
     """An uninitialised tensor in the library's storage order."""
     shape = tuple(shape)
-    fmt = torch.channels_last if len(shape) == 4 else torch.channels_last_3d
-    return torch.empty(shape, dtype=dtype, memory_format=fmt)
+    return torch.empty(shape, dtype=dtype,
+                       memory_format=storage_format(len(shape)))
+
+
+def slices(box):
+    """The index of a box (lower, extent) into a tensor."""
+    lower, extent = box
+    return tuple(slice(l, l + e) for l, e in zip(lower, extent))
+
+
+def copy_of_block(x, box):
+    """x's block `box`, copied in the library's storage order."""
+    return x[slices(box)].contiguous(memory_format=storage_format(x.dim()))
 
 
 def error(kind, message):
@@ -76,21 +92,18 @@ def block(param, box):
     """This rank's block (lower, extent) of a whole parameter, dense."""
     if param is None:
         return None
-    lower, extent = box
     data = param.detach()
-    if tuple(extent) == tuple(param.shape):
+    if tuple(box[1]) == tuple(param.shape):
         return data.contiguous()
-    return data[tuple(slice(l, l + e) for l, e in zip(lower, extent))] \
-        .contiguous()
+    return data[slices(box)].contiguous()
 
 
 def whole(grid, shape, block_grad, box):
     """The whole gradient from every channel group member's block of it."""
-    lower, extent = box
-    if tuple(extent) == tuple(shape):
+    if tuple(box[1]) == tuple(shape):
         return block_grad
     full = torch.zeros(shape, dtype=block_grad.dtype)
-    full[tuple(slice(l, l + e) for l, e in zip(lower, extent))] = block_grad
+    full[slices(box)] = block_grad
     getattr(_C, "sum_along" + suffix(full.dtype))(grid, 1, ref(full))
     return full
 

@@ -33,8 +33,7 @@ struct type_caster<distconv::Shape> {
     return true;
   }
 
-  static handle cast(const distconv::Shape& s, return_value_policy,
-                     handle) {
+  static handle cast(const distconv::Shape& s, return_value_policy, handle) {
     tuple t(s.ndims());
     for (int d = 0; d < s.ndims(); ++d) t[d] = int_(s[d]);
     return t.release();
@@ -49,11 +48,11 @@ struct type_caster<distconv::Box> {
 
   static handle cast(const distconv::Box& b, return_value_policy policy,
                      handle parent) {
-    return make_tuple(reinterpret_steal<object>(
-                          type_caster<distconv::Shape>::cast(b.lower, policy,
-                                                             parent)),
-                      reinterpret_steal<object>(type_caster<distconv::Shape>::cast(
-                          b.extent, policy, parent)))
+    return make_tuple(
+               reinterpret_steal<object>(
+                   type_caster<distconv::Shape>::cast(b.lower, policy, parent)),
+               reinterpret_steal<object>(type_caster<distconv::Shape>::cast(
+                   b.extent, policy, parent)))
         .release();
   }
 };

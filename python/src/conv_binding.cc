@@ -45,8 +45,7 @@ class ConvPasses {
                    const TensorRef& y) {
     Saved<T> src = keep_input(*grid_, layer_.src_layout(), x, pool_);
     Output<T> dst(*grid_, layer_.dst_layout(), y);
-    layer_.forward(*src, as_ptr<const T>(w), as_ptr<const T>(b),
-                   dst.tensor());
+    layer_.forward(*src, as_ptr<const T>(w), as_ptr<const T>(b), dst.tensor());
     dst.finish();
     last_ = src.get();
     return src;

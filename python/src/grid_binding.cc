@@ -49,23 +49,19 @@ Distribution agree(const ProcessGrid& grid, const Shape& local, int dtype,
                    const std::string& problem) {
   check(grid, problem);
   int range[2] = {-dtype, dtype};
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, range, 2, MPI_INT, MPI_MAX,
-                          grid.comm()),
-            "MPI_Allreduce");
+  check_mpi(
+      MPI_Allreduce(MPI_IN_PLACE, range, 2, MPI_INT, MPI_MAX, grid.comm()),
+      "MPI_Allreduce");
   require(-range[0] == range[1], ErrorKind::kInvalidArgument,
           "ranks pass tensors of different dtypes");
   return distribution_of_shards(grid, local);
-}
-
-HaloLayout plain(const Distribution& dist) {
-  return HaloLayout(dist).with_storage(StorageOrder::kChannelsLast);
 }
 
 template <typename T>
 void gather_all(const ProcessGrid& grid, const Distribution& dist,
                 const TensorRef& local, const TensorRef& global) {
   Slot<T> slot;
-  DistTensor<T>& t = bind_input(grid, plain(dist), local, slot);
+  DistTensor<T>& t = bind_input(grid, plain_layout(dist), local, slot);
   gather(t, global.ptr<T>(), 0);
   const Index n = dist.global_shape().volume();
   check_mpi(MPI_Bcast(global.ptr<T>(), static_cast<int>(n),
@@ -77,13 +73,14 @@ template <typename T>
 void gather_to(const ProcessGrid& grid, const Distribution& dist,
                const TensorRef& local, const TensorRef& global, int root) {
   Slot<T> slot;
-  gather(bind_input(grid, plain(dist), local, slot), global.ptr<T>(), root);
+  gather(bind_input(grid, plain_layout(dist), local, slot), global.ptr<T>(),
+         root);
 }
 
 template <typename T>
 void scatter_from(const ProcessGrid& grid, const Distribution& dist,
                   const TensorRef& global, const TensorRef& local, int root) {
-  Output<T> t(grid, plain(dist), local);
+  Output<T> t(grid, plain_layout(dist), local);
   scatter(global.ptr<const T>(), t.tensor(), root);
   t.finish();
 }
@@ -95,10 +92,9 @@ void sum_along(const ProcessGrid& grid, int dim, const TensorRef& t) {
   require(dim >= 0 && dim < grid.ndims(), ErrorKind::kInvalidArgument,
           "grid dimension ", dim, " of a ", grid.ndims(), "-dimensional grid");
   if (grid.shape()[dim] == 1) return;
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, t.ptr<T>(),
-                          static_cast<int>(t.shape.volume()),
-                          internal::mpi_datatype<T>(), MPI_SUM,
-                          grid.along(dim)),
+  check_mpi(MPI_Allreduce(
+                MPI_IN_PLACE, t.ptr<T>(), static_cast<int>(t.shape.volume()),
+                internal::mpi_datatype<T>(), MPI_SUM, grid.along(dim)),
             "MPI_Allreduce");
 }
 
@@ -129,8 +125,8 @@ class Redistributor {
                 std::shared_ptr<ProcessGrid> to)
       : from_(std::move(from)),
         to_(std::move(to)),
-        layer_(*from_, plain(src), *to_,
-               plain(Distribution(src.global_shape(), to_->shape()))) {}
+        layer_(*from_, plain_layout(src), *to_,
+               plain_layout(Distribution(src.global_shape(), to_->shape()))) {}
   Shape dst_shape() const {
     return layer_.dst_layout().local_shape(to_->rank());
   }
@@ -193,9 +189,8 @@ void bind_grid(py::module_& m) {
       .def_property_readonly("global_shape", &Distribution::global_shape)
       .def("shard", py::overload_cast<int>(&Distribution::shard, py::const_))
       .def("describe", &Distribution::describe)
-      .def("__eq__", [](const Distribution& a, const Distribution& b) {
-        return a == b;
-      });
+      .def("__eq__",
+           [](const Distribution& a, const Distribution& b) { return a == b; });
   m.def("agree", &agree);
   m.def("check", &check);
   m.def("broadcast_shape", &broadcast_shape);

@@ -18,7 +18,8 @@ PYBIND11_MODULE(_distconv, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const distconv::Error& e) {
-      py::object exc = py::reinterpret_borrow<py::object>(error.ptr())(e.what());
+      py::object exc =
+          py::reinterpret_borrow<py::object>(error.ptr())(e.what());
       exc.attr("kind") = py::str(distconv::to_string(e.kind()));
       PyErr_SetObject(error.ptr(), exc.ptr());
     }

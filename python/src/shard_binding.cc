@@ -54,8 +54,8 @@ class ActivationModule {
       layer_.backward_from_dst(bind_input(*grid_, layer_.layout(), y, x_slot_),
                                diff_dst, diff_src.tensor());
     } else {
-      layer_.backward(bind_input(*grid_, layer_.layout(), x, x_slot_),
-                      diff_dst, diff_src.tensor());
+      layer_.backward(bind_input(*grid_, layer_.layout(), x, x_slot_), diff_dst,
+                      diff_src.tensor());
     }
     diff_src.finish();
   }
@@ -136,8 +136,7 @@ class ConcatModule {
 template <typename T>
 void add_shards(const GridPtr& grid, const Distribution& dist,
                 const TensorRef& a, const TensorRef& b, const TensorRef& y) {
-  const HaloLayout layout =
-      HaloLayout(dist).with_storage(StorageOrder::kChannelsLast);
+  const HaloLayout layout = plain_layout(dist);
   Slot<T> sa, sb;
   Output<T> dst(*grid, layout, y);
   add(bind_input(*grid, layout, a, sa), bind_input(*grid, layout, b, sb),
@@ -180,8 +179,7 @@ class LossModule {
     require(is_local_buffer(t, layout, grid_->rank()),
             ErrorKind::kShapeMismatch, "a class-index target of shape ",
             t.shape, " for the shard ", layout.local_shape(grid_->rank()));
-    return DistTensor<std::int64_t>::wrap(*grid_, layout,
-                                          t.ptr<std::int64_t>(),
+    return DistTensor<std::int64_t>::wrap(*grid_, layout, t.ptr<std::int64_t>(),
                                           t.shape.volume());
   }
 

@@ -19,8 +19,8 @@ DistTensor<T>& bind(const ProcessGrid& grid, const HaloLayout& layout,
                     const TensorRef& t, Slot<T>& slot) {
   slot.copied = !is_local_buffer(t, layout, grid.rank());
   if (!slot.copied) {
-    slot.wrapped.emplace(DistTensor<T>::wrap(grid, layout, t.ptr<T>(),
-                                             t.shape.volume()));
+    slot.wrapped.emplace(
+        DistTensor<T>::wrap(grid, layout, t.ptr<T>(), t.shape.volume()));
     return *slot.wrapped;
   }
   require(t.shape == layout.shard(grid.rank()).extent,
@@ -85,15 +85,14 @@ Saved<T> keep_input(const ProcessGrid& grid, const HaloLayout& layout,
   return kept;
 }
 
-#define DISTCONV_INSTANTIATE(T)                                            \
-  template DistTensor<T>& bind_input<T>(const ProcessGrid&,                \
-                                        const HaloLayout&, const TensorRef&, \
-                                        Slot<T>&);                         \
-  template DistTensor<T>& bind_output<T>(                                  \
-      const ProcessGrid&, const HaloLayout&, const TensorRef&, Slot<T>&);  \
-  template void finish_output<T>(const TensorRef&, const Slot<T>&);        \
-  template class BufferPool<T>;                                            \
-  template Saved<T> keep_input<T>(const ProcessGrid&, const HaloLayout&,   \
+#define DISTCONV_INSTANTIATE(T)                                                \
+  template DistTensor<T>& bind_input<T>(const ProcessGrid&, const HaloLayout&, \
+                                        const TensorRef&, Slot<T>&);           \
+  template DistTensor<T>& bind_output<T>(                                      \
+      const ProcessGrid&, const HaloLayout&, const TensorRef&, Slot<T>&);      \
+  template void finish_output<T>(const TensorRef&, const Slot<T>&);            \
+  template class BufferPool<T>;                                                \
+  template Saved<T> keep_input<T>(const ProcessGrid&, const HaloLayout&,       \
                                   const TensorRef&, BufferPool<T>&);
 DISTCONV_INSTANTIATE(float)
 DISTCONV_INSTANTIATE(double)

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "distconv/dist_tensor.h"
+#include "distconv/distribution.h"
 #include "distconv/error.h"
 #include "distconv/halo_layout.h"
 #include "distconv/process_grid.h"
@@ -49,6 +50,12 @@ struct TensorRef {
 template <typename T>
 T* as_ptr(std::uintptr_t p) {
   return reinterpret_cast<T*>(p);
+}
+
+// A layout with no halos in the library's storage order (channels-last):
+// what tensors that leave and enter PyTorch are bound to.
+inline HaloLayout plain_layout(const Distribution& dist) {
+  return HaloLayout(dist).with_storage(StorageOrder::kChannelsLast);
 }
 
 // Whether `t` is exactly this rank's local buffer of `layout`.
@@ -82,8 +89,7 @@ void finish_output(const TensorRef& t, const Slot<T>& slot);
 template <typename T>
 class Output {
  public:
-  Output(const ProcessGrid& grid, const HaloLayout& layout,
-         const TensorRef& t)
+  Output(const ProcessGrid& grid, const HaloLayout& layout, const TensorRef& t)
       : t_(t), tensor_(&bind_output(grid, layout, t, slot_)) {}
   DistTensor<T>& tensor() { return *tensor_; }
   void finish() { finish_output(t_, slot_); }

@@ -40,8 +40,7 @@ class PoolModule {
     dst.finish();
     return src;
   }
-  void backward(const Saved<T>& src, const TensorRef& dy,
-                const TensorRef& dx) {
+  void backward(const Saved<T>& src, const TensorRef& dy, const TensorRef& dx) {
     require_saved(src);
     Output<T> diff_src(*grid_, layer_.diff_src_layout(), dx);
     layer_.backward(*src,
@@ -64,7 +63,8 @@ class BatchNormModule {
  public:
   BatchNormModule(std::shared_ptr<ProcessGrid> grid, const Distribution& src,
                   double epsilon, double momentum, BatchNormStats stats)
-      : grid_(std::move(grid)), layer_(*grid_, src, options(epsilon, momentum, stats)) {}
+      : grid_(std::move(grid)),
+        layer_(*grid_, src, options(epsilon, momentum, stats)) {}
 
   std::string describe() const { return layer_.describe(); }
 
@@ -91,9 +91,9 @@ class BatchNormModule {
     }
     return src;
   }
-  void backward(const Saved<T>& src, const TensorRef& dy,
-                std::uintptr_t scale, const TensorRef& dx,
-                std::uintptr_t dscale, std::uintptr_t dshift) {
+  void backward(const Saved<T>& src, const TensorRef& dy, std::uintptr_t scale,
+                const TensorRef& dx, std::uintptr_t dscale,
+                std::uintptr_t dshift) {
     require_saved(src);
     Output<T> diff_src(*grid_, layer_.diff_src_layout(), dx);
     layer_.backward(*src,
