@@ -46,9 +46,12 @@ def descriptor(problem):
 
 def step_loop(conv, x, dy, sync, warmup=2, reps=10):
     """Per-step milliseconds of y = conv(x); y.backward(dy) (x requires
-    grad, so backward computes the input gradient too)."""
+    grad, so backward computes the input gradient too; x.grad is dropped
+    before each step, as for an activation inside a network, so the step
+    times no gradient accumulation)."""
     times = []
     for i in range(warmup + reps):
+        x.grad = None
         sync()
         start = time.perf_counter()
         y = conv(x)

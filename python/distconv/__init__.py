@@ -89,7 +89,7 @@ def scatter(grid, x, root=0):
     dtype = {1: torch.float32, 2: torch.float64}[int(code.item())]
     dist = _C.Distribution(shape, grid.shape)
     _, extent = dist.shard(grid.rank)
-    out = _T.empty(extent, dtype)
+    out = _T.empty(grid, extent, dtype)
     src = x.detach().contiguous() if is_root else None
     getattr(_C, "scatter_from" + _T.suffix(dtype))(
         grid, dist, _T.ref(src) if is_root else (0, shape, shape),
@@ -141,7 +141,7 @@ def cat(grid, tensors, dim=1):
     key = ("cat", id(grid), tensors[0].dtype, len(tensors))
     layer = _cache.get(key, dists, lambda: getattr(
         _C, "Concat" + _T.suffix(tensors[0].dtype))(grid, dists))
-    return _F.ConcatFunction.apply(layer, *tensors)
+    return _F.ConcatFunction.apply(layer, grid, *tensors)
 
 
 def add(grid, a, b):
@@ -161,4 +161,4 @@ def redistribute(x, from_grid, to_grid):
     key = ("redistribute", id(from_grid), id(to_grid), x.dtype)
     layer = _cache.get(key, [dist], lambda: getattr(
         _C, "Redistribution" + _T.suffix(x.dtype))(from_grid, dist, to_grid))
-    return _F.MapFunction.apply(x, layer)
+    return _F.MapFunction.apply(x, layer, from_grid, to_grid)

@@ -18,7 +18,7 @@ class ConvFunction(torch.autograd.Function):
     def forward(ctx, x, weight, bias, layer, grid, wbox, bbox):
         w = T.block(weight, wbox)
         b = T.block(bias, bbox)
-        y = T.empty(layer.dst_shape(), x.dtype)
+        y = T.empty(grid, layer.dst_shape(), x.dtype)
         ctx.kept = layer.forward(T.ref(x), T.ptr(w), T.ptr(b), T.ref(y))
         ctx.layer, ctx.grid, ctx.wbox, ctx.bbox = layer, grid, wbox, bbox
         ctx.has_bias = bias is not None
@@ -31,7 +31,7 @@ class ConvFunction(torch.autograd.Function):
     def backward(ctx, dy):
         x, w = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
-        dx = T.empty(x.shape, x.dtype) if need_x else None
+        dx = T.empty(ctx.grid, x.shape, x.dtype) if need_x else None
         dw = db = None
         if need_w or need_b:
             dw = torch.empty(tuple(ctx.wbox[1]), dtype=x.dtype)
@@ -51,100 +51,102 @@ class ConvFunction(torch.autograd.Function):
 class PoolFunction(torch.autograd.Function):
 
     @staticmethod
-    def forward(ctx, x, layer):
-        y = T.empty(layer.dst_shape(), x.dtype)
+    def forward(ctx, x, layer, grid):
+        y = T.empty(grid, layer.dst_shape(), x.dtype)
         ctx.kept = layer.forward(T.ref(x), T.ref(y))
-        ctx.layer = layer
+        ctx.layer, ctx.grid = layer, grid
         ctx.save_for_backward(x)
         return y
 
     @staticmethod
     def backward(ctx, dy):
         (x,) = ctx.saved_tensors
-        dx = T.empty(x.shape, x.dtype)
+        dx = T.empty(ctx.grid, x.shape, x.dtype)
         ctx.layer.backward(ctx.kept, T.ref(dy), T.ref(dx))
-        return dx, None
+        return dx, None, None
 
 
 class BatchNormFunction(torch.autograd.Function):
 
     @staticmethod
-    def forward(ctx, x, scale, shift, layer, mean, var, training):
-        y = T.empty(x.shape, x.dtype)
+    def forward(ctx, x, scale, shift, layer, grid, mean, var, training):
+        y = T.empty(grid, x.shape, x.dtype)
         s, h = scale.detach().contiguous(), shift.detach().contiguous()
         ctx.kept = layer.forward(T.ref(x), T.ptr(s), T.ptr(h), T.ref(y),
                                  T.ptr(mean), T.ptr(var), training)
-        ctx.layer = layer
+        ctx.layer, ctx.grid = layer, grid
         ctx.save_for_backward(x, s)
         return y
 
     @staticmethod
     def backward(ctx, dy):
         x, s = ctx.saved_tensors
-        dx = T.empty(x.shape, x.dtype)
+        dx = T.empty(ctx.grid, x.shape, x.dtype)
         ds, dh = torch.empty_like(s), torch.empty_like(s)
         ctx.layer.backward(ctx.kept, T.ref(dy), T.ptr(s), T.ref(dx),
                            T.ptr(ds), T.ptr(dh))
-        return dx, ds, dh, None, None, None, None
+        return dx, ds, dh, None, None, None, None, None
 
 
 class ActivationFunction(torch.autograd.Function):
 
     @staticmethod
-    def forward(ctx, x, layer):
-        y = T.empty(x.shape, x.dtype)
+    def forward(ctx, x, layer, grid):
+        y = T.empty(grid, x.shape, x.dtype)
         layer.forward(T.ref(x), T.ref(y))
-        ctx.layer = layer
+        ctx.layer, ctx.grid = layer, grid
         ctx.save_for_backward(x, y)
         return y
 
     @staticmethod
     def backward(ctx, dy):
         x, y = ctx.saved_tensors
-        dx = T.empty(x.shape, x.dtype)
+        dx = T.empty(ctx.grid, x.shape, x.dtype)
         ctx.layer.backward(T.ref(x), T.ref(y), T.ref(dy), T.ref(dx))
-        return dx, None
+        return dx, None, None
 
 
 class MapFunction(torch.autograd.Function):
     """Layers whose backward needs only the output gradient (upsampling,
-    redistribution): layer.forward(x, y), layer.backward(dy, dx)."""
+    redistribution): layer.forward(x, y), layer.backward(dy, dx); x lives
+    on src_grid, y on dst_grid."""
 
     @staticmethod
-    def forward(ctx, x, layer):
-        y = T.empty(layer.dst_shape(), x.dtype)
+    def forward(ctx, x, layer, src_grid, dst_grid):
+        y = T.empty(dst_grid, layer.dst_shape(), x.dtype)
         layer.forward(T.ref(x), T.ref(y))
-        ctx.layer, ctx.shape = layer, x.shape
+        ctx.layer, ctx.shape, ctx.grid = layer, x.shape, src_grid
         return y
 
     @staticmethod
     def backward(ctx, dy):
-        dx = T.empty(ctx.shape, dy.dtype)
+        dx = T.empty(ctx.grid, ctx.shape, dy.dtype)
         ctx.layer.backward(T.ref(dy), T.ref(dx))
-        return dx, None
+        return dx, None, None, None
 
 
 class ConcatFunction(torch.autograd.Function):
 
     @staticmethod
-    def forward(ctx, layer, *xs):
-        y = T.empty(layer.dst_shape(), xs[0].dtype)
+    def forward(ctx, layer, grid, *xs):
+        y = T.empty(grid, layer.dst_shape(), xs[0].dtype)
         layer.forward([T.ref(x) for x in xs], T.ref(y))
-        ctx.layer, ctx.shapes = layer, [x.shape for x in xs]
+        ctx.layer, ctx.grid = layer, grid
+        ctx.shapes = [x.shape for x in xs]
         return y
 
     @staticmethod
     def backward(ctx, dy):
-        dxs = [T.empty(s, dy.dtype) for s in ctx.shapes]
+        dxs = [T.empty(ctx.grid, s, dy.dtype) for s in ctx.shapes]
         ctx.layer.backward(T.ref(dy), [T.ref(d) for d in dxs])
-        return (None, *dxs)
+        return (None, None, *dxs)
 
 
 class AddFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, a, b, grid, dist):
-        y = T.empty(a.shape, a.dtype)
+        y = T.empty(grid, a.shape, a.dtype)
         getattr(T._C, "add" + T.suffix(a.dtype))(grid, dist, T.ref(a),
                                                  T.ref(b), T.ref(y))
         return y
@@ -157,8 +159,8 @@ class AddFunction(torch.autograd.Function):
 class LossFunction(torch.autograd.Function):
 
     @staticmethod
-    def forward(ctx, x, target, layer):
-        ctx.layer = layer
+    def forward(ctx, x, target, layer, grid):
+        ctx.layer, ctx.grid = layer, grid
         ctx.save_for_backward(x, target)
         return torch.tensor(layer.forward(T.ref(x), T.ref(target)),
                             dtype=x.dtype)
@@ -166,9 +168,9 @@ class LossFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         x, target = ctx.saved_tensors
-        dx = T.empty(x.shape, x.dtype)
+        dx = T.empty(ctx.grid, x.shape, x.dtype)
         ctx.layer.backward(T.ref(x), T.ref(target), T.ref(dx))
-        return dx * g, None, None
+        return dx.mul_(g), None, None, None
 
 
 class GatherFunction(torch.autograd.Function):

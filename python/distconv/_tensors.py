@@ -33,11 +33,10 @@ def storage_format(ndims):
     return torch.channels_last if ndims == 4 else torch.channels_last_3d
 
 
-def empty(shape, dtype):
-    """An uninitialised tensor in the library's storage order."""
-    shape = tuple(shape)
-    return torch.empty(shape, dtype=dtype,
-                       memory_format=storage_format(len(shape)))
+def empty(grid, shape, dtype):
+    """An uninitialised shard in the library's storage order, on memory
+    from the grid's cache (returned to it when the tensor dies)."""
+    return torch.from_numpy(grid._empty(tuple(shape), _CODE[dtype]))
 
 
 def slices(box):

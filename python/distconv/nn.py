@@ -193,7 +193,7 @@ class _PoolNd(_Planned):
     def forward(self, x):
         layer = self._plan(x, lambda s, d: getattr(_C, "Pooling" + s)(
             self.grid, self._desc, d))
-        return F.PoolFunction.apply(x, layer)
+        return F.PoolFunction.apply(x, layer, self.grid)
 
     def extra_repr(self):
         return "kernel_size={}, stride={}, padding={}".format(
@@ -287,8 +287,8 @@ class _BatchNorm(_Planned):
         else:
             mean = torch.zeros(c, dtype=torch.float64)
             var = torch.ones(c, dtype=torch.float64)
-        y = F.BatchNormFunction.apply(x, scale, shift, layer, mean, var,
-                                      use_batch)
+        y = F.BatchNormFunction.apply(x, scale, shift, layer, self.grid,
+                                      mean, var, use_batch)
         if self.training and self.track_running_stats:
             with torch.no_grad():
                 self.running_mean.copy_(mean)
@@ -327,7 +327,7 @@ class _Activation(_Planned):
     def forward(self, x):
         layer = self._plan(x, lambda s, d: getattr(_C, "Activation" + s)(
             self.grid, self._desc, d))
-        return F.ActivationFunction.apply(x, layer)
+        return F.ActivationFunction.apply(x, layer, self.grid)
 
 
 class ReLU(_Activation):
@@ -363,7 +363,7 @@ class Upsample(_Planned):
                 self.scale_factor,)
         layer = self._plan(x, lambda s, d: getattr(_C, "Upsample" + s)(
             self.grid, tuple(int(f) for f in factors), d), problem=problem)
-        return F.MapFunction.apply(x, layer)
+        return F.MapFunction.apply(x, layer, self.grid, self.grid)
 
 
 def _reduction(reduction):
@@ -414,7 +414,7 @@ class CrossEntropyLoss(_Planned):
                            self.ignore_index if indices else None)
         layer = self._plan(input, lambda s, d: getattr(_C, "Loss" + s)(
             self.grid, desc, d), problem=problem, variant=indices)
-        return F.LossFunction.apply(input, target, layer)
+        return F.LossFunction.apply(input, target, layer, self.grid)
 
 
 class MSELoss(_Planned):
@@ -436,4 +436,4 @@ class MSELoss(_Planned):
                 "and dtype"
         layer = self._plan(input, lambda s, d: getattr(_C, "Loss" + s)(
             self.grid, self._desc, d), problem=problem)
-        return F.LossFunction.apply(input, target, layer)
+        return F.LossFunction.apply(input, target, layer, self.grid)

@@ -4,13 +4,17 @@
 // redistribution between grids.
 #include <mpi.h>
 #include <mpi4py/mpi4py.h>
+#include <pybind11/numpy.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "distconv/distribution.h"
 #include "distconv/error.h"
+#include "distconv/halo_layout.h"
 #include "distconv/internal/mpi_util.h"
 #include "distconv/process_grid.h"
 #include "distconv/scatter_gather.h"
@@ -18,6 +22,7 @@
 #include "layers/copy_shard.h"
 #include "layers/redistribute.h"
 #include "python/src/bindings.h"
+#include "python/src/block_cache.h"
 #include "python/src/casters.h"
 #include "python/src/tensor_ref.h"
 
@@ -34,6 +39,43 @@ MPI_Comm comm_of(const py::object& comm) {
           "ProcessGrid takes an mpi4py communicator, not ",
           std::string(py::str(py::type::handle_of(comm))));
   return *PyMPIComm_Get(o);
+}
+
+// The Python ProcessGrid: the library's grid and the memory of the
+// tensors the package hands out on it (layer outputs, input gradients).
+class Grid : public ProcessGrid {
+ public:
+  Grid(MPI_Comm comm, const Shape& shape) : ProcessGrid(comm, shape) {}
+  BlockCache& cache() { return cache_; }
+
+ private:
+  BlockCache cache_;
+};
+
+// An uninitialised array of `shape` in the library's storage order
+// (channels-last) on a block of the grid's cache; the block goes back to
+// the cache when the array (and the torch.Tensor made from it) dies.
+// dtype: 1 float32, 2 float64 (python/distconv/_tensors.py).
+py::array empty_shard(Grid& grid, const Shape& shape, int dtype) {
+  require(dtype == 1 || dtype == 2, ErrorKind::kInvalidArgument, "dtype code ",
+          dtype, " (1: float32, 2: float64)");
+  const py::dtype type =
+      dtype == 1 ? py::dtype::of<float>() : py::dtype::of<double>();
+  const auto item = static_cast<std::size_t>(type.itemsize());
+  const Shape strides = dense_strides(shape, StorageOrder::kChannelsLast);
+  std::vector<py::ssize_t> extent, step;
+  for (int d = 0; d < shape.ndims(); ++d) {
+    require(shape[d] >= 0, ErrorKind::kInvalidArgument, "a shape ", shape,
+            " with a negative extent");
+    extent.push_back(shape[d]);
+    step.push_back(strides[d] * static_cast<py::ssize_t>(item));
+  }
+  auto lease =
+      grid.cache().acquire(static_cast<std::size_t>(shape.volume()) * item);
+  void* data = lease->data();
+  py::capsule owner(lease.release(),
+                    [](void* p) { delete static_cast<BlockCache::Lease*>(p); });
+  return py::array(type, extent, step, data, owner);
 }
 
 // The per-call agreement: a problem any rank found with its arguments
@@ -170,11 +212,7 @@ void bind_typed(py::module_& m, const std::string& suffix) {
 void bind_grid(py::module_& m) {
   require(import_mpi4py() == 0, ErrorKind::kInvalidArgument,
           "cannot import mpi4py's C API");
-  py::class_<ProcessGrid, std::shared_ptr<ProcessGrid>>(m, "ProcessGrid")
-      .def(py::init([](const py::object& comm, const Shape& shape) {
-             return std::make_shared<ProcessGrid>(comm_of(comm), shape);
-           }),
-           py::arg("comm"), py::arg("shape"))
+  py::class_<ProcessGrid, std::shared_ptr<ProcessGrid>>(m, "_Grid")
       .def_property_readonly("rank", &ProcessGrid::rank)
       .def_property_readonly("size", &ProcessGrid::size)
       .def_property_readonly("ndims", &ProcessGrid::ndims)
@@ -184,6 +222,26 @@ void bind_grid(py::module_& m) {
         return "ProcessGrid(" + g.shape().to_string() + ", rank " +
                std::to_string(g.rank()) + ")";
       });
+  py::class_<Grid, ProcessGrid, std::shared_ptr<Grid>>(m, "ProcessGrid")
+      .def(py::init([](const py::object& comm, const Shape& shape) {
+             return std::make_shared<Grid>(comm_of(comm), shape);
+           }),
+           py::arg("comm"), py::arg("shape"))
+      .def("_empty", &empty_shard)
+      .def("empty_cache", [](Grid& g) { g.cache().release(); })
+      .def_property_readonly("cached_bytes",
+                             [](Grid& g) { return g.cache().cached_bytes(); })
+      .def_property(
+          "cache_limit",
+          [](Grid& g) -> py::object {
+            std::size_t limit = g.cache().limit();
+            if (limit == BlockCache::kNoLimit) return py::none();
+            return py::int_(limit);
+          },
+          [](Grid& g, const py::object& limit) {
+            g.cache().set_limit(limit.is_none() ? BlockCache::kNoLimit
+                                                : limit.cast<std::size_t>());
+          });
   py::class_<Distribution>(m, "Distribution")
       .def(py::init<const Shape&, const Shape&>())
       .def_property_readonly("global_shape", &Distribution::global_shape)

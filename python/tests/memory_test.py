@@ -1,0 +1,86 @@
+"""The memory of the shards the package hands out (layer outputs and
+input gradients): it comes from the grid's cache, goes back to it only when
+the last tensor or view on it dies, is reused for the next shard of its
+size, survives its grid, and the cache can be limited and emptied."""
+import gc
+import unittest
+
+import torch
+
+import distconv
+from harness import COMM, P, main
+
+
+class Memory(unittest.TestCase):
+
+    def setUp(self):
+        self.grid = distconv.ProcessGrid(COMM, (1, 1, P, 1))
+        torch.manual_seed(0)
+        self.conv = distconv.nn.Conv2d(self.grid, 3, 4, 3, padding=1)
+        self.x = distconv.shard(self.grid, torch.randn(2, 3, 5 * P, 6))
+
+    def test_output_is_channels_last_and_writable(self):
+        y = self.conv(self.x)
+        self.assertTrue(y.is_contiguous(memory_format=torch.channels_last))
+        y.detach().add_(1)  # writable: plain memory, not read-only numpy
+
+    def test_dead_output_is_reused(self):
+        y = self.conv(self.x)
+        first = y.data_ptr()
+        want = y.detach().clone()
+        del y
+        self.assertGreater(self.grid.cached_bytes, 0)
+        again = self.conv(self.x)
+        self.assertEqual(again.data_ptr(), first)
+        self.assertTrue(torch.equal(again.detach(), want))
+
+    def test_view_keeps_its_memory(self):
+        y = self.conv(self.x)
+        ptr = y.data_ptr()
+        view = y[:, 1:3]
+        kept = view.detach().clone()
+        del y
+        other = self.conv(self.x * 2)
+        self.assertNotEqual(other.data_ptr(), ptr)
+        self.assertTrue(torch.equal(view.detach(), kept))
+
+    def test_gradients_come_from_the_cache(self):
+        x = self.x.clone().requires_grad_()
+        self.conv(x).sum().backward()
+        grad = x.grad.detach().clone()
+        ptr = x.grad.data_ptr()
+        x.grad = None
+        self.conv(x).sum().backward()
+        self.assertEqual(x.grad.data_ptr(), ptr)
+        self.assertTrue(torch.equal(x.grad, grad))
+
+    def test_tensor_outlives_its_grid(self):
+        grid = distconv.ProcessGrid(COMM, (1, 1, P, 1))
+        relu = distconv.nn.ReLU(grid)
+        x = distconv.shard(grid, torch.randn(2, 3, 4 * P, 5))
+        y = relu(x)
+        del relu, grid
+        gc.collect()
+        self.assertTrue(torch.equal(y, x.clamp(min=0)))
+        del y  # freed, with no cache to return to
+
+    def test_limit_and_empty(self):
+        self.assertIsNone(self.grid.cache_limit)
+        y = self.conv(self.x)
+        del y
+        self.assertGreater(self.grid.cached_bytes, 0)
+        self.grid.cache_limit = 0
+        self.assertEqual(self.grid.cached_bytes, 0)
+        y = self.conv(self.x)
+        del y
+        self.assertEqual(self.grid.cached_bytes, 0)
+        self.grid.cache_limit = None
+        y = self.conv(self.x)
+        del y
+        self.assertGreater(self.grid.cached_bytes, 0)
+        self.grid.empty_cache()
+        self.assertEqual(self.grid.cached_bytes, 0)
+
+
+if __name__ == "__main__":
+    main()
