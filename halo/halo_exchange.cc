@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "distconv/error.h"
+#include "distconv/internal/agreement.h"
 #include "distconv/internal/mpi_util.h"
 #include "halo/transport.h"
 
@@ -95,8 +96,16 @@ struct HaloExchangeCore::State {
 HaloExchangeCore::HaloExchangeCore(const ProcessGrid& grid,
                                    const HaloLayout& layout,
                                    const HaloSetupOptions& setup,
-                                   MakeTransport make) {
-  check_halo_grid(layout, grid);
+                                   MakeTransport make,
+                                   std::size_t element_size,
+                                   const char* space) {
+  run_collectively(grid.comm(), [&] { check_halo_grid(layout, grid); });
+  Fingerprint f("halo exchange");
+  f.add("element size", std::to_string(element_size) + " bytes")
+      .add("memory space", space)
+      .add("halo transport", to_string(setup.transport))
+      .add("layout", layout);
+  agree(grid.comm(), f);
   state_ = Pimpl<State>::make("halo exchange", grid, layout, setup, make);
 }
 

@@ -45,6 +45,7 @@
 #ifndef DISTCONV_HALO_HALO_EXCHANGE_H_
 #define DISTCONV_HALO_HALO_EXCHANGE_H_
 
+#include <cstddef>
 #include <memory>
 
 #include "distconv/dist_tensor.h"
@@ -77,8 +78,11 @@ class HaloExchangeCore {
                                                        const HaloLayout&,
                                                        const HaloPlan&,
                                                        const HaloSetupOptions&);
+  // Collective: every rank must pass the same layout, transport, element
+  // size and memory space (else the same Error(kGridMismatch) everywhere).
   HaloExchangeCore(const ProcessGrid& grid, const HaloLayout& layout,
-                   const HaloSetupOptions& setup, MakeTransport make);
+                   const HaloSetupOptions& setup, MakeTransport make,
+                   std::size_t element_size, const char* space);
 
   const HaloPlan& plan() const;
   const HaloLayout& layout() const;
@@ -106,7 +110,8 @@ class HaloExchange {
   // NCCL call fails on some rank.
   HaloExchange(const ProcessGrid& grid, const HaloLayout& layout,
                const HaloSetupOptions& setup = {})
-      : core_(grid, layout, setup, &internal::make_transport<T, Space>) {}
+      : core_(grid, layout, setup, &internal::make_transport<T, Space>,
+              sizeof(T), Space::kName) {}
   // Destroying an exchange in flight completes it (collectively).
 
   const HaloPlan& plan() const { return core_.plan(); }

@@ -287,10 +287,12 @@ TEST(HaloExchange, MisuseFailsOnEveryRankWithoutHanging) {
                                   ? HaloTransport::kMpiDatatypes
                                   : HaloTransport::kSharedMemory;
   if (world_size() > 1) {
-    expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kInvalidArgument,
-                              "ranks disagree on the halo transport", [&] {
-                                HaloExchange<float> h(grid, layout, {mixed});
-                              });
+    expect_error_on_all_ranks(
+        MPI_COMM_WORLD, ErrorKind::kGridMismatch,
+        "ranks disagree on the halo exchange: halo transport shared_memory "
+        "on rank 0, mpi_datatypes on rank " +
+            std::to_string(world_size() - 1),
+        [&] { HaloExchange<float> h(grid, layout, {mixed}); });
     const MPI_Comm group = world_rank() == 0 ? MPI_COMM_WORLD : MPI_COMM_NULL;
     expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kInvalidArgument,
                               "some ranks pass a shared_memory_comm", [&] {

@@ -30,7 +30,8 @@ template <typename T>
 Activation<T>::Activation(const ProcessGrid& grid, const ActivationDesc& desc,
                           ShardPlan plan)
     : desc_(desc), plan_(std::move(plan)) {
-  internal::check_given_shard_plan(grid, plan_, [&] {
+  internal::check_given_shard_plan(
+      grid, plan_, internal::element_name<T>(), [&] {
     return plan_activation(desc_, plan_.layout("src").distribution(),
                            plan_.rank);
   });

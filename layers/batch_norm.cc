@@ -10,6 +10,7 @@
 #include "distconv/internal/mpi_util.h"
 #include "kernels/local_batch_norm.h"
 #include "layers/internal/given_plan.h"
+#include "layers/internal/plan_fingerprints.h"
 
 namespace distconv {
 
@@ -186,16 +187,17 @@ struct BatchNorm<T>::Impl {
 
 template <typename T>
 BatchNorm<T>::BatchNorm(const ProcessGrid& grid, const Distribution& src,
-                        const BatchNormOptions& options) {
-  internal::check_grid(src, grid.shape(), "input");
-  impl_ = internal::Pimpl<Impl>::make(
-      "batch normalisation", grid, plan_batch_norm(src, grid.rank(), options));
-}
+                        const BatchNormOptions& options)
+    : BatchNorm(grid, internal::plan_collectively(grid, [&] {
+                  internal::check_grid(src, grid.shape(), "input");
+                  return plan_batch_norm(src, grid.rank(), options);
+                })) {}
 
 template <typename T>
 BatchNorm<T>::BatchNorm(const ProcessGrid& grid, BatchNormPlan plan) {
-  internal::check_given_plan(grid, plan.layout.distribution(), plan.rank,
-                             "batch normalisation");
+  internal::check_given_plan(
+      grid, plan.layout.distribution(), plan.rank,
+      internal::fingerprint(plan, internal::element_name<T>()));
   impl_ =
       internal::Pimpl<Impl>::make("batch normalisation", grid, std::move(plan));
 }

@@ -86,7 +86,8 @@ Concat<T>::Concat(const ProcessGrid& grid,
 template <typename T>
 Concat<T>::Concat(const ProcessGrid& grid, ShardPlan plan)
     : plan_(std::move(plan)) {
-  internal::check_given_shard_plan(grid, plan_, [&] {
+  internal::check_given_shard_plan(
+      grid, plan_, internal::element_name<T>(), [&] {
     std::vector<Distribution> srcs;
     for (size_t i = 0; i + 1 < plan_.tensors.size(); ++i) {
       srcs.push_back(plan_.tensors[i].layout.distribution());
@@ -172,7 +173,8 @@ template <typename T>
 Slice<T>::Slice(const ProcessGrid& grid, const ChannelRange& range,
                 ShardPlan plan)
     : range_(range), plan_(std::move(plan)) {
-  internal::check_given_shard_plan(grid, plan_, [&] {
+  internal::check_given_shard_plan(
+      grid, plan_, internal::element_name<T>(), [&] {
     return plan_slice(range_, src_distribution(), plan_.rank);
   });
 }

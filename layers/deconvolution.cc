@@ -7,6 +7,7 @@
 #include "halo/halo_exchange.h"
 #include "layers/internal/channel_cells.h"
 #include "layers/internal/given_plan.h"
+#include "layers/internal/plan_fingerprints.h"
 #include "layers/internal/gradient_sum.h"
 #include "layers/internal/local_conv_of.h"
 #include "distconv/internal/layer_checks.h"
@@ -47,18 +48,20 @@ struct Deconvolution<T>::Impl {
 template <typename T>
 Deconvolution<T>::Deconvolution(const ProcessGrid& grid, const DeconvDesc& desc,
                                 const Distribution& src,
-                                const DeconvolutionOptions& options) {
-  internal::check_grid(src, grid.shape(), "input");
-  impl_ = internal::Pimpl<Impl>::make(
-      "transposed convolution", grid,
-      plan_deconvolution(desc, src, grid.rank(), options), options.halo);
-}
+                                const DeconvolutionOptions& options)
+    : Deconvolution(grid, internal::plan_collectively(grid, [&] {
+                      internal::check_grid(src, grid.shape(), "input");
+                      return plan_deconvolution(desc, src, grid.rank(),
+                                                options);
+                    }),
+                    options.halo) {}
 
 template <typename T>
 Deconvolution<T>::Deconvolution(const ProcessGrid& grid, DeconvPlan plan,
                                 const HaloSetupOptions& halo) {
-  internal::check_given_plan(grid, plan.src_layout().distribution(),
-                             plan.rank, "transposed convolution");
+  internal::check_given_plan(
+      grid, plan.src_layout().distribution(), plan.rank,
+      internal::fingerprint(plan, internal::element_name<T>()));
   impl_ = internal::Pimpl<Impl>::make("transposed convolution", grid,
                                       std::move(plan), halo);
 }

@@ -263,7 +263,8 @@ Loss<T>::Loss(const ProcessGrid& grid, const LossDesc& desc,
 
 template <typename T>
 Loss<T>::Loss(const ProcessGrid& grid, const LossDesc& desc, ShardPlan plan) {
-  internal::check_given_shard_plan(grid, plan, [&] {
+  internal::check_given_shard_plan(
+      grid, plan, internal::element_name<T>(), [&] {
     return plan_loss(desc, plan.layout("prediction").distribution(),
                      plan.rank);
   });

@@ -8,6 +8,7 @@
 #include "distconv/internal/layer_checks.h"
 #include "kernels/local_pool.h"
 #include "layers/internal/given_plan.h"
+#include "layers/internal/plan_fingerprints.h"
 
 namespace distconv {
 
@@ -38,18 +39,19 @@ struct Pooling<T>::Impl {
 
 template <typename T>
 Pooling<T>::Pooling(const ProcessGrid& grid, const PoolDesc& desc,
-                    const Distribution& src, const PoolingOptions& options) {
-  internal::check_grid(src, grid.shape(), "input");
-  impl_ = internal::Pimpl<Impl>::make(
-      "pooling", grid, plan_pooling(desc, src, grid.rank(), options),
-      options.halo);
-}
+                    const Distribution& src, const PoolingOptions& options)
+    : Pooling(grid, internal::plan_collectively(grid, [&] {
+                internal::check_grid(src, grid.shape(), "input");
+                return plan_pooling(desc, src, grid.rank(), options);
+              }),
+              options.halo) {}
 
 template <typename T>
 Pooling<T>::Pooling(const ProcessGrid& grid, PoolPlan plan,
                     const HaloSetupOptions& halo) {
-  internal::check_given_plan(grid, plan.src_layout().distribution(),
-                             plan.rank, "pooling");
+  internal::check_given_plan(
+      grid, plan.src_layout().distribution(), plan.rank,
+      internal::fingerprint(plan, internal::element_name<T>()));
   impl_ = internal::Pimpl<Impl>::make("pooling", grid, std::move(plan), halo);
 }
 

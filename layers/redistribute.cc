@@ -6,6 +6,7 @@
 
 #include "distconv/error.h"
 #include "distconv/internal/layer_checks.h"
+#include "distconv/internal/agreement.h"
 #include "distconv/internal/mpi_util.h"
 #include "layers/internal/pointwise.h"
 #include "distconv/strided_view.h"
@@ -124,13 +125,20 @@ Redistribution<T>::Redistribution(const ProcessGrid& src_grid,
                                   const ProcessGrid& dst_grid,
                                   const HaloLayout& dst_layout)
     : src_layout_(src_layout), dst_layout_(dst_layout) {
-  require_same_ranks(src_grid, dst_grid);
-  internal::check_grid(src_layout.distribution(), src_grid.shape(),
-                       "redistribution: source");
-  internal::check_grid(dst_layout.distribution(), dst_grid.shape(),
-                       "redistribution: destination");
-  plan_ = plan_redistribution(src_layout.distribution(),
-                              dst_layout.distribution(), src_grid.rank());
+  internal::run_collectively(src_grid.comm(), [&] {
+    require_same_ranks(src_grid, dst_grid);
+    internal::check_grid(src_layout.distribution(), src_grid.shape(),
+                         "redistribution: source");
+    internal::check_grid(dst_layout.distribution(), dst_grid.shape(),
+                         "redistribution: destination");
+    plan_ = plan_redistribution(src_layout.distribution(),
+                                dst_layout.distribution(), src_grid.rank());
+  });
+  internal::Fingerprint f("redistribution");
+  f.add("element type", internal::element_name<T>())
+      .add("source", src_layout)
+      .add("destination", dst_layout);
+  internal::agree(src_grid.comm(), f);
   require_int_counts(src_grid.comm(), plan_);
   send_off_ = offsets_of(plan_.sends);
   recv_off_ = offsets_of(plan_.recvs);

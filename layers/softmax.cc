@@ -125,7 +125,8 @@ Softmax<T>::Softmax(const ProcessGrid& grid, const Distribution& src,
 template <typename T>
 Softmax<T>::Softmax(const ProcessGrid& grid, ShardPlan plan,
                     const SoftmaxOptions& options) {
-  internal::check_given_shard_plan(grid, plan, [&] {
+  internal::check_given_shard_plan(
+      grid, plan, internal::element_name<T>(), [&] {
     return plan_softmax(plan.layout("src").distribution(), plan.rank, options);
   });
   impl_ = internal::Pimpl<Impl>::make("softmax", std::move(plan), options);

@@ -84,7 +84,8 @@ template <typename T>
 Upsample<T>::Upsample(const ProcessGrid& grid, const UpsampleDesc& desc,
                       ShardPlan plan)
     : desc_(desc), plan_(std::move(plan)) {
-  internal::check_given_shard_plan(grid, plan_, [&] {
+  internal::check_given_shard_plan(
+      grid, plan_, internal::element_name<T>(), [&] {
     return plan_upsample(desc_, src_distribution(), plan_.rank);
   });
 }

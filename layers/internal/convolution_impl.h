@@ -38,6 +38,7 @@
 #include "layers/convolution.h"
 #include "layers/internal/channel_collective.h"
 #include "layers/internal/given_plan.h"
+#include "layers/internal/plan_fingerprints.h"
 
 namespace distconv {
 namespace internal {
@@ -250,12 +251,16 @@ template <typename T, typename Space>
 Convolution<T, Space>::Convolution(const ProcessGrid& grid,
                                    const ConvDesc& desc,
                                    const Distribution& src,
-                                   const ConvolutionOptions& options) {
-  internal::check_grid(src, grid.shape(), "input");
-  impl_ = internal::Pimpl<Impl>::make(
-      "convolution", grid, plan_convolution(desc, src, grid.rank(), options),
-      options.halo, options.gpu);
-}
+                                   const ConvolutionOptions& options)
+    : Convolution(grid,
+                  internal::plan_collectively(
+                      grid,
+                      [&] {
+                        internal::check_grid(src, grid.shape(), "input");
+                        return plan_convolution(desc, src, grid.rank(),
+                                                options);
+                      }),
+                  options.halo, options.gpu) {}
 
 template <typename T, typename Space>
 Convolution<T, Space>::Convolution(const ProcessGrid& grid, ConvPlan plan,
@@ -264,7 +269,9 @@ Convolution<T, Space>::Convolution(const ProcessGrid& grid, ConvPlan plan,
   // Checked together: a plan made for another rank or grid on one rank
   // throws on every rank, before any collective.
   internal::check_given_plan(
-      grid, plan.src_layout.distribution(), plan.rank, "convolution", [&] {
+      grid, plan.src_layout.distribution(), plan.rank,
+      internal::fingerprint(plan, internal::element_name<T>(), Space::kName),
+      [&] {
         require(plan.transport == halo.transport, ErrorKind::kInvalidArgument,
                 "the convolution was planned for another halo transport "
                 "than the one given");

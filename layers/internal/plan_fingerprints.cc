@@ -1,0 +1,92 @@
+#include "layers/internal/plan_fingerprints.h"
+
+#include <string>
+
+namespace distconv::internal {
+
+namespace {
+
+Fingerprint typed(const std::string& object, const char* element,
+                  const char* space = "host") {
+  Fingerprint f(object);
+  f.add("element type", element).add("memory space", space);
+  return f;
+}
+
+template <typename Desc>
+void add_window(Fingerprint& f, const Desc& desc) {
+  f.add("input channels", desc.in_channels)
+      .add("output channels", desc.out_channels)
+      .add("groups", desc.groups)
+      .add("kernel", desc.kernel)
+      .add("stride", desc.stride)
+      .add("dilation", desc.dilation)
+      .add("lower padding", desc.padding_lower)
+      .add("upper padding", desc.padding_upper)
+      .add("bias", desc.bias == ConvBias::kAdd);
+}
+
+// What the plan does with split channels: the scheme its full-channel
+// tensors amount to, and the channel group.
+std::string channel_scheme(const ConvPlan& plan) {
+  if (!plan.channels.split) return "none";
+  const bool x = plan.x_full.has_value(), y = plan.y_full.has_value();
+  const char* scheme = x && y ? "stationary_weights"
+                       : x    ? "stationary_output"
+                       : y    ? "stationary_input"
+                              : "own groups";
+  return std::string(scheme) + " over " + std::to_string(plan.channels.pc) +
+         "x" + std::to_string(plan.channels.pf);
+}
+
+}  // namespace
+
+Fingerprint fingerprint(const ConvPlan& plan, const char* element,
+                        const char* space) {
+  Fingerprint f = typed("convolution", element, space);
+  f.add("input", plan.src_layout.distribution());
+  add_window(f, plan.desc());
+  f.add("overlap",
+        plan.overlap == ConvOverlap::kInteriorFirst ? "interior first" : "none")
+      .add("halo transport", to_string(plan.transport))
+      .add("channel scheme", channel_scheme(plan));
+  return f.add("input layout", plan.src_layout);
+}
+
+Fingerprint fingerprint(const DeconvPlan& plan, const char* element) {
+  Fingerprint f = typed("transposed convolution", element);
+  f.add("input", plan.src_layout().distribution());
+  add_window(f, plan.desc);
+  f.add("output padding", plan.desc.output_padding);
+  return f.add("output layout", plan.dst_layout());
+}
+
+Fingerprint fingerprint(const PoolPlan& plan, const char* element) {
+  Fingerprint f = typed("pooling", element);
+  f.add("input", plan.src_layout().distribution())
+      .add("kind", to_string(plan.desc.kind))
+      .add("kernel", plan.desc.kernel)
+      .add("stride", plan.desc.stride)
+      .add("lower padding", plan.desc.padding_lower)
+      .add("upper padding", plan.desc.padding_upper);
+  return f.add("input layout", plan.src_layout());
+}
+
+Fingerprint fingerprint(const BatchNormPlan& plan, const char* element) {
+  Fingerprint f = typed("batch normalisation", element);
+  return f.add("input", plan.layout.distribution())
+      .add("statistics", to_string(plan.options.stats))
+      .add("mode", to_string(plan.options.mode))
+      .add("epsilon", plan.options.epsilon)
+      .add("momentum", plan.options.momentum)
+      .add("layout", plan.layout);
+}
+
+Fingerprint fingerprint(const ShardPlan& plan, const char* element) {
+  Fingerprint f = typed(plan.layer, element);
+  f.add("tensors", static_cast<int>(plan.tensors.size()));
+  for (const ShardTensor& t : plan.tensors) f.add(t.name, t.layout);
+  return f;
+}
+
+}  // namespace distconv::internal
