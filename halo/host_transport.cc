@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -23,6 +24,51 @@
 
 namespace distconv::internal {
 namespace {
+
+// Per peer: how many messages, how many elements, and a hash of their
+// (tag, size) sequence.
+std::vector<long long> per_peer(const std::vector<HaloMessage>& messages,
+                                int ranks) {
+  std::vector<long long> out(3 * static_cast<size_t>(ranks), 0);
+  for (const HaloMessage& m : messages) {
+    long long* p = &out[3 * static_cast<size_t>(m.peer)];
+    p[0] += 1;
+    p[1] += m.local.volume();
+    p[2] = p[2] * 1000003 + m.tag * 7919 + m.local.volume();
+  }
+  return out;
+}
+
+// Every pair of ranks planned the same messages between them (what one
+// sends, the other receives), else the same Error on every rank before
+// any message moves: ranks whose layouts differ would otherwise wait for
+// messages that never come or write past the room a receiver made.
+void check_pairs(MPI_Comm comm, const HaloPlan& plan) {
+  int ranks = 0, me = 0;
+  check_mpi(MPI_Comm_size(comm, &ranks), "MPI_Comm_size");
+  check_mpi(MPI_Comm_rank(comm, &me), "MPI_Comm_rank");
+  const std::vector<long long> sends = per_peer(plan.sends, ranks);
+  const std::vector<long long> expected = per_peer(plan.recvs, ranks);
+  std::vector<long long> arriving(sends.size());
+  check_mpi(MPI_Alltoall(sends.data(), 3, MPI_LONG_LONG, arriving.data(), 3,
+                         MPI_LONG_LONG, comm),
+            "MPI_Alltoall");
+  std::string problem;
+  for (int p = 0; p < ranks && problem.empty(); ++p) {
+    const long long* got = &arriving[3 * static_cast<size_t>(p)];
+    const long long* want = &expected[3 * static_cast<size_t>(p)];
+    if (got[0] == want[0] && got[1] == want[1] && got[2] == want[2]) continue;
+    problem = "rank " + std::to_string(p) + " plans " +
+              std::to_string(got[0]) + " halo messages of " +
+              std::to_string(got[1]) + " elements to rank " +
+              std::to_string(me) + ", which plans to receive " +
+              std::to_string(want[0]) + " of " + std::to_string(want[1]) +
+              ": the ranks planned different layouts";
+  }
+  run_collectively(comm, [&] {
+    require(problem.empty(), ErrorKind::kShapeMismatch, problem);
+  });
+}
 
 // Checks, together on all ranks, what each rank sees only for itself: its
 // message sizes and local extents against MPI's int counts, and that every
@@ -50,6 +96,7 @@ void validate_collectively(MPI_Comm comm, const HaloPlan& plan,
   require(transport != HaloTransport::kMpiDatatypes || most[1] <= INT_MAX,
           ErrorKind::kUnsupported, "a local extent of ", most[1],
           " exceeds MPI's count limit of ", INT_MAX);
+  check_pairs(comm, plan);
 }
 
 // An MPI datatype for `box` inside a row-major array of extent `extent`.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 
 #include "distconv/error.h"
 #include "distconv/internal/mpi_util.h"
@@ -10,9 +11,14 @@ namespace distconv::internal {
 
 template <typename T>
 GradientSum<T>::GradientSum(MPI_Comm comm, Index weights_size, Index bias_size)
-    : weights_size_(weights_size),
-      bias_size_(bias_size),
-      sums_(weights_size + bias_size) {
+    : weights_size_(weights_size), bias_size_(bias_size) {
+  // One MPI_Iallreduce sums everything: its count is an int.
+  const Index total = weights_size + bias_size;
+  run_collectively(comm, [&] {
+    require(total <= INT_MAX, ErrorKind::kUnsupported, "a weight gradient of ",
+            total, " elements exceeds MPI's count limit of ", INT_MAX);
+  });
+  sums_.resize(static_cast<size_t>(total));
   check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
   check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN),
             "MPI_Comm_set_errhandler");
