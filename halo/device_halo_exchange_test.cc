@@ -319,8 +319,8 @@ TEST(DeviceHaloChecks, RanksDisagreeingOnTheTransportFailTogether) {
   config.transport =
       world_rank() == 0 ? HaloTransport::kNccl : HaloTransport::kHostStaged;
   expect_error_on_all_ranks(
-      MPI_COMM_WORLD, ErrorKind::kInvalidArgument,
-      "ranks disagree on the halo transport",
+      MPI_COMM_WORLD, ErrorKind::kGridMismatch,
+      "ranks disagree on the halo exchange: halo transport",
       [&] { HaloExchange<float, DeviceSpace> h(grid, layout, config); });
 }
 
