@@ -27,14 +27,18 @@ namespace {
 
 // Per peer: how many messages, how many elements, and a hash of their
 // (tag, size) sequence.
-std::vector<long long> per_peer(const std::vector<HaloMessage>& messages,
-                                int ranks) {
-  std::vector<long long> out(3 * static_cast<size_t>(ranks), 0);
+// (Unsigned: the hash wraps around.)
+std::vector<unsigned long long> per_peer(
+    const std::vector<HaloMessage>& messages, int ranks) {
+  std::vector<unsigned long long> out(3 * static_cast<size_t>(ranks), 0);
   for (const HaloMessage& m : messages) {
-    long long* p = &out[3 * static_cast<size_t>(m.peer)];
+    unsigned long long* p = &out[3 * static_cast<size_t>(m.peer)];
+    const auto volume = static_cast<unsigned long long>(m.local.volume());
     p[0] += 1;
-    p[1] += m.local.volume();
-    p[2] = p[2] * 1000003 + m.tag * 7919 + m.local.volume();
+    p[1] += volume;
+    p[2] = p[2] * 1000003ull +
+           static_cast<unsigned long long>(m.tag) * 7919ull +
+           volume;
   }
   return out;
 }
@@ -47,16 +51,16 @@ void check_pairs(MPI_Comm comm, const HaloPlan& plan) {
   int ranks = 0, me = 0;
   check_mpi(MPI_Comm_size(comm, &ranks), "MPI_Comm_size");
   check_mpi(MPI_Comm_rank(comm, &me), "MPI_Comm_rank");
-  const std::vector<long long> sends = per_peer(plan.sends, ranks);
-  const std::vector<long long> expected = per_peer(plan.recvs, ranks);
-  std::vector<long long> arriving(sends.size());
-  check_mpi(MPI_Alltoall(sends.data(), 3, MPI_LONG_LONG, arriving.data(), 3,
-                         MPI_LONG_LONG, comm),
+  const std::vector<unsigned long long> sends = per_peer(plan.sends, ranks);
+  const std::vector<unsigned long long> expected = per_peer(plan.recvs, ranks);
+  std::vector<unsigned long long> arriving(sends.size());
+  check_mpi(MPI_Alltoall(sends.data(), 3, MPI_UNSIGNED_LONG_LONG,
+                         arriving.data(), 3, MPI_UNSIGNED_LONG_LONG, comm),
             "MPI_Alltoall");
   std::string problem;
   for (int p = 0; p < ranks && problem.empty(); ++p) {
-    const long long* got = &arriving[3 * static_cast<size_t>(p)];
-    const long long* want = &expected[3 * static_cast<size_t>(p)];
+    const unsigned long long* got = &arriving[3 * static_cast<size_t>(p)];
+    const unsigned long long* want = &expected[3 * static_cast<size_t>(p)];
     if (got[0] == want[0] && got[1] == want[1] && got[2] == want[2]) continue;
     problem = "rank " + std::to_string(p) + " plans " +
               std::to_string(got[0]) + " halo messages of " +
