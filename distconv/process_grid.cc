@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "distconv/error.h"
+#include "distconv/internal/agreement.h"
 #include "distconv/internal/mpi_util.h"
 
 namespace distconv {
@@ -16,24 +17,9 @@ namespace {
 void validate_collectively(MPI_Comm comm, const Shape& shape) {
   int size = 0;
   check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
-  // [ndims, extents..., -ndims, -extents...] reduced with MAX gives the
-  // maximum and minus the minimum of every entry in one call.
-  constexpr int n = kMaxDims + 1;
-  long long mine[2 * n] = {};
-  mine[0] = shape.ndims();
-  for (int d = 0; d < shape.ndims(); ++d) mine[1 + d] = shape[d];
-  for (int i = 0; i < n; ++i) mine[n + i] = -mine[i];
-  long long all[2 * n];
-  check_mpi(MPI_Allreduce(mine, all, 2 * n, MPI_LONG_LONG, MPI_MAX, comm),
-            "MPI_Allreduce");
-  require(all[0] == -all[n], ErrorKind::kGridMismatch,
-          "ranks disagree on the process grid: it has ", -all[n], " to ",
-          all[0], " dimensions across ranks");
-  for (int i = 1; i < n; ++i) {
-    require(all[i] == -all[n + i], ErrorKind::kGridMismatch,
-            "ranks disagree on the process grid: dimension ", i - 1,
-            " ranges from ", -all[n + i], " to ", all[i], " across ranks");
-  }
+  internal::Fingerprint grid("process grid");
+  grid.add("shape", shape);
+  internal::agree(comm, grid);
   require(shape.ndims() >= 1, ErrorKind::kInvalidArgument,
           "a process grid needs at least one dimension");
   for (Index e : shape) {

@@ -380,8 +380,8 @@ std::unique_ptr<Transport> make_transport(const ProcessGrid& grid,
                                           const HaloPlan& plan,
                                           const HaloSetupOptions& setup) {
   static_assert(std::is_same_v<Space, DeviceSpace>);
-  const HaloTransport transport = agree_on_transport(
-      grid.comm(), setup.transport, HaloTransport::kHostStaged,
+  const HaloTransport transport = resolve_transport(
+      setup.transport, HaloTransport::kHostStaged,
       {HaloTransport::kHostStaged, HaloTransport::kNccl}, DeviceSpace::kName);
   return std::make_unique<DeviceTransport<T>>(grid, layout, plan, transport,
                                               setup);

@@ -42,16 +42,10 @@ void check_halo_wait(bool in_flight) {
 
 }  // namespace
 
-HaloTransport agree_on_transport(MPI_Comm comm, HaloTransport requested,
-                                 HaloTransport space_default,
-                                 std::initializer_list<HaloTransport> allowed,
-                                 const char* space) {
-  const long long t = static_cast<long long>(requested);
-  long long most[2] = {t, -t};
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, most, 2, MPI_LONG_LONG, MPI_MAX, comm),
-            "MPI_Allreduce");
-  require(most[0] == -most[1], ErrorKind::kInvalidArgument,
-          "ranks disagree on the halo transport");
+HaloTransport resolve_transport(HaloTransport requested,
+                                HaloTransport space_default,
+                                std::initializer_list<HaloTransport> allowed,
+                                const char* space) {
   const HaloTransport chosen =
       requested == HaloTransport::kDefault ? space_default : requested;
   std::string names;

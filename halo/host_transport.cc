@@ -407,8 +407,8 @@ std::unique_ptr<Transport> make_transport(const ProcessGrid& grid,
                                           const HaloPlan& plan,
                                           const HaloSetupOptions& setup) {
   static_assert(std::is_same_v<Space, HostSpace>);
-  const HaloTransport transport = agree_on_transport(
-      grid.comm(), setup.transport, HaloTransport::kSharedMemory,
+  const HaloTransport transport = resolve_transport(
+      setup.transport, HaloTransport::kSharedMemory,
       {HaloTransport::kSharedMemory, HaloTransport::kPackedBuffers,
        HaloTransport::kMpiDatatypes},
       HostSpace::kName);

@@ -51,13 +51,14 @@ class Transport {
 };
 
 // The transport `requested` means in a space whose default is
-// `space_default`, checked on every rank together: kInvalidArgument,
-// everywhere alike, if ranks disagree or if it is none of `allowed`
-// (`space` names the memory in the message).
-HaloTransport agree_on_transport(MPI_Comm comm, HaloTransport requested,
-                                 HaloTransport space_default,
-                                 std::initializer_list<HaloTransport> allowed,
-                                 const char* space);
+// `space_default`: kInvalidArgument if it is none of `allowed` (`space`
+// names the memory in the message). Local: the exchange has already
+// agreed on `requested` across ranks (its fingerprint), so every rank
+// reaches the same verdict.
+HaloTransport resolve_transport(HaloTransport requested,
+                                HaloTransport space_default,
+                                std::initializer_list<HaloTransport> allowed,
+                                const char* space);
 
 // For abandon(): frees every posted request without waiting for it, and
 // empties the list.
