@@ -1,5 +1,6 @@
 #include "kernels/local_pool.h"
 
+#include <algorithm>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -19,9 +20,16 @@ struct LocalPool<T>::Impl {
   bool in_place = false;
   std::optional<onednn::Pool> onednn;
   std::string why_reference;
-  // Staged runs: dense copies (channels-last for oneDNN, NCHW for the
-  // reference loops); src_copy also holds diff_src, dst_copy diff_dst.
-  mutable std::vector<T> src_copy, dst_copy, ref_src;
+  // oneDNN's staged runs: dense channels-last copies; src_copy also holds
+  // diff_src, dst_copy diff_dst.
+  mutable std::vector<T> src_copy, dst_copy;
+  // The reference loops' NCHW copies (made on first use): src, dst or
+  // diff_dst, and diff_src.
+  mutable std::vector<T> ref_src, ref_dst, ref_grad;
+  // Max pooling with oneDNN: whether the last forward's input held a NaN
+  // (oneDNN skips NaNs; the reference loops then ran, and backward must
+  // follow them).
+  mutable bool nan_seen = false;
 
   // The views must be those the plan was made for.
   template <typename U, typename V>
@@ -33,13 +41,58 @@ struct LocalPool<T>::Impl {
             " / ", dst_strides, " got ", src.extent(), " / ", dst.extent(),
             " with strides ", src.strides(), " / ", dst.strides());
   }
-  StorageOrder order() const {
-    return onednn ? StorageOrder::kChannelsLast : StorageOrder::kChannelsFirst;
+  static StridedView<T> staged(std::vector<T>& v, const Shape& extent,
+                               StorageOrder order) {
+    v.resize(static_cast<size_t>(extent.volume()));
+    return StridedView<T>(v.data(), extent, dense_strides(extent, order));
   }
-  StridedView<T> staged(std::vector<T>& v, const Shape& extent) const {
-    return StridedView<T>(v.data(), extent, dense_strides(extent, order()));
+
+  // The reference loops on NCHW copies: for double, for what oneDNN
+  // refuses, and for max pooling over a NaN.
+  void reference_forward(StridedView<const T> src, StridedView<T> dst) const {
+    const StridedView<T> in = staged(ref_src, src_extent, kNchw);
+    const StridedView<T> out = staged(ref_dst, dst_extent, kNchw);
+    copy_view<T>(src, in);
+    reference::pool_fwd<T>(desc, src_extent, in.data(), dst_extent,
+                           out.data());
+    copy_view<T>(out, dst);
   }
+  void reference_backward(StridedView<const T> src,
+                          StridedView<const T> diff_dst,
+                          StridedView<T> diff_src) const {
+    const StridedView<T> dd = staged(ref_dst, dst_extent, kNchw);
+    const StridedView<T> ds = staged(ref_grad, src_extent, kNchw);
+    copy_view<T>(diff_dst, dd);
+    const T* x = nullptr;  // the averages do not read src
+    if (desc.kind == PoolKind::kMax) {
+      copy_view<T>(src, staged(ref_src, src_extent, kNchw));
+      x = ref_src.data();
+    }
+    reference::pool_bwd<T>(desc, src_extent, x, dst_extent, dd.data(),
+                           ds.data());
+    copy_view<T>(ds, diff_src);
+  }
+
+  static constexpr StorageOrder kNchw = StorageOrder::kChannelsFirst;
 };
+
+namespace {
+
+// Whether any of the n values at p is NaN; vectorised, in blocks so that
+// a NaN ends the scan early.
+bool any_nan(const float* p, Index n) {
+  constexpr Index kBlock = 4096;
+  for (Index i = 0; i < n; i += kBlock) {
+    const Index end = std::min(n, i + kBlock);
+    int found = 0;
+#pragma omp simd reduction(| : found)
+    for (Index j = i; j < end; ++j) found |= (p[j] != p[j]);
+    if (found != 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 template <typename T>
 LocalPool<T>::LocalPool(const PoolDesc& desc, const Shape& src_extent,
@@ -67,12 +120,9 @@ LocalPool<T>::LocalPool(const PoolDesc& desc, const Shape& src_extent,
   } else {
     s.why_reference = "oneDNN pooling here is fp32 only";
   }
-  if (!s.in_place) {
+  if (s.onednn && !s.in_place) {
     s.src_copy.resize(src_extent.volume());
     s.dst_copy.resize(dst_extent.volume());
-  }
-  if (!s.onednn && desc.kind == PoolKind::kMax) {
-    s.ref_src.resize(src_extent.volume());
   }
 }
 
@@ -97,19 +147,27 @@ void LocalPool<T>::forward(StridedView<const T> src,
   s.check(src, dst);
   if (dst.size() == 0) return;
   if constexpr (std::is_same_v<T, float>) {
-    if (s.in_place) return s.onednn->forward(src.data(), dst.data());
+    if (s.onednn) {
+      // oneDNN's max skips NaNs: a window holding one must give NaN.
+      const bool max = s.desc.kind == PoolKind::kMax;
+      if (s.in_place) {
+        s.nan_seen = max && any_nan(src.data(), s.src_extent.volume());
+        if (!s.nan_seen) return s.onednn->forward(src.data(), dst.data());
+      } else {
+        const StridedView<T> in =
+            Impl::staged(s.src_copy, s.src_extent, StorageOrder::kChannelsLast);
+        copy_view<T>(src, in);
+        s.nan_seen = max && any_nan(in.data(), s.src_extent.volume());
+        if (!s.nan_seen) {
+          const StridedView<T> out = Impl::staged(s.dst_copy, s.dst_extent,
+                                                  StorageOrder::kChannelsLast);
+          s.onednn->forward(in.data(), out.data());
+          return copy_view<T>(out, dst);
+        }
+      }
+    }
   }
-  const StridedView<T> in = s.staged(s.src_copy, s.src_extent);
-  const StridedView<T> out = s.staged(s.dst_copy, s.dst_extent);
-  copy_view<T>(src, in);
-  if constexpr (std::is_same_v<T, float>) {
-    if (s.onednn) s.onednn->forward(in.data(), out.data());
-  }
-  if (!s.onednn) {
-    reference::pool_fwd<T>(s.desc, s.src_extent, in.data(), s.dst_extent,
-                           out.data());
-  }
-  copy_view<T>(out, dst);
+  s.reference_forward(src, dst);
 }
 
 template <typename T>
@@ -121,26 +179,20 @@ void LocalPool<T>::backward(StridedView<const T> src,
   s.check(diff_src, diff_dst);
   if (diff_src.size() == 0) return;
   if constexpr (std::is_same_v<T, float>) {
-    if (s.in_place) {
-      return s.onednn->backward(diff_dst.data(), diff_src.data());
+    if (s.onednn && !s.nan_seen) {
+      if (s.in_place) {
+        return s.onednn->backward(diff_dst.data(), diff_src.data());
+      }
+      const StridedView<T> dd =
+          Impl::staged(s.dst_copy, s.dst_extent, StorageOrder::kChannelsLast);
+      const StridedView<T> ds =
+          Impl::staged(s.src_copy, s.src_extent, StorageOrder::kChannelsLast);
+      copy_view<T>(diff_dst, dd);
+      s.onednn->backward(dd.data(), ds.data());
+      return copy_view<T>(ds, diff_src);
     }
   }
-  const StridedView<T> dd = s.staged(s.dst_copy, s.dst_extent);
-  const StridedView<T> ds = s.staged(s.src_copy, s.src_extent);
-  copy_view<T>(diff_dst, dd);
-  if constexpr (std::is_same_v<T, float>) {
-    if (s.onednn) s.onednn->backward(dd.data(), ds.data());
-  }
-  if (!s.onednn) {
-    const T* x = nullptr;  // the averages do not read src
-    if (!s.ref_src.empty()) {
-      copy_view<T>(src, s.staged(s.ref_src, s.src_extent));
-      x = s.ref_src.data();
-    }
-    reference::pool_bwd<T>(s.desc, s.src_extent, x, s.dst_extent, dd.data(),
-                           ds.data());
-  }
-  copy_view<T>(ds, diff_src);
+  s.reference_backward(src, diff_dst, diff_src);
 }
 
 template class LocalPool<float>;

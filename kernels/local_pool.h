@@ -7,7 +7,10 @@
 //
 // Max pooling's backward uses the maxima of the last forward (oneDNN's
 // workspace; the reference recomputes them from src, which must be what
-// forward read).
+// forward read). A window holding a NaN gives NaN, and its gradient goes
+// to its first NaN, as in the reference loops: oneDNN skips NaNs, so a
+// float forward first scans its input, and one that finds a NaN runs the
+// reference loops (its backward too).
 //
 //   LocalPool<float> pool(window_desc, src_view.extent(), src_view.strides(),
 //                         dst_view.extent(), dst_view.strides());

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -86,6 +88,84 @@ TEST(LocalPool, FloatMatchesTheReferenceIncludingTies) {
 
 TEST(LocalPool, DoubleMatchesTheReference) {
   CheckRandomPieces<double>(1e-12, "reference");
+}
+
+// Max pooling over NaN, 3x3 windows, stride 2, padding 1, on 8x8: a
+// window holding a NaN gives NaN (as in PyTorch) and sends its gradient to
+// its first NaN (row-major); the other windows are untouched by it. Float
+// runs the reference loops for such an input (oneDNN skips NaNs), and the
+// next input without NaN runs oneDNN again. In place and staged.
+template <typename T>
+void CheckNanPropagates(bool dense) {
+  std::mt19937_64 rng(5);
+  PoolDesc p = PoolDesc::make(PoolKind::kMax, {3, 3});
+  p.stride = {2, 2};
+  p.padding_lower = p.padding_upper = {1, 1};
+  const Shape src{1, 2, 8, 8}, dst = p.dst_shape(src);
+  Embedded<T> x = embed<T>(src, rng, dense), y = embed<T>(dst, rng, dense);
+  Embedded<T> dx = x;
+  dx.view = StridedView<T>(dx.buffer.data() + (x.view.data() - x.buffer.data()),
+                           src, x.view.strides());
+  LocalPool<T> pool(p, src, x.view.strides(), dst, y.view.strides());
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  for (const bool with_nan : {true, false, true}) {
+    SCOPED_TRACE(with_nan ? "with NaN" : "without NaN");
+    x.view.for_each([](const Shape& at, T& v) {  // distinct values
+      v = T(at[2] * 8 + at[3]) / T(64) - T(at[1]);
+    });
+    if (with_nan) {
+      x.view(Shape{0, 0, 3, 5}) = nan;  // one NaN among numbers
+      x.view(Shape{0, 0, 4, 5}) = nan;  // and a second in some windows
+      for (Index h = 3; h <= 5; ++h) {  // output (2, 2)'s window, all NaN
+        for (Index w = 3; w <= 5; ++w) x.view(Shape{0, 1, h, w}) = nan;
+      }
+    }
+    pool.forward(x.view, y.view);
+    y.view.for_each([](const Shape&, T& v) { v = T(1); });  // dy
+    pool.backward(x.view, y.view, dx.view);
+    pool.forward(x.view, y.view);
+    // Brute force: each window's pick and the gradient it sends there.
+    std::vector<T> want_dx(src.volume(), T(0));
+    for (Index c = 0; c < 2; ++c) {
+      for (Index oh = 0; oh < dst[2]; ++oh) {
+        for (Index ow = 0; ow < dst[3]; ++ow) {
+          Shape pick;
+          bool found_nan = false;
+          for (Index h = 2 * oh - 1; h <= 2 * oh + 1 && !found_nan; ++h) {
+            for (Index w = 2 * ow - 1; w <= 2 * ow + 1 && !found_nan; ++w) {
+              if (h < 0 || h >= 8 || w < 0 || w >= 8) continue;
+              const Shape at{0, c, h, w};
+              const T v = x.view(at);
+              if (std::isnan(v)) {
+                pick = at;
+                found_nan = true;
+              } else if (pick.ndims() == 0 || v > x.view(pick)) {
+                pick = at;
+              }
+            }
+          }
+          const T got = y.view(Shape{0, c, oh, ow});
+          if (found_nan) {
+            EXPECT_TRUE(std::isnan(got)) << "output " << c << "," << oh << ","
+                                         << ow << " is " << got;
+          } else {
+            EXPECT_EQ(got, x.view(pick))
+                << "output " << c << "," << oh << "," << ow;
+          }
+          want_dx[((c * 8) + pick[2]) * 8 + pick[3]] += T(1);
+        }
+      }
+    }
+    EXPECT_EQ(dense_of(dx.view), want_dx);
+  }
+}
+
+TEST(LocalPool, NanPropagatesThroughMaxPooling) {
+  for (const bool dense : {true, false}) {
+    SCOPED_TRACE(dense ? "in place" : "staged");
+    CheckNanPropagates<float>(dense);
+    CheckNanPropagates<double>(dense);
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "kernels/reference/pool.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "distconv/error.h"
@@ -56,12 +57,16 @@ void for_each_window(const PoolDesc& desc, const Shape& src_shape,
   }
 }
 
-// The first cell holding the window's largest value.
+// The first cell holding the window's largest value; the first NaN if the
+// window holds one (NaN propagates, as in PyTorch).
 template <typename T>
 Index argmax(const T* src, const Index* cells, Index count) {
   Index best = cells[0];
+  if (std::isnan(src[best])) return best;
   for (Index j = 1; j < count; ++j) {
-    if (src[cells[j]] > src[best]) best = cells[j];
+    const T v = src[cells[j]];
+    if (std::isnan(v)) return cells[j];
+    if (v > src[best]) best = cells[j];
   }
   return best;
 }

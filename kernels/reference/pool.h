@@ -16,6 +16,8 @@
 
 namespace distconv::reference {
 
+// Max pooling picks a window's first largest cell, or its first NaN: a
+// window holding a NaN gives NaN (as in PyTorch).
 template <typename T>
 void pool_fwd(const PoolDesc& desc, const Shape& src_shape, const T* src,
               const Shape& dst_shape, T* dst);
