@@ -330,10 +330,9 @@ class DeviceTransport final : public Transport {
   // work on the caller's stream (finish() queues their unpack there).
   void complete(const Route& r) {
     if (transport == HaloTransport::kHostStaged) {
-      const int code = MPI_Waitall(static_cast<int>(requests.size()),
-                                   requests.data(), MPI_STATUSES_IGNORE);
-      requests.clear();
-      check_mpi(code, "MPI_Waitall");
+      std::vector<MPI_Request> posted;
+      posted.swap(requests);  // requests ends empty, whatever happens
+      wait_all(posted);
       const std::size_t in_bytes = sizeof(T) * r.in_off->back();
       check_cuda(cudaMemcpyAsync(r.in_cells, r.in_staged, in_bytes,
                                  cudaMemcpyHostToDevice, comm_stream),

@@ -61,8 +61,11 @@
 // The constructor is collective over the grid and validates from global
 // information, so bad input throws the same distconv::Error on every rank.
 // Passes are collective over the statistics set (no communication for
-// kShard or inference forward); a tensor whose layout is not the plan's, or
-// a null array, throws on the rank that passed it.
+// kShard or inference forward). Those that communicate check their
+// arguments on every rank of the set together first: a tensor whose layout
+// is not the plan's, or a null array, on any rank of the set throws the
+// same error on each of them (naming that rank) before anything is
+// computed; the others throw on the rank that passed it.
 #ifndef DISTCONV_LAYERS_BATCH_NORM_H_
 #define DISTCONV_LAYERS_BATCH_NORM_H_
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "distconv/error.h"
+#include "distconv/internal/mpi_util.h"
 #include "halo/halo_exchange.h"
 #include "layers/internal/channel_cells.h"
 #include "layers/internal/given_plan.h"
@@ -109,12 +110,15 @@ void Deconvolution<T>::forward(const DistTensor<T>& src, const T* weights,
                                const T* bias, DistTensor<T>& dst) {
   Impl& s = impl();
   const WindowPlan& w = s.plan.window;
-  s.check_layout(src, w.plain, "src");
-  s.check_layout(dst, w.haloed, "dst");
-  require(weights != nullptr, ErrorKind::kInvalidArgument, "weights are null");
   const bool has_bias = s.plan.desc.bias == ConvBias::kAdd;
-  require(bias != nullptr || !has_bias, ErrorKind::kInvalidArgument,
-          "the transposed convolution adds a bias but bias is null");
+  internal::run_collectively(s.grid->comm(), [&] {
+    s.check_layout(src, w.plain, "src");
+    s.check_layout(dst, w.haloed, "dst");
+    require(weights != nullptr, ErrorKind::kInvalidArgument,
+            "weights are null");
+    require(bias != nullptr || !has_bias, ErrorKind::kInvalidArgument,
+            "the transposed convolution adds a bias but bias is null");
+  });
   if (w.zero_first) {
     for_each_cell(dst.buffer(), [](T* v, Index channels, Index stride) {
       for (Index c = 0; c < channels; ++c) v[c * stride] = T(0);
@@ -136,9 +140,12 @@ void Deconvolution<T>::backward_data(DistTensor<T>& diff_dst, const T* weights,
                                      DistTensor<T>& diff_src) {
   Impl& s = impl();
   const WindowPlan& w = s.plan.window;
-  s.check_layout(diff_dst, w.haloed, "diff_dst");
-  s.check_layout(diff_src, w.plain, "diff_src");
-  require(weights != nullptr, ErrorKind::kInvalidArgument, "weights are null");
+  internal::run_collectively(s.grid->comm(), [&] {
+    s.check_layout(diff_dst, w.haloed, "diff_dst");
+    s.check_layout(diff_src, w.plain, "diff_src");
+    require(weights != nullptr, ErrorKind::kInvalidArgument,
+            "weights are null");
+  });
   s.stats.halo_wait_s += s.halo.exchange(diff_dst, {});
   s.grads.poke();
   const StridedView<T> out = diff_src.view(w.plain_local);
@@ -156,13 +163,15 @@ void Deconvolution<T>::backward_weights(const DistTensor<T>& src,
                                         T* diff_weights, T* diff_bias) {
   Impl& s = impl();
   const WindowPlan& w = s.plan.window;
-  s.check_layout(src, w.plain, "src");
-  s.check_layout(diff_dst, w.haloed, "diff_dst");
-  require(diff_weights != nullptr, ErrorKind::kInvalidArgument,
-          "diff_weights is null");
-  require(diff_bias != nullptr || s.plan.desc.bias == ConvBias::kNone,
-          ErrorKind::kInvalidArgument,
-          "the transposed convolution adds a bias but diff_bias is null");
+  internal::run_collectively(s.grid->comm(), [&] {
+    s.check_layout(src, w.plain, "src");
+    s.check_layout(diff_dst, w.haloed, "diff_dst");
+    require(diff_weights != nullptr, ErrorKind::kInvalidArgument,
+            "diff_weights is null");
+    require(diff_bias != nullptr || s.plan.desc.bias == ConvBias::kNone,
+            ErrorKind::kInvalidArgument,
+            "the transposed convolution adds a bias but diff_bias is null");
+  });
   s.grads.zero();
   s.stats.halo_wait_s += s.halo.exchange(diff_dst, {});
   if (s.weights_kernel) {

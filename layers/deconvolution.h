@@ -43,8 +43,10 @@
 // Destroying the layer completes a gradient allreduce still in flight.
 // The constructor is collective over the grid and validates from global
 // information, so bad input throws the same distconv::Error on every rank.
-// Passes are collective too; a tensor whose layout is not the plan's throws
-// on the rank that passed it.
+// Passes are collective too. Each checks its arguments on every rank
+// together first: a tensor whose layout is not the plan's, on any rank,
+// throws the same error on every rank (naming that rank) before any data
+// moves, and the layer stays usable.
 #ifndef DISTCONV_LAYERS_DECONVOLUTION_H_
 #define DISTCONV_LAYERS_DECONVOLUTION_H_
 

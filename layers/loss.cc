@@ -114,9 +114,11 @@ struct Loss<T>::Impl {
 
   template <typename Target>
   double forward(const DistTensor<T>& xt, const DistTensor<Target>& tt) {
-    check_kind(std::is_integral_v<Target>, "forward");
-    check(xt, prediction_layout, "prediction");
-    check(tt, target_layout, "target");
+    internal::run_collectively(grid->comm(), [&] {
+      check_kind(std::is_integral_v<Target>, "forward");
+      check(xt, prediction_layout, "prediction");
+      check(tt, target_layout, "target");
+    });
     const StridedView<const T> x = xt.interior();
     const StridedView<const Target> t = tt.interior();
     const Index samples = shard.extent[0], channels = x.extent()[1];
@@ -204,10 +206,12 @@ struct Loss<T>::Impl {
   template <typename Target>
   void backward(const DistTensor<T>& xt, const DistTensor<Target>& tt,
                 DistTensor<T>& dxt) {
-    check_kind(std::is_integral_v<Target>, "backward");
-    check(xt, prediction_layout, "prediction");
-    check(tt, target_layout, "target");
-    check(dxt, prediction_layout, "diff_prediction");
+    internal::run_collectively(grid->comm(), [&] {
+      check_kind(std::is_integral_v<Target>, "backward");
+      check(xt, prediction_layout, "prediction");
+      check(tt, target_layout, "target");
+      check(dxt, prediction_layout, "diff_prediction");
+    });
     const StridedView<const T> x = xt.interior();
     const StridedView<const Target> t = tt.interior();
     const StridedView<T> dx = dxt.interior();

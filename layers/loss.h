@@ -55,7 +55,8 @@
 // (kUnsupported). The constructor (collective) validates from global
 // information, so bad input throws the same distconv::Error on every rank.
 // forward() and backward() are collective over the grid; a tensor of
-// another distribution throws kShapeMismatch on the rank that passed it.
+// another distribution, on any rank, throws kShapeMismatch on every rank
+// (naming that rank) before any data moves.
 #ifndef DISTCONV_LAYERS_LOSS_H_
 #define DISTCONV_LAYERS_LOSS_H_
 

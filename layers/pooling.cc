@@ -6,6 +6,7 @@
 #include "distconv/error.h"
 #include "halo/halo_exchange.h"
 #include "distconv/internal/layer_checks.h"
+#include "distconv/internal/mpi_util.h"
 #include "kernels/local_pool.h"
 #include "layers/internal/given_plan.h"
 #include "layers/internal/plan_fingerprints.h"
@@ -97,8 +98,10 @@ template <typename T>
 void Pooling<T>::forward(DistTensor<T>& src, DistTensor<T>& dst) {
   Impl& s = impl();
   const WindowPlan& w = s.plan.window;
-  s.check_layout(src, w.haloed, "src");
-  s.check_layout(dst, w.plain, "dst");
+  internal::run_collectively(s.grid->comm(), [&] {
+    s.check_layout(src, w.haloed, "src");
+    s.check_layout(dst, w.plain, "dst");
+  });
   s.stats.halo_wait_s += s.halo.exchange(src, {});
   if (s.kernel) {
     s.kernel->forward(src.view(w.haloed_local), dst.view(w.plain_local));
@@ -112,13 +115,15 @@ void Pooling<T>::backward(const DistTensor<T>& src,
                           DistTensor<T>& diff_src) {
   Impl& s = impl();
   const WindowPlan& w = s.plan.window;
-  s.check_layout(src, w.haloed, "src");
-  s.check_layout(diff_dst, w.plain, "diff_dst");
-  s.check_layout(diff_src, w.haloed, "diff_src");
-  require(s.forward_ran || s.plan.desc.kind != PoolKind::kMax,
-          ErrorKind::kState,
-          "max pooling's backward needs a forward first (it sends each "
-          "gradient to the maximum forward found)");
+  internal::run_collectively(s.grid->comm(), [&] {
+    s.check_layout(src, w.haloed, "src");
+    s.check_layout(diff_dst, w.plain, "diff_dst");
+    s.check_layout(diff_src, w.haloed, "diff_src");
+    require(s.forward_ran || s.plan.desc.kind != PoolKind::kMax,
+            ErrorKind::kState,
+            "max pooling's backward needs a forward first (it sends each "
+            "gradient to the maximum forward found)");
+  });
   if (w.zero_first) {
     diff_src.buffer().for_each([](const Shape&, T& v) { v = T(0); });
   }

@@ -199,10 +199,12 @@ void Redistribution<T>::release() noexcept {
 template <typename T>
 void Redistribution<T>::forward(const DistTensor<T>& src, DistTensor<T>& dst) {
   require_not_moved_from();
-  internal::check_plan_layout(src.layout(), src_layout_, "src",
-                              "redistribution");
-  internal::check_plan_layout(dst.layout(), dst_layout_, "dst",
-                              "redistribution");
+  internal::run_collectively(comm_, [&] {
+    internal::check_plan_layout(src.layout(), src_layout_, "src",
+                                "redistribution");
+    internal::check_plan_layout(dst.layout(), dst_layout_, "dst",
+                                "redistribution");
+  });
   move(plan_.sends, send_off_, plan_.recvs, recv_off_, src, dst,
        send_buf_.data(), recv_buf_.data());
 }
@@ -211,10 +213,12 @@ template <typename T>
 void Redistribution<T>::backward(const DistTensor<T>& dst_grad,
                                  DistTensor<T>& src_grad) {
   require_not_moved_from();
-  internal::check_plan_layout(dst_grad.layout(), dst_layout_, "dst_grad",
-                              "redistribution");
-  internal::check_plan_layout(src_grad.layout(), src_layout_, "src_grad",
-                              "redistribution");
+  internal::run_collectively(comm_, [&] {
+    internal::check_plan_layout(dst_grad.layout(), dst_layout_, "dst_grad",
+                                "redistribution");
+    internal::check_plan_layout(src_grad.layout(), src_layout_, "src_grad",
+                                "redistribution");
+  });
   move(plan_.recvs, recv_off_, plan_.sends, send_off_, dst_grad, src_grad,
        recv_buf_.data(), send_buf_.data());
 }
@@ -258,9 +262,8 @@ void Redistribution<T>::move(const std::vector<RedistributionMessage>& out,
         packed_view(in_buf + in_off[i], in[i].box, order);
     internal::copy(StridedView<const T>(packed), shard_view(to, in[i].box));
   }
-  check_mpi(MPI_Waitall(static_cast<int>(out.size()),
-                        requests_.data() + in.size(), MPI_STATUSES_IGNORE),
-            "MPI_Waitall");
+  internal::wait_all(static_cast<int>(out.size()),
+                     requests_.data() + in.size());
 }
 
 template class Redistribution<float>;

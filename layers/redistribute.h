@@ -45,7 +45,9 @@
 // over other ranks (or the same ranks in another order), layouts of
 // different global shapes, a layout that does not lie over its grid, or a
 // message beyond MPI's int count throw the same distconv::Error on every
-// rank. A tensor whose layout is not the plan's throws kShapeMismatch.
+// rank. A tensor whose layout is not the plan's, on any rank, throws the
+// same kShapeMismatch on every rank (naming that rank) before any message
+// moves.
 //
 // The plan duplicates the source grid's communicator (its messages never
 // mix with others) and holds one send and one receive buffer, each sized by

@@ -17,6 +17,22 @@ void check_mpi(int code, const char* call) {
               std::string(call) + " failed: " + std::string(text, length));
 }
 
+void wait_all(std::vector<MPI_Request>& requests) {
+  wait_all(static_cast<int>(requests.size()), requests.data());
+}
+
+void wait_all(int count, MPI_Request* requests) {
+  std::vector<MPI_Status> statuses(static_cast<size_t>(count));
+  const int code = MPI_Waitall(count, requests, statuses.data());
+  if (code != MPI_ERR_IN_STATUS) return check_mpi(code, "MPI_Waitall");
+  for (const MPI_Status& s : statuses) {
+    if (s.MPI_ERROR != MPI_SUCCESS && s.MPI_ERROR != MPI_ERR_PENDING) {
+      check_mpi(s.MPI_ERROR, "MPI_Waitall");
+    }
+  }
+  check_mpi(code, "MPI_Waitall");
+}
+
 void run_collectively(MPI_Comm comm, const std::function<void()>& step) {
   std::optional<Error> mine;
   try {

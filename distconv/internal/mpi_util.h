@@ -6,12 +6,19 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 namespace distconv::internal {
 
 // Throws Error(kMpi) naming the call and MPI's message when code != success.
 // Communicators made by the library return errors instead of aborting.
 void check_mpi(int code, const char* call);
+
+// MPI_Waitall on `requests` (which end as MPI_REQUEST_NULL); throws
+// Error(kMpi) on failure with the error of the first failed request (not
+// MPI's generic "error code in status").
+void wait_all(std::vector<MPI_Request>& requests);
+void wait_all(int count, MPI_Request* requests);
 
 // Runs `step` on every rank of `comm` (a collective call). If it throws
 // distconv::Error on some ranks, every rank throws the Error of the lowest

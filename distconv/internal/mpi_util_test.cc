@@ -2,6 +2,9 @@
 
 #include <mpi.h>
 
+#include <string>
+#include <vector>
+
 #include "distconv/error.h"
 #include "gtest/gtest.h"
 #include "tests/mpi_testing.h"
@@ -51,6 +54,36 @@ TEST(RunCollectively, TheLowestFailingRankWins) {
           }
         });
       });
+}
+
+// A failed request in MPI_Waitall: the error names what failed (a
+// truncated message), not MPI's generic "error code in status"; the
+// requests end released.
+TEST(WaitAll, ReportsTheFailedRequestsError) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks or more";
+  MPI_Comm comm;
+  ASSERT_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &comm), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN), MPI_SUCCESS);
+  // Ranks 0 and 1: rank 0 sends 8 values where rank 1 made room for 4.
+  double buf[8] = {0};
+  std::vector<MPI_Request> requests(1, MPI_REQUEST_NULL);
+  if (world_rank() == 0) {
+    MPI_Isend(buf, 8, MPI_DOUBLE, 1, 0, comm, &requests[0]);
+    EXPECT_NO_THROW(internal::wait_all(requests));
+  } else if (world_rank() == 1) {
+    MPI_Irecv(buf, 4, MPI_DOUBLE, 0, 0, comm, &requests[0]);
+    try {
+      internal::wait_all(requests);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kMpi);
+      EXPECT_NE(std::string(e.what()).find("MPI_ERR_TRUNCATE"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_EQ(requests[0], MPI_REQUEST_NULL);
+  MPI_Comm_free(&comm);
 }
 
 }  // namespace

@@ -326,13 +326,15 @@ template <typename T, typename Space>
 void Convolution<T, Space>::forward(DistTensor<T, Space>& src, const T* weights,
                                     const T* bias, DistTensor<T, Space>& dst) {
   Impl& s = impl();
-  s.check_layout(src, s.plan.src_layout, "src");
-  s.check_layout(dst, s.plan.dst_layout, "dst");
-  s.check_block(weights, s.plan.weights_block, "weights");
   const bool has_bias = s.desc().bias == ConvBias::kAdd;
-  require(bias != nullptr || !has_bias || s.plan.bias_block.empty(),
-          ErrorKind::kInvalidArgument,
-          "the convolution adds a bias but bias is null");
+  internal::run_collectively(s.grid->comm(), [&] {
+    s.check_layout(src, s.plan.src_layout, "src");
+    s.check_layout(dst, s.plan.dst_layout, "dst");
+    s.check_block(weights, s.plan.weights_block, "weights");
+    require(bias != nullptr || !has_bias || s.plan.bias_block.empty(),
+            ErrorKind::kInvalidArgument,
+            "the convolution adds a bias but bias is null");
+  });
   if (!has_bias) bias = nullptr;
   s.gathered_dy = nullptr;
   // The tensors the pieces read and write.
@@ -371,9 +373,11 @@ void Convolution<T, Space>::backward_data(DistTensor<T, Space>& diff_dst,
                                           const T* weights,
                                           DistTensor<T, Space>& diff_src) {
   Impl& s = impl();
-  s.check_layout(diff_dst, s.plan.diff_dst_layout, "diff_dst");
-  s.check_layout(diff_src, s.plan.diff_src_layout, "diff_src");
-  s.check_block(weights, s.plan.weights_block, "weights");
+  internal::run_collectively(s.grid->comm(), [&] {
+    s.check_layout(diff_dst, s.plan.diff_dst_layout, "diff_dst");
+    s.check_layout(diff_src, s.plan.diff_src_layout, "diff_src");
+    s.check_block(weights, s.plan.weights_block, "weights");
+  });
   if (s.dy_gather) s.gather_diff_dst(diff_dst);
   DistTensor<T, Space>& dy = s.dy_full ? *s.dy_full : diff_dst;
   T* dx = s.dx_full ? s.dx_full->buffer().data() : diff_src.buffer().data();
@@ -394,17 +398,19 @@ void Convolution<T, Space>::backward_weights(
     const DistTensor<T, Space>& src, const DistTensor<T, Space>& diff_dst,
     T* diff_weights, T* diff_bias) {
   Impl& s = impl();
-  s.check_layout(src, s.plan.src_layout, "src");
-  s.check_layout(diff_dst, s.plan.diff_dst_layout, "diff_dst");
-  s.check_block(diff_weights, s.plan.weights_block, "diff_weights");
-  const bool has_bias = s.desc().bias == ConvBias::kAdd;
-  require(diff_bias != nullptr || !has_bias || s.plan.bias_block.empty(),
-          ErrorKind::kInvalidArgument,
-          "the convolution adds a bias but diff_bias is null");
-  require(!s.x_gather || s.gathered_x == &src, ErrorKind::kState,
-          "backward_weights reads the input channels forward() gathered: "
-          "call forward() on this src first (channel parallelism that "
-          "gathers the input)");
+  internal::run_collectively(s.grid->comm(), [&] {
+    s.check_layout(src, s.plan.src_layout, "src");
+    s.check_layout(diff_dst, s.plan.diff_dst_layout, "diff_dst");
+    s.check_block(diff_weights, s.plan.weights_block, "diff_weights");
+    require(diff_bias != nullptr || s.desc().bias != ConvBias::kAdd ||
+                s.plan.bias_block.empty(),
+            ErrorKind::kInvalidArgument,
+            "the convolution adds a bias but diff_bias is null");
+    require(!s.x_gather || s.gathered_x == &src, ErrorKind::kState,
+            "backward_weights reads the input channels forward() gathered: "
+            "call forward() on this src first (channel parallelism that "
+            "gathers the input)");
+  });
   if (s.dy_gather) s.gather_diff_dst(diff_dst);
   s.grads->zero();
   T* db = s.grads->bias();

@@ -5,6 +5,7 @@
 #include <climits>
 
 #include "distconv/error.h"
+#include "distconv/internal/agreement.h"
 #include "distconv/internal/mpi_util.h"
 
 namespace distconv::internal {
@@ -12,12 +13,17 @@ namespace distconv::internal {
 template <typename T>
 GradientSum<T>::GradientSum(MPI_Comm comm, Index weights_size, Index bias_size)
     : weights_size_(weights_size), bias_size_(bias_size) {
-  // One MPI_Iallreduce sums everything: its count is an int.
+  // Ranks whose counts differ would fail inside the allreduce's
+  // completion, which Open MPI reports on MPI_COMM_WORLD's handler (fatal
+  // by default) whatever the communicator's: they are refused here.
+  agree(comm, Fingerprint("gradient allreduce")
+                  .add("weight elements", weights_size)
+                  .add("bias elements", bias_size));
+  // One MPI_Iallreduce sums everything: its count is an int (the same on
+  // every rank now, so every rank throws alike).
   const Index total = weights_size + bias_size;
-  run_collectively(comm, [&] {
-    require(total <= INT_MAX, ErrorKind::kUnsupported, "a weight gradient of ",
-            total, " elements exceeds MPI's count limit of ", INT_MAX);
-  });
+  require(total <= INT_MAX, ErrorKind::kUnsupported, "a weight gradient of ",
+          total, " elements exceeds MPI's count limit of ", INT_MAX);
   sums_.resize(static_cast<size_t>(total));
   check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
   check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN),
