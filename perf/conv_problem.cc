@@ -125,8 +125,14 @@ void complete_dimension(const std::string& text, RawDesc* r, int d) {
     r->o[d] = (r->i[d] - span(*r, d) + 2 * r->p[d]) / r->s[d] + 1;
     check(r->o[d] > 0, text, "`o", n, "` is not given and the other values ",
           "give an output of ", r->o[d]);
+    check(r->o[d] <= kMaxValue, text, "`o", n, "` is not given and the other ",
+          "values give an output of ", r->o[d], ", larger than ", kMaxValue);
   } else if (r->p[d] < 0) {
     r->p[d] = ((r->o[d] - 1) * r->s[d] - r->i[d] + span(*r, d)) / 2;
+    // Deduced values obey the limit of given ones (the canonical form
+    // writes them).
+    check(r->p[d] <= kMaxValue, text, "`p", n, "` is not given and `o", n,
+          "` needs padding ", r->p[d], " before, larger than ", kMaxValue);
   }
 }
 
@@ -266,6 +272,9 @@ ConvProblem parse_conv_problem(const std::string& text, ProblemKind kind) {
         check(r.o[d] > 0, text, "`o", kDimNames[d],
               "` is not given and the other values give an output of ",
               r.o[d]);
+        check(r.o[d] <= kMaxValue, text, "`o", kDimNames[d],
+              "` is not given and the other values give an output of ",
+              r.o[d], ", larger than ", kMaxValue);
       }
       std::swap(r.i[d], r.o[d]);
     }

@@ -140,9 +140,10 @@ TEST(ConvProblem, RoundTrip) {
 
 // The message of the error parsing `text` throws, checked to be an invalid
 // argument that names `text`.
-std::string error_of(const std::string& text) {
+std::string error_of(const std::string& text,
+                     ProblemKind kind = ProblemKind::kConvolution) {
   try {
-    parse_conv_problem(text);
+    parse_conv_problem(text, kind);
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << e.what();
     const std::string what = e.what();
@@ -252,6 +253,18 @@ TEST(ConvProblem, Errors) {
   EXPECT_ERROR("ic4ih8oc4kh", "no value for `kh`");
   EXPECT_ERROR("ic4ih-8oc4kh3", "`ih` must not be negative");
   EXPECT_ERROR("ic4ih99999999999oc4kh3", "`ih` is larger than");
+  // Deduced values obey the same limit: padding for a huge output (a
+  // fuzzer's find), an output from a huge input and padding.
+  EXPECT_ERROR("ic1ih10oc4oh808001023kh3sh6",
+               "`ph` is not given and `oh` needs padding 2424003062 before, "
+               "larger than 1000000000");
+  EXPECT_NE(error_of("ic16ih808001024oc16kh3sh6", ProblemKind::kDeconvolution)
+                .find("`oh` is not given and the other values give an "
+                      "output of 4848006141, larger than 1000000000"),
+            std::string::npos);
+  EXPECT_ERROR("ic1ih1000000000oc4kh1ph1000000000",
+               "`oh` is not given and the other values give an output of "
+               "3000000000, larger than 1000000000");
   EXPECT_ERROR("ic4ih8oc4kh3n\"name", "no closing");
   // No output size, kernel larger than the input: oh = (2 - 5) / 1 + 1.
   EXPECT_ERROR("ic4ih2oc4kh5",
