@@ -330,9 +330,7 @@ class DeviceTransport final : public Transport {
   // work on the caller's stream (finish() queues their unpack there).
   void complete(const Route& r) {
     if (transport == HaloTransport::kHostStaged) {
-      std::vector<MPI_Request> posted;
-      posted.swap(requests);  // requests ends empty, whatever happens
-      wait_all(posted);
+      wait_all(requests);
       const std::size_t in_bytes = sizeof(T) * r.in_off->back();
       check_cuda(cudaMemcpyAsync(r.in_cells, r.in_staged, in_bytes,
                                  cudaMemcpyHostToDevice, comm_stream),

@@ -213,9 +213,9 @@ class HostTransport final : public Transport {
 
   ~HostTransport() override {
     try {
-      waitall(credit_sends);
-      waitall(forward.credits);  // peers send them when they finish too
-      waitall(reverse.credits);
+      wait_all(credit_sends);
+      wait_all(forward.credits);  // peers send them when they finish too
+      wait_all(reverse.credits);
     } catch (const Error&) {
       // MPI failed while completing; nothing more can be done here.
     }
@@ -229,12 +229,6 @@ class HostTransport final : public Transport {
 
   Route<T>& route_in_flight() {
     return options.direction == HaloDirection::kForward ? forward : reverse;
-  }
-
-  static void waitall(std::vector<MPI_Request>& r) {
-    std::vector<MPI_Request> posted;
-    posted.swap(r);  // r ends empty, whatever happens
-    wait_all(posted);
   }
 
   void irecv(void* buf, int count, MPI_Datatype type, int peer, int tag,
@@ -279,7 +273,7 @@ class HostTransport final : public Transport {
       irecv(&r.remote_off[j], 1, MPI_INT64_T, m.peer, r.tags.offset + m.tag,
             pending);
     }
-    waitall(pending);
+    wait_all(pending);
     for (size_t i = 0; i < in.size(); ++i) {
       r.in_shared.push_back(my_offset[i] >= 0 && their_reach[i] != 0);
     }
@@ -308,8 +302,8 @@ class HostTransport final : public Transport {
               requests);
       }
     }
-    waitall(credit_sends);
-    waitall(r.credits);  // receivers have read what I wrote last time
+    wait_all(credit_sends);
+    wait_all(r.credits);  // receivers have read what I wrote last time
     if (transport == HaloTransport::kSharedMemory) inbox->sync();
     bool wrote_shared = false;
     for (size_t j = 0; j < out.size(); ++j) {
@@ -342,7 +336,7 @@ class HostTransport final : public Transport {
   // message into the tensor, box in storage order (null: drop them).
   template <typename Combine>
   void complete(Route<T>& r, Combine combine) {
-    waitall(requests);
+    wait_all(requests);
     const std::vector<HaloMessage>& in = *r.in;
     if (transport == HaloTransport::kSharedMemory) inbox->sync();
     for (size_t i = 0; i < in.size(); ++i) {

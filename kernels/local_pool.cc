@@ -148,22 +148,22 @@ void LocalPool<T>::forward(StridedView<const T> src,
   if (dst.size() == 0) return;
   if constexpr (std::is_same_v<T, float>) {
     if (s.onednn) {
-      // oneDNN's max skips NaNs: a window holding one must give NaN.
-      const bool max = s.desc.kind == PoolKind::kMax;
-      if (s.in_place) {
-        s.nan_seen = max && any_nan(src.data(), s.src_extent.volume());
-        if (!s.nan_seen) return s.onednn->forward(src.data(), dst.data());
-      } else {
+      const T* x = src.data();  // oneDNN's dense input
+      if (!s.in_place) {
         const StridedView<T> in =
             Impl::staged(s.src_copy, s.src_extent, StorageOrder::kChannelsLast);
         copy_view<T>(src, in);
-        s.nan_seen = max && any_nan(in.data(), s.src_extent.volume());
-        if (!s.nan_seen) {
-          const StridedView<T> out = Impl::staged(s.dst_copy, s.dst_extent,
-                                                  StorageOrder::kChannelsLast);
-          s.onednn->forward(in.data(), out.data());
-          return copy_view<T>(out, dst);
-        }
+        x = in.data();
+      }
+      // oneDNN's max skips NaNs: a window holding one must give NaN.
+      s.nan_seen = s.desc.kind == PoolKind::kMax &&
+                   any_nan(x, s.src_extent.volume());
+      if (!s.nan_seen) {
+        if (s.in_place) return s.onednn->forward(x, dst.data());
+        const StridedView<T> out =
+            Impl::staged(s.dst_copy, s.dst_extent, StorageOrder::kChannelsLast);
+        s.onednn->forward(x, out.data());
+        return copy_view<T>(out, dst);
       }
     }
   }

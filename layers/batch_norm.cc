@@ -64,17 +64,6 @@ struct BatchNorm<T>::Impl {
                                 "batch normalisation");
   }
 
-  // A pass's argument checks: on every rank of `over` together (the set's
-  // communicator when the pass communicates, so that none waits for a rank
-  // that threw); on this rank alone for MPI_COMM_NULL.
-  template <typename Checks>
-  static void checked_together(MPI_Comm over, Checks checks) {
-    if (over != MPI_COMM_NULL) {
-      internal::run_collectively(over, checks);
-    } else {
-      checks();
-    }
-  }
   void check_array(const void* p, const char* what) const {
     require(p != nullptr || plan.channels == 0, ErrorKind::kInvalidArgument,
             what, " is null; it needs ", plan.channels,
@@ -259,8 +248,10 @@ template <typename T>
 void BatchNorm<T>::forward(const DistTensor<T>& src, const T* scale,
                            const T* shift, DistTensor<T>& dst) {
   Impl& s = impl();
+  // The argument checks on every rank of the set together when the pass
+  // communicates (so that none waits for a rank that threw), else here.
   const bool training = s.plan.options.mode == BatchNormMode::kTraining;
-  s.checked_together(training ? s.comm : MPI_COMM_NULL, [&] {
+  internal::run_collectively(training ? s.comm : MPI_COMM_NULL, [&] {
     s.check_layout(src, "src");
     s.check_layout(dst, "dst");
     s.check_array(scale, "scale");
@@ -275,7 +266,7 @@ void BatchNorm<T>::backward(const DistTensor<T>& src,
                             DistTensor<T>& diff_src, T* diff_scale,
                             T* diff_shift) {
   Impl& s = impl();
-  s.checked_together(s.comm, [&] {
+  internal::run_collectively(s.comm, [&] {
     s.check_layout(src, "src");
     s.check_layout(diff_dst, "diff_dst");
     s.check_layout(diff_src, "diff_src");

@@ -18,6 +18,12 @@ void check_mpi(int code, const char* call) {
 }
 
 void wait_all(std::vector<MPI_Request>& requests) {
+  // Cleared on the way out, thrown or not; the capacity stays for the
+  // next exchange.
+  struct Clear {
+    std::vector<MPI_Request>& list;
+    ~Clear() { list.clear(); }
+  } clear{requests};
   wait_all(static_cast<int>(requests.size()), requests.data());
 }
 
@@ -34,6 +40,7 @@ void wait_all(int count, MPI_Request* requests) {
 }
 
 void run_collectively(MPI_Comm comm, const std::function<void()>& step) {
+  if (comm == MPI_COMM_NULL) return step();
   std::optional<Error> mine;
   try {
     step();

@@ -14,17 +14,18 @@ namespace distconv::internal {
 // Communicators made by the library return errors instead of aborting.
 void check_mpi(int code, const char* call);
 
-// MPI_Waitall on `requests` (which end as MPI_REQUEST_NULL); throws
-// Error(kMpi) on failure with the error of the first failed request (not
-// MPI's generic "error code in status").
-void wait_all(std::vector<MPI_Request>& requests);
+// MPI_Waitall on `count` requests; throws Error(kMpi) on failure with the
+// error of the first failed request (not MPI's generic "error code in
+// status"). The vector form also empties the list, whatever happens.
 void wait_all(int count, MPI_Request* requests);
+void wait_all(std::vector<MPI_Request>& requests);
 
 // Runs `step` on every rank of `comm` (a collective call). If it throws
 // distconv::Error on some ranks, every rank throws the Error of the lowest
 // of them: same kind, same message, with "(on rank R)" added; so a local
 // failure (a device allocation, say) leaves no rank going on alone into
-// the next collective. Other exceptions are not caught.
+// the next collective. Other exceptions are not caught. MPI_COMM_NULL
+// stands for this rank alone: `step` runs, and its Error propagates as is.
 void run_collectively(MPI_Comm comm, const std::function<void()>& step);
 
 template <typename T>
