@@ -41,7 +41,7 @@ struct BatchNorm<T>::Impl {
   std::vector<double> coef_a, coef_b, coef_c;
 
   Impl(const ProcessGrid& grid, BatchNormPlan p)
-      : plan(std::move(p)), kernel(plan.channels) {
+      : plan(std::move(p)), kernel(plan.local_channels) {
     if (plan.communicates()) {
       comm = plan.options.stats == BatchNormStats::kSampleBlock
                  ? grid.sample_comm()
@@ -55,8 +55,9 @@ struct BatchNorm<T>::Impl {
     used_mean.assign(n, 0.0);
     used_inv_std.assign(n, 1.0);
     sums.assign(2 * n, 0.0);
-    for (auto* v : {&coef_a, &coef_b, &coef_c, &local_sums, &m2})
-      v->assign(n, 0.0);
+    for (auto* v : {&coef_a, &coef_b, &coef_c}) v->assign(n, 0.0);
+    local_sums.assign(static_cast<size_t>(plan.local_channels), 0.0);
+    m2.assign(local_sums.size(), 0.0);
   }
 
   void check_layout(const DistTensor<T>& t, const char* what) const {
@@ -84,26 +85,34 @@ struct BatchNorm<T>::Impl {
   // to the set's mean mu, then Chan's merge of the ranks,
   //   M2 = sum over ranks of M2_r + r * (S_r / r - mu)^2,
   // is a second allreduce. The variance is M2 / count.
+  //
+  // On a grid splitting channels, the rank's own channels sit at
+  // channel_begin of the set's arrays and the others hold zeros, so each
+  // channel is summed over the ranks holding it.
   void batch_statistics(const T* x) {
+    const Index c0 = plan.channel_begin, lc = plan.local_channels;
     kernel.moments(x, plan.elements, local_sums.data(), m2.data());
-    std::copy(local_sums.begin(), local_sums.end(), sums.begin());
+    std::fill(sums.begin(), sums.end(), 0.0);
+    std::copy(local_sums.begin(), local_sums.end(), sums.begin() + c0);
     allreduce_sums(plan.channels);
     const double n = double(plan.count);
-    const Index rows = plan.channels > 0 ? plan.elements / plan.channels : 0;
-    for (Index ch = 0; ch < plan.channels; ++ch) {
+    for (Index ch = plan.stats_begin; ch < plan.stats_end; ++ch)
       batch_mean[ch] = sums[ch] / n;
+    std::fill(sums.begin(), sums.begin() + plan.channels, 0.0);
+    const Index rows = lc > 0 ? plan.elements / lc : 0;
+    for (Index i = 0; i < lc; ++i) {
       const double delta =
-          rows > 0 ? local_sums[ch] / double(rows) - batch_mean[ch] : 0.0;
-      sums[ch] = m2[ch] + double(rows) * delta * delta;
+          rows > 0 ? local_sums[i] / double(rows) - batch_mean[c0 + i] : 0.0;
+      sums[c0 + i] = m2[i] + double(rows) * delta * delta;
     }
     allreduce_sums(plan.channels);
-    for (Index ch = 0; ch < plan.channels; ++ch)
+    for (Index ch = plan.stats_begin; ch < plan.stats_end; ++ch)
       batch_variance[ch] = sums[ch] / n;
   }
 
   void update_running() {
     const double m = plan.options.momentum;
-    for (Index ch = 0; ch < plan.channels; ++ch) {
+    for (Index ch = plan.stats_begin; ch < plan.stats_end; ++ch) {
       running_mean[ch] = (1 - m) * running_mean[ch] + m * batch_mean[ch];
       if (plan.count > 1) {
         const double unbiased =
@@ -129,24 +138,25 @@ struct BatchNorm<T>::Impl {
       batch_statistics(x);
       update_running();
       used_mean = batch_mean;
-      for (Index ch = 0; ch < plan.channels; ++ch) {
+      for (Index ch = plan.stats_begin; ch < plan.stats_end; ++ch) {
         used_inv_std[ch] =
             1.0 / std::sqrt(batch_variance[ch] + plan.options.epsilon);
       }
     } else {
       used_mean = running_mean;
-      for (Index ch = 0; ch < plan.channels; ++ch) {
+      for (Index ch = plan.stats_begin; ch < plan.stats_end; ++ch) {
         used_inv_std[ch] =
             1.0 / std::sqrt(running_variance[ch] + plan.options.epsilon);
       }
     }
     if (plan.elements == 0) return;
-    for (Index ch = 0; ch < plan.channels; ++ch) {
+    for (Index ch = plan.stats_begin; ch < plan.stats_end; ++ch) {
       coef_a[ch] = double(scale[ch]) * used_inv_std[ch];
       coef_b[ch] = double(shift[ch]);
     }
-    kernel.affine(x, plan.elements, used_mean.data(), coef_a.data(),
-                  coef_b.data(), y);
+    const Index c0 = plan.channel_begin;
+    kernel.affine(x, plan.elements, used_mean.data() + c0, coef_a.data() + c0,
+                  coef_b.data() + c0, y);
   }
 
   // sums = [sum dy | sum dy * (x - mean)] over the set; diff_scale is
@@ -161,13 +171,19 @@ struct BatchNorm<T>::Impl {
     const bool training = forward_mode == BatchNormMode::kTraining;
     if (plan.channels == 0) return;
     std::fill(sums.begin(), sums.end(), 0.0);
+    const Index c0 = plan.channel_begin;
     if (plan.count > 0) {
-      kernel.gradient_sums(x, dy, plan.elements, used_mean.data(), sums.data(),
-                           sums.data() + plan.channels);
+      kernel.gradient_sums(x, dy, plan.elements, used_mean.data() + c0,
+                           sums.data() + c0, sums.data() + plan.channels + c0);
       allreduce_sums(2 * plan.channels);
     }
     const double n = double(plan.count);
-    for (Index ch = 0; ch < plan.channels; ++ch) {
+    // Channels outside the set's statistics (kShard, channels split).
+    for (T* d : {diff_shift, diff_scale}) {
+      std::fill(d, d + plan.stats_begin, T(0));
+      std::fill(d + plan.stats_end, d + plan.channels, T(0));
+    }
+    for (Index ch = plan.stats_begin; ch < plan.stats_end; ++ch) {
       const double sum_dy = sums[ch];
       const double sum_dy_xhat = sums[plan.channels + ch] * used_inv_std[ch];
       diff_shift[ch] = static_cast<T>(sum_dy);
@@ -180,8 +196,9 @@ struct BatchNorm<T>::Impl {
       }
     }
     if (plan.elements == 0) return;
-    kernel.diff_src(x, dy, plan.elements, used_mean.data(), coef_a.data(),
-                    coef_b.data(), coef_c.data(), dx);
+    kernel.diff_src(x, dy, plan.elements, used_mean.data() + c0,
+                    coef_a.data() + c0, coef_b.data() + c0, coef_c.data() + c0,
+                    dx);
   }
 };
 

@@ -1,8 +1,8 @@
 // BatchNorm<T>: batch normalisation whose tensors are split over a
-// ProcessGrid (samples and spatial dimensions), training and inference,
-// forward and backward, 2D and 3D. Describe (BatchNormOptions), plan
-// (plan_batch_norm, layers/batch_norm_plan.h; the constructor plans too),
-// execute (forward, backward), many times.
+// ProcessGrid (samples, channels and spatial dimensions), training and
+// inference, forward and backward, 2D and 3D. Describe (BatchNormOptions),
+// plan (plan_batch_norm, layers/batch_norm_plan.h; the constructor plans
+// too), execute (forward, backward), many times.
 //
 //   y = scale[c] * (x - mean[c]) / sqrt(var[c] + epsilon) + shift[c]
 //
@@ -55,8 +55,16 @@
 // diff_shift are plain arrays of channels() elements, replicated on every
 // rank (diff_* are overwritten). In-place use (dst == src, diff_src ==
 // diff_dst or src) is allowed. Supported: 1, 2 or 3 spatial dimensions,
-// grids splitting N and spatial dimensions, uneven and empty shards. Not
-// yet: splitting channels (kUnsupported).
+// grids splitting N, C and spatial dimensions, uneven and empty shards.
+//
+// On a grid splitting channels, each channel's statistics cover the ranks
+// of the set that hold it (the set's samples, the whole spatial extent);
+// under kGlobal and kSampleBlock every rank still gets every channel's
+// statistics, diff_scale and diff_shift. Under kShard a rank's statistics
+// cover its own channels: diff_scale and diff_shift are 0 for the others
+// (so the sum over every rank is still the whole gradient), batch_mean()
+// and batch_variance() are 0 there, and their running statistics do not
+// move.
 //
 // The constructor is collective over the grid and validates from global
 // information, so bad input throws the same distconv::Error on every rank.

@@ -15,7 +15,6 @@ void validate(const Distribution& src, const BatchNormOptions& o) {
           "batch normalisation needs (N, C, spatial...) with 1 to 3 "
           "spatial dimensions, got a tensor of shape ",
           src.global_shape());
-  internal::check_unsplit_channels(src.grid_shape(), "batch normalisation");
   require(std::isfinite(o.epsilon) && o.epsilon >= 0,
           ErrorKind::kInvalidArgument, "batch normalisation epsilon ",
           o.epsilon, " must be finite and >= 0");
@@ -62,6 +61,9 @@ bool operator==(const BatchNormPlan& a, const BatchNormPlan& b) {
          a.options.epsilon == b.options.epsilon &&
          a.options.momentum == b.options.momentum && a.rank == b.rank &&
          a.layout == b.layout && a.channels == b.channels &&
+         a.channel_begin == b.channel_begin &&
+         a.local_channels == b.local_channels &&
+         a.stats_begin == b.stats_begin && a.stats_end == b.stats_end &&
          a.elements == b.elements && a.count == b.count &&
          a.set_ranks == b.set_ranks;
 }
@@ -72,6 +74,10 @@ std::string BatchNormPlan::describe() const {
   out << "batch norm, " << to_string(options.stats) << " statistics over "
       << ranks << (ranks == 1 ? " rank" : " ranks") << " (" << count
       << " values per channel), " << to_string(options.mode);
+  if (local_channels != channels) {
+    out << ", channels " << channel_begin << ".."
+        << channel_begin + local_channels << " of " << channels << " here";
+  }
   return out.str();
 }
 
@@ -84,6 +90,11 @@ BatchNormPlan plan_batch_norm(const Distribution& src, int rank,
   const Shape& global = src.global_shape();
   p.channels = global[1];
   const Box shard = src.shard(rank);
+  p.channel_begin = shard.lower[1];
+  p.local_channels = shard.extent[1];
+  const bool own_channels = options.stats == BatchNormStats::kShard;
+  p.stats_begin = own_channels ? p.channel_begin : 0;
+  p.stats_end = own_channels ? p.channel_begin + p.local_channels : p.channels;
   p.elements = shard.volume();
   Index spatial = 1;
   for (int d = 2; d < global.ndims(); ++d) spatial *= global[d];
@@ -98,11 +109,11 @@ BatchNormPlan plan_batch_norm(const Distribution& src, int rank,
   }
   switch (options.stats) {
     case BatchNormStats::kShard:
-      p.count = p.channels > 0 ? p.elements / p.channels : 0;
+      p.count = p.local_channels > 0 ? p.elements / p.local_channels : 0;
       break;
     case BatchNormStats::kSampleBlock:
-      // With channels whole, the ranks sharing this rank's N coordinate
-      // differ only in spatial coordinates.
+      // The ranks sharing this rank's N coordinate cover the whole spatial
+      // extent of each channel.
       p.count = shard.extent[0] * spatial;
       break;
     case BatchNormStats::kGlobal:

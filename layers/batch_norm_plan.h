@@ -15,6 +15,12 @@
 // `channels` doubles over the set (the sums, then the squared deviations);
 // backward one of 2 * channels (both parameter gradients); none when the
 // set is one rank.
+//
+// On a grid splitting channels each rank holds a block of them; a set
+// other than kShard spans every channel block, and each rank contributes
+// zeros for the channels it does not hold, so one allreduce over the set
+// sums every channel over exactly the ranks holding it (its samples and
+// space). Under kShard a rank's statistics cover its own channels only.
 #ifndef DISTCONV_LAYERS_BATCH_NORM_PLAN_H_
 #define DISTCONV_LAYERS_BATCH_NORM_PLAN_H_
 
@@ -49,9 +55,17 @@ struct BatchNormPlan {
   int rank = 0;
   // All four tensors: the input's distribution, channels-last, no halos.
   HaloLayout layout;
-  Index channels = 0;
+  Index channels = 0;  // of the whole tensor
+  // This rank's channels: [channel_begin, channel_begin + local_channels)
+  // (all of them unless the grid splits channels).
+  Index channel_begin = 0;
+  Index local_channels = 0;
+  // The channels the set's statistics cover: [stats_begin, stats_end),
+  // every channel except under kShard on a grid splitting channels.
+  Index stats_begin = 0;
+  Index stats_end = 0;
   Index elements = 0;  // in this rank's shard
-  Index count = 0;     // values per channel in the statistics set
+  Index count = 0;     // values per covered channel in the statistics set
   // The ranks of the statistics set, ascending (this rank among them).
   std::vector<int> set_ranks;
 
@@ -67,8 +81,8 @@ struct BatchNormPlan {
 };
 
 // The plan of part `rank` of `src`'s grid. Validates from global
-// information (the same distconv::Error for every rank): the shape, a grid
-// splitting channels (kUnsupported), the options' values.
+// information (the same distconv::Error for every rank): the shape and
+// the options' values.
 BatchNormPlan plan_batch_norm(const Distribution& src, int rank,
                               const BatchNormOptions& options = {});
 

@@ -1,7 +1,6 @@
 // BatchNormPlan without MPI: the statistics sets and counts of every rank
-// of several grids (samples, space, hybrids, uneven and empty shards, 3D),
-// a grid splitting channels (refused), comparison, description and bad
-// input.
+// of several grids (samples, space, channels, hybrids, uneven and empty
+// shards, 3D), comparison, description and bad input.
 #include "layers/batch_norm_plan.h"
 
 #include <gtest/gtest.h>
@@ -29,6 +28,11 @@ std::vector<Case> cases() {
       {"samples_empty", {3, 2, 4, 4}, {4, 1, 1, 1}},
       {"hybrid", {4, 2, 9, 8}, {2, 1, 2, 2}},
       {"hybrid_3d", {2, 3, 5, 4, 6}, {2, 1, 1, 2, 1}},
+      {"channels", {2, 6, 4, 4}, {1, 3, 1, 1}},
+      // 2 channels over 3 parts: one part holds none.
+      {"channels_empty", {2, 2, 5, 4}, {1, 3, 1, 1}},
+      {"channels_hybrid", {4, 5, 6, 6}, {2, 2, 2, 1}},
+      {"channels_3d", {3, 4, 3, 4, 5}, {1, 2, 1, 1, 2}},
   };
 }
 
@@ -67,7 +71,19 @@ TEST(BatchNormPlan, SetsPartitionTheRanksAndCountTheirValues) {
           values += src.shard(q).volume();
         }
         EXPECT_TRUE(holds_self);
-        EXPECT_EQ(p.count * p.channels, values);
+        const Box shard = src.shard(r);
+        EXPECT_EQ(p.channel_begin, shard.lower[1]);
+        EXPECT_EQ(p.local_channels, shard.extent[1]);
+        if (stats == BatchNormStats::kShard) {
+          EXPECT_EQ(p.stats_begin, p.channel_begin);
+          EXPECT_EQ(p.stats_end, p.channel_begin + p.local_channels);
+        } else {
+          EXPECT_EQ(p.stats_begin, 0);
+          EXPECT_EQ(p.stats_end, p.channels);
+        }
+        // Every covered channel has the same count: the set's values are
+        // count values of each.
+        EXPECT_EQ(p.count * (p.stats_end - p.stats_begin), values);
         EXPECT_EQ(p.communicates(), p.set_ranks.size() > 1);
         sets.insert(p.set_ranks);
       }
@@ -105,12 +121,13 @@ TEST(BatchNormPlan, BadInputThrows) {
   o.momentum = 2;
   EXPECT_THROW(plan_batch_norm(src, 0, o), Error);
   EXPECT_THROW(plan_batch_norm(Distribution({4, 2}, {1, 1}), 0), Error);
-  try {
-    plan_batch_norm(Distribution({2, 4, 8, 8}, {1, 2, 1, 1}), 0);
-    FAIL() << "a channel split was planned";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
-  }
+}
+
+TEST(BatchNormPlan, DescribesItsChannelsOnAChannelSplit) {
+  const Distribution src({2, 6, 4, 4}, {1, 3, 1, 1});
+  EXPECT_EQ(plan_batch_norm(src, 1).describe(),
+            "batch norm, global statistics over 3 ranks (32 values per "
+            "channel), training, channels 2..4 of 6 here");
 }
 
 }  // namespace

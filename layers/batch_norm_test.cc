@@ -1,10 +1,10 @@
 // The distributed batch normalisation against the reference kernels, for
 // each statistics scope, on every grid the rank count factors into
-// (channels whole), 2D and 3D, fp64 and fp32: forward training, backward,
+// (channel splits included), 2D and 3D, fp64 and fp32: forward training, backward,
 // two steps of running statistics, inference forward and backward. The
 // expected results apply the reference to each block the scope's statistics
 // cover: the whole tensor (kGlobal), each grid N-coordinate's samples
-// (kSampleBlock), each shard (kShard). Also: backward as the adjoint of
+// (kSampleBlock), each shard (kShard, its own channels only). Also: backward as the adjoint of
 // forward's derivative (with the documented sums over the sets),
 // numerical stability on 1e4 + noise, in-place use, no communication for
 // shard statistics, empty tensors, bad input.
@@ -27,6 +27,8 @@
 namespace distconv {
 namespace {
 
+using testing::channel_grid;
+using testing::grids_with_channel_split;
 using testing::grids_without_channel_split;
 using testing::spatial_grid;
 using testing::world_size;
@@ -83,6 +85,24 @@ void insert(const std::vector<T>& part, const Shape& shape, const Box& box,
       .for_each([&](const Shape&, T& v) { v = part[i++]; });
 }
 
+// The entries of a per-channel array `v` for the channels of `b`, and back.
+template <typename V>
+V channel_slice(const V& v, const Box& b) {
+  return V(v.begin() + b.lower[1], v.begin() + b.lower[1] + b.extent[1]);
+}
+
+template <typename V>
+void place(const V& part, const Box& b, V& v) {
+  std::copy(part.begin(), part.end(), v.begin() + b.lower[1]);
+}
+
+// Every grid of all ranks for an ndims-dimensional tensor.
+std::vector<Shape> every_grid(int ndims) {
+  std::vector<Shape> grids = grids_without_channel_split(ndims);
+  for (const Shape& g : grids_with_channel_split(ndims)) grids.push_back(g);
+  return grids;
+}
+
 // The blocks of the global tensor whose statistics are computed together,
 // and the one holding this rank's shard.
 std::vector<Box> statistics_blocks(const Distribution& dist,
@@ -122,12 +142,13 @@ Box my_block(const Distribution& dist, BatchNormStats stats, int rank) {
   return dist.shard(rank);
 }
 
-// What the layer should produce, from the reference applied block by block.
+// What the layer should produce, from the reference applied block by block
+// (a block under kShard on a channel split holds some channels only).
 template <typename T>
 struct Expected {
   std::vector<T> y, dx;                   // global
-  std::vector<T> diff_scale, diff_shift;  // this rank's block
-  std::vector<double> mean, variance;     // this rank's block
+  std::vector<T> diff_scale, diff_shift;  // this rank's block, 0 elsewhere
+  std::vector<double> mean, variance;     // this rank's block, 0 elsewhere
 };
 
 template <typename T>
@@ -141,25 +162,31 @@ Expected<T> expected_training(const Distribution& dist, BatchNormStats stats,
   Expected<T> e;
   e.y.assign(x.size(), T(0));
   e.dx.assign(x.size(), T(0));
+  e.diff_scale.assign(channels, T(0));
+  e.diff_shift.assign(channels, T(0));
+  e.mean.assign(channels, 0.0);
+  e.variance.assign(channels, 0.0);
   const Box mine = my_block(dist, stats, rank);
   for (const Box& b : statistics_blocks(dist, stats)) {
     const std::vector<T> xb = extract(x, shape, b), dyb = extract(dy, shape, b);
+    const std::vector<T> sb = channel_slice(scale, b);
     std::vector<T> yb(xb.size()), dxb(xb.size());
-    std::vector<T> ds(channels), db(channels);
-    std::vector<double> mean(channels), var(channels);
-    reference::batch_norm_fwd_training(b.extent, xb.data(), scale.data(),
-                                       shift.data(), eps, yb.data(),
-                                       mean.data(), var.data());
+    const size_t bc = static_cast<size_t>(b.extent[1]);
+    std::vector<T> ds(bc), db(bc);
+    std::vector<double> mean(bc), var(bc);
+    reference::batch_norm_fwd_training(b.extent, xb.data(), sb.data(),
+                                       channel_slice(shift, b).data(), eps,
+                                       yb.data(), mean.data(), var.data());
     reference::batch_norm_bwd_training(b.extent, xb.data(), dyb.data(),
-                                       scale.data(), eps, dxb.data(), ds.data(),
+                                       sb.data(), eps, dxb.data(), ds.data(),
                                        db.data());
     insert(yb, shape, b, e.y);
     insert(dxb, shape, b, e.dx);
     if (b == mine) {
-      e.diff_scale = ds;
-      e.diff_shift = db;
-      e.mean = mean;
-      e.variance = var;
+      place(ds, b, e.diff_scale);
+      place(db, b, e.diff_shift);
+      place(mean, b, e.mean);
+      place(var, b, e.variance);
     }
   }
   return e;
@@ -179,23 +206,28 @@ Expected<T> expected_inference(const Distribution& dist, BatchNormStats stats,
   Expected<T> e;
   e.y.assign(x.size(), T(0));
   e.dx.assign(x.size(), T(0));
+  e.diff_scale.assign(channels, T(0));
+  e.diff_shift.assign(channels, T(0));
   const Box mine = my_block(dist, stats, rank);
   for (const Box& b : statistics_blocks(dist, stats)) {
-    const auto [mean, var] = running(b);
+    const auto [running_mean, running_var] = running(b);
+    const std::vector<double> mean = channel_slice(running_mean, b);
+    const std::vector<double> var = channel_slice(running_var, b);
+    const std::vector<T> sb = channel_slice(scale, b);
     const std::vector<T> xb = extract(x, shape, b), dyb = extract(dy, shape, b);
     std::vector<T> yb(xb.size()), dxb(xb.size());
-    std::vector<T> ds(channels), db(channels);
-    reference::batch_norm_fwd_inference(b.extent, xb.data(), scale.data(),
-                                        shift.data(), mean.data(), var.data(),
-                                        eps, yb.data());
+    std::vector<T> ds(static_cast<size_t>(b.extent[1])), db(ds.size());
+    reference::batch_norm_fwd_inference(
+        b.extent, xb.data(), sb.data(), channel_slice(shift, b).data(),
+        mean.data(), var.data(), eps, yb.data());
     reference::batch_norm_bwd_inference(b.extent, xb.data(), dyb.data(),
-                                        scale.data(), mean.data(), var.data(),
+                                        sb.data(), mean.data(), var.data(),
                                         eps, dxb.data(), ds.data(), db.data());
     insert(yb, shape, b, e.y);
     insert(dxb, shape, b, e.dx);
     if (b == mine) {
-      e.diff_scale = ds;
-      e.diff_shift = db;
+      place(ds, b, e.diff_scale);
+      place(db, b, e.diff_shift);
     }
   }
   return e;
@@ -237,17 +269,21 @@ template <typename T>
 Running running_after(const Shape& shape, const Box& b,
                       const std::vector<std::vector<T>>& steps,
                       double momentum) {
-  const Index channels = shape[1];
+  const Index channels = shape[1], bc = b.extent[1];
   Running r{std::vector<double>(channels, 0.0),
             std::vector<double>(channels, 1.0)};
+  std::vector<double> rm = channel_slice(r.mean, b);
+  std::vector<double> rv = channel_slice(r.variance, b);
   for (const std::vector<T>& x : steps) {
     const std::vector<T> xb = extract(x, shape, b);
-    std::vector<double> mean(channels), var(channels);
+    std::vector<double> mean(bc), var(bc);
     reference::batch_norm_stats(b.extent, xb.data(), mean.data(), var.data());
-    reference::batch_norm_update_running(
-        channels, channels > 0 ? b.volume() / channels : 0, mean.data(),
-        var.data(), momentum, r.mean.data(), r.variance.data());
+    reference::batch_norm_update_running(bc, bc > 0 ? b.volume() / bc : 0,
+                                         mean.data(), var.data(), momentum,
+                                         rm.data(), rv.data());
   }
+  place(rm, b, r.mean);
+  place(rv, b, r.variance);
   return r;
 }
 
@@ -332,7 +368,7 @@ void ExpectMatchesReference(const Shape& shape, const ProcessGrid& grid,
 template <typename T>
 void ForEveryCaseScopeAndGrid(double tol) {
   for (const BnCase& c : cases()) {
-    for (const Shape& g : grids_without_channel_split(c.shape.ndims())) {
+    for (const Shape& g : every_grid(c.shape.ndims())) {
       ProcessGrid grid(MPI_COMM_WORLD, g);
       for (BatchNormStats stats : kAllStats) {
         SCOPED_TRACE(c.name + " " + c.shape.to_string() + " on grid " +
@@ -432,7 +468,7 @@ TEST(BatchNorm, BackwardIsTheAdjointOfForwardsDerivative) {
   const auto shift_dir = random_vector<double>(c, 47);
   const double h = 1e-5;
   const std::vector<Shape> grids = grids_without_channel_split(4);
-  for (const Shape& g : {grids.front(), grids.back()}) {
+  for (const Shape& g : {grids.front(), grids.back(), channel_grid(4)}) {
     ProcessGrid grid(MPI_COMM_WORLD, g);
     for (BatchNormStats stats : kAllStats) {
       SCOPED_TRACE("grid " + g.to_string() + ", " + to_string(stats));
@@ -659,14 +695,6 @@ TEST(BatchNorm, BadInputFailsOnEveryRank) {
         comm, ErrorKind::kInvalidArgument, "with 1 to 3 spatial dimensions",
         [&] {
           BatchNorm<float>(plane, Distribution(Shape{4, 2}, plane.shape()));
-        });
-  }
-  if (n > 1) {
-    ProcessGrid channels(comm, Shape{1, n, 1, 1});
-    testing::expect_error_on_all_ranks(
-        comm, ErrorKind::kUnsupported, "splits channels", [&] {
-          BatchNorm<float>(channels,
-                           Distribution(Shape{1, 4, 8, 8}, channels.shape()));
         });
   }
   BatchNorm<float> bn(grid, dist);

@@ -244,7 +244,7 @@ Cost pooling_cost(const Op& op, const Distribution& src, const Machine& m) {
 // representative rank's own plan (BatchNormPlan): two passes over its
 // shard; forward's two allreduces of the channels' sums and squared
 // deviations, backward's one of both gradient sums, over the statistics
-// set.
+// set (every channel's, on a grid splitting channels too).
 Cost batch_norm_cost(const Distribution& src, const Machine& m) {
   const double slow = m.compute_slowdown(src.num_parts());
   return slowest(src, [&](int part) {
@@ -432,10 +432,11 @@ Cost op_cost(const Op& op, const Distribution& src, const Machine& m) {
           op.describe(), ": input distributed as ", src.global_shape(),
           " but the operation reads ", op.src_shape);
   require(src.grid_shape()[1] == 1 || op.kind == OpKind::kConvolution ||
-              op.kind == OpKind::kPooling || op.kind == OpKind::kRelu,
+              op.kind == OpKind::kPooling || op.kind == OpKind::kRelu ||
+              op.kind == OpKind::kBatchNorm,
           ErrorKind::kUnsupported,
-          "the performance model splits channels for convolutions, pooling "
-          "and ReLU only, not for ", op.describe(), " (grid ",
+          "the performance model splits channels for convolutions, pooling, "
+          "batch norm and ReLU only, not for ", op.describe(), " (grid ",
           src.grid_shape(), ")");
   switch (op.kind) {
     case OpKind::kConvolution:

@@ -89,6 +89,12 @@ TEST(OpCost, PoolingAndElementwise) {
   EXPECT_NEAR(b.allreduce_s,
               2 * allreduce_time(16 * 8, 2, m) + allreduce_time(32 * 8, 2, m),
               1e-15);
+  // Split over channels instead: the same shard size, the same allreduces
+  // of every channel's sums.
+  const Cost bc = op_cost(Op::elementwise(OpKind::kBatchNorm, x),
+                          Distribution(x, {1, 2, 1, 1}), m);
+  EXPECT_NEAR(bc.compute_s, b.compute_s, 1e-15);
+  EXPECT_NEAR(bc.allreduce_s, b.allreduce_s, 1e-15);
 }
 
 TEST(OpCost, TransposedConvolutionExchangesThreeTimesWhenHalosOverlap) {
@@ -145,9 +151,9 @@ TEST(OpCost, RefusesChannelSplitsOfOtherOpsAndWrongShapes) {
   const Shape x{1, 16, 32, 32};
   const Op op = Op::convolution(same3x3(16, 16), x);
   try {
-    op_cost(Op::elementwise(OpKind::kBatchNorm, x),
+    op_cost(Op::elementwise(OpKind::kConcat, x),
             Distribution(x, {1, 2, 1, 1}), test_machine());
-    FAIL() << "a channel split of batch norm was modelled";
+    FAIL() << "a channel split of concat was modelled";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
   }

@@ -37,7 +37,9 @@ void factorise(const Shape& tensor, int dim, Index left, bool capped,
 }
 
 // Whether every operation of `u` runs on grids splitting channels: a
-// convolution of one group, ReLU, pooling.
+// convolution of one group, ReLU, pooling. Batch norm runs on them too,
+// but units holding it are kept off them: the training examples that run
+// these plans keep the parameters whole on every rank.
 bool splits_channels(const Unit& u) {
   for (const Op& op : u.ops) {
     const bool ok = (op.kind == OpKind::kConvolution && op.conv.groups == 1) ||
