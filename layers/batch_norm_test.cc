@@ -1,11 +1,11 @@
 // The distributed batch normalisation against the reference kernels, for
 // each statistics scope, on every grid the rank count factors into
-// (channel splits included), 2D and 3D, fp64 and fp32: forward training, backward,
-// two steps of running statistics, inference forward and backward. The
-// expected results apply the reference to each block the scope's statistics
-// cover: the whole tensor (kGlobal), each grid N-coordinate's samples
-// (kSampleBlock), each shard (kShard, its own channels only). Also: backward as the adjoint of
-// forward's derivative (with the documented sums over the sets),
+// (channel splits included), 2D and 3D, fp64 and fp32: forward training,
+// backward, two steps of running statistics, inference forward and
+// backward. The expected results apply the reference to each block the
+// scope's statistics cover: the whole tensor (kGlobal), each grid
+// N-coordinate's samples (kSampleBlock), each shard (kShard, its own
+// channels only). Also: backward as the adjoint of forward's derivative (with the documented sums over the sets),
 // numerical stability on 1e4 + noise, in-place use, no communication for
 // shard statistics, empty tensors, bad input.
 #include "layers/batch_norm.h"
