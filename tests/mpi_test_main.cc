@@ -4,6 +4,8 @@
 //  * --timeout_s=N (default 120): a rank still running after N seconds prints
 //    "distconv test: rank R timed out after N s (deadlock?)" and the running
 //    test's name, and exits with 3.
+//  * Arguments that MPI, gtest and --timeout_s leave are the test's own:
+//    testing::test_args() (tests/test_args.h).
 //  * Rank 0 prints gtest's usual output, plus
 //    "[  FAILED  ] Suite.Test failed on ranks 1,3" when other ranks failed.
 //    Other ranks print only their own failures, prefixed with "[rank R]".
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/test_args.h"
 
 namespace {
 
@@ -115,7 +118,16 @@ class MpiResultListener : public testing::EmptyTestEventListener {
   int passed_ = 0, failed_ = 0, skipped_ = 0;
 };
 
+std::vector<std::string>& leftover_args() {
+  static std::vector<std::string> args;
+  return args;
+}
+
 }  // namespace
+
+const std::vector<std::string>& distconv::testing::test_args() {
+  return leftover_args();
+}
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -125,6 +137,7 @@ int main(int argc, char** argv) {
   ArmTimeout(rank, TakeTimeoutFlag(&argc, argv));
 
   testing::InitGoogleTest(&argc, argv);
+  leftover_args().assign(argv + 1, argv + argc);
   // At most one rank may write a --gtest_output report to a given path.
   if (rank != 0) GTEST_FLAG_SET(output, "");
 

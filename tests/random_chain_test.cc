@@ -1,0 +1,435 @@
+// Random differential testing: random chains of layers (tests/random_chain.h)
+// run forward and backward on the ranks, each operation on its own random
+// grid with uneven and empty shards, against the same chain on one process
+// (every rank runs that on MPI_COMM_SELF), in double: the output, the
+// input's gradient and every parameter's gradient to 1e-10 of their largest
+// value.
+//
+// Flags (after the binary; tests/random_chains.sh passes them):
+//   --cases=N  chains to run (default 200), seeds S, S + 1, ...
+//   --seed=S   the first seed (default 1)
+// A chain depends on its seed and the rank count. A failing one prints its
+// description and the command that replays it; to keep it as a regression
+// test, add a TEST that calls check_chain(seed) when world_size() is its
+// rank count.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "distconv/error.h"
+#include "layers/activation.h"
+#include "layers/add.h"
+#include "layers/batch_norm.h"
+#include "layers/concat.h"
+#include "layers/convolution.h"
+#include "layers/copy_shard.h"
+#include "layers/deconvolution.h"
+#include "layers/pooling.h"
+#include "layers/redistribute.h"
+#include "tests/conv_check.h"
+#include "tests/mpi_testing.h"
+#include "tests/random_chain.h"
+#include "tests/test_args.h"
+
+namespace distconv {
+namespace {
+
+using T = double;
+using testing::Chain;
+using testing::ChainOp;
+using testing::ChainOpKind;
+using testing::random_chain;
+
+constexpr double kTolerance = 1e-10;
+
+// A parameter's values: this rank's block of the global array.
+struct Param {
+  std::string name;
+  Shape shape;  // of the global array
+  Box block;    // this rank's
+  std::vector<T> global, values, grad;
+
+  Param(std::string n, const Shape& s, const Box& b, unsigned seed)
+      : name(std::move(n)), shape(s), block(b) {
+    global = random_vector<T>(shape.volume(), seed);
+    StridedView<const T>::contiguous(global.data(), shape)
+        .subview(block)
+        .for_each([&](const Shape&, const T& v) { values.push_back(v); });
+    grad.assign(values.size(), T(0));
+  }
+  T* data() { return values.empty() ? nullptr : values.data(); }
+  T* grad_data() { return grad.empty() ? nullptr : grad.data(); }
+};
+
+Box whole(const Shape& s) { return {Shape::filled(s.ndims(), 0), s}; }
+
+// One operation made on its grid, with its four tensors.
+class Stage {
+ public:
+  virtual ~Stage() = default;
+  DistTensor<T>& src() { return *src_; }
+  DistTensor<T>& dst() { return *dst_; }
+  DistTensor<T>& diff_dst() { return *diff_dst_; }
+  DistTensor<T>& diff_src() { return *diff_src_; }
+  std::vector<Param>& params() { return params_; }
+  virtual void forward() = 0;
+  virtual void backward() = 0;
+
+ protected:
+  void allocate(const ProcessGrid& grid, const HaloLayout& src,
+                const HaloLayout& dst, const HaloLayout& diff_dst,
+                const HaloLayout& diff_src) {
+    src_ = std::make_unique<DistTensor<T>>(grid, src);
+    dst_ = std::make_unique<DistTensor<T>>(grid, dst);
+    diff_dst_ = std::make_unique<DistTensor<T>>(grid, diff_dst);
+    diff_src_ = std::make_unique<DistTensor<T>>(grid, diff_src);
+  }
+  std::unique_ptr<DistTensor<T>> src_, dst_, diff_dst_, diff_src_;
+  std::vector<Param> params_;
+};
+
+class ConvStage : public Stage {
+ public:
+  ConvStage(const ProcessGrid& grid, const ChainOp& op, unsigned seed)
+      : conv_(grid, op.conv, op.src_distribution()) {
+    allocate(grid, conv_.src_layout(), conv_.dst_layout(),
+             conv_.diff_dst_layout(), conv_.diff_src_layout());
+    params_.emplace_back("weights", op.conv.weights_shape(),
+                         conv_.weights_block(), seed);
+    if (op.conv.bias == ConvBias::kAdd) {
+      params_.emplace_back("bias", Shape{op.conv.out_channels},
+                           conv_.bias_block(), seed + 1);
+    }
+  }
+  void forward() override {
+    conv_.forward(src(), params_[0].data(), bias(), dst());
+  }
+  void backward() override {
+    conv_.backward_weights(src(), diff_dst(), params_[0].grad_data(),
+                           params_.size() > 1 ? params_[1].grad_data()
+                                              : nullptr);
+    conv_.backward_data(diff_dst(), params_[0].data(), diff_src());
+    conv_.wait_gradients();
+  }
+
+ private:
+  T* bias() { return params_.size() > 1 ? params_[1].data() : nullptr; }
+  Convolution<T> conv_;
+};
+
+class DeconvStage : public Stage {
+ public:
+  DeconvStage(const ProcessGrid& grid, const ChainOp& op, unsigned seed)
+      : deconv_(grid, op.deconv, op.src_distribution()) {
+    allocate(grid, deconv_.src_layout(), deconv_.dst_layout(),
+             deconv_.diff_dst_layout(), deconv_.diff_src_layout());
+    const Shape w = op.deconv.weights_shape();
+    params_.emplace_back("weights", w, whole(w), seed);
+    if (op.deconv.bias == ConvBias::kAdd) {
+      const Shape b{op.deconv.out_channels};
+      params_.emplace_back("bias", b, whole(b), seed + 1);
+    }
+  }
+  void forward() override {
+    deconv_.forward(src(), params_[0].data(),
+                    params_.size() > 1 ? params_[1].data() : nullptr, dst());
+  }
+  void backward() override {
+    deconv_.backward_weights(src(), diff_dst(), params_[0].grad_data(),
+                             params_.size() > 1 ? params_[1].grad_data()
+                                                : nullptr);
+    deconv_.backward_data(diff_dst(), params_[0].data(), diff_src());
+    deconv_.wait_gradients();
+  }
+
+ private:
+  Deconvolution<T> deconv_;
+};
+
+class PoolStage : public Stage {
+ public:
+  PoolStage(const ProcessGrid& grid, const ChainOp& op)
+      : pool_(grid, op.pool, op.src_distribution()) {
+    allocate(grid, pool_.src_layout(), pool_.dst_layout(),
+             pool_.diff_dst_layout(), pool_.diff_src_layout());
+  }
+  void forward() override { pool_.forward(src(), dst()); }
+  void backward() override { pool_.backward(src(), diff_dst(), diff_src()); }
+
+ private:
+  Pooling<T> pool_;
+};
+
+class BatchNormStage : public Stage {
+ public:
+  BatchNormStage(const ProcessGrid& grid, const ChainOp& op, unsigned seed)
+      : bn_(grid, op.src_distribution()) {
+    allocate(grid, bn_.src_layout(), bn_.dst_layout(), bn_.diff_dst_layout(),
+             bn_.diff_src_layout());
+    const Shape c{bn_.channels()};
+    params_.emplace_back("scale", c, whole(c), seed);
+    params_.emplace_back("shift", c, whole(c), seed + 1);
+  }
+  void forward() override {
+    bn_.forward(src(), params_[0].data(), params_[1].data(), dst());
+  }
+  void backward() override {
+    bn_.backward(src(), diff_dst(), params_[0].data(), diff_src(),
+                 params_[0].grad_data(), params_[1].grad_data());
+  }
+
+ private:
+  BatchNorm<T> bn_;
+};
+
+class ActivationStage : public Stage {
+ public:
+  ActivationStage(const ProcessGrid& grid, const ChainOp& op)
+      : act_(grid, op.activation, op.src_distribution()) {
+    allocate(grid, act_.layout(), act_.layout(), act_.layout(),
+             act_.layout());
+  }
+  void forward() override { act_.forward(src(), dst()); }
+  void backward() override { act_.backward(src(), diff_dst(), diff_src()); }
+
+ private:
+  Activation<T> act_;
+};
+
+// dst = [src, src] along channels; diff_src = the sum of both halves'
+// gradients.
+class ConcatStage : public Stage {
+ public:
+  ConcatStage(const ProcessGrid& grid, const ChainOp& op)
+      : concat_(grid, {op.src_distribution(), op.src_distribution()}),
+        second_(grid, concat_.src_layout(1)) {
+    allocate(grid, concat_.src_layout(0), concat_.dst_layout(),
+             concat_.dst_layout(), concat_.src_layout(0));
+  }
+  void forward() override { concat_.forward({&src(), &src()}, dst()); }
+  void backward() override {
+    concat_.backward(diff_dst(), {&diff_src(), &second_});
+    add(diff_src(), second_, diff_src());
+  }
+
+ private:
+  Concat<T> concat_;
+  DistTensor<T> second_;
+};
+
+std::unique_ptr<Stage> make_stage(const ProcessGrid& grid, const ChainOp& op,
+                                  unsigned seed) {
+  switch (op.kind) {
+    case ChainOpKind::kConvolution:
+      return std::make_unique<ConvStage>(grid, op, seed);
+    case ChainOpKind::kDeconvolution:
+      return std::make_unique<DeconvStage>(grid, op, seed);
+    case ChainOpKind::kPooling:
+      return std::make_unique<PoolStage>(grid, op);
+    case ChainOpKind::kBatchNorm:
+      return std::make_unique<BatchNormStage>(grid, op, seed);
+    case ChainOpKind::kActivation:
+      return std::make_unique<ActivationStage>(grid, op);
+    case ChainOpKind::kConcat:
+      return std::make_unique<ConcatStage>(grid, op);
+  }
+  return nullptr;
+}
+
+// Sets t's shard interior from the dense global array `global`.
+void fill_from(const std::vector<T>& global, DistTensor<T>& t) {
+  copy_shard(StridedView<const T>::contiguous(global.data(), t.global_shape())
+                 .subview(t.shard()),
+             t);
+}
+
+// The chain made over `comm`: each operation on its own grid (all ones on
+// one rank), a redistribution forward into each operation's input and one
+// backward into each operation's output gradient.
+class ChainRun {
+ public:
+  ChainRun(MPI_Comm comm, const Chain& chain) {
+    int size = 1;
+    MPI_Comm_size(comm, &size);
+    for (size_t k = 0; k < chain.ops.size(); ++k) {
+      ChainOp op = chain.ops[k];
+      if (size == 1) {  // the same chain on one process
+        for (BlockPartition& p : op.src) {
+          p = BlockPartition::balanced(p.extent(), 1);
+        }
+      }
+      grids_.push_back(std::make_unique<ProcessGrid>(
+          comm, op.src_distribution().grid_shape()));
+      stages_.push_back(make_stage(*grids_.back(), op,
+                                   static_cast<unsigned>(chain.seed * 16 + k)));
+    }
+    for (size_t k = 0; k + 1 < stages_.size(); ++k) {
+      Stage& a = *stages_[k];
+      Stage& b = *stages_[k + 1];
+      links_.emplace_back(*grids_[k], a.dst().layout(), *grids_[k + 1],
+                          b.src().layout());
+      grad_links_.emplace_back(*grids_[k], a.diff_dst().layout(),
+                               *grids_[k + 1], b.diff_src().layout());
+    }
+  }
+
+  void run(const std::vector<T>& x, const std::vector<T>& dy) {
+    fill_from(x, stages_.front()->src());
+    for (size_t k = 0; k < stages_.size(); ++k) {
+      stages_[k]->forward();
+      if (k + 1 < stages_.size()) {
+        links_[k].forward(stages_[k]->dst(), stages_[k + 1]->src());
+      }
+    }
+    fill_from(dy, stages_.back()->diff_dst());
+    for (size_t k = stages_.size(); k-- > 0;) {
+      stages_[k]->backward();
+      if (k > 0) {
+        grad_links_[k - 1].backward(stages_[k]->diff_src(),
+                                    stages_[k - 1]->diff_dst());
+      }
+    }
+  }
+
+  DistTensor<T>& output() { return stages_.back()->dst(); }
+  DistTensor<T>& input_grad() { return stages_.front()->diff_src(); }
+  std::vector<Param>& params(size_t k) { return stages_[k]->params(); }
+  size_t size() const { return stages_.size(); }
+
+ private:
+  std::vector<std::unique_ptr<ProcessGrid>> grids_;
+  std::vector<std::unique_ptr<Stage>> stages_;
+  std::vector<Redistribution<T>> links_, grad_links_;
+};
+
+// The values of a box of a view, in row-major order.
+std::vector<T> values_of(StridedView<const T> v) {
+  std::vector<T> out;
+  v.for_each([&](const Shape&, const T& x) { out.push_back(x); });
+  return out;
+}
+
+double max_abs(const std::vector<T>& v) {
+  double m = 0;
+  for (T x : v) m = std::max(m, std::abs(double(x)));
+  return m;
+}
+
+// max |got - want| over every rank, over `scale`; infinite for a NaN.
+double error_over_ranks(const std::vector<T>& got, const std::vector<T>& want,
+                        double scale) {
+  double e = got.size() == want.size() ? 0.0 : INFINITY;
+  for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
+    const double d = std::abs(double(got[i]) - double(want[i]));
+    e = std::isnan(d) ? INFINITY : std::max(e, d);
+  }
+  double all = 0;
+  MPI_Allreduce(&e, &all, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return all / scale;
+}
+
+// A tensor's shard on this rank against the one-process tensor's values
+// there; the scale is the one-process tensor's largest value.
+double shard_error(DistTensor<T>& got, DistTensor<T>& serial) {
+  const std::vector<T> all = values_of(std::as_const(serial).interior());
+  const std::vector<T> want = values_of(
+      std::as_const(serial).interior().subview(got.shard()));
+  return error_over_ranks(values_of(std::as_const(got).interior()), want,
+                          std::max(max_abs(all), 1e-300));
+}
+
+std::string replay_command(const Chain& c) {
+  return "tests/random_chains.sh --ranks=" + std::to_string(c.ranks) +
+         " --seed=" + std::to_string(c.seed) + " --cases=1";
+}
+
+// Runs `chain` on every rank and on one process; returns the worst error
+// and names it in `what`.
+double run_and_compare(const Chain& chain, std::string* what) {
+  const std::vector<T> x =
+      random_vector<T>(chain.input_shape().volume(), unsigned(chain.seed));
+  const std::vector<T> dy = random_vector<T>(chain.output_shape().volume(),
+                                             unsigned(chain.seed) + 7);
+  ChainRun serial(MPI_COMM_SELF, chain);
+  serial.run(x, dy);
+  ChainRun dist(MPI_COMM_WORLD, chain);
+  dist.run(x, dy);
+  double worst = 0;
+  auto note = [&](double e, const std::string& name) {
+    if (!(e <= worst)) {
+      worst = e;
+      *what = name;
+    }
+  };
+  note(shard_error(dist.output(), serial.output()), "output");
+  note(shard_error(dist.input_grad(), serial.input_grad()), "input gradient");
+  // Parameter gradients: against the one-process gradient's block, scaled
+  // by the largest gradient of the chain's parameters, so that a gradient
+  // that is zero up to rounding (a bias before batch norm) is not compared
+  // to its own rounding.
+  double scale = 1e-300;
+  for (size_t k = 0; k < serial.size(); ++k) {
+    for (Param& p : serial.params(k)) scale = std::max(scale, max_abs(p.grad));
+  }
+  for (size_t k = 0; k < dist.size(); ++k) {
+    std::vector<Param>& got = dist.params(k);
+    std::vector<Param>& want = serial.params(k);
+    for (size_t i = 0; i < got.size(); ++i) {
+      const std::vector<T> block = values_of(
+          StridedView<const T>::contiguous(want[i].grad.data(), want[i].shape)
+              .subview(got[i].block));
+      note(error_over_ranks(got[i].grad, block, scale),
+           "operation " + std::to_string(k) + "'s " + got[i].name +
+               " gradient");
+    }
+  }
+  return worst;
+}
+
+// Runs the chain of `seed`; on a mismatch or an error, fails with the chain
+// and the command that replays it.
+void check_chain(std::uint64_t seed) {
+  const Chain chain = random_chain(seed, testing::world_size());
+  std::string what;
+  double error = 0;
+  try {
+    error = run_and_compare(chain, &what);
+  } catch (const Error& e) {
+    ADD_FAILURE() << chain.describe() << "\nthrew: " << e.what()
+                  << "\nreplay: " << replay_command(chain);
+    return;
+  }
+  EXPECT_LE(error, kTolerance)
+      << chain.describe() << "\nworst: " << what << ", error " << error
+      << "\nreplay: " << replay_command(chain);
+}
+
+// The value of --name=V among the test's arguments, or `otherwise`.
+std::uint64_t flag(const std::string& name, std::uint64_t otherwise) {
+  const std::string prefix = "--" + name + "=";
+  for (const std::string& a : testing::test_args()) {
+    if (a.rfind(prefix, 0) == 0) return std::stoull(a.substr(prefix.size()));
+  }
+  return otherwise;
+}
+
+TEST(RandomChains, MatchOneProcess) {
+  const std::uint64_t first = flag("seed", 1), cases = flag("cases", 200);
+  for (std::uint64_t seed = first; seed < first + cases; ++seed) {
+    if (testing::world_rank() == 0) {  // names the chain a hang is in
+      std::printf("[ chain    ] seed %llu\n",
+                  static_cast<unsigned long long>(seed));
+      std::fflush(stdout);
+    }
+    check_chain(seed);
+  }
+}
+
+}  // namespace
+}  // namespace distconv
