@@ -6,7 +6,9 @@
 # GRID is one grid for every layer (--grid=), a comma-separated list of
 # one per unit (--grids=), or "auto" (--grid=auto, the planner's).
 # Each run goes through tests/mpirun_test.sh (one thread per rank, a
-# deadlock fails after TIMEOUT_S). Runs from the runfiles root.
+# deadlock fails after TIMEOUT_S), or through MPIRUN_TEST, a launcher with
+# the same arguments (tests/two_hosts_test.sh runs across two hosts). Runs
+# from the runfiles root.
 set -u
 binary="$1" timeout_s="$2" tolerance="$3" example_args="$4"
 shift 4
@@ -19,7 +21,8 @@ for run in "$@"; do
   option="--grid=$grid"
   [[ "$grid" == *,* ]] && option="--grids=$grid"
   # shellcheck disable=SC2086  # example_args is a list of options
-  if ! tests/mpirun_test.sh "$ranks" "$binary" "$timeout_s" $example_args \
+  if ! "${MPIRUN_TEST:-tests/mpirun_test.sh}" "$ranks" "$binary" "$timeout_s" \
+      $example_args \
       "$option" --losses="$out"; then
     echo "FAIL: the run on grid $grid failed" >&2
     exit 1

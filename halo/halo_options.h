@@ -73,7 +73,8 @@ bool receives_in_flight(HaloTransport transport);
 struct HaloSetupOptions {
   HaloTransport transport = HaloTransport::kDefault;
   // kSharedMemory: the ranks that may share memory, a communicator of ranks
-  // of the grid; MPI_COMM_NULL means those on the same node.
+  // of the grid (those of it on this rank's node do); MPI_COMM_NULL means
+  // every rank on the same node.
   MPI_Comm shared_memory_comm = MPI_COMM_NULL;
   // Device memory: the CUDA stream (a cudaStream_t) all GPU work of
   // start() and wait() is ordered on; null is the legacy default stream.

@@ -10,13 +10,12 @@ namespace distconv {
 using internal::check_mpi;
 
 SharedInbox::SharedInbox(MPI_Comm comm, MPI_Comm group, std::size_t bytes) {
-  if (group == MPI_COMM_NULL) {
-    check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0,
-                                  MPI_INFO_NULL, &shared_),
-              "MPI_Comm_split_type");
-  } else {
-    check_mpi(MPI_Comm_dup(group, &shared_), "MPI_Comm_dup");
-  }
+  // The ranks of `group` (or of comm) on this node: a group spanning nodes
+  // shares memory within each node only.
+  check_mpi(MPI_Comm_split_type(group == MPI_COMM_NULL ? comm : group,
+                                MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                                &shared_),
+            "MPI_Comm_split_type");
   check_mpi(MPI_Comm_set_errhandler(shared_, MPI_ERRORS_RETURN),
             "MPI_Comm_set_errhandler");
   check_mpi(MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1,

@@ -21,8 +21,9 @@ namespace distconv {
 class SharedInbox {
  public:
   // Collective over `comm`. `group` lists ranks that may share memory (a
-  // communicator whose members are all in `comm`); MPI_COMM_NULL means the
-  // ranks of `comm` on this node (MPI_COMM_TYPE_SHARED).
+  // communicator whose members are all in `comm`); those of them on this
+  // node do (MPI_COMM_TYPE_SHARED within `group`). MPI_COMM_NULL: the
+  // ranks of `comm` on this node.
   SharedInbox(MPI_Comm comm, MPI_Comm group, std::size_t bytes);
   ~SharedInbox();  // collective over the shared group
   SharedInbox(const SharedInbox&) = delete;
