@@ -62,6 +62,25 @@ bool draw_until_valid(Make make, const Shape& src) {
   return false;
 }
 
+// A convolution's or transposed convolution's fields from `c` input
+// channels: up to 6 outputs, a group count dividing both, kernel, stride,
+// dilation, asymmetric padding.
+template <typename Desc>
+void draw_sliding(Desc& d, Index c, int sd, Draw& draw) {
+  const Index f = draw.in(1, 6);
+  const Index groups = divisor_of(gcd(c, f), draw);
+  d = Desc::make(c, f, draw.shape(sd, 1, 4));
+  d.groups = groups;
+  d.stride = draw.shape(sd, 1, 3);
+  d.dilation = draw.shape(sd, 1, 2);
+  d.padding_lower = draw.shape(sd, 0, 2);
+  d.padding_upper = draw.shape(sd, 0, 2);
+}
+
+ConvBias draw_bias(Draw& draw) {
+  return draw.chance(0.5) ? ConvBias::kAdd : ConvBias::kNone;
+}
+
 ChainOp draw_op(const Shape& src, Draw& draw) {
   const int sd = src.ndims() - 2;
   const Index c = src[1];
@@ -72,16 +91,8 @@ ChainOp draw_op(const Shape& src, Draw& draw) {
       case ChainOpKind::kConvolution:
         if (draw_until_valid(
                 [&](const Shape& s) {
-                  const Index f = draw.in(1, 6);
-                  const Index g = divisor_of(gcd(c, f), draw);
-                  op.conv = ConvDesc::make(c, f, draw.shape(sd, 1, 4));
-                  op.conv.groups = g;
-                  op.conv.stride = draw.shape(sd, 1, 3);
-                  op.conv.dilation = draw.shape(sd, 1, 2);
-                  op.conv.padding_lower = draw.shape(sd, 0, 2);
-                  op.conv.padding_upper = draw.shape(sd, 0, 2);
-                  op.conv.bias =
-                      draw.chance(0.5) ? ConvBias::kAdd : ConvBias::kNone;
+                  draw_sliding(op.conv, c, sd, draw);
+                  op.conv.bias = draw_bias(draw);
                   return op.conv.dst_shape(s);
                 },
                 src)) {
@@ -91,21 +102,13 @@ ChainOp draw_op(const Shape& src, Draw& draw) {
       case ChainOpKind::kDeconvolution:
         if (draw_until_valid(
                 [&](const Shape& s) {
-                  const Index f = draw.in(1, 6);
-                  const Index g = divisor_of(gcd(c, f), draw);
-                  op.deconv = DeconvDesc::make(c, f, draw.shape(sd, 1, 4));
-                  op.deconv.groups = g;
-                  op.deconv.stride = draw.shape(sd, 1, 3);
-                  op.deconv.dilation = draw.shape(sd, 1, 2);
-                  op.deconv.padding_lower = draw.shape(sd, 0, 2);
-                  op.deconv.padding_upper = draw.shape(sd, 0, 2);
+                  draw_sliding(op.deconv, c, sd, draw);
                   op.deconv.output_padding = Shape::filled(sd, 0);
                   for (int d = 0; d < sd; ++d) {
                     op.deconv.output_padding[d] =
                         draw.in(0, op.deconv.stride[d] - 1);
                   }
-                  op.deconv.bias =
-                      draw.chance(0.5) ? ConvBias::kAdd : ConvBias::kNone;
+                  op.deconv.bias = draw_bias(draw);
                   return op.deconv.dst_shape(s);
                 },
                 src)) {
@@ -276,7 +279,7 @@ std::string ChainOp::describe() const {
   return out.str();
 }
 
-const Shape& Chain::input_shape() const {
+Shape Chain::input_shape() const {
   return ops.front().src_distribution().global_shape();
 }
 

@@ -59,7 +59,7 @@ struct Chain {
   int ranks = 1;
   std::vector<ChainOp> ops;
 
-  const Shape& input_shape() const;
+  Shape input_shape() const;
   Shape output_shape() const;
   std::string describe() const;  // one line per operation
 };
