@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(bazel-bootstrap libopenmpi-dev openmpi-bin libdnnl-dev googletest
           libgtest-dev libbenchmark-dev libhdf5-openmpi-dev python3-h5py
           python3-numpy python3-dev pybind11-dev python3-torch python3-mpi4py
-          cmake pkg-config clang libclang-rt-14-dev)
+          cmake pkg-config clang libclang-rt-14-dev iproute2)
 missing=()
 for p in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
