@@ -121,7 +121,8 @@ ConvDesc desc_of(const Case& k) {
 }
 
 // From 64 channels per group on, backward-weights reorders the activations
-// into oneDNN's blocked layout; the result must not change (including
+// into oneDNN's blocked layout (where the CPU has AVX-512); the result must
+// not change (including
 // channel counts that are not a multiple of the block, groups, 3D, stride,
 // and views that are not dense).
 TEST(LocalConv, BackwardWeightsOnBlockedCopiesMatchesTheReference) {
@@ -146,8 +147,12 @@ TEST(LocalConv, BackwardWeightsOnBlockedCopiesMatchesTheReference) {
       LocalConv<float> bw(c, k.src, x.view.strides(), dst, dy.view.strides(),
                           ConvPass::kBackwardWeights);
       SCOPED_TRACE(bw.implementation());
-      EXPECT_NE(bw.implementation().find("on blocked copies"),
-                std::string::npos);
+      // oneDNN picks 16-channel blocks on AVX-512 only (8 on AVX2, where
+      // the layer keeps the channels-last arrays).
+      if (__builtin_cpu_supports("avx512f")) {
+        EXPECT_NE(bw.implementation().find("on blocked copies"),
+                  std::string::npos);
+      }
       std::vector<float> dw(c.weights_shape().volume()), db(k.out);
       bw.backward_weights(x.view, dy.view, dw.data(), db.data());
       const std::vector<float> x0 = dense_of(x.view), dy0 = dense_of(dy.view);
