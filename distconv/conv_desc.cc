@@ -4,6 +4,10 @@
 
 namespace distconv {
 
+const char* to_string(PaddingMode mode) {
+  return mode == PaddingMode::kCircular ? "circular" : "zeros";
+}
+
 ConvDesc ConvDesc::make(Index in_channels, Index out_channels,
                         const Shape& kernel) {
   ConvDesc d;
@@ -28,6 +32,10 @@ void ConvDesc::validate(const Shape& src_shape) const {
             ", dilation ", dilation, ", padding ", padding_lower, " / ",
             padding_upper, " do not all have ", k);
   }
+  require(padding_mode.empty() || static_cast<int>(padding_mode.size()) == k,
+          ErrorKind::kShapeMismatch, "kernel ", kernel, " has ", k,
+          " spatial dimensions but ", padding_mode.size(),
+          " padding modes are given");
   require(src_shape.ndims() == k + 2, ErrorKind::kShapeMismatch,
           "input shape ", src_shape, " does not fit a ", k,
           "D convolution (expected N, C and ", k, " spatial extents)");
@@ -60,6 +68,12 @@ void ConvDesc::validate(const Shape& src_shape) const {
             dilation, " spans ", span, " in spatial dimension ", d,
             ", larger than the padded input ", padded, " (input ", src_shape,
             ")");
+    require(!circular(d) || (padding_lower[d] <= src_shape[d + 2] &&
+                             padding_upper[d] <= src_shape[d + 2]),
+            ErrorKind::kInvalidArgument, "circular padding ", padding_lower,
+            " / ", padding_upper, " wraps around more than once in spatial "
+            "dimension ", d, ": it may not exceed the input's extent ",
+            src_shape[d + 2], " (input ", src_shape, ")");
   }
 }
 

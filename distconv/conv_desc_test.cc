@@ -63,6 +63,29 @@ TEST(ConvDesc, BadInputNamesTheValues) {
   EXPECT_NE(error_of(c, {-1, 16, 8, 8}).find("negative size"),
             std::string::npos);
   EXPECT_THROW(ConvDesc::make(1, 1, {3}).validate({1, 1, 8}), Error);
+  ConvDesc m = c;
+  m.padding_mode = {PaddingMode::kCircular};
+  EXPECT_EQ(error_of(m, {1, 16, 8, 8}),
+            "distconv: shape mismatch: kernel 3x3 has 2 spatial dimensions "
+            "but 1 padding modes are given");
+}
+
+// Circular padding wraps around once at most, as in PyTorch; zero padding
+// may be wider than the input.
+TEST(ConvDesc, CircularPaddingNoWiderThanTheInput) {
+  ConvDesc c = ConvDesc::make(1, 1, {5, 1});
+  c.padding_lower = {4, 0};
+  c.padding_upper = {3, 0};
+  c.padding_mode = {PaddingMode::kCircular, PaddingMode::kZeros};
+  EXPECT_EQ(c.dst_shape({1, 1, 4, 2}), (Shape{1, 1, 7, 2}));
+  EXPECT_EQ(error_of(c, {1, 1, 3, 2}),
+            "distconv: invalid argument: circular padding 4x0 / 3x0 wraps "
+            "around more than once in spatial dimension 0: it may not exceed "
+            "the input's extent 3 (input 1x1x3x2)");
+  c.padding_mode[0] = PaddingMode::kZeros;
+  EXPECT_EQ(c.dst_shape({1, 1, 3, 2}), (Shape{1, 1, 6, 2}));
+  EXPECT_FALSE(c.circular(1));
+  EXPECT_FALSE(ConvDesc::make(1, 1, {3, 3}).circular(0));
 }
 
 }  // namespace

@@ -20,11 +20,16 @@ struct Axis {
   Index stride;
   Index pad;   // lower padding
   Index span;  // (k - 1) * dilation + 1
+  // The cells a window may read: [0, I) with zero padding, [-pad, I +
+  // upper padding) with circular padding (the cells past the ends are
+  // halos filled from the other end).
+  Index first, last;
 
-  // Inputs output range [o0, o1) reads, before clipping to [0, I).
+  // Inputs output range [o0, o1) reads, before clipping to [first, last).
   std::pair<Index, Index> reads(Index o0, Index o1) const {
     return {o0 * stride - pad, (o1 - 1) * stride - pad + span};
   }
+  Index clip(Index i) const { return std::clamp(i, first, last); }
   // Outputs that read some of input range [i0, i1), clipped to [0, O).
   std::pair<Index, Index> read_by(Index i0, Index i1) const {
     return {std::max<Index>(0, ceil_div(i0 + pad - span + 1, stride)),
@@ -34,8 +39,15 @@ struct Axis {
 
 Axis axis(const ConvGeometry& g, int j) {
   const ConvDesc& c = g.desc();
-  return {g.src_shape()[j + 2], g.dst_shape()[j + 2], c.stride[j],
-          c.padding_lower[j], (c.kernel[j] - 1) * c.dilation[j] + 1};
+  const Index in = g.src_shape()[j + 2];
+  const bool wraps = c.circular(j);
+  return {in,
+          g.dst_shape()[j + 2],
+          c.stride[j],
+          c.padding_lower[j],
+          (c.kernel[j] - 1) * c.dilation[j] + 1,
+          wraps ? -c.padding_lower[j] : 0,
+          wraps ? in + c.padding_upper[j] : in};
 }
 
 // The largest sub-range [a, b) of [lo, hi) where inside(x) holds, given
@@ -112,8 +124,8 @@ ConvWindow ConvGeometry::forward_window(const Box& dst) const {
     const Axis a = axis(*this, j);
     const auto [need_lo, need_hi] =
         a.reads(dst.lower[j + 2], dst.lower[j + 2] + dst.extent[j + 2]);
-    const Index lo = std::clamp<Index>(need_lo, 0, a.in);
-    const Index hi = std::clamp<Index>(need_hi, lo, a.in);
+    const Index lo = a.clip(need_lo);
+    const Index hi = std::max(lo, a.clip(need_hi));
     w.src.lower[j + 2] = lo;
     w.src.extent[j + 2] = hi - lo;
     w.padding_lower[j] = lo - need_lo;
@@ -294,6 +306,46 @@ Distribution ConvGeometry::src_distribution(const Distribution& dst) const {
   return Distribution(std::move(parts));
 }
 
+std::vector<Boundary> ConvGeometry::src_boundaries() const {
+  std::vector<Boundary> b(src_shape_.ndims(), Boundary::kOpen);
+  for (int j = 0; j < desc_.spatial_dims(); ++j) {
+    if (desc_.circular(j)) b[j + 2] = Boundary::kPeriodic;
+  }
+  return b;
+}
+
+Box ConvGeometry::diff_src_box(const Distribution& src, int part) const {
+  Box box = src.shard(part);
+  // A part without channels computes partial sums for the parts of its
+  // channel group that have them: it extends its cells alike.
+  if (all_channels(box, src_shape_).empty()) return box;
+  for (int j = 0; j < desc_.spatial_dims(); ++j) {
+    const Axis a = axis(*this, j);
+    const int d = j + 2;
+    if (box.lower[d] == 0) {
+      box.lower[d] = a.first;
+      box.extent[d] -= a.first;
+    }
+    if (box.upper()[d] == a.in) box.extent[d] = a.last - box.lower[d];
+  }
+  return box;
+}
+
+HaloLayout ConvGeometry::diff_src_layout(const Distribution& src,
+                                         StorageOrder order) const {
+  const int n = src.ndims();
+  std::vector<HaloWidths> widths(src.num_parts(), HaloWidths::none(n));
+  for (int p = 0; p < src.num_parts(); ++p) {
+    const Box shard = src.shard(p), box = diff_src_box(src, p);
+    for (int d = 2; d < n; ++d) {
+      widths[p].lower[d] = shard.lower[d] - box.lower[d];
+      widths[p].upper[d] = box.upper()[d] - shard.upper()[d];
+    }
+  }
+  return HaloLayout(src, std::move(widths), src_boundaries())
+      .with_storage(order);
+}
+
 HaloLayout ConvGeometry::src_layout(const Distribution& src,
                                     const Distribution& dst,
                                     StorageOrder order) const {
@@ -309,7 +361,8 @@ HaloLayout ConvGeometry::src_layout(const Distribution& src,
           std::max<Index>(0, w.src.upper()[d] - shard.upper()[d]);
     }
   }
-  return HaloLayout(src, std::move(widths)).with_storage(order);
+  return HaloLayout(src, std::move(widths), src_boundaries())
+      .with_storage(order);
 }
 
 HaloLayout ConvGeometry::diff_dst_layout(const Distribution& src,
@@ -319,7 +372,7 @@ HaloLayout ConvGeometry::diff_dst_layout(const Distribution& src,
   std::vector<HaloWidths> widths(dst.num_parts(), HaloWidths::none(n));
   for (int p = 0; p < dst.num_parts(); ++p) {
     const ConvWindow w =
-        backward_data_window(all_channels(src.shard(p), src_shape_));
+        backward_data_window(all_channels(diff_src_box(src, p), src_shape_));
     if (w.dst.empty()) continue;
     const Box shard = dst.shard(p);
     for (int d = 2; d < n; ++d) {
@@ -340,8 +393,8 @@ BoxSplit ConvGeometry::split_forward(const Box& dst,
     const Index o0 = dst.lower[j + 2], o1 = o0 + dst.extent[j + 2];
     ranges.push_back(interval_where(o0, o1, [&](Index o) {
       const auto [lo, hi] = a.reads(o, o + 1);
-      const Index c0 = std::clamp<Index>(lo, 0, a.in);
-      const Index c1 = std::clamp<Index>(hi, c0, a.in);
+      const Index c0 = a.clip(lo);
+      const Index c1 = std::max(c0, a.clip(hi));
       return c0 == c1 || (s0 <= c0 && c1 <= s1);
     }));
   }

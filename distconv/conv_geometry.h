@@ -12,8 +12,11 @@
 //    arrives, and boundary boxes.
 //
 // One spatial dimension, input extent I, output extent O, stride s, lower
-// padding pl, span = (k - 1) * dilation + 1: output o reads inputs
-// [o * s - pl, o * s - pl + span), clipped to [0, I) (the rest is padding).
+// padding pl, upper padding pu, span = (k - 1) * dilation + 1: output o
+// reads inputs [o * s - pl, o * s - pl + span), clipped to [0, I) (the
+// rest is padding). With circular padding nothing is clipped: the cells
+// [-pl, 0) and [I, I + pu) are halos holding the other end's cells, and
+// the local convolutions run without padding there.
 //
 //   ConvDesc conv = ConvDesc::make(16, 16, {3, 3});
 //   conv.padding_lower = conv.padding_upper = {1, 1};
@@ -104,13 +107,29 @@ class ConvGeometry {
   Distribution src_distribution(const Distribution& dst) const;
   // Per-part halos of the input: each part's buffer covers the window of
   // its output shard (of every output channel, so that the parts of one
-  // channel group have the same halos). Forward halo exchange fills them.
+  // channel group have the same halos). Forward halo exchange fills them,
+  // past the ends of a circular dimension from the other end.
   HaloLayout src_layout(const Distribution& src, const Distribution& dst,
                         StorageOrder order) const;
   // Per-part halos of the output gradient: each part's buffer covers the
-  // outputs its input-gradient shard (of every input channel) reads.
+  // outputs its input-gradient cells (diff_src_box, of every input
+  // channel) read.
   HaloLayout diff_dst_layout(const Distribution& src, const Distribution& dst,
                              StorageOrder order) const;
+  // The input-gradient cells part `part` of `src` computes: its shard and,
+  // where the padding is circular, the padding cells past the ends of the
+  // input it touches (a shard with samples and cells at the lower end gets
+  // [-padding_lower, 0), at the upper end [I, I + padding_upper)). Their
+  // gradients belong to the cells at the other end: a reverse halo
+  // exchange of diff_src_layout() adds them there.
+  Box diff_src_box(const Distribution& src, int part) const;
+  // The input gradient's halos: diff_src_box() around each shard (none
+  // without circular padding), periodic where the padding is circular.
+  HaloLayout diff_src_layout(const Distribution& src,
+                             StorageOrder order) const;
+  // Periodic in the spatial dimensions whose padding is circular, open
+  // elsewhere: the boundaries of src_layout() and diff_src_layout().
+  std::vector<Boundary> src_boundaries() const;
 
   // Forward: outputs in `dst` whose window lies inside `src_shard` (or in
   // padding) form the interior.

@@ -35,6 +35,8 @@ Case random_case(std::mt19937_64& rng) {
       c.dilation[j] = u(1, 2);
       c.padding_lower[j] = u(0, 3);
       c.padding_upper[j] = u(0, 3);
+      c.padding_mode.push_back(u(0, 1) ? PaddingMode::kCircular
+                                       : PaddingMode::kZeros);
       src[j + 2] = u(1, 12);
       std::vector<Index> sizes;
       Index left = src[j + 2];
@@ -124,10 +126,42 @@ TEST(ConvGeometry, OutputShardsLineUpAndHalosCoverTheirWindows) {
       }
       const ConvWindow f = g.forward_window(dst_shard);
       ASSERT_TRUE(in.buffer_box(p).contains(f.src)) << p;
-      const ConvWindow b = g.backward_data_window(src_shard);
+      const ConvWindow b =
+          g.backward_data_window(g.diff_src_box(t.dist, p));
       ASSERT_TRUE(dd.buffer_box(p).contains(b.dst)) << p;
     }
   }
+}
+
+// With circular padding the input's halos reach past the ends (periodic
+// there), and the input-gradient boxes tile the padded input exactly: the
+// shards, and each end's padding cells on the part at that end.
+TEST(ConvGeometry, CircularPaddingExtendsTheEndParts) {
+  std::mt19937_64 rng(17);
+  int circular = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const Case t = random_case(rng);
+    const ConvGeometry g(t.desc, t.src_shape);
+    const HaloLayout dx = g.diff_src_layout(t.dist, StorageOrder::kChannelsLast);
+    Shape padded = t.src_shape;
+    for (int j = 0; j < t.desc.spatial_dims(); ++j) {
+      const Boundary want =
+          t.desc.circular(j) ? Boundary::kPeriodic : Boundary::kOpen;
+      ASSERT_EQ(dx.boundary(j + 2), want);
+      if (!t.desc.circular(j)) continue;
+      ++circular;
+      padded[j + 2] += t.desc.padding_lower[j] + t.desc.padding_upper[j];
+    }
+    Index cells = 0;
+    for (int p = 0; p < t.dist.num_parts(); ++p) {
+      const Box box = g.diff_src_box(t.dist, p);
+      ASSERT_EQ(dx.buffer_box(p), box) << p;
+      ASSERT_TRUE(box.contains(t.dist.shard(p)));
+      cells += box.extent.volume();
+    }
+    ASSERT_EQ(cells, padded.volume());
+  }
+  EXPECT_GT(circular, 1000);
 }
 
 // Splits are disjoint and complete, and the interior needs no halo.

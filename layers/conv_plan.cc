@@ -76,13 +76,17 @@ class Planner {
   }
 
   void pieces() {
+    const ConvGeometry& g = p_.geometry;
     const Box src_shard = p_.dx_buf.work(p_.src_layout.shard(p_.rank));
     const Box dst_shard = p_.y_buf.work(p_.dst_layout.shard(p_.rank));
-    const ConvGeometry& g = p_.geometry;
+    // The input gradients computed here: the shard, and with circular
+    // padding the padding cells at the ends, folded back afterwards.
+    const Box dx_box = p_.dx_buf.work(
+        g.diff_src_box(p_.src_layout.distribution(), p_.rank));
     if (p_.overlap == ConvOverlap::kNone) {  // all after the halos arrive
       p_.forward_late.push_back(forward_piece("forward", dst_shard, p_.y_buf,
                                               ConvPass::kForward));
-      p_.data_late.push_back(data_piece("backward-data", src_shard));
+      p_.data_late.push_back(data_piece("backward-data", dx_box));
     } else {
       // The core (or, when halos are written in flight, the interior) runs
       // while halos travel; the boundary boxes after, recomputing any core
@@ -100,7 +104,7 @@ class Planner {
         p_.forward_late.push_back(forward_piece("forward boundary", b,
                                                 p_.y_buf, ConvPass::kForward));
       }
-      const BoxSplit d = g.split_backward_data(src_shard, dst_shard);
+      const BoxSplit d = g.split_backward_data(dx_box, dst_shard);
       const Box d_early = in_flight ? d.interior : d.core;
       if (!d_early.empty()) {
         p_.data_early.push_back(data_piece("backward-data core", d_early));
@@ -136,6 +140,7 @@ class Planner {
     ConvDesc d = whole;
     d.padding_lower = w.padding_lower;
     d.padding_upper = w.padding_upper;
+    d.padding_mode.clear();  // the halos hold what circular padding reads
     d.in_channels = in_channels;
     d.out_channels = out_channels;
     // Whole groups, or one group cut into channel blocks.
@@ -297,6 +302,8 @@ ConvPlan plan_convolution(const ConvDesc& desc, const Distribution& src,
       geometry.src_layout(src, dst, StorageOrder::kChannelsLast), "src");
   HaloLayout diff_dst_layout =
       geometry.diff_dst_layout(src, dst, StorageOrder::kChannelsLast);
+  HaloLayout diff_src_layout =
+      geometry.diff_src_layout(src, StorageOrder::kChannelsLast);
   ConvPlan plan{std::move(geometry),
                 rank,
                 options.overlap,
@@ -306,7 +313,7 @@ ConvPlan plan_convolution(const ConvDesc& desc, const Distribution& src,
                 std::move(src_layout),
                 HaloLayout(dst).with_storage(StorageOrder::kChannelsLast),
                 std::move(diff_dst_layout),
-                HaloLayout(src).with_storage(StorageOrder::kChannelsLast)};
+                std::move(diff_src_layout)};
   Planner planner(plan);
   planner.buffers();
   planner.pieces();

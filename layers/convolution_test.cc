@@ -44,10 +44,35 @@ ConvDesc conv2d(Index c, Index f, Shape k, Shape s, Shape d, Shape pl,
   return desc;
 }
 
+// `desc` with the given padding mode per spatial dimension.
+ConvDesc with_modes(ConvDesc desc, std::vector<PaddingMode> modes) {
+  desc.padding_mode = std::move(modes);
+  return desc;
+}
+
 // The support matrix: every case runs on every grid.
 std::vector<ConvCase> cases() {
   const ConvBias kB = ConvBias::kAdd;
+  const PaddingMode kC = PaddingMode::kCircular, kZ = PaddingMode::kZeros;
   return {
+      {"circular_same_groups2",
+       with_modes(conv2d(4, 6, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, kB, 2),
+                  {kC, kC}),
+       {2, 4, 9, 8}},
+      {"circular_h_zeros_w_lopsided_stride_dilation",
+       with_modes(conv2d(2, 3, {4, 3}, {2, 1}, {1, 2}, {2, 1}, {1, 3}, kB),
+                  {kC, kZ}),
+       {1, 2, 10, 9}},
+      // Halos wider than a neighbour's shard; one rank wraps onto itself.
+      {"circular_padding_as_wide_as_the_input",
+       with_modes(conv2d(1, 2, {5, 3}, {1, 2}, {1, 1}, {3, 1}, {3, 2}),
+                  {kC, kC}),
+       {1, 1, 3, 5}},
+      {"conv3d_circular_d_w",
+       with_modes(conv2d(2, 2, {3, 2, 3}, {1, 1, 2}, {1, 1, 1}, {1, 0, 2},
+                         {1, 1, 1}, kB),
+                  {kC, kZ, kC}),
+       {1, 2, 5, 6, 7}},
       {"stride2_same",
        conv2d(3, 4, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, kB),
        {2, 3, 11, 10}},

@@ -79,6 +79,15 @@ TEST_F(Disagreement, ConvolutionPadding) {
   expect_conv(d, says("convolution", "upper padding", "1x1", "0x1"));
 }
 
+TEST_F(Disagreement, ConvolutionPaddingMode) {
+  ConvDesc d = conv();
+  if (odd_one()) {
+    d.padding_mode = {PaddingMode::kCircular, PaddingMode::kZeros};
+  }
+  expect_conv(d, says("convolution", "padding mode", "zeros, zeros",
+                      "circular, zeros"));
+}
+
 TEST_F(Disagreement, ConvolutionBiasAndChannels) {
   ConvDesc bias = conv(), channels = conv();
   if (odd_one()) {

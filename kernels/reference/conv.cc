@@ -20,14 +20,15 @@ void check_shapes(const ConvDesc& desc, const Shape& src_shape,
 // Calls tap(src offset, weights offset, dst offset) for every product of
 // the convolution: output point o of filter f in sample n reads input
 // channel c of f's group at position o * stride - padding_lower + k *
-// dilation for each kernel tap k that lands inside the input.
+// dilation for each kernel tap k that lands inside the input, or, where
+// the padding is circular, at that position wrapped into the input.
 template <typename Tap>
 void for_each_tap(const ConvDesc& desc, const Shape& src_shape,
                   const Shape& dst_shape, Tap tap) {
   const Index cg = desc.in_channels / desc.groups;
   const Index fg = desc.out_channels / desc.groups;
   const Spatial3 sp = spatial3(desc, src_shape, dst_shape);
-  const auto& [in, out, ker, str, dil, pad] = sp;
+  const auto& [in, out, ker, str, dil, pad, wrap] = sp;
   const Index in_volume = sp.in_volume();
   const Index out_volume = sp.out_volume();
   const Index ker_volume = sp.ker_volume();
@@ -44,13 +45,10 @@ void for_each_tap(const ConvDesc& desc, const Shape& src_shape,
         for (Index k0 = 0; k0 < ker[0]; ++k0)
         for (Index k1 = 0; k1 < ker[1]; ++k1)
         for (Index k2 = 0; k2 < ker[2]; ++k2) {
-          const Index i0 = o0 * str[0] - pad[0] + k0 * dil[0];
-          const Index i1 = o1 * str[1] - pad[1] + k1 * dil[1];
-          const Index i2 = o2 * str[2] - pad[2] + k2 * dil[2];
-          if (i0 < 0 || i0 >= in[0] || i1 < 0 || i1 >= in[1] || i2 < 0 ||
-              i2 >= in[2]) {
-            continue;
-          }
+          const Index i0 = sp.at(0, o0 * str[0] - pad[0] + k0 * dil[0]);
+          const Index i1 = sp.at(1, o1 * str[1] - pad[1] + k1 * dil[1]);
+          const Index i2 = sp.at(2, o2 * str[2] - pad[2] + k2 * dil[2]);
+          if (i0 < 0 || i1 < 0 || i2 < 0) continue;
           tap(src_base + (i0 * in[1] + i1) * in[2] + i2,
               w_base + (k0 * ker[1] + k1) * ker[2] + k2,
               dst_base + (o0 * out[1] + o1) * out[2] + o2);

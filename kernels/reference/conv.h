@@ -1,6 +1,7 @@
 // Reference convolution kernels: plain loops, the oracle every distributed
 // and backend convolution is tested against. 2D and 3D, any stride,
-// dilation, asymmetric padding and groups; float and double.
+// dilation, asymmetric padding (zeros or circular) and groups; float and
+// double.
 //
 // Arrays are dense row-major: src (N, C, spatial...), dst (N, F, spatial'),
 // weights (F, C / groups, k...), bias (F). Shapes are checked with

@@ -54,6 +54,30 @@ TEST(ReferenceConv, StrideDilationAsymmetricPaddingByHand) {
   EXPECT_EQ(dst, (std::vector<double>{0 * 1 + 2 * 10, 2 * 1 + 4 * 10}));
 }
 
+// Circular padding in W, zeros in H: W = [1 2 3 4 5] padded by wrapping
+// to [4 5 | 1 2 3 4 5 | 1]; kernel row [1 10 100] with stride 2 reads
+// (4 5 1), (1 2 3) and (3 4 5); the kernel's second row meets the zero
+// padding below in H and adds nothing.
+TEST(ReferenceConv, CircularPaddingWrapsByHand) {
+  ConvDesc conv = ConvDesc::make(1, 1, {2, 3});
+  conv.stride = {1, 2};
+  conv.padding_lower = {0, 2};
+  conv.padding_upper = {1, 1};
+  conv.padding_mode = {PaddingMode::kZeros, PaddingMode::kCircular};
+  const Shape x{1, 1, 1, 5}, y = conv.dst_shape(x);
+  ASSERT_EQ(y, (Shape{1, 1, 1, 3}));
+  const std::vector<double> src = iota(5), w{1, 10, 100, 7, 7, 7};
+  std::vector<double> dst(3);
+  conv_fwd(conv, x, src.data(), w.data(), nullptr, y, dst.data());
+  EXPECT_EQ(dst, (std::vector<double>{4 + 50 + 100, 1 + 20 + 300,
+                                      3 + 40 + 500}));
+  // The input gradient adds each window's weights at the wrapped cells.
+  const std::vector<double> dy{1, 1, 1};
+  std::vector<double> dx(5);
+  conv_bwd_data(conv, y, dy.data(), w.data(), x, dx.data());
+  EXPECT_EQ(dx, (std::vector<double>{100 + 1, 10, 100 + 1, 1 + 10, 100 + 10}));
+}
+
 // Two groups, 1x1 kernels: each output channel sees only its own input.
 TEST(ReferenceConv, GroupsAndBiasByHand) {
   ConvDesc conv = ConvDesc::make(2, 2, {1, 1});

@@ -26,7 +26,7 @@ void for_each_window(const PoolDesc& desc, const Shape& src_shape,
                      const Shape& dst_shape, Window window) {
   const Spatial3 sp =
       spatial3(desc.window_conv(src_shape[1]), src_shape, dst_shape);
-  const auto& [in, out, ker, str, dil, pad] = sp;  // dilation is 1
+  const auto& [in, out, ker, str, dil, pad, wrap] = sp;  // dilation 1
   const Index in_volume = sp.in_volume();
   const Index out_volume = sp.out_volume();
   const Index ker_volume = sp.ker_volume();

@@ -12,6 +12,14 @@ namespace distconv::reference {
 struct Spatial3 {
   Index in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, ker[3] = {1, 1, 1};
   Index str[3] = {1, 1, 1}, dil[3] = {1, 1, 1}, pad[3] = {0, 0, 0};
+  bool wrap[3] = {false, false, false};  // circular padding
+
+  // Input position i of dimension e, wrapped into the input where the
+  // padding is circular; -1 where it lies in zero padding.
+  Index at(int e, Index i) const {
+    if (wrap[e]) return ((i % in[e]) + in[e]) % in[e];
+    return i >= 0 && i < in[e] ? i : -1;
+  }
 
   Index in_volume() const { return in[0] * in[1] * in[2]; }
   Index out_volume() const { return out[0] * out[1] * out[2]; }
@@ -31,6 +39,7 @@ inline Spatial3 spatial3(const ConvDesc& desc, const Shape& src_shape,
     s.str[e] = desc.stride[d];
     s.dil[e] = desc.dilation[d];
     s.pad[e] = desc.padding_lower[d];
+    s.wrap[e] = desc.circular(d);
   }
   return s;
 }

@@ -80,6 +80,9 @@ struct Convolution<T, Space>::Impl {
   const DistTensor<T, Space>* gathered_x = nullptr;
   const DistTensor<T, Space>* gathered_dy = nullptr;
   std::optional<HaloExchange<T, Space>> x_halo, dy_halo;
+  // Circular padding only: sends the input gradients of the padding cells
+  // past the ends to the cells at the other end, adding them there.
+  std::optional<HaloExchange<T, Space>> dx_fold;
   Kernels forward_early, forward_late, data_early, data_late;
   std::optional<Kernel> weights_kernel;
   std::optional<typename Backend::Grads> grads;  // weights, then bias
@@ -107,6 +110,7 @@ struct Convolution<T, Space>::Impl {
                    x_full ? x_full->layout() : plan.src_layout, halo);
     dy_halo.emplace(dy_full ? *slice : g,
                     dy_full ? dy_full->layout() : plan.diff_dst_layout, halo);
+    if (folds_diff_src()) dx_fold.emplace(g, plan.diff_src_layout, halo);
     grads.emplace(
         context, g.slice(1), plan.weights_block.extent.volume(),
         desc().bias == ConvBias::kAdd ? plan.bias_block.extent.volume() : 0);
@@ -128,6 +132,12 @@ struct Convolution<T, Space>::Impl {
   }
 
   const ConvDesc& desc() const { return plan.desc(); }
+  bool folds_diff_src() const {
+    for (int j = 0; j < desc().spatial_dims(); ++j) {
+      if (desc().circular(j)) return true;
+    }
+    return false;
+  }
 
   // The tensor and collective of a full-channel tensor of the plan.
   void full_tensor(const std::optional<ConvChannelTensor>& planned,
@@ -390,6 +400,10 @@ void Convolution<T, Space>::backward_data(DistTensor<T, Space>& diff_dst,
       });
   if (s.dx_sum) {
     s.timed([&] { s.dx_sum->reduce_scatter(dx, diff_src.buffer().data()); });
+  }
+  if (s.dx_fold) {
+    s.stats.halo_wait_s += s.dx_fold->exchange(
+        diff_src, {HaloDirection::kReverse, HaloReduction::kSum});
   }
 }
 

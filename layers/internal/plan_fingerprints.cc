@@ -26,6 +26,17 @@ void add_window(Fingerprint& f, const Desc& desc) {
       .add("bias", desc.bias == ConvBias::kAdd);
 }
 
+// "zeros, circular": the padding mode of each spatial dimension.
+std::string padding_modes(const ConvDesc& desc) {
+  std::string out;
+  for (int j = 0; j < desc.spatial_dims(); ++j) {
+    out += std::string(j > 0 ? ", " : "") +
+           to_string(desc.circular(j) ? PaddingMode::kCircular
+                                      : PaddingMode::kZeros);
+  }
+  return out;
+}
+
 // What the plan does with split channels: the scheme its full-channel
 // tensors amount to, and the channel group.
 std::string channel_scheme(const ConvPlan& plan) {
@@ -46,7 +57,8 @@ Fingerprint fingerprint(const ConvPlan& plan, const char* element,
   Fingerprint f = typed("convolution", element, space);
   f.add("input", plan.src_layout.distribution());
   add_window(f, plan.desc());
-  f.add("overlap",
+  f.add("padding mode", padding_modes(plan.desc()))
+      .add("overlap",
         plan.overlap == ConvOverlap::kInteriorFirst ? "interior first" : "none")
       .add("halo transport", to_string(plan.transport))
       .add("channel scheme", channel_scheme(plan));
