@@ -41,6 +41,7 @@ ConvDesc DeconvDesc::adjoint() const {
   c.dilation = dilation;
   c.padding_lower = padding_lower;
   c.padding_upper = padding_upper;
+  c.padding_mode = padding_mode;
   return c;
 }
 

@@ -20,6 +20,8 @@
 #ifndef DISTCONV_DECONV_DESC_H_
 #define DISTCONV_DECONV_DESC_H_
 
+#include <vector>
+
 #include "distconv/conv_desc.h"
 #include "distconv/shape.h"
 
@@ -36,12 +38,22 @@ struct DeconvDesc {
   Shape padding_upper;   // >= 0
   Shape output_padding;  // >= 0, < stride
   ConvBias bias = ConvBias::kNone;  // over out_channels
+  // One entry per spatial dimension, or empty: kZeros in every one. With
+  // circular padding the layer is the adjoint of the circular convolution:
+  // what lands in the padding past one end of the output is added to the
+  // cells at the other end.
+  std::vector<PaddingMode> padding_mode;
 
   // Stride and dilation 1, no padding, no bias, one group.
   static DeconvDesc make(Index in_channels, Index out_channels,
                          const Shape& kernel);
 
   int spatial_dims() const { return kernel.ndims(); }
+  // Whether spatial dimension `d` (0-based) wraps around.
+  bool circular(int d) const {
+    return !padding_mode.empty() &&
+           padding_mode[d] == PaddingMode::kCircular;
+  }
   // The convolution this one is the adjoint of (no bias: the transposed
   // convolution's bias is over its own outputs).
   ConvDesc adjoint() const;
@@ -58,7 +70,8 @@ struct DeconvDesc {
            a.kernel == b.kernel && a.stride == b.stride &&
            a.dilation == b.dilation && a.padding_lower == b.padding_lower &&
            a.padding_upper == b.padding_upper &&
-           a.output_padding == b.output_padding && a.bias == b.bias;
+           a.output_padding == b.output_padding && a.bias == b.bias &&
+           a.padding_mode == b.padding_mode;
   }
   friend bool operator!=(const DeconvDesc& a, const DeconvDesc& b) {
     return !(a == b);

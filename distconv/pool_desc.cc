@@ -20,6 +20,7 @@ ConvDesc PoolDesc::window_conv(Index channels) const {
   c.stride = stride;
   c.padding_lower = padding_lower;
   c.padding_upper = padding_upper;
+  c.padding_mode = padding_mode;
   return c;
 }
 

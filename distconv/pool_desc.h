@@ -12,7 +12,10 @@
 //  - kAverageExcludePadding: divided by the number of input cells in the
 //    window.
 // Padding must be smaller than the kernel, so every window holds at least
-// one input cell.
+// one input cell. Where the padding mode is kCircular (ConvDesc), padding
+// holds the cells of the other end instead (as if the input were padded by
+// wrapping first): they count as input cells, also for kMax and both
+// averages.
 //
 //   PoolDesc pool = PoolDesc::make(PoolKind::kMax, {3, 3});   // stride 3
 //   pool.stride = {2, 2};
@@ -20,6 +23,8 @@
 //   pool.dst_shape({1, 16, 512, 512});                 // {1, 16, 256, 256}
 #ifndef DISTCONV_POOL_DESC_H_
 #define DISTCONV_POOL_DESC_H_
+
+#include <vector>
 
 #include "distconv/conv_desc.h"
 #include "distconv/shape.h"
@@ -34,11 +39,18 @@ struct PoolDesc {
   Shape stride;         // >= 1
   Shape padding_lower;  // >= 0, < kernel
   Shape padding_upper;  // >= 0, < kernel
+  // One entry per spatial dimension, or empty: kZeros in every one.
+  std::vector<PaddingMode> padding_mode;
 
   // Stride equal to the kernel (non-overlapping windows), no padding.
   static PoolDesc make(PoolKind kind, const Shape& kernel);
 
   int spatial_dims() const { return kernel.ndims(); }
+  // Whether spatial dimension `d` (0-based) wraps around.
+  bool circular(int d) const {
+    return !padding_mode.empty() &&
+           padding_mode[d] == PaddingMode::kCircular;
+  }
   // Throws distconv::Error naming the values unless `src_shape` (N, C,
   // spatial...) and this description fit together and give a non-empty
   // output.
@@ -51,7 +63,8 @@ struct PoolDesc {
   friend bool operator==(const PoolDesc& a, const PoolDesc& b) {
     return a.kind == b.kind && a.kernel == b.kernel && a.stride == b.stride &&
            a.padding_lower == b.padding_lower &&
-           a.padding_upper == b.padding_upper;
+           a.padding_upper == b.padding_upper &&
+           a.padding_mode == b.padding_mode;
   }
   friend bool operator!=(const PoolDesc& a, const PoolDesc& b) {
     return !(a == b);

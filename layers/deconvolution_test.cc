@@ -53,7 +53,21 @@ std::vector<DeconvCase> cases() {
   DeconvDesc lopsided =
       deconv(2, 3, {3, 1, 2}, {2, 1, 1}, {1, 0, 0}, {0, 0, 1}, kB);
   lopsided.dilation = {1, 1, 2};
+  const PaddingMode kC = PaddingMode::kCircular, kZ = PaddingMode::kZeros;
+  DeconvDesc unet_circular = deconv(3, 2, {4, 4}, {2, 2}, {1, 1}, {1, 1});
+  unet_circular.padding_mode = {kC, kC};
+  DeconvDesc lopsided_circular = lopsided;
+  lopsided_circular.padding_mode = {kC, kZ, kC};
+  // The output's padding as wide as the output: one rank wraps onto
+  // itself, several reach past their neighbours.
+  DeconvDesc wide_circular = deconv(1, 2, {5, 5}, {1, 1}, {2, 1}, {2, 1}, kB);
+  wide_circular.padding_mode = {kC, kC};
   return {
+      {"unet_4x4_stride2_pad1_circular", unet_circular, {2, 3, 5, 6}},
+      {"3d_lopsided_dilation_circular_d_w", lopsided_circular,
+       {2, 2, 4, 3, 4}},
+      {"circular_padding_as_wide_as_the_output", wide_circular,
+       {1, 1, 2, 3}},
       {"unet_4x4_stride2_pad1",
        deconv(3, 2, {4, 4}, {2, 2}, {1, 1}, {1, 1}),
        {2, 3, 5, 6}},

@@ -178,10 +178,11 @@ TEST_F(Disagreement, Pooling) {
   PoolDesc kernel = PoolDesc::make(PoolKind::kMax, {3, 3});
   kernel.stride = {2, 2};
   kernel.padding_lower = kernel.padding_upper = {1, 1};
-  PoolDesc kind = kernel;
+  PoolDesc kind = kernel, mode = kernel;
   if (odd_one()) {
     kernel = PoolDesc::make(PoolKind::kMax, {2, 2});
     kind.kind = PoolKind::kAverageExcludePadding;
+    mode.padding_mode = {PaddingMode::kZeros, PaddingMode::kCircular};
   }
   expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kGridMismatch,
                             says("pooling", "kernel", "3x3", "2x2"),
@@ -190,16 +191,29 @@ TEST_F(Disagreement, Pooling) {
                             "ranks disagree on the "
                             "pooling: kind max on rank 0",
                             [&] { Pooling<float> p(grid_, kind, src_); });
+  expect_error_on_all_ranks(
+      MPI_COMM_WORLD, ErrorKind::kGridMismatch,
+      says("pooling", "padding mode", "zeros, zeros", "zeros, circular"),
+      [&] { Pooling<float> p(grid_, mode, src_); });
 }
 
 TEST_F(Disagreement, TransposedConvolution) {
   DeconvDesc d = DeconvDesc::make(4, 2, {2, 2});
   d.stride = {2, 2};
-  if (odd_one()) d.out_channels = 3;
+  DeconvDesc mode = d;
+  if (odd_one()) {
+    d.out_channels = 3;
+    mode.padding_mode = {PaddingMode::kCircular, PaddingMode::kCircular};
+  }
   expect_error_on_all_ranks(
       MPI_COMM_WORLD, ErrorKind::kGridMismatch,
       says("transposed convolution", "output channels", "2", "3"),
       [&] { Deconvolution<float> c(grid_, d, src_); });
+  expect_error_on_all_ranks(
+      MPI_COMM_WORLD, ErrorKind::kGridMismatch,
+      says("transposed convolution", "padding mode", "zeros, zeros",
+           "circular, circular"),
+      [&] { Deconvolution<float> c(grid_, mode, src_); });
 }
 
 TEST_F(Disagreement, BatchNorm) {

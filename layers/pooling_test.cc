@@ -39,12 +39,33 @@ PoolDesc pool(PoolKind kind, Shape k, Shape s, Shape pl, Shape pu) {
   return d;
 }
 
+PoolDesc circular(PoolDesc d, std::vector<PaddingMode> modes) {
+  d.padding_mode = std::move(modes);
+  return d;
+}
+
 // The support matrix: every case runs on every grid.
 std::vector<PoolCase> cases() {
   const PoolKind kMax = PoolKind::kMax;
   const PoolKind kInc = PoolKind::kAverageIncludePadding;
   const PoolKind kExc = PoolKind::kAverageExcludePadding;
+  const PaddingMode kC = PaddingMode::kCircular, kZ = PaddingMode::kZeros;
   return {
+      {"max_3x3_stride2_circular_with_ties",
+       circular(pool(kMax, {3, 3}, {2, 2}, {1, 1}, {1, 1}), {kC, kC}),
+       {1, 2, 12, 9}},
+      {"avg_exclude_circular_h_lopsided",
+       circular(pool(kExc, {3, 2}, {1, 2}, {2, 0}, {1, 1}), {kC, kZ}),
+       {1, 2, 9, 10}},
+      // Halos as wide as the input: one rank wraps onto itself, several
+      // ranks reach past their neighbours.
+      {"max_circular_padding_as_wide_as_the_input",
+       circular(pool(kMax, {3, 3}, {1, 1}, {2, 2}, {2, 1}), {kC, kC}),
+       {1, 1, 2, 5}},
+      {"avg3d_include_circular_d_w",
+       circular(pool(kInc, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}),
+                {kC, kZ, kC}),
+       {1, 2, 5, 6, 7}},
       {"max_2x2_stride2_odd_extents",
        pool(kMax, {2, 2}, {2, 2}, {0, 0}, {0, 0}), {2, 3, 11, 10}},
       {"max_3x3_stride2_same_with_ties",

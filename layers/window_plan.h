@@ -56,6 +56,7 @@ struct WindowPlan {
   Desc local_desc(Desc desc) const {
     desc.padding_lower = window.padding_lower;
     desc.padding_upper = window.padding_upper;
+    desc.padding_mode.clear();  // the halos hold what circular padding reads
     return desc;
   }
   friend bool operator==(const WindowPlan& a, const WindowPlan& b);

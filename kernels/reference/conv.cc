@@ -29,6 +29,7 @@ void for_each_tap(const ConvDesc& desc, const Shape& src_shape,
   const Index fg = desc.out_channels / desc.groups;
   const Spatial3 sp = spatial3(desc, src_shape, dst_shape);
   const auto& [in, out, ker, str, dil, pad, wrap] = sp;
+  (void)wrap;  // sp.at wraps
   const Index in_volume = sp.in_volume();
   const Index out_volume = sp.out_volume();
   const Index ker_volume = sp.ker_volume();

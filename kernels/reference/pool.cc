@@ -27,6 +27,7 @@ void for_each_window(const PoolDesc& desc, const Shape& src_shape,
   const Spatial3 sp =
       spatial3(desc.window_conv(src_shape[1]), src_shape, dst_shape);
   const auto& [in, out, ker, str, dil, pad, wrap] = sp;  // dilation 1
+  (void)wrap;  // sp.at wraps
   const Index in_volume = sp.in_volume();
   const Index out_volume = sp.out_volume();
   const Index ker_volume = sp.ker_volume();
@@ -40,13 +41,10 @@ void for_each_window(const PoolDesc& desc, const Shape& src_shape,
       for (Index k0 = 0; k0 < ker[0]; ++k0)
       for (Index k1 = 0; k1 < ker[1]; ++k1)
       for (Index k2 = 0; k2 < ker[2]; ++k2) {
-        const Index i0 = o0 * str[0] - pad[0] + k0;
-        const Index i1 = o1 * str[1] - pad[1] + k1;
-        const Index i2 = o2 * str[2] - pad[2] + k2;
-        if (i0 < 0 || i0 >= in[0] || i1 < 0 || i1 >= in[1] || i2 < 0 ||
-            i2 >= in[2]) {
-          continue;
-        }
+        const Index i0 = sp.at(0, o0 * str[0] - pad[0] + k0);
+        const Index i1 = sp.at(1, o1 * str[1] - pad[1] + k1);
+        const Index i2 = sp.at(2, o2 * str[2] - pad[2] + k2);
+        if (i0 < 0 || i1 < 0 || i2 < 0) continue;
         cells[count++] = p * in_volume + (i0 * in[1] + i1) * in[2] + i2;
       }
       const Index divisor =

@@ -27,7 +27,8 @@ void add_window(Fingerprint& f, const Desc& desc) {
 }
 
 // "zeros, circular": the padding mode of each spatial dimension.
-std::string padding_modes(const ConvDesc& desc) {
+template <typename Desc>
+std::string padding_modes(const Desc& desc) {
   std::string out;
   for (int j = 0; j < desc.spatial_dims(); ++j) {
     out += std::string(j > 0 ? ", " : "") +
@@ -69,7 +70,8 @@ Fingerprint fingerprint(const DeconvPlan& plan, const char* element) {
   Fingerprint f = typed("transposed convolution", element);
   f.add("input", plan.src_layout().distribution());
   add_window(f, plan.desc);
-  f.add("output padding", plan.desc.output_padding);
+  f.add("output padding", plan.desc.output_padding)
+      .add("padding mode", padding_modes(plan.desc));
   return f.add("output layout", plan.dst_layout());
 }
 
@@ -80,7 +82,8 @@ Fingerprint fingerprint(const PoolPlan& plan, const char* element) {
       .add("kernel", plan.desc.kernel)
       .add("stride", plan.desc.stride)
       .add("lower padding", plan.desc.padding_lower)
-      .add("upper padding", plan.desc.padding_upper);
+      .add("upper padding", plan.desc.padding_upper)
+      .add("padding mode", padding_modes(plan.desc));
   return f.add("input layout", plan.src_layout());
 }
 
