@@ -65,15 +65,18 @@ class _ConvNd(_Planned):
                  device, dtype, channel_parallelism, transposed=False,
                  output_padding=0):
         super().__init__(grid, spatial)
-        if padding_mode != "zeros":
-            raise _unsupported("padding_mode %r (only 'zeros')" % padding_mode)
+        modes = ("zeros",) if transposed else ("zeros", "circular")
+        if padding_mode not in modes:
+            raise _unsupported("padding_mode %r (only %s)" % (
+                padding_mode, " or ".join(repr(m) for m in modes)))
         if device is not None and torch.device(device).type != "cpu":
             raise _unsupported("device %s (the PyTorch layers run on CPU)" %
                                device)
         nn_cls = {(2, False): torch.nn.Conv2d, (3, False): torch.nn.Conv3d,
                   (2, True): torch.nn.ConvTranspose2d,
                   (3, True): torch.nn.ConvTranspose3d}[(spatial, transposed)]
-        extra = {"output_padding": output_padding} if transposed else {}
+        extra = ({"output_padding": output_padding} if transposed else
+                 {"padding_mode": padding_mode})
         like = nn_cls(in_channels, out_channels, kernel_size, stride=stride,
                       padding=padding, dilation=dilation, groups=groups,
                       bias=bias, dtype=dtype, **extra)
@@ -115,7 +118,8 @@ class _ConvNd(_Planned):
                                                          dist)
         desc = _C.ConvDesc(self.in_channels, self.out_channels,
                            self.kernel_size, self.stride, self.dilation,
-                           self._lower, self._upper, self.groups, has_bias)
+                           self._lower, self._upper, self.groups, has_bias,
+                           self.padding_mode == "circular")
         return getattr(_C, "Convolution" + suffix)(self.grid, desc, dist,
                                                    self._scheme)
 

@@ -142,8 +142,11 @@ void bind_conv(py::module_& m) {
       .def(py::init([](Index in, Index out, const Shape& kernel,
                        const Shape& stride, const Shape& dilation,
                        const Shape& padding_lower, const Shape& padding_upper,
-                       Index groups, bool bias) {
+                       Index groups, bool bias, bool circular) {
              ConvDesc d = ConvDesc::make(in, out, kernel);
+             if (circular) {
+               d.padding_mode.assign(kernel.ndims(), PaddingMode::kCircular);
+             }
              d.stride = stride;
              d.dilation = dilation;
              d.padding_lower = padding_lower;
@@ -154,7 +157,8 @@ void bind_conv(py::module_& m) {
            }),
            py::arg("in_channels"), py::arg("out_channels"), py::arg("kernel"),
            py::arg("stride"), py::arg("dilation"), py::arg("padding_lower"),
-           py::arg("padding_upper"), py::arg("groups"), py::arg("bias"));
+           py::arg("padding_upper"), py::arg("groups"), py::arg("bias"),
+           py::arg("circular") = false);
   py::class_<DeconvDesc>(m, "DeconvDesc")
       .def(py::init([](Index in, Index out, const Shape& kernel,
                        const Shape& stride, const Shape& dilation,

@@ -90,7 +90,9 @@ class Errors(unittest.TestCase):
     def test_unsupported_options(self):
         for make in (
                 lambda: distconv.nn.Conv2d(self.grid, 3, 4, 3,
-                                           padding_mode="circular"),
+                                           padding_mode="reflect"),
+                lambda: distconv.nn.ConvTranspose2d(self.grid, 3, 4, 3,
+                                                    padding_mode="circular"),
                 lambda: distconv.nn.MaxPool2d(self.grid, 2, ceil_mode=True),
                 lambda: distconv.nn.BatchNorm2d(self.grid, 3, momentum=None),
                 lambda: distconv.nn.CrossEntropyLoss(self.grid,

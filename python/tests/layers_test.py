@@ -45,6 +45,20 @@ class Convolutions(unittest.TestCase):
                     **({"channel_parallelism": scheme} if gr else {})),
                     (2, 4, 6, 5), torch.float64)
 
+    def test_conv_circular_padding(self):
+        for dtype in DTYPES:
+            for g in grids(4):
+                for kw in (dict(padding=1), dict(stride=2, padding=(2, 1),
+                                                 dilation=(1, 2))):
+                    check_module(self, g, lambda gr: module(
+                        gr, "Conv2d", 4, 6, 3, padding_mode="circular",
+                        dtype=dtype, **kw), (3, 4, 9, 7), dtype)
+            for g in grids(5, channels=False):
+                check_module(self, g, lambda gr: module(
+                    gr, "Conv3d", 2, 3, (3, 2, 3), padding=(1, 0, 2),
+                    padding_mode="circular", dtype=dtype),
+                    (2, 2, 7, 5, 4), dtype)
+
     def test_conv3d(self):
         for dtype in DTYPES:
             for g in grids(5):
