@@ -15,7 +15,8 @@ constexpr Index kMaxChannels = 8;
 
 class Draw {
  public:
-  explicit Draw(std::uint64_t seed) : rng_(seed) {}
+  explicit Draw(std::uint64_t seed)
+      : rng_(seed), side_(seed ^ 0x9e3779b97f4a7c15ull) {}
   // Uniform in [lo, hi].
   Index in(Index lo, Index hi) {
     return std::uniform_int_distribution<Index>(lo, hi)(rng_);
@@ -26,9 +27,26 @@ class Draw {
     for (int d = 0; d < n; ++d) s[d] = in(lo, hi);
     return s;
   }
+  // Padding modes for a description whose other fields are drawn and
+  // valid: circular with probability 1/3 where the padding is no wider
+  // than `extent` (the input's; the output's for a transposed
+  // convolution). From a stream of their own, so that adding them left
+  // every other field of a seed's chain as it was.
+  template <typename Desc>
+  void padding_modes(Desc& d, const Shape& extent) {
+    const int sd = d.spatial_dims();
+    d.padding_mode.assign(sd, PaddingMode::kZeros);
+    for (int j = 0; j < sd; ++j) {
+      const bool fits = d.padding_lower[j] <= extent[j + 2] &&
+                        d.padding_upper[j] <= extent[j + 2];
+      if (std::bernoulli_distribution(1.0 / 3)(side_) && fits) {
+        d.padding_mode[j] = PaddingMode::kCircular;
+      }
+    }
+  }
 
  private:
-  std::mt19937_64 rng_;
+  std::mt19937_64 rng_, side_;
 };
 
 Index gcd(Index a, Index b) { return b == 0 ? a : gcd(b, a % b); }
@@ -93,6 +111,7 @@ ChainOp draw_op(const Shape& src, Draw& draw) {
                 [&](const Shape& s) {
                   draw_sliding(op.conv, c, sd, draw);
                   op.conv.bias = draw_bias(draw);
+                  draw.padding_modes(op.conv, s);
                   return op.conv.dst_shape(s);
                 },
                 src)) {
@@ -109,7 +128,9 @@ ChainOp draw_op(const Shape& src, Draw& draw) {
                         draw.in(0, op.deconv.stride[d] - 1);
                   }
                   op.deconv.bias = draw_bias(draw);
-                  return op.deconv.dst_shape(s);
+                  const Shape out = op.deconv.dst_shape(s);
+                  draw.padding_modes(op.deconv, out);
+                  return out;
                 },
                 src)) {
           return op;
@@ -127,6 +148,7 @@ ChainOp draw_op(const Shape& src, Draw& draw) {
                     op.pool.padding_lower[d] = draw.in(0, op.pool.kernel[d] - 1);
                     op.pool.padding_upper[d] = draw.in(0, op.pool.kernel[d] - 1);
                   }
+                  draw.padding_modes(op.pool, s);
                   return op.pool.dst_shape(s);
                 },
                 src)) {
@@ -205,8 +227,16 @@ std::string dims(const Shape& s) {
   return out.str();
 }
 
-std::string padding(const Shape& lower, const Shape& upper) {
-  return dims(lower) + "/" + dims(upper);
+// "1x2/0x1", with " circular HxW" naming the dimensions that wrap.
+template <typename Desc>
+std::string padding(const Desc& d) {
+  std::string out = dims(d.padding_lower) + "/" + dims(d.padding_upper);
+  std::string wrap;
+  const char* names[] = {"D", "H", "W"};
+  for (int j = 0; j < d.spatial_dims(); ++j) {
+    if (d.circular(j)) wrap += names[3 - d.spatial_dims() + j];
+  }
+  return wrap.empty() ? out : out + " circular " + wrap;
 }
 
 const char* bias(ConvBias b) { return b == ConvBias::kAdd ? " bias" : ""; }
@@ -241,21 +271,21 @@ std::string ChainOp::describe() const {
       out << "conv " << conv.in_channels << "->" << conv.out_channels << " k"
           << dims(conv.kernel) << " s" << dims(conv.stride) << " d"
           << dims(conv.dilation) << " pad "
-          << padding(conv.padding_lower, conv.padding_upper) << " g"
+          << padding(conv) << " g"
           << conv.groups << bias(conv.bias);
       break;
     case ChainOpKind::kDeconvolution:
       out << "deconv " << deconv.in_channels << "->" << deconv.out_channels
           << " k" << dims(deconv.kernel) << " s" << dims(deconv.stride)
           << " d" << dims(deconv.dilation) << " pad "
-          << padding(deconv.padding_lower, deconv.padding_upper) << " outpad "
+          << padding(deconv) << " outpad "
           << dims(deconv.output_padding) << " g" << deconv.groups
           << bias(deconv.bias);
       break;
     case ChainOpKind::kPooling:
       out << "pool " << to_string(pool.kind) << " k" << dims(pool.kernel)
           << " s" << dims(pool.stride) << " pad "
-          << padding(pool.padding_lower, pool.padding_upper);
+          << padding(pool);
       break;
     case ChainOpKind::kBatchNorm:
       out << "batch norm";

@@ -5,7 +5,8 @@
 //   bias), transposed convolution (kernel, stride, dilation, padding,
 //   output padding, groups, bias), pooling (max, average with or without
 //   padding), batch norm (global statistics, training), ReLU and leaky
-//   ReLU, and concatenation of a tensor with itself,
+//   ReLU, and concatenation of a tensor with itself; the padding of the
+//   first three zeros or circular per dimension,
 // each on its own random grid of the ranks (channels split where the layer
 // supports it), its input's partitions balanced or random (uneven, often
 // with empty parts). Consecutive operations meet through a redistribution
