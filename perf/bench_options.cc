@@ -83,6 +83,11 @@ n"name"; dilation 0 = dense; id/kd make it 3D).
                          correctness mode: compare with the reference loops
                          (default), or with the layer on rank 0 alone
   --overlap=on|off       compute the interior while halos travel (default on)
+  --padding-mode=zeros|circular
+                         --conv, --deconv, --pool: padding of zeros
+                         (default), or wrapped around from the other end in
+                         every spatial dimension (periodic data; padding no
+                         wider than the input); not with --impl=onednn
   --channels=stationary_output|stationary_input|stationary_weights
                          --conv on a grid splitting channels (C > 1 in
                          --grid): allgather the input and keep the output
@@ -187,6 +192,11 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
       require(v == "on" || v == "off", ErrorKind::kInvalidArgument,
               "--overlap=", v, " is not on or off");
       o.overlap = v == "on" ? ConvOverlap::kInteriorFirst : ConvOverlap::kNone;
+    } else if (take(arg, "--padding-mode", &v)) {
+      require(v == "zeros" || v == "circular", ErrorKind::kInvalidArgument,
+              "--padding-mode=", v, " is not zeros or circular");
+      o.padding_mode =
+          v == "circular" ? PaddingMode::kCircular : PaddingMode::kZeros;
     } else if (take(arg, "--channels", &v)) {
       o.channels = channel_parallelism_named(v, "--channels");
     } else if (take(arg, "--channel-blocks", &v)) {
@@ -247,6 +257,20 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
           "--pool, --bnorm and --eltwise: --dir=fwd, bwd_d or all");
   require(o.impl == BenchImpl::kDistconv || o.dt == BenchDataType::kF32,
           ErrorKind::kInvalidArgument, "--impl=onednn needs --dt=f32");
+  if (o.padding_mode == PaddingMode::kCircular) {
+    require(o.driver == ProblemKind::kConvolution ||
+                o.driver == ProblemKind::kDeconvolution ||
+                o.driver == ProblemKind::kPooling,
+            ErrorKind::kInvalidArgument,
+            "--padding-mode=circular is for --conv, --deconv and --pool");
+    require(o.impl == BenchImpl::kDistconv, ErrorKind::kInvalidArgument,
+            "--impl=onednn has no circular padding (oneDNN pads with zeros)");
+    for (ConvProblem& p : o.problems) {
+      p.desc.padding_mode.assign(p.desc.spatial_dims(),
+                                 PaddingMode::kCircular);
+      p.desc.validate(p.src_shape);
+    }
+  }
   return o;
 }
 

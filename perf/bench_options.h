@@ -45,6 +45,9 @@ struct BenchOptions {
   BenchDataType dt = BenchDataType::kF32;
   BenchMode mode = BenchMode::kCorrectness;
   ConvOverlap overlap = ConvOverlap::kInteriorFirst;
+  // --padding-mode: what the padding of --conv, --deconv and --pool holds,
+  // in every spatial dimension (set in each problem's desc as well).
+  PaddingMode padding_mode = PaddingMode::kZeros;
   // --conv on grids splitting channels: the channel/filter scheme.
   ChannelParallelism channels = ChannelParallelism::kStationaryOutput;
   int channel_blocks = 0;  // --channel-blocks (0: the squarest split)

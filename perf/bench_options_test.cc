@@ -57,6 +57,26 @@ TEST(BenchOptions, DriversParseTheirOwnDescriptors) {
   EXPECT_EQ(to_string(cat.problems[0]), "mb2_ic8ih32iw32");
 }
 
+// --padding-mode=circular reaches every problem's description, and the
+// pooling and transposed-convolution descriptions made from it.
+TEST(BenchOptions, CircularPaddingInEveryProblem) {
+  const BenchOptions o = parse_bench_options(
+      {"--pool", "--padding-mode=circular", "mb1ic2ih8iw6kh3kw3ph1pw1",
+       "mb1ic2id4ih4iw4kd3kh3kw3pd1ph1pw1"});
+  EXPECT_EQ(o.padding_mode, PaddingMode::kCircular);
+  for (const ConvProblem& p : o.problems) {
+    const PoolDesc pool = pool_desc(p, PoolKind::kMax);
+    for (int j = 0; j < p.desc.spatial_dims(); ++j) {
+      EXPECT_TRUE(p.desc.circular(j) && pool.circular(j));
+    }
+  }
+  const BenchOptions d = parse_bench_options(
+      {"--deconv", "--padding-mode=circular", "mb1ic2ih8oc4kh4sh2ph1"});
+  EXPECT_TRUE(deconv_desc(d.problems[0]).circular(1));
+  EXPECT_EQ(parse_bench_options({"mb1ic1ih4oc1kh1"}).padding_mode,
+            PaddingMode::kZeros);
+}
+
 TEST(BenchOptions, BadArgumentsAreNamed) {
   for (const std::vector<std::string>& args :
        std::vector<std::vector<std::string>>{
@@ -69,6 +89,10 @@ TEST(BenchOptions, BadArgumentsAreNamed) {
            {"--dump-format=zarr", "mb1ic1ih4oc1kh1"},
            {"--frobnicate", "mb1ic1ih4oc1kh1"},
            {"--impl=onednn", "--dt=f64", "mb1ic1ih4oc1kh1"},
+           {"--padding-mode=reflect", "mb1ic1ih4oc1kh1"},
+           {"--padding-mode=circular", "--impl=onednn", "mb1ic1ih4oc1kh1"},
+           {"--bnorm", "--padding-mode=circular", "mb1ic1ih4"},
+           {"--padding-mode=circular", "mb1ic1ih4oc1kh3ph5"},
            {"--json"},
            {"mb1ic1ih4oc1kh1", "--pool"},
            {"--pool", "--dir=bwd_w", "mb1ic1ih4kh1"},

@@ -304,6 +304,7 @@ DeconvDesc deconv_desc(const ConvProblem& p) {
   d.dilation = c.dilation;
   d.padding_lower = c.padding_lower;
   d.padding_upper = c.padding_upper;
+  d.padding_mode = c.padding_mode;
   // The output size the adjoint convolution's input has, beyond what
   // stride, kernel and padding give (an upper padding clamped to 0).
   const Shape src = c.dst_shape(p.src_shape);
@@ -325,6 +326,7 @@ PoolDesc pool_desc(const ConvProblem& p, PoolKind kind) {
   d.stride = p.desc.stride;
   d.padding_lower = p.desc.padding_lower;
   d.padding_upper = p.desc.padding_upper;
+  d.padding_mode = p.desc.padding_mode;
   return d;
 }
 

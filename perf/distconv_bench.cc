@@ -190,7 +190,8 @@ void report(const BenchOptions& o, const ConvProblem& p, const Result& r,
   const std::string dt = o.dt == BenchDataType::kF32 ? "f32" : "f64";
   const std::string overlap =
       o.overlap == ConvOverlap::kInteriorFirst ? "on" : "off";
-  const std::string label = channels.empty() ? grid : grid + " " + channels;
+  std::string label = channels.empty() ? grid : grid + " " + channels;
+  if (o.padding_mode == PaddingMode::kCircular) label += " circular padding";
   if (o.json) {
     std::ostringstream j;
     j << "{\"driver\": \"" << to_string(o.driver) << "\", \"problem\": \""
@@ -198,7 +199,8 @@ void report(const BenchOptions& o, const ConvProblem& p, const Result& r,
       << impl << "\", \"grid\": \"" << grid << "\", \"ranks\": " << ranks
       << ", \"threads\": \"" << (threads ? threads : "") << "\", \"dir\": \""
       << to_string(o.dir) << "\", \"dt\": \"" << dt << "\", \"mode\": \""
-      << to_string(o.mode) << "\", \"overlap\": \"" << overlap << "\"";
+      << to_string(o.mode) << "\", \"overlap\": \"" << overlap
+      << "\", \"padding_mode\": \"" << to_string(o.padding_mode) << "\"";
     if (!channels.empty()) j << ", \"channels\": \"" << channels << "\"";
     j << ", \"status\": \"" << r.status << "\", \"median_ms\": "
       << r.median_ms << ", \"min_ms\": " << r.min_ms
