@@ -142,7 +142,8 @@ TEST(ConvGeometry, CircularPaddingExtendsTheEndParts) {
   for (int trial = 0; trial < 3000; ++trial) {
     const Case t = random_case(rng);
     const ConvGeometry g(t.desc, t.src_shape);
-    const HaloLayout dx = g.diff_src_layout(t.dist, StorageOrder::kChannelsLast);
+    const HaloLayout dx =
+        g.diff_src_layout(t.dist, StorageOrder::kChannelsLast);
     Shape padded = t.src_shape;
     for (int j = 0; j < t.desc.spatial_dims(); ++j) {
       const Boundary want =

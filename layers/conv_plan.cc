@@ -43,7 +43,7 @@ class Planner {
       if (c.pf > 1) {  // gather the channel block over the row of members
         const BlockPartition block = sub_partition(c_parts, i * c.pf, c.pf);
         p_.x_full = full(p_.src_layout, block, 1, "src");
-        p_.dx_full = full(p_.diff_src_layout, block, 1, "diff_src");
+        p_.dx_full = full(dx_layout(), block, 1, "diff_src");
       }
       if (c.pc > 1) {  // sum the filter block over the column of members
         const BlockPartition pieces =
@@ -59,7 +59,7 @@ class Planner {
     p_.x_buf = buffer(p_.x_full, p_.src_layout, first_c);
     p_.y_buf = buffer(p_.y_full, p_.dst_layout, first_f);
     p_.dy_buf = buffer(p_.dy_full, p_.diff_dst_layout, first_f);
-    p_.dx_buf = buffer(p_.dx_full, p_.diff_src_layout, first_c);
+    p_.dx_buf = buffer(p_.dx_full, dx_layout(), first_c);
     // Weights: the filters this rank computes by the input channels it
     // reads (all of a group's unless channels are split).
     const Shape ws = desc.weights_shape();
@@ -119,6 +119,10 @@ class Planner {
   }
 
  private:
+  // The input gradient the pieces write.
+  const HaloLayout& dx_layout() const {
+    return p_.diff_src_folded ? *p_.diff_src_folded : p_.diff_src_layout;
+  }
   ConvChannelTensor full(const HaloLayout& layout, const BlockPartition& block,
                          int members_dim, const char* what) const {
     return {full_channel_layout(layout, block.extent(), what), block,
@@ -223,6 +227,7 @@ bool operator==(const ConvPlan& a, const ConvPlan& b) {
          a.dst_layout == b.dst_layout &&
          a.diff_dst_layout == b.diff_dst_layout &&
          a.diff_src_layout == b.diff_src_layout &&
+         a.diff_src_folded == b.diff_src_folded &&
          a.slice_shape == b.slice_shape && a.slice_rank == b.slice_rank &&
          a.member == b.member && a.x_full == b.x_full &&
          a.dx_full == b.dx_full && a.y_full == b.y_full &&
@@ -302,7 +307,7 @@ ConvPlan plan_convolution(const ConvDesc& desc, const Distribution& src,
       geometry.src_layout(src, dst, StorageOrder::kChannelsLast), "src");
   HaloLayout diff_dst_layout =
       geometry.diff_dst_layout(src, dst, StorageOrder::kChannelsLast);
-  HaloLayout diff_src_layout =
+  HaloLayout diff_src_folded =
       geometry.diff_src_layout(src, StorageOrder::kChannelsLast);
   ConvPlan plan{std::move(geometry),
                 rank,
@@ -313,7 +318,10 @@ ConvPlan plan_convolution(const ConvDesc& desc, const Distribution& src,
                 std::move(src_layout),
                 HaloLayout(dst).with_storage(StorageOrder::kChannelsLast),
                 std::move(diff_dst_layout),
-                std::move(diff_src_layout)};
+                HaloLayout(src).with_storage(StorageOrder::kChannelsLast)};
+  for (int j = 0; j < desc.spatial_dims(); ++j) {
+    if (desc.circular(j)) plan.diff_src_folded = diff_src_folded;
+  }
   Planner planner(plan);
   planner.buffers();
   planner.pieces();

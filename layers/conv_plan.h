@@ -108,6 +108,11 @@ struct ConvPlan {
   internal::ChannelPlan channels;
   Distribution dst;  // lined up with the input's distribution
   HaloLayout src_layout, dst_layout, diff_dst_layout, diff_src_layout;
+  // Circular padding only: the input gradient with halos at the periodic
+  // ends (ConvGeometry::diff_src_layout), where backward-data computes the
+  // padding cells' gradients; a reverse halo exchange adds them to the
+  // cells at the other end, and the shards are copied to diff_src.
+  std::optional<HaloLayout> diff_src_folded;
 
   // Channel parallelism only (channels.split): the grid of the ranks
   // sharing this rank's channel coordinate, this rank's place in it and

@@ -8,6 +8,7 @@
 #include "layers/internal/convolution_impl.h"
 #include "layers/internal/gradient_sum.h"
 #include "layers/internal/local_conv_of.h"
+#include "layers/internal/pointwise.h"
 
 namespace distconv {
 namespace internal {
@@ -38,6 +39,10 @@ struct ConvBackend<T, HostSpace> {
   static void sum_per_channel(const Context&, const StridedView<const T>& v,
                               T* sums) {
     internal::sum_per_channel(v, sums);
+  }
+  static void copy(const Context&, const StridedView<const T>& from,
+                   const StridedView<T>& to) {
+    internal::copy(from, to);
   }
 };
 

@@ -64,15 +64,15 @@
 // Circular padding (ConvDesc::padding_mode): the input's halos past the
 // ends of a periodic dimension are filled from the other end (a rank that
 // holds the whole dimension wraps onto itself; halos may span several
-// ranks), and the local convolutions run without padding there. The input
-// gradient's layout then has halos at those ends: backward_data computes
-// the gradients of the padding cells there and adds them to the cells at
-// the other end (a reverse halo exchange); the halo cells are left
-// holding what they sent.
+// ranks), and the local convolutions run without padding there.
+// backward_data computes the gradients of those padding cells into a
+// buffer of the layer's (ConvPlan::diff_src_folded), adds them to the
+// cells at the other end (a reverse halo exchange), and copies the shard
+// to diff_src (one pass over it).
 //
 // Supported: 2D and 3D, any kernel, stride, dilation, asymmetric padding
-// (zeros or circular, per dimension), groups, bias; grids splitting N, C and any spatial dimensions, uneven
-// and empty shards. fp32 runs on oneDNN; fp64 on the reference kernels
+// (zeros or circular, per dimension), groups, bias; grids splitting N, C
+// and any spatial dimensions, uneven and empty shards. fp32 runs on oneDNN; fp64 on the reference kernels
 // (oneDNN has no fp64 convolution).
 //
 // GPU memory (Convolution<T, DeviceSpace>, docs/gpu.md): the same plan and
@@ -128,8 +128,7 @@ class Convolution {
   const HaloLayout& src_layout() const;       // input, with halos
   const HaloLayout& dst_layout() const;       // output, no halos
   const HaloLayout& diff_dst_layout() const;  // output gradient, with halos
-  const HaloLayout& diff_src_layout() const;  // input gradient: halos
-                                              // only where circular
+  const HaloLayout& diff_src_layout() const;  // input gradient, no halos
   // This rank's block of the weights (F, C / groups, k...) and of the bias
   // (F), in their global coordinates: the weight and bias arguments point
   // at dense row-major arrays of these extents (null when empty).

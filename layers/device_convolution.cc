@@ -49,6 +49,9 @@ struct ConvBackend<T, DeviceSpace> {
   static void sum_per_channel(const Context& c, const ConstView& v, T* sums) {
     cudnn_sum_per_channel(c.cudnn, v, sums);
   }
+  static void copy(const Context& c, const ConstView& from, const View& to) {
+    cudnn_copy(c.cudnn, from, to);
+  }
 };
 
 }  // namespace internal

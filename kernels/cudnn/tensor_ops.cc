@@ -50,6 +50,27 @@ void cudnn_sum_per_channel(const CudnnContext& context,
               "cudnnConvolutionBackwardBias");
 }
 
+template <typename T>
+void cudnn_copy(const CudnnContext& context,
+                const StridedView<const T, DeviceSpace>& from,
+                const StridedView<T, DeviceSpace>& to) {
+  if (to.size() == 0) return;
+  const cudnnDataType_t type = cudnn::data_type<T>();
+  cudnn::TensorDesc f, t;
+  f.set(type, from.extent(), from.strides());
+  t.set(type, to.extent(), to.strides());
+  const T zero = 0, one = 1;
+  check_cudnn(cudnnTransformTensor(context.handle(), &one, f.get(),
+                                   from.data(), &zero, t.get(), to.data()),
+              "cudnnTransformTensor");
+}
+
+template void cudnn_copy(const CudnnContext&,
+                         const StridedView<const float, DeviceSpace>&,
+                         const StridedView<float, DeviceSpace>&);
+template void cudnn_copy(const CudnnContext&,
+                         const StridedView<const double, DeviceSpace>&,
+                         const StridedView<double, DeviceSpace>&);
 template void cudnn_fill_bias(const CudnnContext&,
                               const StridedView<float, DeviceSpace>&,
                               const float*);

@@ -80,8 +80,9 @@ struct Convolution<T, Space>::Impl {
   const DistTensor<T, Space>* gathered_x = nullptr;
   const DistTensor<T, Space>* gathered_dy = nullptr;
   std::optional<HaloExchange<T, Space>> x_halo, dy_halo;
-  // Circular padding only: sends the input gradients of the padding cells
-  // past the ends to the cells at the other end, adding them there.
+  // Circular padding only: the input gradient with the padding cells past
+  // the ends, and the exchange adding theirs to the cells at the other end.
+  std::optional<DistTensor<T, Space>> dx_folded;
   std::optional<HaloExchange<T, Space>> dx_fold;
   Kernels forward_early, forward_late, data_early, data_late;
   std::optional<Kernel> weights_kernel;
@@ -110,7 +111,10 @@ struct Convolution<T, Space>::Impl {
                    x_full ? x_full->layout() : plan.src_layout, halo);
     dy_halo.emplace(dy_full ? *slice : g,
                     dy_full ? dy_full->layout() : plan.diff_dst_layout, halo);
-    if (folds_diff_src()) dx_fold.emplace(g, plan.diff_src_layout, halo);
+    if (plan.diff_src_folded) {
+      dx_folded.emplace(g, *plan.diff_src_folded);
+      dx_fold.emplace(g, *plan.diff_src_folded, halo);
+    }
     grads.emplace(
         context, g.slice(1), plan.weights_block.extent.volume(),
         desc().bias == ConvBias::kAdd ? plan.bias_block.extent.volume() : 0);
@@ -132,12 +136,6 @@ struct Convolution<T, Space>::Impl {
   }
 
   const ConvDesc& desc() const { return plan.desc(); }
-  bool folds_diff_src() const {
-    for (int j = 0; j < desc().spatial_dims(); ++j) {
-      if (desc().circular(j)) return true;
-    }
-    return false;
-  }
 
   // The tensor and collective of a full-channel tensor of the plan.
   void full_tensor(const std::optional<ConvChannelTensor>& planned,
@@ -390,7 +388,9 @@ void Convolution<T, Space>::backward_data(DistTensor<T, Space>& diff_dst,
   });
   if (s.dy_gather) s.gather_diff_dst(diff_dst);
   DistTensor<T, Space>& dy = s.dy_full ? *s.dy_full : diff_dst;
-  T* dx = s.dx_full ? s.dx_full->buffer().data() : diff_src.buffer().data();
+  // The input gradient of this rank's channels, before folding.
+  DistTensor<T, Space>& own = s.dx_folded ? *s.dx_folded : diff_src;
+  T* dx = s.dx_full ? s.dx_full->buffer().data() : own.buffer().data();
   s.overlapped(
       s.dy_halo.value(), dy, s.plan.data_early, s.data_early, s.plan.data_late,
       s.data_late,
@@ -399,11 +399,12 @@ void Convolution<T, Space>::backward_data(DistTensor<T, Space>& diff_dst,
         s.grads->poke();
       });
   if (s.dx_sum) {
-    s.timed([&] { s.dx_sum->reduce_scatter(dx, diff_src.buffer().data()); });
+    s.timed([&] { s.dx_sum->reduce_scatter(dx, own.buffer().data()); });
   }
   if (s.dx_fold) {
     s.stats.halo_wait_s += s.dx_fold->exchange(
-        diff_src, {HaloDirection::kReverse, HaloReduction::kSum});
+        own, {HaloDirection::kReverse, HaloReduction::kSum});
+    Impl::Backend::copy(s.context, own.interior(), diff_src.interior());
   }
 }
 
