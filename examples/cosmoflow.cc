@@ -59,6 +59,7 @@ CosmoflowOptions parse(int argc, char** argv) {
   o.train.lr = 0.0005;
   o.train.momentum = 0.5;
   parse_args(argc, argv, &o.train, o.shape.options());
+  o.shape.padding_mode = o.train.padding_mode;
   o.shape.check();
   return o;
 }
@@ -88,8 +89,8 @@ float input_value(const Shape& i, Index size) {
 // One conv-BN-ReLU block and the pooling after it, with their tensors.
 struct Stack {
   Stack(const ProcessGrid& grid, Index in, Index out, const Distribution& src,
-        unsigned seed)
-      : block(grid, same_conv(in, out, {3, 3, 3}), src, seed),
+        PaddingMode mode, unsigned seed)
+      : block(grid, same_conv(in, out, {3, 3, 3}, mode), src, seed),
         pool(grid, PoolDesc::make(PoolKind::kMax, {2, 2, 2}),
              block.dst_distribution()),
         in(grid, block.src_layout()),
@@ -127,8 +128,9 @@ class Network {
     Index channels = kChannels;
     for (int l = 0; l < stacks; ++l) {
       const Index next = o.width << l;
-      stacks_.push_back(std::make_unique<Stack>(grids[l], channels, next, dist,
-                                                static_cast<unsigned>(l + 1)));
+      stacks_.push_back(std::make_unique<Stack>(
+          grids[l], channels, next, dist, o.padding_mode,
+          static_cast<unsigned>(l + 1)));
       dist = grids.arriving(stacks_.back()->pool.dst_layout().distribution(),
                             l, l + 1);
       channels = next;

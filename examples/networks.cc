@@ -13,11 +13,13 @@ using model::kNetworkInput;
 using model::Op;
 using model::OpKind;
 
-ConvDesc same_conv(Index in_channels, Index out_channels, const Shape& kernel) {
+ConvDesc same_conv(Index in_channels, Index out_channels, const Shape& kernel,
+                   PaddingMode mode) {
   ConvDesc d = ConvDesc::make(in_channels, out_channels, kernel);
   for (int k = 0; k < kernel.ndims(); ++k) {
     d.padding_lower[k] = d.padding_upper[k] = kernel[k] / 2;
   }
+  d.padding_mode.assign(kernel.ndims(), mode);
   return d;
 }
 
@@ -67,21 +69,21 @@ model::Network segmentation_network(const SegmentationShape& s) {
   const Index w = s.width;
   Shape x = s.input();
   model::Unit level1{"level 1", {}, {kNetworkInput}};
-  add_block(level1.ops, same_conv(s.channels, w, {3, 3}), x);
-  add_block(level1.ops, same_conv(w, w, {3, 3}), x);
+  add_block(level1.ops, same_conv(s.channels, w, {3, 3}, s.padding_mode), x);
+  add_block(level1.ops, same_conv(w, w, {3, 3}, s.padding_mode), x);
   const Shape skip = x;
   model::Unit level2{"level 2", {}, {kLevel1}};
   level2.ops.push_back(Op::pooling(PoolDesc::make(PoolKind::kMax, {2, 2}), x));
   x = level2.ops.back().dst_shape();
-  add_block(level2.ops, same_conv(w, 2 * w, {3, 3}), x);
-  add_block(level2.ops, same_conv(2 * w, 2 * w, {3, 3}), x);
+  add_block(level2.ops, same_conv(w, 2 * w, {3, 3}, s.padding_mode), x);
+  add_block(level2.ops, same_conv(2 * w, 2 * w, {3, 3}, s.padding_mode), x);
   level2.ops.push_back(Op::deconvolution(segmentation_upsample(2 * w, w), x));
   // The skip first: the decoder keeps its split (examples/move.h).
   model::Unit decoder{"decoder", {}, {kLevel1, kLevel2}};
   x = skip;
   x[1] = 2 * w;
   decoder.ops.push_back(Op::elementwise(OpKind::kConcat, x));
-  add_block(decoder.ops, same_conv(2 * w, w, {3, 3}), x);
+  add_block(decoder.ops, same_conv(2 * w, w, {3, 3}, s.padding_mode), x);
   decoder.ops.push_back(Op::convolution(segmentation_head(w, s.classes), x));
   decoder.ops.push_back(
       Op::elementwise(OpKind::kLoss, decoder.ops.back().dst_shape()));
@@ -119,7 +121,8 @@ model::Network cosmoflow_network(const CosmoflowShape& s) {
   for (Index l = 0; l < s.stacks; ++l) {
     model::Unit stack{"stack " + std::to_string(l + 1), {},
                       {l == 0 ? kNetworkInput : static_cast<int>(l - 1)}};
-    add_block(stack.ops, same_conv(channels, s.width << l, {3, 3, 3}), x);
+    add_block(stack.ops, same_conv(channels, s.width << l, {3, 3, 3},
+                                          s.padding_mode), x);
     stack.ops.push_back(
         Op::pooling(PoolDesc::make(PoolKind::kMax, {2, 2, 2}), x));
     x = stack.ops.back().dst_shape();

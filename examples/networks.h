@@ -26,11 +26,15 @@ namespace distconv {
 namespace examples {
 
 // A stride-1 convolution padded to keep the spatial extent (odd kernel).
-ConvDesc same_conv(Index in_channels, Index out_channels, const Shape& kernel);
+// Stride 1, padding kernel / 2 on both sides, of `mode` in every spatial
+// dimension.
+ConvDesc same_conv(Index in_channels, Index out_channels, const Shape& kernel,
+                   PaddingMode mode = PaddingMode::kZeros);
 
 struct SegmentationShape {
   Index samples = 2, channels = 18, size = 256, width = 16, classes = 3;
   Index height = 0;  // 0: size (a square image)
+  PaddingMode padding_mode = PaddingMode::kZeros;  // of the 3x3 convolutions
   // --samples=, --channels=, --size=, --height=, --width=, --classes=
   std::vector<IntegerOption> options();
   // Sets height when 0; throws kInvalidArgument for odd extents or fewer
@@ -46,6 +50,7 @@ model::Network segmentation_network(const SegmentationShape& s);
 inline constexpr Index kCosmoflowChannels = 4, kCosmoflowTargets = 4;
 struct CosmoflowShape {
   Index samples = 4, size = 32, stacks = 3, width = 16, hidden = 64;
+  PaddingMode padding_mode = PaddingMode::kZeros;  // of the 3x3x3 ones
   // --samples=, --size=, --stacks=, --width=, --hidden=
   std::vector<IntegerOption> options();
   // Throws kInvalidArgument unless size is a multiple of 2^stacks (at

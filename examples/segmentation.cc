@@ -59,6 +59,7 @@ SegmentationOptions parse(int argc, char** argv) {
   SegmentationOptions o;
   o.train.lr = 0.05;
   parse_args(argc, argv, &o.train, o.shape.options());
+  o.shape.padding_mode = o.train.padding_mode;
   o.shape.check();
   return o;
 }
@@ -108,22 +109,22 @@ class Network {
         g3_(grids[kDecoder]),
         same12_(grids.same(kLevel1, kLevel2)),
         same13_(grids.same(kLevel1, kDecoder)),
-        enc1a_(g1_, same_conv(o.channels, o.width, {3, 3}),
+        enc1a_(g1_, same_conv(o.channels, o.width, {3, 3}, o.padding_mode),
                Distribution(o.input(), g1_.shape()), 1),
-        enc1b_(g1_, same_conv(o.width, o.width, {3, 3}),
+        enc1b_(g1_, same_conv(o.width, o.width, {3, 3}, o.padding_mode),
                enc1a_.dst_distribution(), 2),
         pool_(g2_, PoolDesc::make(PoolKind::kMax, {2, 2}),
               grids.arriving(enc1b_.dst_distribution(), kLevel1, kLevel2)),
-        enc2a_(g2_, same_conv(o.width, 2 * o.width, {3, 3}),
+        enc2a_(g2_, same_conv(o.width, 2 * o.width, {3, 3}, o.padding_mode),
                pool_.dst_layout().distribution(), 3),
-        enc2b_(g2_, same_conv(2 * o.width, 2 * o.width, {3, 3}),
+        enc2b_(g2_, same_conv(2 * o.width, 2 * o.width, {3, 3}, o.padding_mode),
                enc2a_.dst_distribution(), 4),
         up_(g2_, segmentation_upsample(2 * o.width, o.width),
             enc2b_.dst_distribution()),
         cat_in_(plain(grids.arriving(enc1b_.dst_distribution(), kLevel1,
                                       kDecoder))),
         concat_(g3_, {cat_in_.distribution(), cat_in_.distribution()}),
-        dec_(g3_, same_conv(2 * o.width, o.width, {3, 3}),
+        dec_(g3_, same_conv(2 * o.width, o.width, {3, 3}, o.padding_mode),
              concat_.dst_distribution(), 5),
         head_(g3_, segmentation_head(o.width, o.classes),
               dec_.dst_distribution()),

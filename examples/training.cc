@@ -88,6 +88,12 @@ bool TrainOptions::parse(const std::string& arg) {
     write_data_path = v;
   } else if (const char* v = option_value(arg, "--data-samples=")) {
     data_samples = positive_integer(arg, v);
+  } else if (const char* v = option_value(arg, "--padding-mode=")) {
+    const std::string mode = v;
+    require(mode == "zeros" || mode == "circular", ErrorKind::kInvalidArgument,
+            arg, ": the padding mode is zeros or circular");
+    padding_mode =
+        mode == "circular" ? PaddingMode::kCircular : PaddingMode::kZeros;
   } else if (arg == "--resume") {
     resume = true;
   } else if (const char* v = option_value(arg, "--timeout_s=")) {

@@ -76,6 +76,10 @@ struct Sgd {
 //                        a checkpoint after every K-th step (io/checkpoint.h)
 //   --resume             continue from the newest good checkpoint in DIR
 //                        (--steps counts from the start of training)
+//   --padding-mode=zeros|circular
+//                        what the padding of the "same" convolutions
+//                        holds: zeros (default), or the other end's cells
+//                        in every spatial dimension (periodic data)
 //   --write-data=FILE.h5 [--data-samples=M]
 //                        write the example's synthetic data set of M
 //                        samples (default: one batch) for --data, and exit
@@ -96,6 +100,7 @@ struct TrainOptions {
   bool resume = false;
   std::string write_data_path;
   Index data_samples = 0;  // 0: one batch
+  PaddingMode padding_mode = PaddingMode::kZeros;
   // True when `arg` was one of the options above (and is now set); throws
   // kInvalidArgument for a malformed value.
   bool parse(const std::string& arg);
