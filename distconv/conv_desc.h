@@ -29,6 +29,18 @@ enum class ConvBias { kNone, kAdd };
 // What padding holds in one spatial dimension (PyTorch's padding_mode).
 enum class PaddingMode { kZeros, kCircular };
 const char* to_string(PaddingMode mode);
+// Whether spatial dimension `d` of a description with these padding modes
+// (one per spatial dimension, or none: zeros) wraps around.
+inline bool is_circular(const std::vector<PaddingMode>& modes, int d) {
+  return !modes.empty() && modes[d] == PaddingMode::kCircular;
+}
+// Whether any dimension does.
+inline bool any_circular(const std::vector<PaddingMode>& modes) {
+  for (PaddingMode m : modes) {
+    if (m == PaddingMode::kCircular) return true;
+  }
+  return false;
+}
 
 struct ConvDesc {
   Index in_channels = 0;
@@ -49,10 +61,7 @@ struct ConvDesc {
 
   int spatial_dims() const { return kernel.ndims(); }
   // Whether spatial dimension `d` (0-based) wraps around.
-  bool circular(int d) const {
-    return !padding_mode.empty() &&
-           padding_mode[d] == PaddingMode::kCircular;
-  }
+  bool circular(int d) const { return is_circular(padding_mode, d); }
   // Throws distconv::Error naming the values unless `src_shape` (N, C,
   // spatial...) and this description fit together and give a non-empty
   // output: channels divisible by groups, C == in_channels, positive

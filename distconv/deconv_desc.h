@@ -50,10 +50,7 @@ struct DeconvDesc {
 
   int spatial_dims() const { return kernel.ndims(); }
   // Whether spatial dimension `d` (0-based) wraps around.
-  bool circular(int d) const {
-    return !padding_mode.empty() &&
-           padding_mode[d] == PaddingMode::kCircular;
-  }
+  bool circular(int d) const { return is_circular(padding_mode, d); }
   // The convolution this one is the adjoint of (no bias: the transposed
   // convolution's bias is over its own outputs).
   ConvDesc adjoint() const;

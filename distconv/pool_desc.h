@@ -47,10 +47,7 @@ struct PoolDesc {
 
   int spatial_dims() const { return kernel.ndims(); }
   // Whether spatial dimension `d` (0-based) wraps around.
-  bool circular(int d) const {
-    return !padding_mode.empty() &&
-           padding_mode[d] == PaddingMode::kCircular;
-  }
+  bool circular(int d) const { return is_circular(padding_mode, d); }
   // Throws distconv::Error naming the values unless `src_shape` (N, C,
   // spatial...) and this description fit together and give a non-empty
   // output.

@@ -307,8 +307,6 @@ ConvPlan plan_convolution(const ConvDesc& desc, const Distribution& src,
       geometry.src_layout(src, dst, StorageOrder::kChannelsLast), "src");
   HaloLayout diff_dst_layout =
       geometry.diff_dst_layout(src, dst, StorageOrder::kChannelsLast);
-  HaloLayout diff_src_folded =
-      geometry.diff_src_layout(src, StorageOrder::kChannelsLast);
   ConvPlan plan{std::move(geometry),
                 rank,
                 options.overlap,
@@ -319,8 +317,9 @@ ConvPlan plan_convolution(const ConvDesc& desc, const Distribution& src,
                 HaloLayout(dst).with_storage(StorageOrder::kChannelsLast),
                 std::move(diff_dst_layout),
                 HaloLayout(src).with_storage(StorageOrder::kChannelsLast)};
-  for (int j = 0; j < desc.spatial_dims(); ++j) {
-    if (desc.circular(j)) plan.diff_src_folded = diff_src_folded;
+  if (any_circular(desc.padding_mode)) {
+    plan.diff_src_folded = plan.geometry.diff_src_layout(
+        src, StorageOrder::kChannelsLast);
   }
   Planner planner(plan);
   planner.buffers();
