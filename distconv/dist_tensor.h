@@ -19,6 +19,7 @@
 #include <memory>
 #include <utility>
 
+#include "distconv/bf16.h"
 #include "distconv/box.h"
 #include "distconv/error.h"
 #include "distconv/halo_layout.h"

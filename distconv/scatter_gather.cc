@@ -115,6 +115,7 @@ void gather(const DistTensor<T>& tensor, T* global, int root) {
   template void gather<T>(const DistTensor<T>&, T*, int);
 DISTCONV_INSTANTIATE(float)
 DISTCONV_INSTANTIATE(double)
+DISTCONV_INSTANTIATE(bf16)
 DISTCONV_INSTANTIATE(std::int32_t)
 DISTCONV_INSTANTIATE(std::int64_t)
 #undef DISTCONV_INSTANTIATE

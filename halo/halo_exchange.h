@@ -39,7 +39,7 @@
 // unpack on it. The host never waits for the stream's own work, except
 // that kHostStaged's start() waits for the pack and its copy to the host.
 //
-// Defined for float and double in host memory (target //halo:halo_exchange)
+// Defined for float, double and bf16 in host memory (//halo:halo_exchange)
 // and for float, double, __half and __nv_bfloat16 in device memory
 // (//halo:device_transport, built only with --config=cuda).
 #ifndef DISTCONV_HALO_HALO_EXCHANGE_H_

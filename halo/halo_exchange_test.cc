@@ -1,6 +1,7 @@
 #include "halo/halo_exchange.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <random>
 #include <vector>
 
@@ -177,6 +178,57 @@ TEST(HaloExchange, ReverseMaxMatchesTheSerialMax) {
 TEST(HaloExchange, ReverseIsTheAdjointOfForward) {
   ForEveryGridAndLayout(ExpectAdjoint);
 }
+
+// bf16 cells travel as their 16 bits: forward gives every halo cell its
+// owner's bits (any finite pattern); the reverse sum adds in fp32, exact
+// here (small integers).
+void ExpectBf16(const HaloLayout& layout, const ProcessGrid& grid,
+                HaloTransport transport) {
+  const Shape& global = layout.distribution().global_shape();
+  const auto bits = [&](const Shape& g) {
+    const auto k = static_cast<std::uint64_t>(linear_index(g, global));
+    return bf16::from_bits(static_cast<std::uint16_t>(k * 2654435761u % 0x7f00));
+  };
+  const bf16 sentinel = -1.0f;
+  DistTensor<bf16> x(grid, layout);
+  const Box interior = layout.interior(grid.rank());
+  const Shape origin = x.buffer_box().lower;
+  x.buffer().for_each([&](const Shape& i, bf16& v) {
+    v = interior.contains(i) ? bits(i + origin) : sentinel;
+  });
+  HaloExchange<bf16> halo(grid, layout, {transport});
+  halo.exchange(x);
+  x.buffer().for_each([&](const Shape& i, bf16& v) {
+    const auto src = source_of(layout, i + origin);
+    ASSERT_EQ(v.bits(), (src ? bits(*src) : sentinel).bits())
+        << "local cell " << i << " on rank " << grid.rank();
+  });
+
+  // Owned cells hold (global index mod 17), halos their contribution.
+  const Shape local = x.local_shape();
+  const auto owned = [&](const Shape& g) {
+    return static_cast<double>(linear_index(g, global) % 17);
+  };
+  x.buffer().for_each([&](const Shape& i, bf16& v) {
+    v = static_cast<float>(interior.contains(i)
+                               ? owned(i + origin)
+                               : contribution(grid.rank(), i, local));
+  });
+  halo.exchange(x, {HaloDirection::kReverse, HaloReduction::kSum});
+  const std::vector<double> added =
+      SerialReverse(layout, grid.rank(), HaloReduction::kSum);
+  const Box shard = layout.shard(grid.rank());
+  x.buffer().for_each([&](const Shape& i, bf16& v) {
+    if (!interior.contains(i)) return;
+    const Shape g = i + origin;
+    // SerialReverse starts from global_value (1 + the index): take it off.
+    const double want = added[linear_index(g - shard.lower, shard.extent)] -
+                        global_value(g, global) + owned(g);
+    ASSERT_EQ(static_cast<float>(v), want) << "owned cell " << i;
+  });
+}
+
+TEST(HaloExchange, MovesAndSumsBf16Cells) { ForEveryGridAndLayout(ExpectBf16); }
 
 TEST(HaloExchange, TwoExchangesInFlightWithComputeBetween) {
   ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, world_size(), 1});

@@ -415,5 +415,8 @@ template std::unique_ptr<Transport> make_transport<float, HostSpace>(
 template std::unique_ptr<Transport> make_transport<double, HostSpace>(
     const ProcessGrid&, const HaloLayout&, const HaloPlan&,
     const HaloSetupOptions&);
+template std::unique_ptr<Transport> make_transport<bf16, HostSpace>(
+    const ProcessGrid&, const HaloLayout&, const HaloPlan&,
+    const HaloSetupOptions&);
 
 }  // namespace distconv::internal

@@ -268,5 +268,6 @@ void Redistribution<T>::move(const std::vector<RedistributionMessage>& out,
 
 template class Redistribution<float>;
 template class Redistribution<double>;
+template class Redistribution<bf16>;
 
 }  // namespace distconv

@@ -91,7 +91,7 @@ struct RedistributionPlan {
 RedistributionPlan plan_redistribution(const Distribution& from,
                                        const Distribution& to, int part);
 
-// Defined for float and double.
+// Defined for float, double and bf16 (cells are copied, never summed).
 template <typename T>
 class Redistribution {
  public:

@@ -232,6 +232,23 @@ TEST(Redistribution, MovesFloatTensors) {
   }
 }
 
+// bf16 cells are copied bit for bit (the shapes hold fewer than 256 cells,
+// so every global value is exact in bf16 and distinct).
+TEST(Redistribution, MovesBf16Tensors) {
+  for (int ndims : {4, 5}) {
+    const std::vector<ProcessGrid> grids = all_grids(ndims);
+    const Shape global = ndims == 4 ? Shape{5, 2, 6, 3} : Shape{2, 2, 4, 3, 5};
+    for (size_t i = 0; i < grids.size(); ++i) {
+      for (size_t j : {i, (i + 1) % grids.size(), grids.size() - 1 - i}) {
+        SCOPED_TRACE(grids[i].shape().to_string() + " -> " +
+                     grids[j].shape().to_string());
+        std::mt19937_64 rng(17 * i + j);
+        check_move<bf16>(grids[i], grids[j], global, rng);
+      }
+    }
+  }
+}
+
 // The example: samples <-> rows <-> a 2-D spatial split, one
 // layout with halos, with one message per peer that overlaps.
 TEST(Redistribution, SamplesToSpaceAndBack) {

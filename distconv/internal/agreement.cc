@@ -184,5 +184,9 @@ template <>
 const char* element_name<double>() {
   return "float64";
 }
+template <>
+const char* element_name<bf16>() {
+  return "bfloat16";
+}
 
 }  // namespace distconv::internal

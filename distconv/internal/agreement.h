@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "distconv/bf16.h"
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
 #include "distconv/shape.h"
@@ -81,6 +82,8 @@ template <>
 const char* element_name<float>();
 template <>
 const char* element_name<double>();
+template <>
+const char* element_name<bf16>();
 
 }  // namespace distconv::internal
 

@@ -17,6 +17,22 @@ void check_mpi(int code, const char* call) {
               std::string(call) + " failed: " + std::string(text, length));
 }
 
+namespace {
+
+void add_bf16(void* in, void* inout, int* count, MPI_Datatype*) {
+  const bf16* a = static_cast<const bf16*>(in);
+  bf16* b = static_cast<bf16*>(inout);
+  for (int i = 0; i < *count; ++i) b[i] = float(a[i]) + float(b[i]);
+}
+
+}  // namespace
+
+MPI_Op make_bf16_sum() {
+  MPI_Op op = MPI_OP_NULL;
+  check_mpi(MPI_Op_create(&add_bf16, /*commute=*/1, &op), "MPI_Op_create");
+  return op;
+}
+
 void wait_all(std::vector<MPI_Request>& requests) {
   // Cleared on the way out, thrown or not; the capacity stays for the
   // next exchange.

@@ -6,7 +6,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <type_traits>
+#include <utility>
 #include <vector>
+
+#include "distconv/bf16.h"
 
 namespace distconv::internal {
 
@@ -35,6 +39,34 @@ template <> inline MPI_Datatype mpi_datatype<double>() { return MPI_DOUBLE; }
 template <> inline MPI_Datatype mpi_datatype<std::int32_t>() { return MPI_INT32_T; }
 template <> inline MPI_Datatype mpi_datatype<std::int64_t>() { return MPI_INT64_T; }
 template <> inline MPI_Datatype mpi_datatype<std::uint8_t>() { return MPI_UINT8_T; }
+// bf16 travels as its 16 bits; sums need SumOp<bf16>.
+template <> inline MPI_Datatype mpi_datatype<bf16>() { return MPI_UINT16_T; }
+
+// An MPI op that adds two arrays of bf16 sent as mpi_datatype<bf16>(), in
+// fp32 with one rounding per element (MPI_Op_create; MPI_Op_free it).
+MPI_Op make_bf16_sum();
+
+// The MPI op summing elements of T: MPI_SUM for float and double; for bf16
+// an op of this object's (make_bf16_sum), freed with it.
+template <typename T>
+class SumOp {
+ public:
+  SumOp() {
+    if constexpr (std::is_same_v<T, bf16>) op_ = make_bf16_sum();
+  }
+  ~SumOp() {
+    if (op_ != MPI_SUM && op_ != MPI_OP_NULL) MPI_Op_free(&op_);
+  }
+  SumOp(SumOp&& other) noexcept : op_(std::exchange(other.op_, MPI_OP_NULL)) {}
+  SumOp& operator=(SumOp&& other) noexcept {
+    std::swap(op_, other.op_);
+    return *this;
+  }
+  MPI_Op get() const { return op_; }
+
+ private:
+  MPI_Op op_ = MPI_SUM;
+};
 
 }  // namespace distconv::internal
 

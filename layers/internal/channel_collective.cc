@@ -67,11 +67,12 @@ void ChannelCollective<T>::reduce_scatter(const T* full, T* block) {
     pack_box(full, full_shape(), block_box(m), staging_.data() + displs_[m]);
   }
   check_mpi(MPI_Reduce_scatter(staging_.data(), block, counts_.data(),
-                               mpi_datatype<T>(), MPI_SUM, comm_),
+                               mpi_datatype<T>(), sum_.get(), comm_),
             "MPI_Reduce_scatter");
 }
 
 template class ChannelCollective<float>;
 template class ChannelCollective<double>;
+template class ChannelCollective<bf16>;
 
 }  // namespace distconv::internal

@@ -25,12 +25,13 @@
 #include <vector>
 
 #include "distconv/box.h"
+#include "distconv/internal/mpi_util.h"
 #include "distconv/distribution.h"
 #include "distconv/shape.h"
 
 namespace distconv::internal {
 
-// Defined for float and double.
+// Defined for float, double and bf16 (summed in fp32, rounded per sum).
 template <typename T>
 class ChannelCollective {
  public:
@@ -61,6 +62,7 @@ class ChannelCollective {
   Index positions_;
   std::vector<int> counts_, displs_;  // per member, in elements
   std::vector<T> staging_;            // the blocks, member after member
+  SumOp<T> sum_;
 };
 
 }  // namespace distconv::internal

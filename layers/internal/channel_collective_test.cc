@@ -9,6 +9,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "distconv/process_grid.h"
@@ -47,9 +48,13 @@ BlockPartition partition(const Case& c, int parts) {
                          : BlockPartition::from_sizes(c.sizes);
 }
 
-// A value per (position, channel, contributing member), exact in float.
+// A value per (position, channel, contributing member), exact in T, as are
+// the sums of up to 8 of them (bf16 holds integers up to 256 exactly).
+template <typename T>
 double value(Index p, Index c, int member) {
-  return static_cast<double>((p * 31 + c * 7 + member * 3) % 97) - 48;
+  const Index range = std::is_same_v<T, bf16> ? 31 : 97;
+  return static_cast<double>((p * 31 + c * 7 + member * 3) % range) -
+         (range - 1) / 2;
 }
 
 template <typename T>
@@ -65,19 +70,19 @@ void ExpectGathersAndSums(const Case& c, Index positions) {
 
   std::vector<T> block(positions * cm), full(coll.full_size(), T(-1));
   for (Index p = 0; p < positions; ++p) {
-    for (Index k = 0; k < cm; ++k) block[p * cm + k] = value(p, c0 + k, 0);
+    for (Index k = 0; k < cm; ++k) block[p * cm + k] = value<T>(p, c0 + k, 0);
   }
   coll.allgather(block.data(), full.data());
   for (Index p = 0; p < positions; ++p) {
     for (Index k = 0; k < c.channels; ++k) {
-      ASSERT_EQ(full[p * c.channels + k], T(value(p, k, 0)))
+      ASSERT_EQ(full[p * c.channels + k], T(value<T>(p, k, 0)))
           << "allgather at position " << p << ", channel " << k;
     }
   }
 
   for (Index p = 0; p < positions; ++p) {
     for (Index k = 0; k < c.channels; ++k) {
-      full[p * c.channels + k] = value(p, k, me);
+      full[p * c.channels + k] = value<T>(p, k, me);
     }
   }
   std::fill(block.begin(), block.end(), T(-1));
@@ -85,7 +90,7 @@ void ExpectGathersAndSums(const Case& c, Index positions) {
   for (Index p = 0; p < positions; ++p) {
     for (Index k = 0; k < cm; ++k) {
       double want = 0;
-      for (int m = 0; m < parts; ++m) want += value(p, c0 + k, m);
+      for (int m = 0; m < parts; ++m) want += value<T>(p, c0 + k, m);
       ASSERT_EQ(block[p * cm + k], T(want))
           << "reduce_scatter at position " << p << ", channel " << c0 + k;
     }
@@ -99,6 +104,7 @@ TEST(ChannelCollective, GathersAndSumsEveryBlock) {
                    std::to_string(positions) + " positions");
       ExpectGathersAndSums<float>(c, positions);
       ExpectGathersAndSums<double>(c, positions);
+      ExpectGathersAndSums<bf16>(c, positions);
     }
   }
 }

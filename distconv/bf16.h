@@ -1,0 +1,75 @@
+// bf16: the bfloat16 storage type (1 sign, 8 exponent and 7 mantissa bits:
+// fp32's range at 8 bits of precision), as a plain 16-bit value that needs
+// no compiler extension. It converts to and from float implicitly, so
+// arithmetic written for float runs on it in fp32, rounded once when stored:
+//
+//   bf16 x = 1.1f;            // rounded to nearest, ties to even: 1.1015625
+//   float y = x * 2.0f;       // computed in fp32
+//   x = y;                    // rounded again
+//
+// NaN stays NaN (quiet), infinities and signed zeros are kept, values past
+// bf16's largest finite value round to infinity, subnormals are kept.
+//
+// Compute<T> is the type a layer on elements of T computes in and keeps
+// its parameters, statistics and gradients in: float for bf16, T itself
+// for float and double. A layer on bf16 tensors thus takes fp32 weights
+// (the optimizer's master copy) and gives fp32 weight gradients.
+#ifndef DISTCONV_BF16_H_
+#define DISTCONV_BF16_H_
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace distconv {
+
+class bf16 {
+ public:
+  bf16() = default;  // value-initialised (bf16{}, std::vector): +0
+  bf16(float f) : bits_(round(f)) {}  // NOLINT: implicit, as float's are
+  operator float() const {            // NOLINT: exact
+    const std::uint32_t u = std::uint32_t{bits_} << 16;
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+  }
+
+  static bf16 from_bits(std::uint16_t bits) {
+    bf16 b;
+    b.bits_ = bits;
+    return b;
+  }
+  std::uint16_t bits() const { return bits_; }
+
+ private:
+  // Round to nearest, ties to even; NaN made quiet (its sign and top
+  // payload bits kept).
+  static std::uint16_t round(float f) {
+    std::uint32_t u;
+    std::memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u) {
+      return static_cast<std::uint16_t>((u >> 16) | 0x40u);
+    }
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return static_cast<std::uint16_t>(u >> 16);
+  }
+
+  std::uint16_t bits_;
+};
+
+static_assert(sizeof(bf16) == 2 && std::is_trivially_copyable_v<bf16>);
+
+template <typename T>
+struct ComputeTypeOf {
+  using type = T;
+};
+template <>
+struct ComputeTypeOf<bf16> {
+  using type = float;
+};
+template <typename T>
+using Compute = typename ComputeTypeOf<T>::type;
+
+}  // namespace distconv
+
+#endif  // DISTCONV_BF16_H_
