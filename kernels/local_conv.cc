@@ -32,8 +32,8 @@ Shape with_batch(Shape s, Index n) {
 
 }  // namespace
 
-template <typename T>
-void copy_view(StridedView<const T> from, StridedView<T> to) {
+template <typename From, typename To>
+void copy_view(StridedView<const From> from, StridedView<To> to) {
   require(from.extent() == to.extent(), ErrorKind::kShapeMismatch,
           "copy between views of extent ", from.extent(), " and ",
           to.extent());
@@ -48,8 +48,8 @@ void copy_view(StridedView<const T> from, StridedView<T> to) {
   const Index fs = from.strides()[inner], ts = to.strides()[inner];
   Shape i = Shape::filled(n, 0);
   while (true) {
-    const T* a = &from(i);
-    T* b = &to(i);
+    const From* a = &from(i);
+    To* b = &to(i);
     for (Index k = 0; k < len; ++k) b[k * ts] = a[k * fs];
     int d = n - 1;
     for (; d >= 0; --d) {
@@ -63,6 +63,7 @@ void copy_view(StridedView<const T> from, StridedView<T> to) {
 
 template <typename T>
 struct LocalConv<T>::Impl {
+  using P = Compute<T>;  // what the dense kernels run on
   ConvDesc desc;
   ConvPass pass;
   Shape src_extent, dst_extent;
@@ -70,10 +71,10 @@ struct LocalConv<T>::Impl {
   StorageOrder scratch_order = StorageOrder::kChannelsLast;
   std::optional<onednn::Conv> onednn;
   std::string why_reference;
-  mutable std::vector<T> src_scratch, dst_scratch, dw_scratch, db_scratch;
+  mutable std::vector<P> src_scratch, dst_scratch, dw_scratch, db_scratch;
 
-  StridedView<T> scratch_view(std::vector<T>& v, const Shape& extent) const {
-    return StridedView<T>(v.data(), extent,
+  StridedView<P> scratch_view(std::vector<P>& v, const Shape& extent) const {
+    return StridedView<P>(v.data(), extent,
                           dense_strides(extent, scratch_order));
   }
   Index weights_size() const { return desc.weights_shape().volume(); }
@@ -85,23 +86,23 @@ struct LocalConv<T>::Impl {
 
   // The kernels on dense arrays (channels-last for oneDNN, NCHW for the
   // reference loops); backward-weights into the scratch gradients.
-  void dense_forward(const T* src, const T* w, const T* b, T* dst) const {
-    if constexpr (std::is_same_v<T, float>) {
+  void dense_forward(const P* src, const P* w, const P* b, P* dst) const {
+    if constexpr (std::is_same_v<P, float>) {
       if (onednn) return onednn->forward(src, w, b, dst);
     }
     reference::conv_fwd(desc, src_extent, src, w, b, dst_extent, dst);
   }
-  void dense_backward_data(const T* diff_dst, const T* w, T* diff_src) const {
-    if constexpr (std::is_same_v<T, float>) {
+  void dense_backward_data(const P* diff_dst, const P* w, P* diff_src) const {
+    if constexpr (std::is_same_v<P, float>) {
       if (onednn) return onednn->backward_data(diff_dst, w, diff_src);
     }
     reference::conv_bwd_data(desc, dst_extent, diff_dst, w, src_extent,
                              diff_src);
   }
-  void dense_backward_weights(const T* src, const T* diff_dst) const {
-    T* dw = dw_scratch.data();
-    T* db = desc.bias == ConvBias::kAdd ? db_scratch.data() : nullptr;
-    if constexpr (std::is_same_v<T, float>) {
+  void dense_backward_weights(const P* src, const P* diff_dst) const {
+    P* dw = dw_scratch.data();
+    P* db = desc.bias == ConvBias::kAdd ? db_scratch.data() : nullptr;
+    if constexpr (std::is_same_v<P, float>) {
       if (onednn) return onednn->backward_weights(src, diff_dst, dw, db);
     }
     reference::conv_bwd_weights(desc, src_extent, src, dst_extent, diff_dst,
@@ -109,7 +110,7 @@ struct LocalConv<T>::Impl {
   }
 
   // Adds the scratch weight / bias gradients into the caller's.
-  void add_gradients(T* dw, T* db) const {
+  void add_gradients(P* dw, P* db) const {
     for (Index i = 0; i < weights_size(); ++i) dw[i] += dw_scratch[i];
     if (desc.bias == ConvBias::kAdd) {
       for (Index i = 0; i < desc.out_channels; ++i) db[i] += db_scratch[i];
@@ -130,10 +131,12 @@ LocalConv<T>::LocalConv(const ConvDesc& desc, const Shape& src_extent,
   require(desc.dst_shape(src_extent) == dst_extent, ErrorKind::kShapeMismatch,
           "local convolution of ", src_extent, " gives ",
           desc.dst_shape(src_extent), ", not ", dst_extent);
-  if constexpr (std::is_same_v<T, float>) {
-    const bool whole = dense_from(src_extent, src_strides, 0) &&
+  if constexpr (std::is_same_v<Compute<T>, float>) {
+    // bf16 views are staged: the kernels run on fp32 copies.
+    const bool direct = std::is_same_v<T, float>;
+    const bool whole = direct && dense_from(src_extent, src_strides, 0) &&
                        dense_from(dst_extent, dst_strides, 0);
-    const bool each = dense_from(src_extent, src_strides, 1) &&
+    const bool each = direct && dense_from(src_extent, src_strides, 1) &&
                       dense_from(dst_extent, dst_strides, 1);
     s.mode = whole ? Mode::kInPlace : each ? Mode::kPerSample : Mode::kStaged;
     const Index n = s.mode == Mode::kPerSample ? 1 : src_extent[0];
@@ -170,63 +173,76 @@ LocalConv<T>& LocalConv<T>::operator=(LocalConv&&) noexcept = default;
 template <typename T>
 std::string LocalConv<T>::implementation() const {
   const Impl& s = *impl_;
-  if (!s.onednn) return "reference, staged (" + s.why_reference + ")";
+  if (!s.onednn) {
+    return std::string("reference, staged") +
+           (std::is_same_v<T, bf16> ? " in fp32" : "") + " (" +
+           s.why_reference + ")";
+  }
   const char* how[] = {"in place", "per sample", "staged"};
-  return s.onednn->implementation() + ", " + how[static_cast<int>(s.mode)];
+  const char* converted = std::is_same_v<T, bf16> ? " in fp32" : "";
+  return s.onednn->implementation() + ", " + how[static_cast<int>(s.mode)] +
+         converted;
 }
 
 template <typename T>
-void LocalConv<T>::forward(StridedView<const T> src, const T* weights,
-                           const T* bias, StridedView<T> dst) const {
+void LocalConv<T>::forward(StridedView<const T> src, const Param* weights,
+                           const Param* bias, StridedView<T> dst) const {
   const Impl& s = *impl_;
   if (dst.size() == 0) return;
-  if (s.mode != Mode::kStaged) {
-    for (Index n = 0; n < s.calls(src); ++n) {
-      s.dense_forward(at(src, n), weights, bias, at(dst, n));
+  if constexpr (std::is_same_v<T, Param>) {
+    if (s.mode != Mode::kStaged) {
+      for (Index n = 0; n < s.calls(src); ++n) {
+        s.dense_forward(at(src, n), weights, bias, at(dst, n));
+      }
+      return;
     }
-    return;
   }
-  const StridedView<T> in = s.scratch_view(s.src_scratch, s.src_extent);
-  const StridedView<T> out = s.scratch_view(s.dst_scratch, s.dst_extent);
+  const StridedView<Param> in = s.scratch_view(s.src_scratch, s.src_extent);
+  const StridedView<Param> out = s.scratch_view(s.dst_scratch, s.dst_extent);
   copy_view<T>(src, in);
   s.dense_forward(in.data(), weights, bias, out.data());
-  copy_view<T>(out, dst);
+  copy_view<Param>(out, dst);
 }
 
 template <typename T>
 void LocalConv<T>::backward_data(StridedView<const T> diff_dst,
-                                 const T* weights,
+                                 const Param* weights,
                                  StridedView<T> diff_src) const {
   const Impl& s = *impl_;
   if (diff_src.size() == 0) return;
-  if (s.mode != Mode::kStaged) {
-    for (Index n = 0; n < s.calls(diff_src); ++n) {
-      s.dense_backward_data(at(diff_dst, n), weights, at(diff_src, n));
+  if constexpr (std::is_same_v<T, Param>) {
+    if (s.mode != Mode::kStaged) {
+      for (Index n = 0; n < s.calls(diff_src); ++n) {
+        s.dense_backward_data(at(diff_dst, n), weights, at(diff_src, n));
+      }
+      return;
     }
-    return;
   }
-  const StridedView<T> dd = s.scratch_view(s.dst_scratch, s.dst_extent);
-  const StridedView<T> ds = s.scratch_view(s.src_scratch, s.src_extent);
+  const StridedView<Param> dd = s.scratch_view(s.dst_scratch, s.dst_extent);
+  const StridedView<Param> ds = s.scratch_view(s.src_scratch, s.src_extent);
   copy_view<T>(diff_dst, dd);
   s.dense_backward_data(dd.data(), weights, ds.data());
-  copy_view<T>(ds, diff_src);
+  copy_view<Param>(ds, diff_src);
 }
 
 template <typename T>
 void LocalConv<T>::backward_weights(StridedView<const T> src,
                                     StridedView<const T> diff_dst,
-                                    T* diff_weights, T* diff_bias) const {
+                                    Param* diff_weights,
+                                    Param* diff_bias) const {
   const Impl& s = *impl_;
   if (diff_dst.size() == 0) return;
-  if (s.mode != Mode::kStaged) {
-    for (Index n = 0; n < s.calls(src); ++n) {
-      s.dense_backward_weights(at(src, n), at(diff_dst, n));
-      s.add_gradients(diff_weights, diff_bias);
+  if constexpr (std::is_same_v<T, Param>) {
+    if (s.mode != Mode::kStaged) {
+      for (Index n = 0; n < s.calls(src); ++n) {
+        s.dense_backward_weights(at(src, n), at(diff_dst, n));
+        s.add_gradients(diff_weights, diff_bias);
+      }
+      return;
     }
-    return;
   }
-  const StridedView<T> in = s.scratch_view(s.src_scratch, s.src_extent);
-  const StridedView<T> dd = s.scratch_view(s.dst_scratch, s.dst_extent);
+  const StridedView<Param> in = s.scratch_view(s.src_scratch, s.src_extent);
+  const StridedView<Param> dd = s.scratch_view(s.dst_scratch, s.dst_extent);
   copy_view<T>(src, in);
   copy_view<T>(diff_dst, dd);
   s.dense_backward_weights(in.data(), dd.data());
@@ -235,8 +251,10 @@ void LocalConv<T>::backward_weights(StridedView<const T> src,
 
 template class LocalConv<float>;
 template class LocalConv<double>;
-template void copy_view<float>(StridedView<const float>, StridedView<float>);
-template void copy_view<double>(StridedView<const double>,
-                                StridedView<double>);
+template class LocalConv<bf16>;
+template void copy_view(StridedView<const float>, StridedView<float>);
+template void copy_view(StridedView<const double>, StridedView<double>);
+template void copy_view(StridedView<const bf16>, StridedView<float>);
+template void copy_view(StridedView<const float>, StridedView<bf16>);
 
 }  // namespace distconv

@@ -7,6 +7,9 @@
 //   3. oneDNN staged (float): views copied to dense scratch and back;
 //   4. reference staged (double, or what oneDNN refuses): the plain loops
 //      of kernels/reference on dense scratch.
+// bf16 views are always staged: converted to fp32 scratch, computed by 1.
+// or 4. in fp32 (fp32 accumulation) and rounded once into the bf16 view;
+// weights, bias and their gradients are fp32 (Compute<bf16>).
 // implementation() names the choice, e.g. "brgconv:avx512_core, in place".
 //
 //   LocalConv<float> piece(window_desc, src_view.extent(), src_view.strides(),
@@ -20,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "distconv/bf16.h"
 #include "distconv/conv_desc.h"
 #include "distconv/shape.h"
 #include "distconv/strided_view.h"
@@ -27,10 +31,12 @@
 
 namespace distconv {
 
-// Defined for float and double.
+// Defined for float, double and bf16.
 template <typename T>
 class LocalConv {
  public:
+  using Param = Compute<T>;  // weights, bias and their gradients
+
   // `desc` carries the window's padding; extents are (n, C or F,
   // spatial...), strides the element strides the views will have.
   LocalConv(const ConvDesc& desc, const Shape& src_extent,
@@ -43,15 +49,15 @@ class LocalConv {
   std::string implementation() const;
 
   // dst = conv(src) (+ bias).
-  void forward(StridedView<const T> src, const T* weights, const T* bias,
-               StridedView<T> dst) const;
+  void forward(StridedView<const T> src, const Param* weights,
+               const Param* bias, StridedView<T> dst) const;
   // diff_src = the adjoint of forward applied to diff_dst (overwrites).
-  void backward_data(StridedView<const T> diff_dst, const T* weights,
+  void backward_data(StridedView<const T> diff_dst, const Param* weights,
                      StridedView<T> diff_src) const;
   // Adds this piece's weight gradient (F, C/g, k...) to diff_weights and,
   // with bias, its bias gradient (F) to diff_bias.
   void backward_weights(StridedView<const T> src, StridedView<const T> diff_dst,
-                        T* diff_weights, T* diff_bias) const;
+                        Param* diff_weights, Param* diff_bias) const;
 
   struct Impl;
 
@@ -59,9 +65,11 @@ class LocalConv {
   std::unique_ptr<Impl> impl_;
 };
 
-// Copies `from` into `to` (same extents, any strides).
-template <typename T>
-void copy_view(StridedView<const T> from, StridedView<T> to);
+// Copies `from` into `to` (same extents, any strides), converting each
+// element when the types differ (defined for float and double to
+// themselves, bf16 to float and float to bf16).
+template <typename From, typename To>
+void copy_view(StridedView<const From> from, StridedView<To> to);
 
 }  // namespace distconv
 

@@ -16,12 +16,13 @@ namespace internal {
 template <typename T>
 struct ConvBackend<T, HostSpace> {
   using Kernel = LocalConv<T>;
+  using P = Compute<T>;  // weights, bias, gradients
   struct Context {
     Context(const HaloSetupOptions&, const GpuConvOptions&) {}
   };
-  struct Grads : GradientSum<T> {
+  struct Grads : GradientSum<P> {
     Grads(Context&, MPI_Comm comm, Index weights, Index bias)
-        : GradientSum<T>(comm, weights, bias) {}
+        : GradientSum<P>(comm, weights, bias) {}
   };
   static constexpr bool kChannelSplits = true;
 
@@ -29,15 +30,15 @@ struct ConvBackend<T, HostSpace> {
                                       const std::optional<ConvKernelCall>& c) {
     return local_conv_of<T>(c);
   }
-  static void fill_bias(const Context&, const StridedView<T>& out, const T* b) {
-    out.for_each([&](const Shape& i, T& v) { v = b ? b[i[1]] : T(0); });
+  static void fill_bias(const Context&, const StridedView<T>& out, const P* b) {
+    out.for_each([&](const Shape& i, T& v) { v = b ? T(b[i[1]]) : T(0); });
   }
   static void add_per_channel(const Context&, const StridedView<T>& v,
-                              const T* values) {
+                              const P* values) {
     internal::add_per_channel(v, values);
   }
   static void sum_per_channel(const Context&, const StridedView<const T>& v,
-                              T* sums) {
+                              P* sums) {
     internal::sum_per_channel(v, sums);
   }
   static void copy(const Context&, const StridedView<const T>& from,
@@ -50,5 +51,6 @@ struct ConvBackend<T, HostSpace> {
 
 template class Convolution<float>;
 template class Convolution<double>;
+template class Convolution<bf16>;
 
 }  // namespace distconv

@@ -95,6 +95,7 @@
 #include <memory>
 #include <optional>
 
+#include "distconv/bf16.h"
 #include "distconv/conv_desc.h"
 #include "distconv/conv_geometry.h"
 #include "distconv/dist_tensor.h"
@@ -108,12 +109,15 @@
 
 namespace distconv {
 
-// Defined for float and double in host memory (target //layers:convolution)
+// Defined for float, double and bf16 in host memory (//layers:convolution)
 // and in device memory (Convolution<T, DeviceSpace>, target
 // //layers:device_convolution, built only with --config=cuda).
 template <typename T, typename Space = HostSpace>
 class Convolution {
  public:
+  // The weights', bias' and gradients' type: T, or fp32 for bf16 tensors.
+  using Param = Compute<T>;
+
   // Plans this rank's part (plan_convolution) and makes what it runs on.
   Convolution(const ProcessGrid& grid, const ConvDesc& desc,
               const Distribution& src, const ConvolutionOptions& options = {});
@@ -136,10 +140,10 @@ class Convolution {
   const Box& bias_block() const;
 
   // Exchanges src's halos, then dst = conv(src) (+ bias).
-  void forward(DistTensor<T, Space>& src, const T* weights, const T* bias,
-               DistTensor<T, Space>& dst);
+  void forward(DistTensor<T, Space>& src, const Param* weights,
+               const Param* bias, DistTensor<T, Space>& dst);
   // diff_src = the input gradient; exchanges diff_dst's halos first.
-  void backward_data(DistTensor<T, Space>& diff_dst, const T* weights,
+  void backward_data(DistTensor<T, Space>& diff_dst, const Param* weights,
                      DistTensor<T, Space>& diff_src);
   // Weight (and, with bias, bias) gradients from src (its halos as
   // forward() left them) and diff_dst's shard; starts their allreduce over
@@ -147,8 +151,8 @@ class Convolution {
   // (this rank's blocks) are written by wait_gradients() and must stay
   // valid until then.
   void backward_weights(const DistTensor<T, Space>& src,
-                        const DistTensor<T, Space>& diff_dst, T* diff_weights,
-                        T* diff_bias);
+                        const DistTensor<T, Space>& diff_dst,
+                        Param* diff_weights, Param* diff_bias);
   void wait_gradients();
 
   // How each piece of this rank's work is computed, one line per piece

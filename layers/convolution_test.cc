@@ -243,6 +243,113 @@ TEST(Convolution, FloatChannelParallelismMatchesTheReference) {
   ForEveryCaseOnChannelGrids<float>(2e-5);
 }
 
+// bf16: the cells rounded once from an fp32 result (twice or so where
+// partial sums are summed or folded), so each within a few bf16 roundings
+// (2^-8 relative) of the result's magnitude: the same pass on |x|, |w|.
+std::vector<double> absolute(std::vector<double> v) {
+  for (double& x : v) x = std::abs(x);
+  return v;
+}
+
+// How many cells of got differ from want by more than tol * scale.
+template <typename T>
+long long cells_outside(const std::vector<T>& got,
+                        const std::vector<double>& want,
+                        const std::vector<double>& scale, double tol) {
+  long long bad = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double d = std::abs(double(got[i]) - want[i]);
+    if (!(d <= tol * scale[i] + 1e-30)) ++bad;
+  }
+  return bad;
+}
+
+// The reference passes in double on `x`, `w`, `b` and `dy`.
+struct ReferencePasses {
+  std::vector<double> y, dx, dw, db;
+  ReferencePasses(const ConvDesc& desc, const Shape& src_shape,
+                  const std::vector<double>& x, const std::vector<double>& w,
+                  const std::vector<double>& b, const std::vector<double>& dy)
+      : y(desc.dst_shape(src_shape).volume()),
+        dx(src_shape.volume()),
+        dw(w.size()),
+        db(b.size()) {
+    const Shape dst_shape = desc.dst_shape(src_shape);
+    const double* bias = desc.bias == ConvBias::kAdd ? b.data() : nullptr;
+    reference::conv_fwd(desc, src_shape, x.data(), w.data(), bias, dst_shape,
+                        y.data());
+    reference::conv_bwd_data(desc, dst_shape, dy.data(), w.data(), src_shape,
+                             dx.data());
+    reference::conv_bwd_weights(desc, src_shape, x.data(), dst_shape,
+                                dy.data(), dw.data(), db.data());
+  }
+};
+
+// bf16 tensors with fp32 weights against the double reference on the same
+// (bf16-exact) data: y and dx within 4 bf16 roundings of their magnitude,
+// the fp32 weight gradients as the fp32 layer's.
+void ExpectBf16MatchesReference(const ConvCase& c, const ProcessGrid& grid,
+                                const ConvolutionOptions& options) {
+  const ConvDesc& desc = c.desc;
+  const Shape dst_shape = desc.dst_shape(c.src_shape);
+  const auto x = random_vector<bf16>(c.src_shape.volume(), 1);
+  const auto w = random_vector<float>(desc.weights_shape().volume(), 2);
+  const auto b = random_vector<float>(desc.out_channels, 3);
+  const auto dy = random_vector<bf16>(dst_shape.volume(), 4);
+  const auto wide = [](const auto& v) {
+    return std::vector<double>(v.begin(), v.end());
+  };
+  const ReferencePasses ref(desc, c.src_shape, wide(x), wide(w), wide(b),
+                            wide(dy));
+  const ReferencePasses mag(desc, c.src_shape, absolute(wide(x)),
+                            absolute(wide(w)), absolute(wide(b)),
+                            absolute(wide(dy)));
+  const float* bias = desc.bias == ConvBias::kAdd ? b.data() : nullptr;
+  ConvRun<bf16> run(grid, desc, c.src_shape, options);
+  run.scatter_inputs(x.data(), dy.data());
+  run.y.buffer().for_each([](const Shape&, bf16& v) { v = 1e6f; });
+  run.dx.buffer().for_each([](const Shape&, bf16& v) { v = 1e6f; });
+  std::vector<float> dw(w.size(), 5.0f), db(b.size(), 5.0f);
+  run.all_passes(w.data(), bias, dw.data(), db.data());
+  std::vector<bf16> y(dst_shape.volume()), dx(c.src_shape.volume());
+  run.gather_outputs(y.data(), dx.data());
+  constexpr double kBf16 = 0x1p-8;
+  if (grid.rank() == 0) {
+    EXPECT_EQ(cells_outside(y, ref.y, mag.y, 4 * kBf16), 0) << "forward";
+    EXPECT_EQ(cells_outside(dx, ref.dx, mag.dx, 4 * kBf16), 0)
+        << "backward-data";
+  }
+  EXPECT_LE(max_relative_error(wide(dw), ref.dw), 2e-5) << "backward-weights";
+  if (bias != nullptr) {
+    EXPECT_LE(max_relative_error(wide(db), ref.db), 2e-5) << "bias gradient";
+  }
+}
+
+// Every case on every grid, channel splits (each scheme) included.
+TEST(Convolution, Bf16MatchesTheReferenceOnEveryGrid) {
+  for (const ConvCase& c : cases()) {
+    std::vector<Shape> grids = grids_without_channel_split(c.src_shape.ndims());
+    for (const Shape& g : testing::grids_with_channel_split(c.src_shape.ndims()))
+      grids.push_back(g);
+    for (const Shape& shape : grids) {
+      ProcessGrid grid(MPI_COMM_WORLD, shape);
+      for (ChannelParallelism scheme : kSchemes) {
+        SCOPED_TRACE(c.name + " on grid " + shape.to_string() + ", " +
+                     to_string(scheme));
+        ConvolutionOptions options;
+        options.channels = scheme;
+        if (cuts_a_group(c, shape)) break;
+        ExpectBf16MatchesReference(c, grid, options);
+        if (testing::max_over(MPI_COMM_WORLD,
+                              ::testing::Test::HasFailure()) != 0) {
+          return;
+        }
+        if (shape[1] == 1) break;  // the scheme matters on channel splits
+      }
+    }
+  }
+}
+
 // Each scheme's weight block: stationary output holds its own filters and
 // every channel, stationary input every filter and its own channels; the
 // bias block is the own filters either way.

@@ -25,6 +25,8 @@ namespace distconv {
 
 template <typename T>
 struct ConvRun {
+  using P = Compute<T>;  // weights, bias and their gradients
+
   ConvRun(const ProcessGrid& grid, const ConvDesc& desc, const Shape& src_shape,
           const ConvolutionOptions& options = {})
       : grid(&grid),
@@ -41,32 +43,32 @@ struct ConvRun {
   }
   // This rank's blocks (Convolution::weights_block, bias_block) of the
   // global weights (F, C / groups, k...) and bias (F), given on every rank.
-  std::vector<T> weights_block(const T* w) const {
+  std::vector<P> weights_block(const P* w) const {
     return block_of(w, conv.geometry().desc().weights_shape(),
                     conv.weights_block());
   }
-  std::vector<T> bias_block(const T* b) const {
+  std::vector<P> bias_block(const P* b) const {
     if (b == nullptr) return {};
     return block_of(b, Shape{conv.geometry().desc().out_channels},
                     conv.bias_block());
   }
   // The global gradients on every rank from each rank's blocks (the ranks
   // of a channel group hold disjoint blocks covering the whole).
-  void assemble(const T* block, const Shape& global, const Box& box,
-                T* out) const {
-    std::vector<T> whole(global.volume(), T(0));
+  void assemble(const P* block, const Shape& global, const Box& box,
+                P* out) const {
+    std::vector<P> whole(global.volume(), P(0));
     internal::unpack_box(block, global, box, whole.data());
     MPI_Allreduce(whole.data(), out, static_cast<int>(whole.size()),
-                  internal::mpi_datatype<T>(), MPI_SUM,
+                  internal::mpi_datatype<P>(), MPI_SUM,
                   grid->along(1));
   }
   // Forward, backward-weights, backward-data, then the gradient allreduce,
   // on global weights and gradients (every rank).
-  void all_passes(const T* w, const T* b, T* dw, T* db) {
-    const std::vector<T> wb = weights_block(w), bb = bias_block(b);
+  void all_passes(const P* w, const P* b, P* dw, P* db) {
+    const std::vector<P> wb = weights_block(w), bb = bias_block(b);
     const bool has_bias = conv.geometry().desc().bias == ConvBias::kAdd &&
                           b != nullptr && db != nullptr;
-    std::vector<T> dwb(wb.size()), dbb(bb.size());
+    std::vector<P> dwb(wb.size()), dbb(bb.size());
     conv.forward(x, wb.data(), has_bias ? bb.data() : nullptr, y);
     conv.backward_weights(x, dy, dwb.data(), has_bias ? dbb.data() : nullptr);
     conv.backward_data(dy, wb.data(), dx);
@@ -88,9 +90,9 @@ struct ConvRun {
   DistTensor<T> x, y, dy, dx;
 
  private:
-  static std::vector<T> block_of(const T* global, const Shape& shape,
+  static std::vector<P> block_of(const P* global, const Shape& shape,
                                  const Box& box) {
-    std::vector<T> out(box.volume());
+    std::vector<P> out(box.volume());
     internal::pack_box(global, shape, box, out.data());
     return out;
   }

@@ -55,17 +55,21 @@ void for_each_cell(const StridedView<T>& v, Fn fn) {
                    });
 }
 
-// v(n, c, ...) += values[c] in every cell (a bias).
-template <typename T>
-void add_per_channel(const StridedView<T>& v, const T* values) {
+// v(n, c, ...) += values[c] in every cell (a bias; values may be of the
+// compute type, fp32 for bf16 cells).
+template <typename T, typename P>
+void add_per_channel(const StridedView<T>& v, const P* values) {
   for_each_cell(v, [&](T* x, Index channels, Index stride) {
-    for (Index c = 0; c < channels; ++c) x[c * stride] += values[c];
+    for (Index c = 0; c < channels; ++c) {
+      x[c * stride] = x[c * stride] + values[c];
+    }
   });
 }
 
-// sums[c] += v(n, c, ...) over every cell (a bias gradient).
-template <typename T>
-void sum_per_channel(const StridedView<const T>& v, T* sums) {
+// sums[c] += v(n, c, ...) over every cell (a bias gradient), summed in the
+// type of sums.
+template <typename T, typename P>
+void sum_per_channel(const StridedView<const T>& v, P* sums) {
   for_each_cell(v, [&](const T* x, Index channels, Index stride) {
     for (Index c = 0; c < channels; ++c) sums[c] += x[c * stride];
   });

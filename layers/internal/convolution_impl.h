@@ -6,7 +6,7 @@
 //   struct ConvBackend<T, HostSpace> {
 //     using Kernel = LocalConv<T>;              // forward, backward_data,
 //                                               // backward_weights on views
-//     using Grads = GradientSum<T>;             // the gradient allreduce
+//     using Grads = GradientSum<Compute<T>>;    // the gradient allreduce
 //     struct Context;                           // made from the options
 //     static constexpr bool kChannelSplits;     // channel parallelism runs
 //     static std::optional<Kernel> kernel(Context&, call);
@@ -62,6 +62,7 @@ struct Convolution<T, Space>::Impl {
   using Backend = internal::ConvBackend<T, Space>;
   using Kernel = typename Backend::Kernel;
   using Kernels = std::vector<std::optional<Kernel>>;
+  using P = Compute<T>;  // weights, bias, gradients
 
   const ProcessGrid* grid;
   ConvPlan plan;
@@ -168,7 +169,7 @@ struct Convolution<T, Space>::Impl {
   }
 
   void run_forward(const ConvPiece& p, const std::optional<Kernel>& k,
-                   const T* x, const T* w, const T* b, T* y) const {
+                   const T* x, const P* w, const P* b, T* y) const {
     if (p.window.dst.empty()) return;
     const StridedView<T, Space> out =
         plan.y_buf.template view<Space>(y, p.out_local);
@@ -180,7 +181,7 @@ struct Convolution<T, Space>::Impl {
   }
 
   void run_data(const ConvPiece& p, const std::optional<Kernel>& k, const T* dy,
-                const T* w, T* dx) const {
+                const P* w, T* dx) const {
     if (p.zero_first) {
       Backend::fill_bias(context,
                          plan.dx_buf.template view<Space>(dx, p.target_local),
@@ -249,7 +250,7 @@ struct Convolution<T, Space>::Impl {
                     const char* what) const {
     internal::check_plan_layout(t.layout(), want, what, "convolution");
   }
-  void check_block(const T* data, const Box& block, const char* what) const {
+  void check_block(const P* data, const Box& block, const char* what) const {
     require(data != nullptr || block.empty(), ErrorKind::kInvalidArgument, what,
             " are null");
   }
@@ -331,8 +332,9 @@ const Box& Convolution<T, Space>::bias_block() const {
 }
 
 template <typename T, typename Space>
-void Convolution<T, Space>::forward(DistTensor<T, Space>& src, const T* weights,
-                                    const T* bias, DistTensor<T, Space>& dst) {
+void Convolution<T, Space>::forward(DistTensor<T, Space>& src,
+                                    const Param* weights, const Param* bias,
+                                    DistTensor<T, Space>& dst) {
   Impl& s = impl();
   const bool has_bias = s.desc().bias == ConvBias::kAdd;
   internal::run_collectively(s.grid->comm(), [&] {
@@ -353,7 +355,7 @@ void Convolution<T, Space>::forward(DistTensor<T, Space>& src, const T* weights,
         [&] { s.x_gather->allgather(src.buffer().data(), x.buffer().data()); });
     s.gathered_x = &src;
   }
-  const T* piece_bias = s.y_sum ? nullptr : bias;  // partial sums: later
+  const Param* piece_bias = s.y_sum ? nullptr : bias;  // partial sums: later
   s.overlapped(
       s.x_halo.value(), x, s.plan.forward_early, s.forward_early,
       s.plan.forward_late, s.forward_late,
@@ -378,7 +380,7 @@ void Convolution<T, Space>::forward(DistTensor<T, Space>& src, const T* weights,
 
 template <typename T, typename Space>
 void Convolution<T, Space>::backward_data(DistTensor<T, Space>& diff_dst,
-                                          const T* weights,
+                                          const Param* weights,
                                           DistTensor<T, Space>& diff_src) {
   Impl& s = impl();
   internal::run_collectively(s.grid->comm(), [&] {
@@ -411,7 +413,7 @@ void Convolution<T, Space>::backward_data(DistTensor<T, Space>& diff_dst,
 template <typename T, typename Space>
 void Convolution<T, Space>::backward_weights(
     const DistTensor<T, Space>& src, const DistTensor<T, Space>& diff_dst,
-    T* diff_weights, T* diff_bias) {
+    Param* diff_weights, Param* diff_bias) {
   Impl& s = impl();
   internal::run_collectively(s.grid->comm(), [&] {
     s.check_layout(src, s.plan.src_layout, "src");
@@ -428,13 +430,13 @@ void Convolution<T, Space>::backward_weights(
   });
   if (s.dy_gather) s.gather_diff_dst(diff_dst);
   s.grads->zero();
-  T* db = s.grads->bias();
+  Param* db = s.grads->bias();
   const ConvPiece& p = s.plan.weights_piece;
   const T* x = s.x_full ? s.x_full->buffer().data() : src.buffer().data();
   const T* dy =
       s.dy_full ? s.dy_full->buffer().data() : diff_dst.buffer().data();
   // With every filter gathered, the bias gradient is the own filters' sum.
-  T* kernel_db = s.dy_full ? nullptr : db;
+  Param* kernel_db = s.dy_full ? nullptr : db;
   const StridedView<const T, Space> dd =
       s.plan.dy_buf.template view<Space>(dy, p.out_local);
   if (s.weights_kernel) {
