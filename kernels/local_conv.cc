@@ -39,21 +39,41 @@ void copy_view(StridedView<const From> from, StridedView<To> to) {
           to.extent());
   const int n = from.ndims();
   if (from.size() == 0) return;
-  // Innermost loop over the dimension `from` steps through fastest.
+  // Innermost loop over the dimension `from` steps through fastest, and
+  // where both views step through it with unit stride, over every further
+  // dimension that continues the run in both (a dense view's rows merge
+  // into one run).
   int inner = n - 1;
   for (int d = 0; d < n; ++d) {
     if (from.extent()[d] > 1 && from.strides()[d] == 1) inner = d;
   }
-  const Index len = from.extent()[inner];
   const Index fs = from.strides()[inner], ts = to.strides()[inner];
+  std::vector<bool> in_run(n, false);
+  in_run[inner] = true;
+  Index len = from.extent()[inner];
+  for (bool grew = fs == 1 && ts == 1; grew;) {
+    grew = false;
+    for (int d = 0; d < n; ++d) {
+      if (in_run[d] || from.strides()[d] != len || to.strides()[d] != len) {
+        continue;
+      }
+      in_run[d] = true;
+      len *= from.extent()[d];
+      grew = true;
+    }
+  }
   Shape i = Shape::filled(n, 0);
   while (true) {
     const From* a = &from(i);
     To* b = &to(i);
-    for (Index k = 0; k < len; ++k) b[k * ts] = a[k * fs];
+    if (fs == 1 && ts == 1) {  // unit strides: vectorised
+      for (Index k = 0; k < len; ++k) b[k] = a[k];
+    } else {
+      for (Index k = 0; k < len; ++k) b[k * ts] = a[k * fs];
+    }
     int d = n - 1;
     for (; d >= 0; --d) {
-      if (d == inner) continue;
+      if (in_run[d]) continue;
       if (++i[d] < from.extent()[d]) break;
       i[d] = 0;
     }

@@ -69,14 +69,20 @@ n"name"; dilation 0 = dense; id/kd make it 3D).
   --batch=FILE           problems from FILE, one per line ('#' comments)
   --grid=NxCxHxW         process grid (or NxCxDxHxW); default: all ranks on H
   --dir=fwd|bwd_d|bwd_w|all       passes to run (default all)
-  --dt=f32|f64           element type (default f32; f64 runs the reference
-                         kernels: oneDNN has no fp64 convolution)
+  --dt=f32|f64|bf16|f16  element type (default f32; f64 runs the reference
+                         kernels: oneDNN has no fp64 convolution). --conv:
+                         bf16 tensors with fp32 weights and gradients,
+                         checked against the fp32 reference on the same
+                         bf16 inputs; --impl=onednn runs oneDNN's bf16 (or
+                         f16) primitives where this CPU has them, else
+                         fails naming the type. f16: the baseline only
   --mode=correctness|perf
         correctness: random inputs (fixed seed) scattered over the grid, the
         gathered results compared with the reference kernels on rank 0;
         prints the worst relative error (max-norm) and PASS/FAIL (exit 1 on
         FAIL); PASS below 1e-10 in fp64, 6e-7 * sqrt(K) (at least 1e-5) in
-        fp32 with K the longest sum in any result.
+        fp32 with K the longest sum in any result; in bf16, y and dx below
+        2^-7 (a few bf16 roundings) and the fp32 gradients as in fp32.
         perf: warm-up, then timed runs with ranks aligned; median and min
         time, GFLOP/s, time blocked on communication.
   --check=reference|serial
@@ -142,6 +148,16 @@ std::string to_string(EltwiseAlg alg) {
   return "?";
 }
 
+std::string to_string(BenchDataType dt) {
+  switch (dt) {
+    case BenchDataType::kF32: return "f32";
+    case BenchDataType::kF64: return "f64";
+    case BenchDataType::kBf16: return "bf16";
+    case BenchDataType::kF16: return "f16";
+  }
+  return "?";
+}
+
 std::string to_string(BenchMode mode) {
   return mode == BenchMode::kPerf ? "perf" : "correctness";
 }
@@ -181,9 +197,11 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
       else if (v == "all") o.dir = BenchDir::kAll;
       else throw Error(ErrorKind::kInvalidArgument, "--dir=" + v + " is not fwd, bwd_d, bwd_w or all");
     } else if (take(arg, "--dt", &v)) {
-      require(v == "f32" || v == "f64", ErrorKind::kInvalidArgument, "--dt=",
-              v, " is not f32 or f64");
-      o.dt = v == "f32" ? BenchDataType::kF32 : BenchDataType::kF64;
+      if (v == "f32") o.dt = BenchDataType::kF32;
+      else if (v == "f64") o.dt = BenchDataType::kF64;
+      else if (v == "bf16") o.dt = BenchDataType::kBf16;
+      else if (v == "f16") o.dt = BenchDataType::kF16;
+      else throw Error(ErrorKind::kInvalidArgument, "--dt=" + v + " is not f32, f64, bf16 or f16");
     } else if (take(arg, "--mode", &v)) {
       require(v == "correctness" || v == "perf", ErrorKind::kInvalidArgument,
               "--mode=", v, " is not correctness or perf");
@@ -255,8 +273,17 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
               o.dir == BenchDir::kAll,
           ErrorKind::kInvalidArgument,
           "--pool, --bnorm and --eltwise: --dir=fwd, bwd_d or all");
-  require(o.impl == BenchImpl::kDistconv || o.dt == BenchDataType::kF32,
-          ErrorKind::kInvalidArgument, "--impl=onednn needs --dt=f32");
+  const bool half = o.dt == BenchDataType::kBf16 || o.dt == BenchDataType::kF16;
+  require(!half || o.driver == ProblemKind::kConvolution,
+          ErrorKind::kInvalidArgument, "--dt=", to_string(o.dt),
+          " is for --conv (the other drivers run f32 and f64)");
+  require(o.impl == BenchImpl::kDistconv || o.dt != BenchDataType::kF64,
+          ErrorKind::kInvalidArgument,
+          "--impl=onednn needs --dt=f32, bf16 or f16 (oneDNN has no fp64 "
+          "convolution)");
+  require(!half || o.dump_dir.empty(), ErrorKind::kInvalidArgument,
+          "--dump-dir writes f32 and f64 tensors (.npy and HDF5 have no ",
+          to_string(o.dt), " type): not with --dt=", to_string(o.dt));
   if (o.padding_mode == PaddingMode::kCircular) {
     require(o.driver == ProblemKind::kConvolution ||
                 o.driver == ProblemKind::kDeconvolution ||

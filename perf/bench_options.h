@@ -17,7 +17,10 @@ namespace distconv {
 
 enum class BenchDir { kForward, kBackwardData, kBackwardWeights, kAll };
 enum class BenchMode { kCorrectness, kPerf };
-enum class BenchDataType { kF32, kF64 };
+// --dt: the tensors' element type. bf16 (--conv) keeps fp32 weights and
+// gradients; f16 has no distconv layers (and runs in the oneDNN baseline
+// only where oneDNN has f16 kernels for this CPU).
+enum class BenchDataType { kF32, kF64, kBf16, kF16 };
 // What runs the problem: the distributed layer, or bare oneDNN primitives
 // on the whole problem in one process (the baseline; one rank only).
 enum class BenchImpl { kDistconv, kOnednn };
@@ -68,6 +71,7 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args);
 const char* bench_usage();
 std::string to_string(BenchDir dir);
 std::string to_string(BenchMode mode);
+std::string to_string(BenchDataType dt);  // "f32", "f64", "bf16", "f16"
 std::string to_string(ProblemKind driver);  // "conv", "deconv", "pool", ...
 std::string to_string(EltwiseAlg alg);      // "relu", "add", ...
 

@@ -77,6 +77,18 @@ TEST(BenchOptions, CircularPaddingInEveryProblem) {
             PaddingMode::kZeros);
 }
 
+TEST(BenchOptions, ReducedPrecisionTypes) {
+  EXPECT_EQ(parse_bench_options({"--dt=bf16", "mb1ic1ih4oc1kh1"}).dt,
+            BenchDataType::kBf16);
+  EXPECT_EQ(parse_bench_options({"--dt=f16", "mb1ic1ih4oc1kh1"}).dt,
+            BenchDataType::kF16);
+  EXPECT_EQ(parse_bench_options(
+                {"--dt=bf16", "--impl=onednn", "--mode=perf", "mb1ic1ih4oc1kh1"})
+                .impl,
+            BenchImpl::kOnednn);
+  EXPECT_EQ(to_string(BenchDataType::kBf16), "bf16");
+}
+
 TEST(BenchOptions, BadArgumentsAreNamed) {
   for (const std::vector<std::string>& args :
        std::vector<std::vector<std::string>>{
@@ -89,6 +101,9 @@ TEST(BenchOptions, BadArgumentsAreNamed) {
            {"--dump-format=zarr", "mb1ic1ih4oc1kh1"},
            {"--frobnicate", "mb1ic1ih4oc1kh1"},
            {"--impl=onednn", "--dt=f64", "mb1ic1ih4oc1kh1"},
+           {"--dt=f8", "mb1ic1ih4oc1kh1"},
+           {"--pool", "--dt=bf16", "mb1ic1ih4kh1"},
+           {"--dt=bf16", "--dump-dir=/tmp/d", "mb1ic1ih4oc1kh1"},
            {"--padding-mode=reflect", "mb1ic1ih4oc1kh1"},
            {"--padding-mode=circular", "--impl=onednn", "mb1ic1ih4oc1kh1"},
            {"--bnorm", "--padding-mode=circular", "mb1ic1ih4"},

@@ -44,12 +44,12 @@ int rank_of(MPI_Comm comm) {
 
 // The same layer on this process alone (a 1x1x...x1 grid over
 // MPI_COMM_SELF): every pass, results into the out arrays.
-template <typename T>
+template <typename T, typename P = Compute<T>>
 void serial_passes(const ConvDesc& desc, const Shape& src_shape,
-                   const std::vector<T>& x, const std::vector<T>& w,
-                   const std::vector<T>& b, const std::vector<T>& dy,
-                   std::vector<T>* y, std::vector<T>* dx, std::vector<T>* dw,
-                   std::vector<T>* db) {
+                   const std::vector<T>& x, const std::vector<P>& w,
+                   const std::vector<P>& b, const std::vector<T>& dy,
+                   std::vector<T>* y, std::vector<T>* dx, std::vector<P>* dw,
+                   std::vector<P>* db) {
   const Shape ones = Shape::filled(src_shape.ndims(), 1);
   ProcessGrid self(MPI_COMM_SELF, ones);
   ConvRun<T> run(self, desc, src_shape);
@@ -72,6 +72,7 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
   copt.overlap = o.overlap;
   copt.channels = o.channels;
   copt.channel_blocks = o.channel_blocks;
+  using P = Compute<T>;  // weights, bias, gradients (fp32 for bf16)
   ConvRun<T> layer(grid, desc, src_shape, copt);
   Convolution<T>& conv = layer.conv;
   print_plan(o, grid.rank(), conv.describe());
@@ -79,13 +80,13 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
   DistTensor<T>& y = layer.y;
   DistTensor<T>& dy = layer.dy;
   DistTensor<T>& dx = layer.dx;
-  const auto w = random_vector<T>(desc.weights_shape().volume(), 2);
-  const auto b = random_vector<T>(desc.out_channels, 3);
+  const auto w = random_vector<P>(desc.weights_shape().volume(), 2);
+  const auto b = random_vector<P>(desc.out_channels, 3);
   // This rank's blocks of the parameters and their gradients (the whole
   // of them unless the grid splits channels).
-  const std::vector<T> wb = layer.weights_block(w.data());
-  const std::vector<T> bb = layer.bias_block(b.data());
-  std::vector<T> dwb(wb.size()), dbb(bb.size());
+  const std::vector<P> wb = layer.weights_block(w.data());
+  const std::vector<P> bb = layer.bias_block(b.data());
+  std::vector<P> dwb(wb.size()), dbb(bb.size());
   const bool fwd = runs_pass(o.dir, BenchDir::kForward);
   const bool bwd_d = runs_pass(o.dir, BenchDir::kBackwardData);
   const bool bwd_w = runs_pass(o.dir, BenchDir::kBackwardWeights);
@@ -114,7 +115,7 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
   layer.scatter_inputs(xg.data(), dyg.data());
   if (!fwd) conv.forward(x, wb.data(), bb.data(), y);
   time_once(run, &r);
-  std::vector<T> dw(w.size()), db(b.size());
+  std::vector<P> dw(w.size()), db(b.size());
   if (bwd_w) {
     layer.assemble(dwb.data(), desc.weights_shape(), conv.weights_block(),
                    dw.data());
@@ -125,44 +126,56 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
   std::vector<T> yg(root ? dst_shape.volume() : 0);
   std::vector<T> dxg(root ? src_shape.volume() : 0);
   layer.gather_outputs(yg.data(), dxg.data());
-  dump_conv_tensors(grid.comm(), o, x, dy, y, dx, desc.weights_shape(),
-                    desc.out_channels, w.data(), b.data(), dw.data(),
-                    db.data());
+  if constexpr (!std::is_same_v<T, bf16>) {  // (refused for bf16)
+    dump_conv_tensors(grid.comm(), o, x, dy, y, dx, desc.weights_shape(),
+                      desc.out_channels, w.data(), b.data(), dw.data(),
+                      db.data());
+  }
   if (!root) return r;
-  std::vector<T> y_ref(yg.size()), dx_ref(dxg.size()), dw_ref(w.size()),
+  // bf16: the references run in fp32 on the same (bf16) inputs.
+  const auto wide = [](const std::vector<T>& v) {
+    return std::vector<P>(v.begin(), v.end());
+  };
+  std::vector<P> y_ref(yg.size()), dx_ref(dxg.size()), dw_ref(w.size()),
       db_ref(b.size());
   if (o.check == BenchCheck::kSerial) {
-    serial_passes(desc, src_shape, xg, w, b, dyg, &y_ref, &dx_ref, &dw_ref,
+    std::vector<T> ys(yg.size()), dxs(dxg.size());
+    serial_passes(desc, src_shape, xg, w, b, dyg, &ys, &dxs, &dw_ref,
                   &db_ref);
+    y_ref = wide(ys);
+    dx_ref = wide(dxs);
   } else {
+    const std::vector<P> xp = wide(xg), dyp = wide(dyg);
     if (fwd) {
-      reference::conv_fwd(desc, src_shape, xg.data(), w.data(), b.data(),
+      reference::conv_fwd(desc, src_shape, xp.data(), w.data(), b.data(),
                           dst_shape, y_ref.data());
     }
     if (bwd_d) {
-      reference::conv_bwd_data(desc, dst_shape, dyg.data(), w.data(),
+      reference::conv_bwd_data(desc, dst_shape, dyp.data(), w.data(),
                                src_shape, dx_ref.data());
     }
     if (bwd_w) {
-      reference::conv_bwd_weights(desc, src_shape, xg.data(), dst_shape,
-                                  dyg.data(), dw_ref.data(), db_ref.data());
+      reference::conv_bwd_weights(desc, src_shape, xp.data(), dst_shape,
+                                  dyp.data(), dw_ref.data(), db_ref.data());
     }
   }
-  double err = 0;
-  if (fwd) err = std::max(err, max_relative_error(yg, y_ref));
-  if (bwd_d) err = std::max(err, max_relative_error(dxg, dx_ref));
+  double out_err = 0, grad_err = 0;
+  if (fwd) out_err = std::max(out_err, max_relative_error(wide(yg), y_ref));
+  if (bwd_d) out_err = std::max(out_err, max_relative_error(wide(dxg), dx_ref));
   if (bwd_w) {
-    err = std::max(err, max_relative_error(dw, dw_ref));
-    err = std::max(err, max_relative_error(db, db_ref));
+    grad_err = std::max(grad_err, max_relative_error(dw, dw_ref));
+    grad_err = std::max(grad_err, max_relative_error(db, db_ref));
   }
-  const double tol = conv_tolerance<T>(problem);
-  r.max_rel_err = err;
-  r.status = err <= tol ? "PASS" : "FAIL";
+  // y and dx are rounded to T; the weight gradients are P's.
+  const double grad_tol = conv_tolerance<P>(problem);
+  const double out_tol = std::is_same_v<T, bf16> ? 0x1p-7 : grad_tol;
+  r.max_rel_err = std::max(out_err, grad_err);
+  r.status = out_err <= out_tol && grad_err <= grad_tol ? "PASS" : "FAIL";
   return r;
 }
 
 Result run_onednn(const BenchOptions& o, const ConvProblem& problem) {
-  OnednnBaseline base(problem.desc, problem.src_shape);
+  OnednnBaseline base(problem.desc, problem.src_shape, o.dt);
   Result r;
   time_runs(o, [&] {
     base.run(o.dir);
@@ -170,6 +183,18 @@ Result run_onednn(const BenchOptions& o, const ConvProblem& problem) {
   }, &r);
   r.gflops = conv_flops(problem, o.dir) / (r.median_ms * 1e-3) / 1e9;
   return r;
+}
+
+// fp16: distconv has no fp16 tensors on the CPU; the error says whether
+// oneDNN could run the problem in f16 here (the baseline can, where it
+// has f16 kernels for this CPU).
+Result run_f16(const ConvProblem& problem) {
+  std::string onednn =
+      onednn_lacks(problem.desc, problem.src_shape, BenchDataType::kF16);
+  if (onednn.empty()) onednn = "oneDNN has an f16 convolution for this CPU";
+  throw Error(ErrorKind::kUnsupported,
+              "--dt=f16: distconv has no fp16 layers (bf16 is the reduced "
+              "precision it supports); " + onednn);
 }
 
 std::string json_escape(const std::string& s) {
@@ -187,7 +212,7 @@ void report(const BenchOptions& o, const ConvProblem& p, const Result& r,
             int ranks, const std::string& grid, const std::string& channels) {
   const char* threads = std::getenv("OMP_NUM_THREADS");
   const std::string impl = o.impl == BenchImpl::kOnednn ? "onednn" : "distconv";
-  const std::string dt = o.dt == BenchDataType::kF32 ? "f32" : "f64";
+  const std::string dt = to_string(o.dt);
   const std::string overlap =
       o.overlap == ConvOverlap::kInteriorFirst ? "on" : "off";
   std::string label = channels.empty() ? grid : grid + " " + channels;
@@ -263,8 +288,12 @@ int run_all(const BenchOptions& o) {
         r = run_onednn(o, p);
       } else if (o.dt == BenchDataType::kF32) {
         r = run_distconv<float>(o, p, root);
-      } else {
+      } else if (o.dt == BenchDataType::kBf16) {
+        r = run_distconv<bf16>(o, p, root);
+      } else if (o.dt == BenchDataType::kF64) {
         r = run_distconv<double>(o, p, root);
+      } else {
+        r = run_f16(p);
       }
     } catch (const Error& e) {  // thrown alike on every rank
       r.status = "ERROR";

@@ -5,6 +5,9 @@
 //
 //   OnednnBaseline base(problem.desc, problem.src_shape);
 //   base.run(BenchDir::kAll);                  // one timed-able run
+//
+// In bf16 (or f16): activations and weights of that type, the bias and
+// the weight and bias gradients fp32, as the bf16 layer keeps them.
 #ifndef DISTCONV_PERF_ONEDNN_BASELINE_H_
 #define DISTCONV_PERF_ONEDNN_BASELINE_H_
 
@@ -20,7 +23,10 @@ namespace distconv {
 class OnednnBaseline {
  public:
   // desc.bias is taken as ConvBias::kAdd. Tensors hold arbitrary values.
-  OnednnBaseline(const ConvDesc& desc, const Shape& src_shape);
+  // Throws kUnsupported, naming the type, where oneDNN has no convolution
+  // of `dt` (f32, bf16 or f16) for this CPU.
+  OnednnBaseline(const ConvDesc& desc, const Shape& src_shape,
+                 BenchDataType dt = BenchDataType::kF32);
   ~OnednnBaseline();
   void run(BenchDir dir);
   // oneDNN's implementation names, "fwd | bwd_d | bwd_w".
@@ -30,6 +36,11 @@ class OnednnBaseline {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// Why oneDNN cannot run the problem in `dt` on this CPU ("oneDNN 2.6 has
+// no f16 convolution for this CPU (...)"); empty when it can.
+std::string onednn_lacks(const ConvDesc& desc, const Shape& src_shape,
+                         BenchDataType dt);
 
 }  // namespace distconv
 

@@ -20,8 +20,8 @@ Steps steps_of(const ConvDesc& d) {
   return s;
 }
 
-memory::desc weights_any(const ConvDesc& d) {
-  return memory::desc(plain_weights_desc(d).dims(), kF32, Tag::any);
+memory::desc weights_any(const ConvDesc& d, memory::data_type type) {
+  return memory::desc(plain_weights_desc(d).dims(), type, Tag::any);
 }
 
 bool has_bias(const ConvDesc& d) { return d.bias == ConvBias::kAdd; }
@@ -55,12 +55,13 @@ dnnl::convolution_forward::primitive_desc forward_pd(
     const dnnl::engine& engine) {
   using Fwd = dnnl::convolution_forward;
   const Steps s = steps_of(d);
+  const memory::desc weights = weights_any(d, src.data_type());
   const auto prop = dnnl::prop_kind::forward_training;
   return Fwd::primitive_desc(
-      has_bias(d) ? Fwd::desc(prop, kAlgorithm, src, weights_any(d),
-                              bias_desc(d), dst, s.strides, s.dilation,
-                              s.padding_l, s.padding_r)
-                  : Fwd::desc(prop, kAlgorithm, src, weights_any(d), dst,
+      has_bias(d) ? Fwd::desc(prop, kAlgorithm, src, weights, bias_desc(d),
+                              dst, s.strides, s.dilation, s.padding_l,
+                              s.padding_r)
+                  : Fwd::desc(prop, kAlgorithm, src, weights, dst,
                               s.strides, s.dilation, s.padding_l, s.padding_r),
       engine);
 }
@@ -72,8 +73,8 @@ dnnl::convolution_backward_data::primitive_desc backward_data_pd(
   using Bwd = dnnl::convolution_backward_data;
   const Steps s = steps_of(d);
   return Bwd::primitive_desc(
-      Bwd::desc(kAlgorithm, src, weights_any(d), dst, s.strides, s.dilation,
-                s.padding_l, s.padding_r),
+      Bwd::desc(kAlgorithm, src, weights_any(d, src.data_type()), dst,
+                s.strides, s.dilation, s.padding_l, s.padding_r),
       engine, hint);
 }
 
@@ -84,11 +85,11 @@ dnnl::convolution_backward_weights::primitive_desc backward_weights_pd(
   using Bww = dnnl::convolution_backward_weights;
   const Steps s = steps_of(d);
   return Bww::primitive_desc(
-      has_bias(d) ? Bww::desc(kAlgorithm, src, weights_any(d), bias_desc(d),
-                              dst, s.strides, s.dilation, s.padding_l,
-                              s.padding_r)
-                  : Bww::desc(kAlgorithm, src, weights_any(d), dst, s.strides,
-                              s.dilation, s.padding_l, s.padding_r),
+      has_bias(d) ? Bww::desc(kAlgorithm, src, weights_any(d, kF32),
+                              bias_desc(d), dst, s.strides, s.dilation,
+                              s.padding_l, s.padding_r)
+                  : Bww::desc(kAlgorithm, src, weights_any(d, kF32), dst,
+                              s.strides, s.dilation, s.padding_l, s.padding_r),
       engine, hint);
 }
 

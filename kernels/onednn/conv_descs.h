@@ -2,8 +2,9 @@
 // (kernels/onednn/conv.h) and the benchmark's bare-oneDNN baseline: the
 // primitive descriptors of the three passes for given src / dst memory
 // descriptors (fixed layouts or format `any`), weights in format `any`,
-// bias (F) when desc.bias == ConvBias::kAdd. fp32. Throw dnnl::error when
-// oneDNN has no implementation.
+// bias (F) when desc.bias == ConvBias::kAdd. The weights are of src's data
+// type (fp32, or bf16 for bf16 activations); weight and bias gradients and
+// the bias are fp32. Throw dnnl::error when oneDNN has no implementation.
 //
 //   const auto fwd = forward_pd(desc, src_md, dst_md, engine);
 //   const auto bwd = backward_data_pd(desc, src_md, dst_md, engine, fwd);
