@@ -49,8 +49,8 @@ void Activation<T>::forward(const DistTensor<T>& src,
     internal::transform([](T v) { return v <= T(0) ? T(0) : v; },
                         dst.interior(), x);
   } else {
-    const T slope = static_cast<T>(desc_.negative_slope);
-    internal::transform([slope](T v) { return v > T(0) ? v : slope * v; },
+    const Compute<T> slope = static_cast<Compute<T>>(desc_.negative_slope);
+    internal::transform([slope](T v) { return v > T(0) ? v : T(slope * v); },
                         dst.interior(), x);
   }
 }
@@ -92,14 +92,15 @@ void Activation<T>::backward_from(const DistTensor<T>& sign_of,
     internal::transform([](T s, T g) { return s > T(0) ? g : T(0); },
                         diff_src.interior(), v, dy);
   } else {
-    const T slope = static_cast<T>(desc_.negative_slope);
+    const Compute<T> slope = static_cast<Compute<T>>(desc_.negative_slope);
     internal::transform(
-        [slope](T s, T g) { return s > T(0) ? g : slope * g; },
+        [slope](T s, T g) { return s > T(0) ? g : T(slope * g); },
         diff_src.interior(), v, dy);
   }
 }
 
 template class Activation<float>;
 template class Activation<double>;
+template class Activation<bf16>;
 
 }  // namespace distconv

@@ -40,7 +40,7 @@
 
 namespace distconv {
 
-// Defined for float and double.
+// Defined for float, double and bf16.
 template <typename T>
 class Activation {
  public:

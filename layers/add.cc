@@ -9,7 +9,7 @@ void add(const DistTensor<T>& a, const DistTensor<T>& b, DistTensor<T>& dst) {
   const Distribution& want = a.layout().distribution();
   internal::require_distribution(b, want, "add: b");
   internal::require_distribution(dst, want, "add: dst");
-  internal::transform([](T x, T y) { return x + y; }, dst.interior(),
+  internal::transform([](T x, T y) { return T(x + y); }, dst.interior(),
                       a.interior(), b.interior());
 }
 
@@ -32,5 +32,9 @@ template void add_backward<float>(const DistTensor<float>&,
                                   DistTensor<float>&, DistTensor<float>&);
 template void add_backward<double>(const DistTensor<double>&,
                                    DistTensor<double>&, DistTensor<double>&);
+template void add<bf16>(const DistTensor<bf16>&, const DistTensor<bf16>&,
+                        DistTensor<bf16>&);
+template void add_backward<bf16>(const DistTensor<bf16>&, DistTensor<bf16>&,
+                                 DistTensor<bf16>&);
 
 }  // namespace distconv

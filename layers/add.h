@@ -25,7 +25,7 @@
 
 namespace distconv {
 
-// Defined for float and double.
+// Defined for float, double and bf16.
 template <typename T>
 void add(const DistTensor<T>& a, const DistTensor<T>& b, DistTensor<T>& dst);
 

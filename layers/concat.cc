@@ -218,5 +218,7 @@ template class Concat<float>;
 template class Concat<double>;
 template class Slice<float>;
 template class Slice<double>;
+template class Concat<bf16>;
+template class Slice<bf16>;
 
 }  // namespace distconv

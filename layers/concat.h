@@ -49,7 +49,7 @@
 
 namespace distconv {
 
-// Defined for float and double.
+// Defined for float, double and bf16.
 template <typename T>
 class Concat {
  public:
@@ -84,7 +84,7 @@ class Concat {
   std::vector<Index> offsets_;  // num_srcs() + 1 channel offsets
 };
 
-// Defined for float and double.
+// Defined for float, double and bf16.
 template <typename T>
 class Slice {
  public:

@@ -340,5 +340,6 @@ std::string Loss<T>::describe() const {
 
 template class Loss<float>;
 template class Loss<double>;
+template class Loss<bf16>;
 
 }  // namespace distconv

@@ -75,7 +75,7 @@
 
 namespace distconv {
 
-// Defined for float and double predictions.
+// Defined for float, double and bf16 predictions (bf16 reduced in double).
 template <typename T>
 class Loss {
  public:

@@ -225,5 +225,6 @@ std::string Softmax<T>::describe() const {
 
 template class Softmax<float>;
 template class Softmax<double>;
+template class Softmax<bf16>;
 
 }  // namespace distconv

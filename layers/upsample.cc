@@ -1,6 +1,8 @@
 #include "layers/upsample.h"
 
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "distconv/error.h"
 #include "distconv/internal/layer_checks.h"
@@ -39,23 +41,26 @@ struct View3 {
   bool empty() const { return n * c * s[0] * s[1] * s[2] == 0; }
 };
 
-// y[0, count) = x[0, count), or y += x; elements `step` apart.
-template <typename T>
-void copy_channels(T* y, Index y_step, const T* x, Index x_step,
+// y[0, count) = x[0, count), or y += x; elements `step` apart (converted
+// to Y, where the types differ).
+template <typename Y, typename X>
+void copy_channels(Y* y, Index y_step, const X* x, Index x_step,
                    Index count) {
   if (y_step == 1 && x_step == 1) {
-    internal::contiguous_run([](T v) { return v; }, count, y, x);
+    internal::contiguous_run([](X v) { return Y(v); }, count, y, x);
   } else {
-    for (Index i = 0; i < count; ++i) y[i * y_step] = x[i * x_step];
+    for (Index i = 0; i < count; ++i) y[i * y_step] = Y(x[i * x_step]);
   }
 }
-template <typename T>
-void add_channels(T* y, Index y_step, const T* x, Index x_step, Index count) {
+template <typename Y, typename X>
+void add_channels(Y* y, Index y_step, const X* x, Index x_step, Index count) {
   if (y_step == 1 && x_step == 1) {
-    internal::contiguous_run([](T a, T b) { return a + b; }, count, y,
-                             static_cast<const T*>(y), x);
+    internal::contiguous_run([](Y a, X b) { return Y(a + b); }, count, y,
+                             static_cast<const Y*>(y), x);
   } else {
-    for (Index i = 0; i < count; ++i) y[i * y_step] += x[i * x_step];
+    for (Index i = 0; i < count; ++i) {
+      y[i * y_step] = Y(y[i * y_step] + x[i * x_step]);
+    }
   }
 }
 
@@ -123,7 +128,11 @@ void Upsample<T>::backward(const DistTensor<T>& diff_dst,
   Index f[3];
   factors3(desc_, f);
   // Each input cell sums its block in row-major order (k0, k1, k2); the
-  // block's output rows are read one after the other.
+  // block's output rows are read one after the other. bf16 sums a row of
+  // input cells in fp32 (channels-last, `row`), rounded once into dx.
+  using P = Compute<T>;
+  constexpr bool kStaged = !std::is_same_v<T, P>;
+  std::vector<P> row(kStaged ? dx.s[2] * dx.c : 0);
   for (Index n = 0; n < dx.n; ++n)
   for (Index i0 = 0; i0 < dx.s[0]; ++i0)
   for (Index i1 = 0; i1 < dx.s[1]; ++i1) {
@@ -131,16 +140,30 @@ void Upsample<T>::backward(const DistTensor<T>& diff_dst,
     for (Index k1 = 0; k1 < f[1]; ++k1) {
       const bool first_row = k0 == 0 && k1 == 0;
       for (Index i2 = 0; i2 < dx.s[2]; ++i2) {
-        T* to = dx.cell(n, i0, i1, i2);
+        P* to;
+        Index to_step;
+        if constexpr (kStaged) {
+          to = row.data() + i2 * dx.c;
+          to_step = 1;
+        } else {
+          to = dx.cell(n, i0, i1, i2);
+          to_step = dx.stride_c;
+        }
         for (Index k2 = 0; k2 < f[2]; ++k2) {
           const T* from =
               dy.cell(n, i0 * f[0] + k0, i1 * f[1] + k1, i2 * f[2] + k2);
           if (first_row && k2 == 0) {
-            copy_channels(to, dx.stride_c, from, dy.stride_c, dx.c);
+            copy_channels(to, to_step, from, dy.stride_c, dx.c);
           } else {
-            add_channels(to, dx.stride_c, from, dy.stride_c, dx.c);
+            add_channels(to, to_step, from, dy.stride_c, dx.c);
           }
         }
+      }
+    }
+    if constexpr (kStaged) {
+      for (Index i2 = 0; i2 < dx.s[2]; ++i2) {
+        copy_channels(dx.cell(n, i0, i1, i2), dx.stride_c,
+                      row.data() + i2 * dx.c, 1, dx.c);
       }
     }
   }
@@ -148,5 +171,6 @@ void Upsample<T>::backward(const DistTensor<T>& diff_dst,
 
 template class Upsample<float>;
 template class Upsample<double>;
+template class Upsample<bf16>;
 
 }  // namespace distconv
