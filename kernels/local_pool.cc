@@ -15,6 +15,7 @@ namespace distconv {
 
 template <typename T>
 struct LocalPool<T>::Impl {
+  using P = Compute<T>;  // what the kernels run on (fp32 for bf16)
   PoolDesc desc;
   Shape src_extent, dst_extent, src_strides, dst_strides;
   bool in_place = false;
@@ -22,10 +23,10 @@ struct LocalPool<T>::Impl {
   std::string why_reference;
   // oneDNN's staged runs: dense channels-last copies; src_copy also holds
   // diff_src, dst_copy diff_dst.
-  mutable std::vector<T> src_copy, dst_copy;
+  mutable std::vector<P> src_copy, dst_copy;
   // The reference loops' NCHW copies (made on first use): src, dst or
   // diff_dst, and diff_src.
-  mutable std::vector<T> ref_src, ref_dst, ref_grad;
+  mutable std::vector<P> ref_src, ref_dst, ref_grad;
   // Max pooling with oneDNN: whether the last forward's input held a NaN
   // (oneDNN skips NaNs; the reference loops then ran, and backward must
   // follow them).
@@ -41,36 +42,36 @@ struct LocalPool<T>::Impl {
             " / ", dst_strides, " got ", src.extent(), " / ", dst.extent(),
             " with strides ", src.strides(), " / ", dst.strides());
   }
-  static StridedView<T> staged(std::vector<T>& v, const Shape& extent,
+  static StridedView<P> staged(std::vector<P>& v, const Shape& extent,
                                StorageOrder order) {
     v.resize(static_cast<size_t>(extent.volume()));
-    return StridedView<T>(v.data(), extent, dense_strides(extent, order));
+    return StridedView<P>(v.data(), extent, dense_strides(extent, order));
   }
 
   // The reference loops on NCHW copies: for double, for what oneDNN
   // refuses, and for max pooling over a NaN.
   void reference_forward(StridedView<const T> src, StridedView<T> dst) const {
-    const StridedView<T> in = staged(ref_src, src_extent, kNchw);
-    const StridedView<T> out = staged(ref_dst, dst_extent, kNchw);
+    const StridedView<P> in = staged(ref_src, src_extent, kNchw);
+    const StridedView<P> out = staged(ref_dst, dst_extent, kNchw);
     copy_view<T>(src, in);
-    reference::pool_fwd<T>(desc, src_extent, in.data(), dst_extent,
+    reference::pool_fwd<P>(desc, src_extent, in.data(), dst_extent,
                            out.data());
-    copy_view<T>(out, dst);
+    copy_view<P>(out, dst);
   }
   void reference_backward(StridedView<const T> src,
                           StridedView<const T> diff_dst,
                           StridedView<T> diff_src) const {
-    const StridedView<T> dd = staged(ref_dst, dst_extent, kNchw);
-    const StridedView<T> ds = staged(ref_grad, src_extent, kNchw);
+    const StridedView<P> dd = staged(ref_dst, dst_extent, kNchw);
+    const StridedView<P> ds = staged(ref_grad, src_extent, kNchw);
     copy_view<T>(diff_dst, dd);
-    const T* x = nullptr;  // the averages do not read src
+    const P* x = nullptr;  // the averages do not read src
     if (desc.kind == PoolKind::kMax) {
       copy_view<T>(src, staged(ref_src, src_extent, kNchw));
       x = ref_src.data();
     }
-    reference::pool_bwd<T>(desc, src_extent, x, dst_extent, dd.data(),
+    reference::pool_bwd<P>(desc, src_extent, x, dst_extent, dd.data(),
                            ds.data());
-    copy_view<T>(ds, diff_src);
+    copy_view<P>(ds, diff_src);
   }
 
   static constexpr StorageOrder kNchw = StorageOrder::kChannelsFirst;
@@ -108,10 +109,12 @@ LocalPool<T>::LocalPool(const PoolDesc& desc, const Shape& src_extent,
   require(desc.dst_shape(src_extent) == dst_extent, ErrorKind::kShapeMismatch,
           "local pooling of ", src_extent, " gives ",
           desc.dst_shape(src_extent), ", not ", dst_extent);
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (std::is_same_v<Compute<T>, float>) {
     try {
       s.onednn.emplace(desc, src_extent, dst_extent);
+      // bf16 runs staged, on fp32 copies.
       s.in_place =
+          std::is_same_v<T, float> &&
           is_dense(src_extent, src_strides, StorageOrder::kChannelsLast) &&
           is_dense(dst_extent, dst_strides, StorageOrder::kChannelsLast);
     } catch (const Error& e) {
@@ -136,8 +139,12 @@ LocalPool<T>& LocalPool<T>::operator=(LocalPool&&) noexcept = default;
 template <typename T>
 std::string LocalPool<T>::implementation() const {
   const Impl& s = *impl_;
-  if (!s.onednn) return "reference, staged (" + s.why_reference + ")";
-  return s.onednn->implementation() + (s.in_place ? ", in place" : ", staged");
+  const std::string fp32 = std::is_same_v<T, bf16> ? " in fp32" : "";
+  if (!s.onednn) {
+    return "reference, staged" + fp32 + " (" + s.why_reference + ")";
+  }
+  return s.onednn->implementation() +
+         (s.in_place ? ", in place" : ", staged" + fp32);
 }
 
 template <typename T>
@@ -146,11 +153,15 @@ void LocalPool<T>::forward(StridedView<const T> src,
   const Impl& s = *impl_;
   s.check(src, dst);
   if (dst.size() == 0) return;
-  if constexpr (std::is_same_v<T, float>) {
+  using P = Compute<T>;
+  if constexpr (std::is_same_v<P, float>) {
     if (s.onednn) {
-      const T* x = src.data();  // oneDNN's dense input
+      const P* x = nullptr;  // oneDNN's dense input
+      if constexpr (std::is_same_v<T, P>) {
+        if (s.in_place) x = src.data();
+      }
       if (!s.in_place) {
-        const StridedView<T> in =
+        const StridedView<P> in =
             Impl::staged(s.src_copy, s.src_extent, StorageOrder::kChannelsLast);
         copy_view<T>(src, in);
         x = in.data();
@@ -159,11 +170,13 @@ void LocalPool<T>::forward(StridedView<const T> src,
       s.nan_seen = s.desc.kind == PoolKind::kMax &&
                    any_nan(x, s.src_extent.volume());
       if (!s.nan_seen) {
-        if (s.in_place) return s.onednn->forward(x, dst.data());
-        const StridedView<T> out =
+        if constexpr (std::is_same_v<T, P>) {
+          if (s.in_place) return s.onednn->forward(x, dst.data());
+        }
+        const StridedView<P> out =
             Impl::staged(s.dst_copy, s.dst_extent, StorageOrder::kChannelsLast);
         s.onednn->forward(x, out.data());
-        return copy_view<T>(out, dst);
+        return copy_view<P>(out, dst);
       }
     }
   }
@@ -178,18 +191,21 @@ void LocalPool<T>::backward(StridedView<const T> src,
   s.check(src, diff_dst);
   s.check(diff_src, diff_dst);
   if (diff_src.size() == 0) return;
-  if constexpr (std::is_same_v<T, float>) {
+  using P = Compute<T>;
+  if constexpr (std::is_same_v<P, float>) {
     if (s.onednn && !s.nan_seen) {
-      if (s.in_place) {
-        return s.onednn->backward(diff_dst.data(), diff_src.data());
+      if constexpr (std::is_same_v<T, P>) {
+        if (s.in_place) {
+          return s.onednn->backward(diff_dst.data(), diff_src.data());
+        }
       }
-      const StridedView<T> dd =
+      const StridedView<P> dd =
           Impl::staged(s.dst_copy, s.dst_extent, StorageOrder::kChannelsLast);
-      const StridedView<T> ds =
+      const StridedView<P> ds =
           Impl::staged(s.src_copy, s.src_extent, StorageOrder::kChannelsLast);
       copy_view<T>(diff_dst, dd);
       s.onednn->backward(dd.data(), ds.data());
-      return copy_view<T>(ds, diff_src);
+      return copy_view<P>(ds, diff_src);
     }
   }
   s.reference_backward(src, diff_dst, diff_src);
@@ -197,5 +213,6 @@ void LocalPool<T>::backward(StridedView<const T> src,
 
 template class LocalPool<float>;
 template class LocalPool<double>;
+template class LocalPool<bf16>;
 
 }  // namespace distconv

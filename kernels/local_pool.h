@@ -22,13 +22,15 @@
 #include <memory>
 #include <string>
 
+#include "distconv/bf16.h"
 #include "distconv/pool_desc.h"
 #include "distconv/shape.h"
 #include "distconv/strided_view.h"
 
 namespace distconv {
 
-// Defined for float and double.
+// Defined for float, double and bf16 (staged: computed on fp32 copies,
+// each result rounded once).
 template <typename T>
 class LocalPool {
  public:

@@ -16,6 +16,7 @@
 #include "layers/add.h"
 #include "layers/concat.h"
 #include "layers/loss.h"
+#include "layers/pooling.h"
 #include "layers/softmax.h"
 #include "layers/upsample.h"
 #include "tests/layer_testing.h"
@@ -64,13 +65,15 @@ std::vector<double> global(const DistTensor<T>& t) {
 // Each layer's outputs (gathered on rank 0) in T, from the same inputs.
 using Outputs = std::vector<std::vector<double>>;
 
-// On rank 0: each bf16 output within one rounding of the fp32 one.
-void ExpectWithinOneRounding(const Outputs& got, const Outputs& want) {
+// On rank 0: each bf16 output within one rounding of the fp32 one, or
+// within `absolute` (gradients summed from rounded parts).
+void ExpectWithinOneRounding(const Outputs& got, const Outputs& want,
+                             double absolute) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t k = 0; k < got.size(); ++k) {
     ASSERT_EQ(got[k].size(), want[k].size());
     for (size_t i = 0; i < got[k].size(); ++i) {
-      const double tol = 0x1p-8 * std::abs(want[k][i]) + 1e-6;
+      const double tol = 0x1p-8 * std::abs(want[k][i]) + absolute;
       ASSERT_LE(std::abs(got[k][i] - want[k][i]), tol)
           << "output " << k << " at " << i << ": " << got[k][i] << " vs "
           << want[k][i];
@@ -80,7 +83,7 @@ void ExpectWithinOneRounding(const Outputs& got, const Outputs& want) {
 
 // Runs layer<T>(grid, shape) for bf16 and float on every grid, compares.
 template <typename Layer>
-void OnEveryGrid(bool channel_splits, Layer layer) {
+void OnEveryGrid(bool channel_splits, Layer layer, double absolute = 1e-6) {
   for (const Shape& shape : kShapes) {
     std::vector<Shape> grids = grids_without_channel_split(shape.ndims());
     if (channel_splits) {
@@ -94,7 +97,7 @@ void OnEveryGrid(bool channel_splits, Layer layer) {
       ProcessGrid grid(MPI_COMM_WORLD, g);
       const Outputs got = layer(bf16{}, grid, shape);
       const Outputs want = layer(float{}, grid, shape);
-      if (grid.rank() == 0) ExpectWithinOneRounding(got, want);
+      if (grid.rank() == 0) ExpectWithinOneRounding(got, want, absolute);
       if (testing::max_over(MPI_COMM_WORLD, ::testing::Test::HasFailure())) {
         return;
       }
@@ -119,6 +122,39 @@ TEST(Bf16Layers, Activations) {
     }
     return out;
   });
+}
+
+// Pooling runs on fp32 copies and rounds once; backward rounds each
+// rank's part of a gradient, then the halo exchange adds the parts (with
+// inputs of magnitude <= 2 and a few windows over each cell: 2^-6).
+TEST(Bf16Layers, Pooling) {
+  OnEveryGrid(
+      true,
+      [](auto tag, const ProcessGrid& grid, const Shape& s) {
+        using T = decltype(tag);
+        Outputs out;
+        for (PoolKind kind :
+             {PoolKind::kMax, PoolKind::kAverageExcludePadding}) {
+          PoolDesc desc = PoolDesc::make(kind, Shape::filled(s.ndims() - 2, 3));
+          desc.stride = Shape::filled(s.ndims() - 2, 2);
+          desc.padding_lower = desc.padding_upper =
+              Shape::filled(s.ndims() - 2, 1);
+          Pooling<T> pool(grid, desc, Distribution(s, grid.shape()));
+          const Shape d = desc.dst_shape(s);
+          auto x = tensor<T>(grid, pool.src_layout(),
+                             bf16_values(s.volume(), 15));
+          auto dy = tensor<T>(grid, pool.diff_dst_layout(),
+                              bf16_values(d.volume(), 16));
+          DistTensor<T> y(grid, pool.dst_layout());
+          DistTensor<T> dx(grid, pool.diff_src_layout());
+          pool.forward(x, y);
+          pool.backward(x, dy, dx);
+          out.push_back(global(y));
+          out.push_back(global(dx));
+        }
+        return out;
+      },
+      0x1p-6);
 }
 
 TEST(Bf16Layers, Add) {

@@ -144,5 +144,6 @@ std::string Pooling<T>::describe() const {
 
 template class Pooling<float>;
 template class Pooling<double>;
+template class Pooling<bf16>;
 
 }  // namespace distconv

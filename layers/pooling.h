@@ -57,7 +57,7 @@
 
 namespace distconv {
 
-// Defined for float and double.
+// Defined for float, double and bf16 (on fp32 copies, rounded once).
 template <typename T>
 class Pooling {
  public:
