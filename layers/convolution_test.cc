@@ -246,24 +246,6 @@ TEST(Convolution, FloatChannelParallelismMatchesTheReference) {
 // bf16: the cells rounded once from an fp32 result (twice or so where
 // partial sums are summed or folded), so each within a few bf16 roundings
 // (2^-8 relative) of the result's magnitude: the same pass on |x|, |w|.
-std::vector<double> absolute(std::vector<double> v) {
-  for (double& x : v) x = std::abs(x);
-  return v;
-}
-
-// How many cells of got differ from want by more than tol * scale.
-template <typename T>
-long long cells_outside(const std::vector<T>& got,
-                        const std::vector<double>& want,
-                        const std::vector<double>& scale, double tol) {
-  long long bad = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    const double d = std::abs(double(got[i]) - want[i]);
-    if (!(d <= tol * scale[i] + 1e-30)) ++bad;
-  }
-  return bad;
-}
-
 // The reference passes in double on `x`, `w`, `b` and `dy`.
 struct ReferencePasses {
   std::vector<double> y, dx, dw, db;

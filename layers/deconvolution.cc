@@ -26,7 +26,7 @@ struct Deconvolution<T>::Impl {
   DeconvPlan plan;
   HaloExchange<T> halo;
   std::optional<LocalConv<T>> forward_kernel, data_kernel, weights_kernel;
-  internal::GradientSum<T> grads;  // weights, then bias
+  internal::GradientSum<Compute<T>> grads;  // weights, then bias
   DeconvStats stats;
 
   Impl(const ProcessGrid& g, DeconvPlan p, const HaloSetupOptions& config)
@@ -106,8 +106,8 @@ void Deconvolution<T>::reset_stats() {
 }
 
 template <typename T>
-void Deconvolution<T>::forward(const DistTensor<T>& src, const T* weights,
-                               const T* bias, DistTensor<T>& dst) {
+void Deconvolution<T>::forward(const DistTensor<T>& src, const Param* weights,
+                               const Param* bias, DistTensor<T>& dst) {
   Impl& s = impl();
   const WindowPlan& w = s.plan.window;
   const bool has_bias = s.plan.desc.bias == ConvBias::kAdd;
@@ -136,7 +136,8 @@ void Deconvolution<T>::forward(const DistTensor<T>& src, const T* weights,
 }
 
 template <typename T>
-void Deconvolution<T>::backward_data(DistTensor<T>& diff_dst, const T* weights,
+void Deconvolution<T>::backward_data(DistTensor<T>& diff_dst,
+                                     const Param* weights,
                                      DistTensor<T>& diff_src) {
   Impl& s = impl();
   const WindowPlan& w = s.plan.window;
@@ -160,7 +161,8 @@ void Deconvolution<T>::backward_data(DistTensor<T>& diff_dst, const T* weights,
 template <typename T>
 void Deconvolution<T>::backward_weights(const DistTensor<T>& src,
                                         DistTensor<T>& diff_dst,
-                                        T* diff_weights, T* diff_bias) {
+                                        Param* diff_weights,
+                                        Param* diff_bias) {
   Impl& s = impl();
   const WindowPlan& w = s.plan.window;
   internal::run_collectively(s.grid->comm(), [&] {
@@ -179,7 +181,7 @@ void Deconvolution<T>::backward_weights(const DistTensor<T>& src,
         diff_dst.buffer().subview(w.haloed_local),
         src.buffer().subview(w.plain_local), s.grads.weights(), nullptr);
   }
-  if (T* db = s.grads.bias()) {
+  if (Param* db = s.grads.bias()) {
     internal::sum_per_channel(std::as_const(diff_dst).interior(), db);
   }
   s.grads.start(diff_weights, diff_bias);
@@ -203,5 +205,6 @@ std::string Deconvolution<T>::describe() const {
 
 template class Deconvolution<float>;
 template class Deconvolution<double>;
+template class Deconvolution<bf16>;
 
 }  // namespace distconv

@@ -66,10 +66,14 @@
 
 namespace distconv {
 
-// Defined for float and double.
+// Defined for float, double and bf16 (fp32 weights and gradients, the
+// local kernels on fp32 copies; forward's halo contributions are summed
+// in fp32 and rounded per sum).
 template <typename T>
 class Deconvolution {
  public:
+  using Param = Compute<T>;  // weights, bias and their gradients
+
   Deconvolution(const ProcessGrid& grid, const DeconvDesc& desc,
                 const Distribution& src,
                 const DeconvolutionOptions& options = {});
@@ -90,17 +94,17 @@ class Deconvolution {
   const HaloLayout& diff_src_layout() const;  // input gradient, no halos
 
   // dst = deconv(src) (+ bias).
-  void forward(const DistTensor<T>& src, const T* weights, const T* bias,
-               DistTensor<T>& dst);
+  void forward(const DistTensor<T>& src, const Param* weights,
+               const Param* bias, DistTensor<T>& dst);
   // diff_src = the input gradient; exchanges diff_dst's halos first.
-  void backward_data(DistTensor<T>& diff_dst, const T* weights,
+  void backward_data(DistTensor<T>& diff_dst, const Param* weights,
                      DistTensor<T>& diff_src);
   // Weight (and, with bias, bias) gradients from src's shard and diff_dst
   // (whose halos it exchanges); starts their allreduce over every rank.
   // diff_weights and diff_bias are written by wait_gradients() and must
   // stay valid until then.
   void backward_weights(const DistTensor<T>& src, DistTensor<T>& diff_dst,
-                        T* diff_weights, T* diff_bias);
+                        Param* diff_weights, Param* diff_bias);
   void wait_gradients();
 
   // How this rank's window is computed ("transposed convolution

@@ -4,6 +4,7 @@
 //
 //   auto x = random_vector<float>(n, /*seed=*/1);      // uniform in [-1, 1)
 //   max_relative_error(got, want);   // max |got - want| / max |want|; NaN: inf
+//   cells_outside(got, want, scale, tol);  // cells off by > tol * scale
 #ifndef DISTCONV_TESTS_CONV_CHECK_H_
 #define DISTCONV_TESTS_CONV_CHECK_H_
 
@@ -36,6 +37,27 @@ double max_relative_error(const std::vector<T>& got,
     scale = std::max(scale, std::abs(double(want[i])));
   }
   return got.size() == want.size() ? diff / scale : INFINITY;
+}
+
+// |v| elementwise.
+inline std::vector<double> absolute(std::vector<double> v) {
+  for (double& x : v) x = std::abs(x);
+  return v;
+}
+
+// How many cells of got differ from want by more than tol * scale[i]: each
+// cell's own bound (bf16 results, whose rounding error scales with the
+// magnitude of the sum that made them: the same pass on |x| and |w|).
+template <typename T>
+long long cells_outside(const std::vector<T>& got,
+                        const std::vector<double>& want,
+                        const std::vector<double>& scale, double tol) {
+  long long bad = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double d = std::abs(double(got[i]) - want[i]);
+    if (!(d <= tol * scale[i] + 1e-30)) ++bad;
+  }
+  return bad + (got.size() == want.size() ? 0 : 1);
 }
 
 }  // namespace distconv
