@@ -35,9 +35,11 @@
 #ifndef DISTCONV_KERNELS_LOCAL_BATCH_NORM_H_
 #define DISTCONV_KERNELS_LOCAL_BATCH_NORM_H_
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "distconv/bf16.h"
 #include "distconv/shape.h"
 
 namespace distconv {
@@ -95,6 +97,48 @@ class LocalBatchNorm {
   std::vector<double> rep1_, rep2_, rep3_, rep4_;
   std::vector<double> mean_, shift_, tile_dev_, tile_sq_;  // moments()
   std::vector<float> frep_[6];  // float's elementwise factors
+};
+
+// bf16: the fp32 passes on fp32 copies of chunks of the arrays (a whole
+// number of positions, about 64 Ki values each, so the copies stay in
+// cache); each output rounded once. Statistics in double, as for float:
+// the moments of the chunks merge as moments() merges its tiles.
+template <>
+class LocalBatchNorm<bf16> {
+ public:
+  explicit LocalBatchNorm(Index channels);
+
+  Index channels() const { return fp32_.channels(); }
+  Index period() const { return fp32_.period(); }
+  static std::string implementation();
+  Index streaming_threshold() const { return fp32_.streaming_threshold(); }
+  void set_streaming_threshold(Index bytes) {
+    fp32_.set_streaming_threshold(bytes);
+  }
+
+  void moments(const bf16* x, Index elements, double* sums, double* m2);
+  void affine(const bf16* x, Index elements, const double* mean,
+              const double* a, const double* b, bf16* y);
+  void gradient_sums(const bf16* x, const bf16* dy, Index elements,
+                     const double* mean, double* sum_dy, double* sum_dy_dev);
+  void diff_src(const bf16* x, const bf16* dy, Index elements,
+                const double* mean, const double* a, const double* dy_mean,
+                const double* k, bf16* dx);
+
+ private:
+  // Calls fn(offset, length) over [0, elements) in chunks of chunk_.
+  template <typename Fn>
+  void chunks(Index elements, Fn fn) const {
+    for (Index s = 0; s < elements; s += chunk_) {
+      fn(s, std::min(chunk_, elements - s));
+    }
+  }
+  const float* widen(const bf16* from, Index n, std::vector<float>& to) const;
+
+  LocalBatchNorm<float> fp32_;
+  Index chunk_;  // a multiple of the channel count
+  std::vector<float> x_, dy_, out_;
+  std::vector<double> sums_, m2_, mean_;  // one chunk's moments, running mean
 };
 
 }  // namespace distconv

@@ -225,3 +225,63 @@ TEST(LocalBatchNorm, NoChannels) {
 
 }  // namespace
 }  // namespace distconv
+
+namespace distconv {
+namespace {
+
+// bf16 runs the fp32 passes on chunks of fp32 copies: over several chunks,
+// its moments and gradient sums are the fp32 kernel's (in double, merged
+// another way), and its outputs are the fp32 outputs rounded once.
+TEST(LocalBatchNorm, Bf16IsTheFp32KernelOnChunks) {
+  for (Index channels : {Index{3}, Index{64}, Index{1}}) {
+    SCOPED_TRACE(channels);
+    const Index elements = channels * 70001;  // several chunks, a partial one
+    std::mt19937_64 rng(9);
+    std::uniform_real_distribution<float> u(-3, 5);
+    std::vector<bf16> xb(elements), dyb(elements), yb(elements), dxb(elements);
+    for (bf16& v : xb) v = u(rng) + 100.0f;
+    for (bf16& v : dyb) v = u(rng);
+    const std::vector<float> xf(xb.begin(), xb.end()),
+        dyf(dyb.begin(), dyb.end());
+    std::vector<float> yf(elements), dxf(elements);
+    LocalBatchNorm<bf16> h(channels);
+    LocalBatchNorm<float> f(channels);
+    EXPECT_NE(h.implementation().find("fp32"), std::string::npos);
+    std::vector<double> s1(channels), m1(channels), s2(channels), m2(channels);
+    h.moments(xb.data(), elements, s1.data(), m1.data());
+    f.moments(xf.data(), elements, s2.data(), m2.data());
+    for (Index c = 0; c < channels; ++c) {
+      EXPECT_NEAR(s1[c], s2[c], 1e-12 * std::abs(s2[c]));
+      EXPECT_NEAR(m1[c], m2[c], 1e-9 * std::abs(m2[c]));
+    }
+    std::vector<double> mean(channels), a(channels), b(channels),
+        k(channels);
+    for (Index c = 0; c < channels; ++c) {
+      mean[c] = s2[c] / double(elements / channels);
+      a[c] = 0.5 + c;
+      b[c] = -0.25 * c;
+      k[c] = 0.01 * (c + 1);
+    }
+    h.affine(xb.data(), elements, mean.data(), a.data(), b.data(), yb.data());
+    f.affine(xf.data(), elements, mean.data(), a.data(), b.data(), yf.data());
+    h.gradient_sums(xb.data(), dyb.data(), elements, mean.data(), s1.data(),
+                    m1.data());
+    f.gradient_sums(xf.data(), dyf.data(), elements, mean.data(), s2.data(),
+                    m2.data());
+    for (Index c = 0; c < channels; ++c) {
+      EXPECT_NEAR(s1[c], s2[c], 1e-9 * std::max(1.0, std::abs(s2[c])));
+      EXPECT_NEAR(m1[c], m2[c], 1e-9 * std::max(1.0, std::abs(m2[c])));
+    }
+    h.diff_src(xb.data(), dyb.data(), elements, mean.data(), a.data(),
+               b.data(), k.data(), dxb.data());
+    f.diff_src(xf.data(), dyf.data(), elements, mean.data(), a.data(),
+               b.data(), k.data(), dxf.data());
+    for (Index i = 0; i < elements; ++i) {
+      ASSERT_EQ(yb[i].bits(), bf16(yf[i]).bits()) << "affine at " << i;
+      ASSERT_EQ(dxb[i].bits(), bf16(dxf[i]).bits()) << "diff_src at " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace distconv

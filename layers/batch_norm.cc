@@ -122,7 +122,8 @@ struct BatchNorm<T>::Impl {
     }
   }
 
-  void forward(const T* x, const T* scale, const T* shift, T* y) {
+  using P = Compute<T>;  // scale, shift and their gradients
+  void forward(const T* x, const P* scale, const P* shift, T* y) {
     const bool training = plan.options.mode == BatchNormMode::kTraining;
     forward_mode = plan.options.mode;
     forward_ran = true;
@@ -166,8 +167,8 @@ struct BatchNorm<T>::Impl {
   //      = a * ((dy - dy_mean) - (x - mean) * k),
   // dy_mean = sum_dy / n, k = inv_std * sum_dy_xhat / n; inference has
   // dy_mean = k = 0.
-  void backward(const T* x, const T* dy, const T* scale, T* dx, T* diff_scale,
-                T* diff_shift) {
+  void backward(const T* x, const T* dy, const P* scale, T* dx, P* diff_scale,
+                P* diff_shift) {
     const bool training = forward_mode == BatchNormMode::kTraining;
     if (plan.channels == 0) return;
     std::fill(sums.begin(), sums.end(), 0.0);
@@ -179,15 +180,15 @@ struct BatchNorm<T>::Impl {
     }
     const double n = double(plan.count);
     // Channels outside the set's statistics (kShard, channels split).
-    for (T* d : {diff_shift, diff_scale}) {
-      std::fill(d, d + plan.stats_begin, T(0));
-      std::fill(d + plan.stats_end, d + plan.channels, T(0));
+    for (P* d : {diff_shift, diff_scale}) {
+      std::fill(d, d + plan.stats_begin, P(0));
+      std::fill(d + plan.stats_end, d + plan.channels, P(0));
     }
     for (Index ch = plan.stats_begin; ch < plan.stats_end; ++ch) {
       const double sum_dy = sums[ch];
       const double sum_dy_xhat = sums[plan.channels + ch] * used_inv_std[ch];
-      diff_shift[ch] = static_cast<T>(sum_dy);
-      diff_scale[ch] = static_cast<T>(sum_dy_xhat);
+      diff_shift[ch] = static_cast<P>(sum_dy);
+      diff_scale[ch] = static_cast<P>(sum_dy_xhat);
       coef_a[ch] = double(scale[ch]) * used_inv_std[ch];
       coef_b[ch] = coef_c[ch] = 0;
       if (training && plan.count > 0) {
@@ -262,8 +263,8 @@ void BatchNorm<T>::set_mode(BatchNormMode mode) {
 }
 
 template <typename T>
-void BatchNorm<T>::forward(const DistTensor<T>& src, const T* scale,
-                           const T* shift, DistTensor<T>& dst) {
+void BatchNorm<T>::forward(const DistTensor<T>& src, const Param* scale,
+                           const Param* shift, DistTensor<T>& dst) {
   Impl& s = impl();
   // The argument checks on every rank of the set together when the pass
   // communicates (so that none waits for a rank that threw), else here.
@@ -279,9 +280,9 @@ void BatchNorm<T>::forward(const DistTensor<T>& src, const T* scale,
 
 template <typename T>
 void BatchNorm<T>::backward(const DistTensor<T>& src,
-                            const DistTensor<T>& diff_dst, const T* scale,
-                            DistTensor<T>& diff_src, T* diff_scale,
-                            T* diff_shift) {
+                            const DistTensor<T>& diff_dst,
+                            const Param* scale, DistTensor<T>& diff_src,
+                            Param* diff_scale, Param* diff_shift) {
   Impl& s = impl();
   internal::run_collectively(s.comm, [&] {
     s.check_layout(src, "src");
@@ -336,5 +337,6 @@ std::string BatchNorm<T>::describe() const {
 
 template class BatchNorm<float>;
 template class BatchNorm<double>;
+template class BatchNorm<bf16>;
 
 }  // namespace distconv

@@ -90,10 +90,13 @@
 
 namespace distconv {
 
-// Defined for float and double.
+// Defined for float, double and bf16 (fp32 scale, shift and gradients;
+// statistics in double as for float; the passes on fp32 copies).
 template <typename T>
 class BatchNorm {
  public:
+  using Param = Compute<T>;  // scale, shift and their gradients
+
   BatchNorm(const ProcessGrid& grid, const Distribution& src,
             const BatchNormOptions& options = {});
   // Runs a plan made beforehand for this rank (plan_batch_norm(src,
@@ -118,16 +121,16 @@ class BatchNorm {
   // dst = the normalised src. Training: statistics over the set (collective
   // over it), then the running statistics' update. Inference: the running
   // statistics, no communication.
-  void forward(const DistTensor<T>& src, const T* scale, const T* shift,
-               DistTensor<T>& dst);
+  void forward(const DistTensor<T>& src, const Param* scale,
+               const Param* shift, DistTensor<T>& dst);
   // The gradient of the last forward() (of its mode and statistics): src
   // must be the input that forward() normalised. Writes diff_src and the
   // set's sums diff_scale = sum dy * x^, diff_shift = sum dy (collective
   // over the set in both modes). Throws kState on every rank before any
   // forward().
   void backward(const DistTensor<T>& src, const DistTensor<T>& diff_dst,
-                const T* scale, DistTensor<T>& diff_src, T* diff_scale,
-                T* diff_shift);
+                const Param* scale, DistTensor<T>& diff_src,
+                Param* diff_scale, Param* diff_shift);
 
   // Per channel, this rank's running statistics (variance unbiased).
   const std::vector<double>& running_mean() const;

@@ -14,6 +14,7 @@
 #include "distconv/scatter_gather.h"
 #include "layers/activation.h"
 #include "layers/add.h"
+#include "layers/batch_norm.h"
 #include "layers/concat.h"
 #include "layers/loss.h"
 #include "layers/pooling.h"
@@ -155,6 +156,27 @@ TEST(Bf16Layers, Pooling) {
         return out;
       },
       0x1p-6);
+}
+
+// Batch normalisation: statistics in double from the same values in both
+// types, fp32 scale and shift and their gradients; outputs rounded once.
+TEST(Bf16Layers, BatchNorm) {
+  OnEveryGrid(true, [](auto tag, const ProcessGrid& grid, const Shape& s) {
+    using T = decltype(tag);
+    BatchNorm<T> bn(grid, Distribution(s, grid.shape()));
+    const std::vector<float> scale = bf16_values(s[1], 17, 0.5, 2);
+    const std::vector<float> shift = bf16_values(s[1], 18);
+    auto x = tensor<T>(grid, bn.src_layout(), bf16_values(s.volume(), 19, 3, 9));
+    auto dy = tensor<T>(grid, bn.diff_dst_layout(),
+                        bf16_values(s.volume(), 20));
+    DistTensor<T> y(grid, bn.dst_layout()), dx(grid, bn.diff_src_layout());
+    std::vector<float> dscale(s[1]), dshift(s[1]);
+    bn.forward(x, scale.data(), shift.data(), y);
+    bn.backward(x, dy, scale.data(), dx, dscale.data(), dshift.data());
+    return Outputs{global(y), global(dx), {dscale.begin(), dscale.end()},
+                   {dshift.begin(), dshift.end()}, bn.batch_mean(),
+                   bn.batch_variance()};
+  });
 }
 
 TEST(Bf16Layers, Add) {

@@ -1,0 +1,97 @@
+// LocalBatchNorm<bf16>: the fp32 passes on fp32 copies of chunks.
+#include <algorithm>
+
+#include "distconv/error.h"
+#include "kernels/local_batch_norm.h"
+
+namespace distconv {
+namespace {
+
+constexpr Index kChunkValues = 1 << 16;
+
+void narrow(const float* from, Index n, bf16* to) {
+  for (Index i = 0; i < n; ++i) to[i] = from[i];
+}
+
+}  // namespace
+
+LocalBatchNorm<bf16>::LocalBatchNorm(Index channels)
+    : fp32_(channels),
+      chunk_(channels * std::max<Index>(1, kChunkValues /
+                                               std::max<Index>(1, channels))),
+      sums_(channels),
+      m2_(channels),
+      mean_(channels) {}
+
+std::string LocalBatchNorm<bf16>::implementation() {
+  return LocalBatchNorm<float>::implementation() + " on fp32 copies";
+}
+
+const float* LocalBatchNorm<bf16>::widen(const bf16* from, Index n,
+                                         std::vector<float>& to) const {
+  to.resize(static_cast<size_t>(std::max(to.size(), size_t(n))));
+  for (Index i = 0; i < n; ++i) to[i] = from[i];
+  return to.data();
+}
+
+void LocalBatchNorm<bf16>::moments(const bf16* x, Index elements,
+                                   double* sums, double* m2) {
+  const Index c = channels();
+  std::fill(sums, sums + c, 0.0);
+  std::fill(m2, m2 + c, 0.0);
+  if (c == 0) return;
+  // Chan et al.'s pairwise update merges each chunk's moments.
+  Index rows = 0;
+  chunks(elements, [&](Index s, Index n) {
+    fp32_.moments(widen(x + s, n, x_), n, sums_.data(), m2_.data());
+    const double n_a = double(rows), n_b = double(n / c), total = n_a + n_b;
+    for (Index ch = 0; ch < c; ++ch) {
+      const double chunk_mean = sums_[ch] / n_b;
+      const double delta = chunk_mean - mean_[ch];
+      mean_[ch] = rows == 0 ? chunk_mean : mean_[ch] + delta * (n_b / total);
+      m2[ch] += m2_[ch] + (rows == 0 ? 0.0 : delta * delta * (n_a * n_b / total));
+      sums[ch] += sums_[ch];
+    }
+    rows += n / c;
+  });
+}
+
+void LocalBatchNorm<bf16>::affine(const bf16* x, Index elements,
+                                  const double* mean, const double* a,
+                                  const double* b, bf16* y) {
+  chunks(elements, [&](Index s, Index n) {
+    out_.resize(std::max(out_.size(), size_t(n)));
+    fp32_.affine(widen(x + s, n, x_), n, mean, a, b, out_.data());
+    narrow(out_.data(), n, y + s);
+  });
+}
+
+void LocalBatchNorm<bf16>::gradient_sums(const bf16* x, const bf16* dy,
+                                         Index elements, const double* mean,
+                                         double* sum_dy, double* sum_dy_dev) {
+  const Index c = channels();
+  std::fill(sum_dy, sum_dy + c, 0.0);
+  std::fill(sum_dy_dev, sum_dy_dev + c, 0.0);
+  chunks(elements, [&](Index s, Index n) {
+    fp32_.gradient_sums(widen(x + s, n, x_), widen(dy + s, n, dy_), n, mean,
+                        sums_.data(), m2_.data());
+    for (Index ch = 0; ch < c; ++ch) {
+      sum_dy[ch] += sums_[ch];
+      sum_dy_dev[ch] += m2_[ch];
+    }
+  });
+}
+
+void LocalBatchNorm<bf16>::diff_src(const bf16* x, const bf16* dy,
+                                    Index elements, const double* mean,
+                                    const double* a, const double* dy_mean,
+                                    const double* k, bf16* dx) {
+  chunks(elements, [&](Index s, Index n) {
+    out_.resize(std::max(out_.size(), size_t(n)));
+    fp32_.diff_src(widen(x + s, n, x_), widen(dy + s, n, dy_), n, mean, a,
+                   dy_mean, k, out_.data());
+    narrow(out_.data(), n, dx + s);
+  });
+}
+
+}  // namespace distconv
