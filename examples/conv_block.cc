@@ -7,8 +7,9 @@
 namespace distconv {
 namespace examples {
 
-ConvBnRelu::ConvBnRelu(const ProcessGrid& grid, const ConvDesc& desc,
-                       const Distribution& src, unsigned seed)
+template <typename T>
+ConvBnRelu<T>::ConvBnRelu(const ProcessGrid& grid, const ConvDesc& desc,
+                          const Distribution& src, unsigned seed)
     : conv_(grid, desc, src),
       bn_(grid, conv_.dst_layout().distribution()),
       relu_(grid, ActivationDesc::relu(), bn_.dst_layout().distribution()),
@@ -26,15 +27,17 @@ ConvBnRelu::ConvBnRelu(const ProcessGrid& grid, const ConvDesc& desc,
   shift_.fill(0.0f);
 }
 
-void ConvBnRelu::forward(DistTensor<float>& src, DistTensor<float>& dst) {
+template <typename T>
+void ConvBnRelu<T>::forward(DistTensor<T>& src, DistTensor<T>& dst) {
   conv_.forward(src, weights_.value.data(), nullptr, conv_out_);
   bn_.forward(conv_out_, scale_.value.data(), shift_.value.data(), bn_out_);
   relu_.forward(bn_out_, dst);
 }
 
-void ConvBnRelu::backward(const DistTensor<float>& src,
-                          const DistTensor<float>& diff_dst,
-                          DistTensor<float>* diff_src) {
+template <typename T>
+void ConvBnRelu<T>::backward(const DistTensor<T>& src,
+                             const DistTensor<T>& diff_dst,
+                             DistTensor<T>* diff_src) {
   relu_.backward(bn_out_, diff_dst, d_bn_);
   bn_.backward(conv_out_, d_bn_, scale_.value.data(), d_bn_,
                scale_.grad.data(), shift_.grad.data());
@@ -43,6 +46,9 @@ void ConvBnRelu::backward(const DistTensor<float>& src,
   if (diff_src) conv_.backward_data(d_conv_out_, weights_.value.data(), *diff_src);
   conv_.wait_gradients();
 }
+
+template class ConvBnRelu<float>;
+template class ConvBnRelu<bf16>;
 
 }  // namespace examples
 }  // namespace distconv

@@ -2,7 +2,7 @@
 // norm (global statistics) -> ReLU, with its parameters and the tensors it
 // keeps between forward and backward.
 //
-//   ConvBnRelu block(grid, same_conv(16, 32, {3, 3}),   // networks.h
+//   ConvBnRelu<float> block(grid, same_conv(16, 32, {3, 3}),   // networks.h
 //                    src_dist, /*seed=*/3);
 //   DistTensor<float> x(grid, block.src_layout());
 //   DistTensor<float> y(grid, next.src_layout());   // the next layer's
@@ -29,6 +29,8 @@
 namespace distconv {
 namespace examples {
 
+// Defined for float and bf16 (fp32 parameters either way).
+template <typename T>
 class ConvBnRelu {
  public:
   // Weights start He-uniform from `seed`; scale 1, shift 0.
@@ -41,23 +43,23 @@ class ConvBnRelu {
     return bn_.dst_layout().distribution();
   }
 
-  void forward(DistTensor<float>& src, DistTensor<float>& dst);
+  void forward(DistTensor<T>& src, DistTensor<T>& dst);
   // Gradients into params()' grad; diff_src skipped when null.
-  void backward(const DistTensor<float>& src, const DistTensor<float>& diff_dst,
-                DistTensor<float>* diff_src);
+  void backward(const DistTensor<T>& src, const DistTensor<T>& diff_dst,
+                DistTensor<T>* diff_src);
 
   std::vector<Param*> params() { return {&weights_, &scale_, &shift_}; }
-  BatchNorm<float>& batch_norm() { return bn_; }
+  BatchNorm<T>& batch_norm() { return bn_; }
   // Adds the convolution's blocked time since the last call to `wait`
   // (batch norm's allreduces are blocking calls, counted as compute).
   void take_comm_wait(CommWait* wait) { wait->take(conv_); }
 
  private:
-  Convolution<float> conv_;
-  BatchNorm<float> bn_;
-  Activation<float> relu_;
+  Convolution<T> conv_;
+  BatchNorm<T> bn_;
+  Activation<T> relu_;
   Param weights_, scale_, shift_;
-  DistTensor<float> conv_out_, bn_out_, d_bn_, d_conv_out_;
+  DistTensor<T> conv_out_, bn_out_, d_bn_, d_conv_out_;
 };
 
 }  // namespace examples

@@ -87,6 +87,7 @@ float input_value(const Shape& i, Index size) {
 }
 
 // One conv-BN-ReLU block and the pooling after it, with their tensors.
+template <typename T>
 struct Stack {
   Stack(const ProcessGrid& grid, Index in, Index out, const Distribution& src,
         PaddingMode mode, unsigned seed)
@@ -99,18 +100,19 @@ struct Stack {
         d_in(grid, block.diff_src_layout()),
         d_out(grid, pool.diff_src_layout()) {}
 
-  ConvBnRelu block;
-  Pooling<float> pool;
-  DistTensor<float> in, out, pooled, d_in, d_out;
+  ConvBnRelu<T> block;
+  Pooling<T> pool;
+  DistTensor<T> in, out, pooled, d_in, d_out;
   // When the next unit runs on another grid: the move there, and the
   // pooled tensor's gradient brought back.
-  std::optional<Move> to_next;
-  std::optional<DistTensor<float>> d_pooled;
+  std::optional<Move<T>> to_next;
+  std::optional<DistTensor<T>> d_pooled;
 };
 
 // Stack l runs on grids[l], the head on grids[stacks]; where consecutive
 // units' grids differ, a Move carries the pooled tensor over (and its
 // gradient back), and the next unit's input is balanced over its grid.
+template <typename T>
 class Network {
  public:
   Network(const UnitGrids& grids, const CosmoflowShape& o)
@@ -128,7 +130,7 @@ class Network {
     Index channels = kChannels;
     for (int l = 0; l < stacks; ++l) {
       const Index next = o.width << l;
-      stacks_.push_back(std::make_unique<Stack>(
+      stacks_.push_back(std::make_unique<Stack<T>>(
           grids[l], channels, next, dist, o.padding_mode,
           static_cast<unsigned>(l + 1)));
       dist = grids.arriving(stacks_.back()->pool.dst_layout().distribution(),
@@ -160,7 +162,7 @@ class Network {
     // The moves between units on different grids.
     for (int l = 0; l < stacks; ++l) {
       if (grids.same(l, l + 1)) continue;
-      Stack& s = *stacks_[l];
+      Stack<T>& s = *stacks_[l];
       const bool last = l + 1 == stacks;
       s.to_next.emplace(grids[l], s.pool.dst_layout(),
                         s.pool.diff_dst_layout(), grids[l + 1],
@@ -184,8 +186,8 @@ class Network {
     return all;
   }
 
-  std::vector<BatchNorm<float>*> batch_norms() {
-    std::vector<BatchNorm<float>*> all;
+  std::vector<BatchNorm<T>*> batch_norms() {
+    std::vector<BatchNorm<T>*> all;
     for (auto& s : stacks_) all.push_back(&s->block.batch_norm());
     return all;
   }
@@ -203,22 +205,26 @@ class Network {
   }
   // The batch of samples [first, first + N) of --data.
   void load_batch(Index first) {
-    if (files_) {
-      files_->load(first, stacks_[0]->in, *target_);
-      return;
-    }
-    data_->read("x", stacks_[0]->in,
-                io::H5ReadOptions{Shape{first, 0, 0, 0, 0}});
-    data_->read("targets", *target_,
-                io::H5ReadOptions{Shape{first, 0, 0, 0, 0}});
+    // The files hold fp32: read through fp32 tensors for bf16.
+    read_as(stacks_[0]->in, x_fp32_, [&](DistTensor<float>& x) {
+      read_as(*target_, target_fp32_, [&](DistTensor<float>& target) {
+        if (files_) {
+          files_->load(first, x, target);
+          return;
+        }
+        data_->read("x", x, io::H5ReadOptions{Shape{first, 0, 0, 0, 0}});
+        data_->read("targets", target,
+                    io::H5ReadOptions{Shape{first, 0, 0, 0, 0}});
+      });
+    });
   }
 
   double step() {
     for (size_t l = 0; l < stacks_.size(); ++l) {
-      Stack& s = *stacks_[l];
+      Stack<T>& s = *stacks_[l];
       s.block.forward(s.in, s.out);
       s.pool.forward(s.out, s.pooled);
-      DistTensor<float>& next =
+      DistTensor<T>& next =
           l + 1 < stacks_.size() ? stacks_[l + 1]->in : *features_t_;
       if (s.to_next) {
         s.to_next->forward(s.pooled, next);
@@ -244,9 +250,9 @@ class Network {
                               dense1_b_.grad.data());
     dense1_->backward_data(*d_hidden_, dense1_w_.value.data(), *d_features_);
     dense1_->wait_gradients();
-    const DistTensor<float>* d_next = &*d_features_;
+    const DistTensor<T>* d_next = &*d_features_;
     for (size_t l = stacks_.size(); l-- > 0;) {
-      Stack& s = *stacks_[l];
+      Stack<T>& s = *stacks_[l];
       if (s.to_next) {
         s.to_next->backward(*d_next, *s.d_pooled);
         d_next = &*s.d_pooled;
@@ -277,17 +283,19 @@ class Network {
   const ProcessGrid& head_grid_;
   Index extent_, features_;
   Param dense1_w_, dense1_b_, dense2_w_, dense2_b_;
-  std::vector<std::unique_ptr<Stack>> stacks_;
+  std::vector<std::unique_ptr<Stack<T>>> stacks_;
   // Planned after the stacks (their output distribution is the head's
   // input), hence optional.
-  std::optional<Convolution<float>> dense1_, dense2_;
-  std::optional<Activation<float>> relu_;
-  std::optional<Loss<float>> loss_;
-  std::optional<DistTensor<float>> features_t_, hidden_, hidden_relu_,
+  std::optional<Convolution<T>> dense1_, dense2_;
+  std::optional<Activation<T>> relu_;
+  std::optional<Loss<T>> loss_;
+  std::optional<DistTensor<T>> features_t_, hidden_, hidden_relu_,
       prediction_, target_, d_prediction_, d_hidden_relu_,
       d_hidden_, d_features_;
   std::optional<io::H5File> data_;       // --data=FILE.h5
   std::optional<CosmoflowFiles> files_;  // --data=DIR
+  // --data with bf16: the batch read in fp32, then rounded.
+  std::optional<DistTensor<float>> x_fp32_, target_fp32_;
 };
 
 // --write-data: the synthetic volumes and targets of `samples` samples (the
@@ -328,19 +336,27 @@ int run(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const UnitGrids grids(MPI_COMM_WORLD, cosmoflow_network(o), opt.train,
                         Shape{1, 1, size, 1, 1});
-  Network net(grids, o);
   if (grids[0].rank() == 0) {
     std::printf(
         "cosmoflow: %lld x %lld x %lld^3 volumes, %lld stacks from width "
-        "%lld, dense %lld -> %lld, grids (NxCxDxHxW) %s, %d steps of SGD "
-        "(lr %g, momentum %g)\n",
+        "%lld, dense %lld -> %lld, %s, grids (NxCxDxHxW) %s, %d steps of "
+        "SGD (lr %g, momentum %g)\n",
         static_cast<long long>(o.samples), static_cast<long long>(kChannels),
         static_cast<long long>(o.size), static_cast<long long>(o.stacks),
         static_cast<long long>(o.width), static_cast<long long>(o.hidden),
-        static_cast<long long>(kTargets), grids.describe().c_str(),
-        opt.train.steps, opt.train.lr, opt.train.momentum);
+        static_cast<long long>(kTargets),
+        opt.train.precision == Precision::kBf16 ? "bf16 (fp32 parameters)"
+                                                : "fp32",
+        grids.describe().c_str(), opt.train.steps, opt.train.lr,
+        opt.train.momentum);
   }
-  train(net, net.head_grid(), opt.train, o.samples);
+  if (opt.train.precision == Precision::kBf16) {
+    Network<bf16> net(grids, o);
+    train(net, net.head_grid(), opt.train, o.samples);
+  } else {
+    Network<float> net(grids, o);
+    train(net, net.head_grid(), opt.train, o.samples);
+  }
   return 0;
 }
 

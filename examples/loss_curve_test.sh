@@ -2,9 +2,12 @@
 # Trains one example on several grids and checks that the loss curves agree:
 # each run's loss at every step within a relative TOLERANCE of the first
 # run's, and the loss lower after the last step than after the first.
-#   loss_curve_test.sh BINARY TIMEOUT_S TOLERANCE "EXAMPLE ARGS" RANKS:GRID...
+#   loss_curve_test.sh BINARY TIMEOUT_S TOLERANCE "EXAMPLE ARGS" \
+#       RANKS:GRID[:OPTION]...
 # GRID is one grid for every layer (--grid=), a comma-separated list of
-# one per unit (--grids=), or "auto" (--grid=auto, the planner's).
+# one per unit (--grids=), or "auto" (--grid=auto, the planner's); OPTION,
+# one more option for that run alone (--precision=bf16 against an fp32
+# first run, say).
 # Each run goes through tests/mpirun_test.sh (one thread per rank, a
 # deadlock fails after TIMEOUT_S), or through MPIRUN_TEST, a launcher with
 # the same arguments (tests/two_hosts_test.sh runs across two hosts). Runs
@@ -15,14 +18,18 @@ shift 4
 dir="${TEST_TMPDIR:-$(mktemp -d)}"
 first=""
 for run in "$@"; do
-  ranks="${run%%:*}" grid="${run#*:}"
-  out="$dir/losses_${ranks}_${grid//,/_}.txt"
-  echo "== $ranks rank(s), grid $grid"
+  ranks="${run%%:*}" grid="${run#*:}" extra=""
+  if [[ "$grid" == *:* ]]; then
+    extra="${grid#*:}" grid="${grid%%:*}"
+  fi
+  tag="${extra//[^A-Za-z0-9]/_}"
+  out="$dir/losses_${ranks}_${grid//,/_}${tag}.txt"
+  echo "== $ranks rank(s), grid $grid $extra"
   option="--grid=$grid"
   [[ "$grid" == *,* ]] && option="--grids=$grid"
   # shellcheck disable=SC2086  # example_args is a list of options
   if ! "${MPIRUN_TEST:-tests/mpirun_test.sh}" "$ranks" "$binary" "$timeout_s" \
-      $example_args \
+      $example_args $extra \
       "$option" --losses="$out"; then
     echo "FAIL: the run on grid $grid failed" >&2
     exit 1

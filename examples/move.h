@@ -5,7 +5,7 @@
 // consumer's input gradient into the tensor the producer reads its output
 // gradient from. The caller owns the tensors.
 //
-//   Move m(level1_grid, skip.layout(), d_skip.layout(),
+//   Move<float> m(level1_grid, skip.layout(), d_skip.layout(),
 //          decoder_grid, skip_there.layout(), d_skip_there.layout());
 //   m.forward(skip, skip_there);       // the skip on the decoder's grid
 //   ... the decoder reads skip_there, writes d_skip_there ...
@@ -25,6 +25,8 @@
 namespace distconv {
 namespace examples {
 
+// Defined for float and bf16 (the examples' precisions).
+template <typename T>
 class Move {
  public:
   // out: the producer's output layout (on `from`), d_out: where the
@@ -35,11 +37,11 @@ class Move {
 
   // Collective over the grids' ranks; the tensors must have the layouts
   // given to the constructor (kShapeMismatch otherwise).
-  void forward(const DistTensor<float>& out, DistTensor<float>& in);
-  void backward(const DistTensor<float>& d_in, DistTensor<float>& d_out);
+  void forward(const DistTensor<T>& out, DistTensor<T>& in);
+  void backward(const DistTensor<T>& d_in, DistTensor<T>& d_out);
 
  private:
-  Redistribution<float> there_, back_;
+  Redistribution<T> there_, back_;
 };
 
 }  // namespace examples

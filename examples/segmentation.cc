@@ -101,6 +101,7 @@ HaloLayout plain(const Distribution& d) {
 // grids differ, Moves carry level 1's output to level 2 and to the
 // decoder (the skip), level 2's output to the decoder, and the gradients
 // back. The decoder keeps the skip's split when it shares level 1's grid.
+template <typename T>
 class Network {
  public:
   Network(const UnitGrids& grids, const SegmentationShape& o)
@@ -193,15 +194,15 @@ class Network {
 
   std::vector<Param*> params() {
     std::vector<Param*> all = {&up_w_, &up_b_, &head_w_, &head_b_};
-    for (ConvBnRelu* b : {&enc1a_, &enc1b_, &enc2a_, &enc2b_, &dec_}) {
+    for (ConvBnRelu<T>* b : {&enc1a_, &enc1b_, &enc2a_, &enc2b_, &dec_}) {
       for (Param* p : b->params()) all.push_back(p);
     }
     return all;
   }
 
-  std::vector<BatchNorm<float>*> batch_norms() {
-    std::vector<BatchNorm<float>*> all;
-    for (ConvBnRelu* b : {&enc1a_, &enc1b_, &enc2a_, &enc2b_, &dec_}) {
+  std::vector<BatchNorm<T>*> batch_norms() {
+    std::vector<BatchNorm<T>*> all;
+    for (ConvBnRelu<T>* b : {&enc1a_, &enc1b_, &enc2a_, &enc2b_, &dec_}) {
       all.push_back(&b->batch_norm());
     }
     return all;
@@ -214,7 +215,9 @@ class Network {
   }
   // The batch of samples [first, first + N) of --data's file.
   void load_batch(Index first) {
-    data_->read("x", x_, io::H5ReadOptions{Shape{first, 0, 0, 0}});
+    read_as(x_, x_fp32_, [&](DistTensor<float>& x) {
+      data_->read("x", x, io::H5ReadOptions{Shape{first, 0, 0, 0}});
+    });
     data_->read("labels", labels_, io::H5ReadOptions{Shape{first, 0, 0, 0}});
   }
 
@@ -222,7 +225,7 @@ class Network {
   double step() {
     enc1a_.forward(x_, e1a_);
     enc1b_.forward(e1a_, skip_);
-    DistTensor<float>& pool_in = pool_in_ ? *pool_in_ : skip_;
+    DistTensor<T>& pool_in = pool_in_ ? *pool_in_ : skip_;
     if (to_level2_) to_level2_->forward(skip_, pool_in);
     pool_.forward(pool_in, pooled_);
     copy_shard(pooled_, pooled_halo_);
@@ -269,7 +272,7 @@ class Network {
     w.take(pool_);
     w.take(up_);
     w.take(head_);
-    for (ConvBnRelu* b : {&enc1a_, &enc1b_, &enc2a_, &enc2b_, &dec_}) {
+    for (ConvBnRelu<T>* b : {&enc1a_, &enc1b_, &enc2a_, &enc2b_, &dec_}) {
       b->take_comm_wait(&w);
     }
     return w;
@@ -281,25 +284,26 @@ class Network {
  private:
   const ProcessGrid &g1_, &g2_, &g3_;
   bool same12_, same13_;
-  ConvBnRelu enc1a_, enc1b_;
-  Pooling<float> pool_;
-  ConvBnRelu enc2a_, enc2b_;
-  Deconvolution<float> up_;
+  ConvBnRelu<T> enc1a_, enc1b_;
+  Pooling<T> pool_;
+  ConvBnRelu<T> enc2a_, enc2b_;
+  Deconvolution<T> up_;
   HaloLayout cat_in_;  // each concatenated input's, on the decoder's grid
-  Concat<float> concat_;
-  ConvBnRelu dec_;
-  Convolution<float> head_;
-  Loss<float> loss_;
+  Concat<T> concat_;
+  ConvBnRelu<T> dec_;
+  Convolution<T> head_;
+  Loss<T> loss_;
   Param up_w_, up_b_, head_w_, head_b_;
-  DistTensor<float> x_, e1a_, skip_, pooled_, pooled_halo_, e2a_, e2b_,
+  DistTensor<T> x_, e1a_, skip_, pooled_, pooled_halo_, e2a_, e2b_,
       upsampled_, cat_, dec_out_, logits_;
   DistTensor<std::int64_t> labels_;
   std::optional<io::H5File> data_;  // --data
-  DistTensor<float> d_logits_, d_dec_out_, d_cat_, d_upsampled_, d_skip_,
+  std::optional<DistTensor<float>> x_fp32_;  // --data, read for bf16
+  DistTensor<T> d_logits_, d_dec_out_, d_cat_, d_upsampled_, d_skip_,
       d_e2b_, d_e2a_, d_pooled_, d_enc1b_out_, d_e1a_;
   // Set where units' grids (or splits) differ (see above).
-  std::optional<Move> to_level2_, up_move_, skip_move_;
-  std::optional<DistTensor<float>> pool_in_, d_pool_in_, aligned_, d_aligned_,
+  std::optional<Move<T>> to_level2_, up_move_, skip_move_;
+  std::optional<DistTensor<T>> pool_in_, d_pool_in_, aligned_, d_aligned_,
       skip_there_, d_skip_there_;
 };
 
@@ -343,19 +347,26 @@ int run(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const UnitGrids grids(MPI_COMM_WORLD, segmentation_network(o), opt.train,
                         Shape{1, 1, size, 1});
-  Network net(grids, o);
   if (grids[0].rank() == 0) {
     std::printf(
         "segmentation: %lld x %lld x %lld x %lld input, width %lld, %lld "
-        "classes, grids (NxCxHxW) %s, %d steps of SGD (lr %g, momentum "
+        "classes, %s, grids (NxCxHxW) %s, %d steps of SGD (lr %g, momentum "
         "%g)\n",
         static_cast<long long>(o.samples), static_cast<long long>(o.channels),
         static_cast<long long>(o.height), static_cast<long long>(o.size),
         static_cast<long long>(o.width), static_cast<long long>(o.classes),
+        opt.train.precision == Precision::kBf16 ? "bf16 (fp32 parameters)"
+                                                : "fp32",
         grids.describe().c_str(), opt.train.steps, opt.train.lr,
         opt.train.momentum);
   }
-  train(net, net.loss_grid(), opt.train, o.samples);
+  if (opt.train.precision == Precision::kBf16) {
+    Network<bf16> net(grids, o);
+    train(net, net.loss_grid(), opt.train, o.samples);
+  } else {
+    Network<float> net(grids, o);
+    train(net, net.loss_grid(), opt.train, o.samples);
+  }
   return 0;
 }
 

@@ -94,6 +94,11 @@ bool TrainOptions::parse(const std::string& arg) {
             arg, ": the padding mode is zeros or circular");
     padding_mode =
         mode == "circular" ? PaddingMode::kCircular : PaddingMode::kZeros;
+  } else if (const char* v = option_value(arg, "--precision=")) {
+    const std::string p = v;
+    require(p == "f32" || p == "bf16", ErrorKind::kInvalidArgument, arg,
+            ": the precision is f32 or bf16");
+    precision = p == "bf16" ? Precision::kBf16 : Precision::kF32;
   } else if (arg == "--resume") {
     resume = true;
   } else if (const char* v = option_value(arg, "--timeout_s=")) {
@@ -221,9 +226,10 @@ void BatchOrder::restored() {
   shuffle();
 }
 
-TrainingState::TrainingState(const std::vector<Param*>& params,
-                             const std::vector<BatchNorm<float>*>& norms,
-                             BatchOrder* order)
+template <typename T>
+TrainingState<T>::TrainingState(const std::vector<Param*>& params,
+                                const std::vector<BatchNorm<T>*>& norms,
+                                BatchOrder* order)
     : norms_(norms), order_(order), means_(norms.size()),
       variances_(norms.size()) {
   for (std::size_t i = 0; i < params.size(); ++i) {
@@ -240,8 +246,9 @@ TrainingState::TrainingState(const std::vector<Param*>& params,
   if (order_) order_->add_to(&state_);
 }
 
-void TrainingState::maybe_save(const TrainOptions& opt,
-                               const io::CheckpointDir& dir, int step) {
+template <typename T>
+void TrainingState<T>::maybe_save(const TrainOptions& opt,
+                                  const io::CheckpointDir& dir, int step) {
   if (opt.checkpoint_every == 0 || step % opt.checkpoint_every != 0) return;
   for (std::size_t i = 0; i < norms_.size(); ++i) {
     means_[i] = norms_[i]->running_mean();
@@ -251,8 +258,9 @@ void TrainingState::maybe_save(const TrainOptions& opt,
   dir.save(step, state_);
 }
 
-int TrainingState::resume(const TrainOptions& opt, const io::CheckpointDir& dir,
-                          MPI_Comm comm) {
+template <typename T>
+int TrainingState<T>::resume(const TrainOptions& opt,
+                             const io::CheckpointDir& dir, MPI_Comm comm) {
   if (!opt.resume) return 0;
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
@@ -280,6 +288,9 @@ int TrainingState::resume(const TrainOptions& opt, const io::CheckpointDir& dir,
   if (order_) order_->restored();
   return static_cast<int>(step_);
 }
+
+template class TrainingState<float>;
+template class TrainingState<bf16>;
 
 int run_main(int argc, char** argv, int (*body)(int, char**)) {
   MPI_Init(&argc, &argv);

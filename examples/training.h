@@ -23,6 +23,8 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "distconv/dist_tensor.h"
@@ -80,10 +82,17 @@ struct Sgd {
 //                        what the padding of the "same" convolutions
 //                        holds: zeros (default), or the other end's cells
 //                        in every spatial dimension (periodic data)
+//   --precision=f32|bf16 the activations' (and their gradients') element
+//                        type: fp32 (default), or bf16 with fp32
+//                        parameters, gradients and SGD (mixed precision)
 //   --write-data=FILE.h5 [--data-samples=M]
 //                        write the example's synthetic data set of M
 //                        samples (default: one batch) for --data, and exit
 enum class GridMode { kGiven, kPerUnit, kAuto };
+
+// --precision: the activations' element type. bf16 keeps the parameters,
+// their gradients and SGD in fp32 (the layers' Compute<bf16>).
+enum class Precision { kF32, kBf16 };
 
 struct TrainOptions {
   GridMode grid_mode = GridMode::kGiven;
@@ -101,6 +110,7 @@ struct TrainOptions {
   std::string write_data_path;
   Index data_samples = 0;  // 0: one batch
   PaddingMode padding_mode = PaddingMode::kZeros;
+  Precision precision = Precision::kF32;
   // True when `arg` was one of the options above (and is now set); throws
   // kInvalidArgument for a malformed value.
   bool parse(const std::string& arg);
@@ -135,7 +145,8 @@ struct CommWait {
     layer.reset_stats();
   }
   // A pooling's (halos only).
-  void take(Pooling<float>& pool) {
+  template <typename T>
+  void take(Pooling<T>& pool) {
     halo_s += pool.stats().halo_wait_s;
     pool.reset_stats();
   }
@@ -172,6 +183,22 @@ class StepLog {
   CommWait later_wait_;
 };
 
+// Reads t's shard through read(DistTensor<float>&): directly for float;
+// for another type, into `staging` (made on first use in t's layout), each
+// value then rounded into t (the data files hold fp32).
+template <typename T, typename Read>
+void read_as(DistTensor<T>& t, std::optional<DistTensor<float>>& staging,
+             Read read) {
+  if constexpr (std::is_same_v<T, float>) {
+    read(t);
+  } else {
+    if (!staging) staging.emplace(t.grid(), t.layout());
+    read(*staging);
+    const StridedView<const float> from = std::as_const(*staging).interior();
+    t.interior().for_each([&](const Shape& i, T& v) { v = from(i); });
+  }
+}
+
 // Writes fn(global index) into every cell of t's shard.
 template <typename T, typename Fn>
 void fill_global(DistTensor<T>& t, Fn fn) {
@@ -202,11 +229,12 @@ class BatchOrder {
 
 // A run's state in checkpoints: the parameters and their momentum, the
 // batch norms' running statistics, the step, the data position.
+// Defined for float and bf16 networks.
+template <typename T>
 class TrainingState {
  public:
   TrainingState(const std::vector<Param*>& params,
-                const std::vector<BatchNorm<float>*>& norms,
-                BatchOrder* order);
+                const std::vector<BatchNorm<T>*>& norms, BatchOrder* order);
   // Saves after `step` when the options ask for it.
   void maybe_save(const TrainOptions& opt, const io::CheckpointDir& dir,
                   int step);
@@ -215,7 +243,7 @@ class TrainingState {
              MPI_Comm comm);
 
  private:
-  std::vector<BatchNorm<float>*> norms_;
+  std::vector<BatchNorm<T>*> norms_;
   BatchOrder* order_;
   std::vector<std::vector<double>> means_, variances_;
   std::int64_t step_ = 0;
@@ -224,7 +252,7 @@ class TrainingState {
 
 // Trains `net` for opt.steps SGD steps, logging each; Net has
 // params() -> std::vector<Param*>, batch_norms() ->
-// std::vector<BatchNorm<float>*>, open_data(path) -> the samples in
+// std::vector<BatchNorm<T>*>, open_data(path) -> the samples in
 // --data and load_batch(first sample) (with --data), step() -> the loss
 // (forward and backward, gradients in the params' grad) and take_comm_wait() -> the CommWait of this rank since
 // the last call. Checkpoints and --resume as TrainOptions says.

@@ -32,16 +32,14 @@ void copy_shard(const DistTensor<T>& from, const StridedView<T>& to) {
   internal::copy(from.interior(), to);
 }
 
-template void copy_shard<float>(const DistTensor<float>&, DistTensor<float>&);
-template void copy_shard<double>(const DistTensor<double>&,
-                                 DistTensor<double>&);
-template void copy_shard<float>(const StridedView<const float>&,
-                                DistTensor<float>&);
-template void copy_shard<double>(const StridedView<const double>&,
-                                 DistTensor<double>&);
-template void copy_shard<float>(const DistTensor<float>&,
-                                const StridedView<float>&);
-template void copy_shard<double>(const DistTensor<double>&,
-                                 const StridedView<double>&);
+#define DISTCONV_INSTANTIATE(T)                                      \
+  template void copy_shard<T>(const DistTensor<T>&, DistTensor<T>&); \
+  template void copy_shard<T>(const StridedView<const T>&,           \
+                              DistTensor<T>&);                       \
+  template void copy_shard<T>(const DistTensor<T>&, const StridedView<T>&);
+DISTCONV_INSTANTIATE(float)
+DISTCONV_INSTANTIATE(double)
+DISTCONV_INSTANTIATE(bf16)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -20,7 +20,7 @@
 
 namespace distconv {
 
-// Defined for float and double.
+// Defined for float, double and bf16.
 template <typename T>
 void copy_shard(const DistTensor<T>& from, DistTensor<T>& to);
 template <typename T>
