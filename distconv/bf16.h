@@ -17,6 +17,7 @@
 #ifndef DISTCONV_BF16_H_
 #define DISTCONV_BF16_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -43,21 +44,24 @@ class bf16 {
 
  private:
   // Round to nearest, ties to even; NaN made quiet (its sign and top
-  // payload bits kept).
+  // payload bits kept). Branch-free, so that loops of it vectorise.
   static std::uint16_t round(float f) {
     std::uint32_t u;
     std::memcpy(&u, &f, sizeof u);
-    if ((u & 0x7fffffffu) > 0x7f800000u) {
-      return static_cast<std::uint16_t>((u >> 16) | 0x40u);
-    }
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return static_cast<std::uint16_t>(u >> 16);
+    const std::uint32_t nearest = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    const std::uint32_t quiet = (u >> 16) | 0x40u;
+    return static_cast<std::uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quiet
+                                                                      : nearest);
   }
 
   std::uint16_t bits_;
 };
 
 static_assert(sizeof(bf16) == 2 && std::is_trivially_copyable_v<bf16>);
+
+// to[i] = from[i] for i < n, vectorised (bf16.cc).
+void convert(const bf16* from, std::size_t n, float* to);
+void convert(const float* from, std::size_t n, bf16* to);
 
 template <typename T>
 struct ComputeTypeOf {

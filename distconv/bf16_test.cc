@@ -92,6 +92,35 @@ TEST(Bf16, SpecialValues) {
   EXPECT_EQ(static_cast<float>(bf16(0x1p-133f)), 0x1p-133f);
 }
 
+// The vectorised bulk conversions agree with the scalar ones bit for bit
+// (NaNs, infinities, ties and subnormals included).
+TEST(Bf16, BulkConversionsMatchTheScalarOnes) {
+  std::vector<bf16> all(0x10000);
+  for (std::uint32_t b = 0; b < 0x10000u; ++b) {
+    all[b] = bf16::from_bits(static_cast<std::uint16_t>(b));
+  }
+  std::vector<float> wide(all.size());
+  convert(all.data(), all.size(), wide.data());
+  std::vector<float> floats;
+  for (std::uint32_t b = 0; b < 0x10000u; ++b) {
+    EXPECT_EQ(std::memcmp(&wide[b], &static_cast<const float&>(float(all[b])),
+                          sizeof(float)),
+              0);
+    // Each value, the ties next to it, and its neighbours.
+    for (std::uint32_t low : {0x0000u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu}) {
+      const std::uint32_t u = (b << 16) | low;
+      float f;
+      std::memcpy(&f, &u, sizeof f);
+      floats.push_back(f);
+    }
+  }
+  std::vector<bf16> narrow(floats.size());
+  convert(floats.data(), floats.size(), narrow.data());
+  for (size_t i = 0; i < floats.size(); ++i) {
+    ASSERT_EQ(narrow[i].bits(), bf16(floats[i]).bits()) << floats[i];
+  }
+}
+
 TEST(Bf16, ArithmeticRunsInFloat) {
   bf16 x = 3.0f;
   x = x * 2.0f + 1.0f;

@@ -10,7 +10,7 @@ namespace {
 constexpr Index kChunkValues = 1 << 16;
 
 void narrow(const float* from, Index n, bf16* to) {
-  for (Index i = 0; i < n; ++i) to[i] = from[i];
+  convert(from, static_cast<std::size_t>(n), to);
 }
 
 }  // namespace
@@ -30,7 +30,7 @@ std::string LocalBatchNorm<bf16>::implementation() {
 const float* LocalBatchNorm<bf16>::widen(const bf16* from, Index n,
                                          std::vector<float>& to) const {
   to.resize(static_cast<size_t>(std::max(to.size(), size_t(n))));
-  for (Index i = 0; i < n; ++i) to[i] = from[i];
+  convert(from, static_cast<std::size_t>(n), to.data());
   return to.data();
 }
 

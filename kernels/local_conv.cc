@@ -67,7 +67,11 @@ void copy_view(StridedView<const From> from, StridedView<To> to) {
     const From* a = &from(i);
     To* b = &to(i);
     if (fs == 1 && ts == 1) {  // unit strides: vectorised
-      for (Index k = 0; k < len; ++k) b[k] = a[k];
+      if constexpr (std::is_same_v<From, To>) {
+        for (Index k = 0; k < len; ++k) b[k] = a[k];
+      } else {
+        convert(a, static_cast<std::size_t>(len), b);
+      }
     } else {
       for (Index k = 0; k < len; ++k) b[k * ts] = a[k * fs];
     }
