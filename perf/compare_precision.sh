@@ -1,0 +1,66 @@
+#!/bin/bash
+# The convolution layer in bf16 side by side with fp32 and with bare oneDNN
+# bf16 primitives on the same global problem (forward + backward-data +
+# backward-weights), in one run, rounds interleaved so that machine noise
+# hits every configuration:
+#   distconv fp32 and bf16 on 1 rank x 1 thread, and on 2 ranks (H split)
+#   oneDNN bf16 on 1 and 2 threads (where oneDNN has bf16 kernels for this
+#   CPU; otherwise its error, naming the type, is printed)
+# Prints each run's JSON line, then medians over the rounds and the ratios
+# (fp32 time / bf16 time: bf16's speed-up; oneDNN bf16 time / distconv bf16
+# time: 1.0 is oneDNN's speed).
+#   perf/compare_precision.sh [ROUNDS] [PROBLEM...]
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+rounds="${1:-3}"
+shift || true
+problems=("$@")
+if [ ${#problems[@]} -eq 0 ]; then
+  problems=(mb1ic16ih1024iw1024oc16oh1024ow1024kh3kw3ph1pw1
+            mb8ic64ih128iw128oc64oh128ow128kh3kw3ph1pw1)
+fi
+bazel build //perf:distconv_bench >&2
+bench=$(bazel info bazel-bin 2>/dev/null)/perf/distconv_bench
+export OMPI_MCA_plm=isolated
+mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
+configs=(f32_1 bf16_1 f32_2 bf16_2 onednn_1 onednn_2)
+field() { sed -n "s/.*\"$1\": \"\{0,1\}\([^,\"}]*\).*/\1/p"; }
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {print a / b}'; }
+for p in "${problems[@]}"; do
+  declare -A t=()
+  onednn_error=""
+  for ((r = 1; r <= rounds; r++)); do
+    for cfg in "${configs[@]}"; do
+      n="${cfg##*_}"
+      case $cfg in
+        f32_*) args=(-np "$n" -x OMP_NUM_THREADS=1 "$bench" --dt=f32) ;;
+        bf16_*) args=(-np "$n" -x OMP_NUM_THREADS=1 "$bench" --dt=bf16) ;;
+        onednn_*) args=(-np 1 -x "OMP_NUM_THREADS=$n" "$bench" --dt=bf16
+                        --impl=onednn) ;;
+      esac
+      # A configuration oneDNN cannot run exits 1 with its error in JSON.
+      line=$("${mpi[@]}" "${args[@]}" --mode=perf --json "$p" 2>/dev/null) ||
+        true
+      echo "$line"
+      if [ "$(echo "$line" | field status)" != "OK" ]; then
+        onednn_error="$(echo "$line" | field error)"
+        continue
+      fi
+      t[$cfg]+="$(echo "$line" | field median_ms) "
+    done
+  done
+  m() { echo "${t[$1]:-}" | tr ' ' '\n' | grep . | median; }
+  echo "== $p: medians over $rounds rounds (ms)"
+  for n in 1 2; do
+    printf "%s rank(s): fp32 %.1f | bf16 %.1f | bf16 speed-up %.3f\n" "$n" \
+      "$(m f32_$n)" "$(m bf16_$n)" "$(ratio "$(m f32_$n)" "$(m bf16_$n)")"
+    if [ -n "${t[onednn_$n]:-}" ]; then
+      printf "  oneDNN bf16 %s thread(s) %.1f | ratio to distconv bf16 %.3f\n" \
+        "$n" "$(m onednn_$n)" "$(ratio "$(m onednn_$n)" "$(m bf16_$n)")"
+    else
+      echo "  oneDNN bf16 $n thread(s): not run: $onednn_error"
+    fi
+  done
+  unset t
+done
