@@ -345,18 +345,13 @@ int run(int argc, char** argv) {
         static_cast<long long>(o.size), static_cast<long long>(o.stacks),
         static_cast<long long>(o.width), static_cast<long long>(o.hidden),
         static_cast<long long>(kTargets),
-        opt.train.precision == Precision::kBf16 ? "bf16 (fp32 parameters)"
-                                                : "fp32",
-        grids.describe().c_str(), opt.train.steps, opt.train.lr,
-        opt.train.momentum);
+        describe(opt.train.precision), grids.describe().c_str(),
+        opt.train.steps, opt.train.lr, opt.train.momentum);
   }
-  if (opt.train.precision == Precision::kBf16) {
-    Network<bf16> net(grids, o);
-    train(net, net.head_grid(), opt.train, o.samples);
-  } else {
-    Network<float> net(grids, o);
-    train(net, net.head_grid(), opt.train, o.samples);
-  }
+  train_in_precision<Network>(
+      opt.train, o.samples,
+      [](auto& net) -> const ProcessGrid& { return net.head_grid(); }, grids,
+      o);
   return 0;
 }
 

@@ -355,18 +355,13 @@ int run(int argc, char** argv) {
         static_cast<long long>(o.samples), static_cast<long long>(o.channels),
         static_cast<long long>(o.height), static_cast<long long>(o.size),
         static_cast<long long>(o.width), static_cast<long long>(o.classes),
-        opt.train.precision == Precision::kBf16 ? "bf16 (fp32 parameters)"
-                                                : "fp32",
-        grids.describe().c_str(), opt.train.steps, opt.train.lr,
-        opt.train.momentum);
+        describe(opt.train.precision), grids.describe().c_str(),
+        opt.train.steps, opt.train.lr, opt.train.momentum);
   }
-  if (opt.train.precision == Precision::kBf16) {
-    Network<bf16> net(grids, o);
-    train(net, net.loss_grid(), opt.train, o.samples);
-  } else {
-    Network<float> net(grids, o);
-    train(net, net.loss_grid(), opt.train, o.samples);
-  }
+  train_in_precision<Network>(
+      opt.train, o.samples,
+      [](auto& net) -> const ProcessGrid& { return net.loss_grid(); }, grids,
+      o);
   return 0;
 }
 

@@ -292,6 +292,10 @@ int TrainingState<T>::resume(const TrainOptions& opt,
 template class TrainingState<float>;
 template class TrainingState<bf16>;
 
+const char* describe(Precision precision) {
+  return precision == Precision::kBf16 ? "bf16 (fp32 parameters)" : "fp32";
+}
+
 int run_main(int argc, char** argv, int (*body)(int, char**)) {
   MPI_Init(&argc, &argv);
   int status = 0;

@@ -281,6 +281,23 @@ void train(Net& net, const ProcessGrid& grid, const TrainOptions& opt,
   log.finish();
 }
 
+// "fp32", or "bf16 (fp32 parameters)": the examples' first line.
+const char* describe(Precision precision);
+
+// Builds Net<float> or Net<bf16>, as opt.precision says, from `args`, and
+// trains it (train()) with its log on the grid loss_grid(net) returns.
+template <template <typename> class Net, typename LossGrid, typename... Args>
+void train_in_precision(const TrainOptions& opt, Index global_samples,
+                        LossGrid loss_grid, const Args&... args) {
+  if (opt.precision == Precision::kBf16) {
+    Net<bf16> net(args...);
+    train(net, loss_grid(net), opt, global_samples);
+  } else {
+    Net<float> net(args...);
+    train(net, loss_grid(net), opt, global_samples);
+  }
+}
+
 // Runs body(argc, argv) inside MPI_Init/MPI_Finalize; a distconv::Error
 // (thrown the same on every rank) is printed once and exits 2.
 int run_main(int argc, char** argv, int (*body)(int, char**));
