@@ -70,12 +70,13 @@ n"name"; dilation 0 = dense; id/kd make it 3D).
   --grid=NxCxHxW         process grid (or NxCxDxHxW); default: all ranks on H
   --dir=fwd|bwd_d|bwd_w|all       passes to run (default all)
   --dt=f32|f64|bf16|f16  element type (default f32; f64 runs the reference
-                         kernels: oneDNN has no fp64 convolution). --conv:
-                         bf16 tensors with fp32 weights and gradients,
-                         checked against the fp32 reference on the same
-                         bf16 inputs; --impl=onednn runs oneDNN's bf16 (or
-                         f16) primitives where this CPU has them, else
-                         fails naming the type. f16: the baseline only
+                         kernels: oneDNN has no fp64 convolution). bf16
+                         (--conv, --deconv, --pool, --bnorm): bf16 tensors
+                         with fp32 weights and gradients, checked against
+                         the fp32 reference on the same bf16 inputs; with
+                         --conv --impl=onednn, oneDNN's bf16 (or f16)
+                         primitives where this CPU has them, else an error
+                         naming the type. f16: --conv's baseline only
   --mode=correctness|perf
         correctness: random inputs (fixed seed) scattered over the grid, the
         gathered results compared with the reference kernels on rank 0;
@@ -274,9 +275,17 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
           ErrorKind::kInvalidArgument,
           "--pool, --bnorm and --eltwise: --dir=fwd, bwd_d or all");
   const bool half = o.dt == BenchDataType::kBf16 || o.dt == BenchDataType::kF16;
-  require(!half || o.driver == ProblemKind::kConvolution,
-          ErrorKind::kInvalidArgument, "--dt=", to_string(o.dt),
-          " is for --conv (the other drivers run f32 and f64)");
+  require(o.dt != BenchDataType::kBf16 ||
+              o.driver != ProblemKind::kElementwise,
+          ErrorKind::kInvalidArgument,
+          "--dt=bf16 is for --conv, --deconv, --pool and --bnorm");
+  require(o.dt != BenchDataType::kF16 ||
+              o.driver == ProblemKind::kConvolution,
+          ErrorKind::kInvalidArgument, "--dt=f16 is for --conv");
+  require(o.impl == BenchImpl::kDistconv || !half ||
+              o.driver == ProblemKind::kConvolution,
+          ErrorKind::kInvalidArgument, "--impl=onednn with --dt=",
+          to_string(o.dt), " is for --conv (the other baselines are fp32)");
   require(o.impl == BenchImpl::kDistconv || o.dt != BenchDataType::kF64,
           ErrorKind::kInvalidArgument,
           "--impl=onednn needs --dt=f32, bf16 or f16 (oneDNN has no fp64 "

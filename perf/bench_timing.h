@@ -133,6 +133,28 @@ inline double conv_flops(const ConvProblem& p, BenchDir dir) {
 // (rounding grows with it; bwd-weights sums over every output pixel, a
 // transposed convolution's bias gradient over every pixel of its output,
 // the adjoint convolution's input).
+// v in the type its reference runs in: Compute<T> (fp32 for bf16).
+template <typename T>
+std::vector<Compute<T>> widened(const std::vector<T>& v) {
+  return std::vector<Compute<T>>(v.begin(), v.end());
+}
+
+// The PASS bound of an output of type T whose bound in fp32 or fp64 is
+// `tol`: bf16 outputs are rounded, some more than once (2^-7, max-norm
+// relative).
+template <typename T>
+double rounded_tolerance(double tol) {
+  return std::is_same_v<T, bf16> ? 0x1p-7 : tol;
+}
+
+// fn(T{}) for the element type of --dt (f32, f64 or bf16).
+template <typename Fn>
+BenchResult for_dt(const BenchOptions& o, Fn fn) {
+  if (o.dt == BenchDataType::kF64) return fn(double{});
+  if (o.dt == BenchDataType::kBf16) return fn(bf16{});
+  return fn(float{});
+}
+
 template <typename T>
 double conv_tolerance(const ConvProblem& p) {
   if (!std::is_same_v<T, float>) return 1e-10;
