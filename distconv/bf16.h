@@ -44,14 +44,17 @@ class bf16 {
 
  private:
   // Round to nearest, ties to even; NaN made quiet (its sign and top
-  // payload bits kept). Branch-free, so that loops of it vectorise.
+  // payload bits kept). Branch-free, the NaN case chosen with masks
+  // rather than a select (which GCC keeps as a branch), so that loops of
+  // it vectorise (convert()).
   static std::uint16_t round(float f) {
     std::uint32_t u;
     std::memcpy(&u, &f, sizeof u);
     const std::uint32_t nearest = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
     const std::uint32_t quiet = (u >> 16) | 0x40u;
-    return static_cast<std::uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quiet
-                                                                      : nearest);
+    const bool is_nan = (u & 0x7fffffffu) > 0x7f800000u;
+    const std::uint32_t nan = 0u - static_cast<std::uint32_t>(is_nan);
+    return static_cast<std::uint16_t>((nearest & ~nan) | (quiet & nan));
   }
 
   std::uint16_t bits_;

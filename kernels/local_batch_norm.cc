@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "distconv/error.h"
+#include "distconv/internal/target_clones.h"
 #include "kernels/internal/batch_norm_blocks.h"
 
 namespace distconv {
@@ -29,17 +30,7 @@ constexpr Index kElementwiseGroupValues = 2048;
 // summed about its own shift.
 constexpr Index kTileValues = 16384;
 
-// Each pass is compiled once per instruction set and picked at load time.
-// Its loops (always inlined) take the clone's instruction set. Building
-// with -DDISTCONV_NO_TARGET_CLONES keeps the baseline only.
-#if defined(__x86_64__) && defined(__GNUC__) && \
-    !defined(DISTCONV_NO_TARGET_CLONES)
-#define DISTCONV_HAS_CLONES 1
-#define DISTCONV_CLONES \
-  __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define DISTCONV_CLONES
-#endif
+// Each pass below is built per instruction set (DISTCONV_CLONES).
 
 Index period_for(Index channels) {
   if (channels <= 0) return kWidth;
@@ -383,6 +374,21 @@ const double* LocalBatchNorm<T>::replicate(const double* per_channel,
   return rep.data();
 }
 
+namespace internal {
+
+void merge_moments(Index channels, Index rows, Index part_rows,
+                   const double* part_mean, const double* part_m2,
+                   double* mean, double* m2) {
+  const double n_a = double(rows), n_b = double(part_rows), n = n_a + n_b;
+  for (Index c = 0; c < channels; ++c) {
+    const double delta = part_mean[c] - mean[c];
+    mean[c] = rows == 0 ? part_mean[c] : mean[c] + delta * (n_b / n);
+    m2[c] += part_m2[c] + (rows == 0 ? 0.0 : delta * delta * (n_a * n_b / n));
+  }
+}
+
+}  // namespace internal
+
 template <typename T>
 void LocalBatchNorm<T>::moments(const T* x, Index elements, double* sums,
                                 double* m2) {
@@ -411,18 +417,17 @@ void LocalBatchNorm<T>::moments(const T* x, Index elements, double* sums,
                  total1_.data(), total2_.data());
     fold(total1_, tile_dev_.data());
     fold(total2_, tile_sq_.data());
-    // Chan et al.'s pairwise update merges the tile into the totals.
-    const double n_a = double(rows), n_b = double(tile_rows);
-    const double n = n_a + n_b;
+    // The tile's sums, then its mean and squared deviations from it (in
+    // place), merged into the totals.
+    const double n_b = double(tile_rows);
     for (Index c = 0; c < channels_; ++c) {
-      const double tile_mean = shift_[c] + tile_dev_[c] / n_b;
-      const double tile_m2 =
-          std::max(0.0, tile_sq_[c] - tile_dev_[c] * tile_dev_[c] / n_b);
-      const double delta = tile_mean - mean[c];
-      mean[c] = rows == 0 ? tile_mean : mean[c] + delta * (n_b / n);
-      m2[c] += tile_m2 + (rows == 0 ? 0.0 : delta * delta * (n_a * n_b / n));
       sums[c] += shift_[c] * n_b + tile_dev_[c];
+      tile_sq_[c] =
+          std::max(0.0, tile_sq_[c] - tile_dev_[c] * tile_dev_[c] / n_b);
+      tile_dev_[c] = shift_[c] + tile_dev_[c] / n_b;
     }
+    internal::merge_moments(channels_, rows, tile_rows, tile_dev_.data(),
+                            tile_sq_.data(), mean.data(), m2);
     rows += tile_rows;
   }
 }

@@ -99,6 +99,16 @@ class LocalBatchNorm {
   std::vector<float> frep_[6];  // float's elementwise factors
 };
 
+namespace internal {
+// Chan et al.'s pairwise update, per channel c: merges a part of part_rows
+// values with mean part_mean[c] and squared deviations part_m2[c] into the
+// rows values merged so far (their mean[c] and m2[c]; any mean when rows
+// is 0).
+void merge_moments(Index channels, Index rows, Index part_rows,
+                   const double* part_mean, const double* part_m2,
+                   double* mean, double* m2);
+}  // namespace internal
+
 // bf16: the fp32 passes on fp32 copies of chunks of the arrays (a whole
 // number of positions, about 64 Ki values each, so the copies stay in
 // cache); each output rounded once. Statistics in double, as for float:

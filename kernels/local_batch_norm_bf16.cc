@@ -40,18 +40,16 @@ void LocalBatchNorm<bf16>::moments(const bf16* x, Index elements,
   std::fill(sums, sums + c, 0.0);
   std::fill(m2, m2 + c, 0.0);
   if (c == 0) return;
-  // Chan et al.'s pairwise update merges each chunk's moments.
+  // Each chunk's moments merged into the totals.
   Index rows = 0;
   chunks(elements, [&](Index s, Index n) {
     fp32_.moments(widen(x + s, n, x_), n, sums_.data(), m2_.data());
-    const double n_a = double(rows), n_b = double(n / c), total = n_a + n_b;
     for (Index ch = 0; ch < c; ++ch) {
-      const double chunk_mean = sums_[ch] / n_b;
-      const double delta = chunk_mean - mean_[ch];
-      mean_[ch] = rows == 0 ? chunk_mean : mean_[ch] + delta * (n_b / total);
-      m2[ch] += m2_[ch] + (rows == 0 ? 0.0 : delta * delta * (n_a * n_b / total));
       sums[ch] += sums_[ch];
+      sums_[ch] /= double(n / c);  // the chunk's mean
     }
+    internal::merge_moments(c, rows, n / c, sums_.data(), m2_.data(),
+                            mean_.data(), m2);
     rows += n / c;
   });
 }
