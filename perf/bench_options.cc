@@ -71,8 +71,8 @@ n"name"; dilation 0 = dense; id/kd make it 3D).
   --dir=fwd|bwd_d|bwd_w|all       passes to run (default all)
   --dt=f32|f64|bf16|f16  element type (default f32; f64 runs the reference
                          kernels: oneDNN has no fp64 convolution). bf16
-                         (--conv, --deconv, --pool, --bnorm): bf16 tensors
-                         with fp32 weights and gradients, checked against
+                         (every driver): bf16 tensors with fp32 weights
+                         and gradients, checked against
                          the fp32 reference on the same bf16 inputs; with
                          --conv --impl=onednn, oneDNN's bf16 (or f16)
                          primitives where this CPU has them, else an error
@@ -275,10 +275,6 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
           ErrorKind::kInvalidArgument,
           "--pool, --bnorm and --eltwise: --dir=fwd, bwd_d or all");
   const bool half = o.dt == BenchDataType::kBf16 || o.dt == BenchDataType::kF16;
-  require(o.dt != BenchDataType::kBf16 ||
-              o.driver != ProblemKind::kElementwise,
-          ErrorKind::kInvalidArgument,
-          "--dt=bf16 is for --conv, --deconv, --pool and --bnorm");
   require(o.dt != BenchDataType::kF16 ||
               o.driver == ProblemKind::kConvolution,
           ErrorKind::kInvalidArgument, "--dt=f16 is for --conv");

@@ -86,6 +86,8 @@ TEST(BenchOptions, ReducedPrecisionTypes) {
                 {"--dt=bf16", "--impl=onednn", "--mode=perf", "mb1ic1ih4oc1kh1"})
                 .impl,
             BenchImpl::kOnednn);
+  EXPECT_EQ(parse_bench_options({"--eltwise", "--dt=bf16", "mb1ic1ih4"}).dt,
+            BenchDataType::kBf16);
   EXPECT_EQ(to_string(BenchDataType::kBf16), "bf16");
 }
 
@@ -102,7 +104,7 @@ TEST(BenchOptions, BadArgumentsAreNamed) {
            {"--frobnicate", "mb1ic1ih4oc1kh1"},
            {"--impl=onednn", "--dt=f64", "mb1ic1ih4oc1kh1"},
            {"--dt=f8", "mb1ic1ih4oc1kh1"},
-           {"--eltwise", "--dt=bf16", "mb1ic1ih4"},
+           {"--eltwise", "--dt=bf16", "--impl=onednn", "mb1ic1ih4"},
            {"--pool", "--dt=f16", "mb1ic1ih4kh1"},
            {"--pool", "--dt=bf16", "--impl=onednn", "mb1ic1ih4kh1"},
            {"--dt=bf16", "--dump-dir=/tmp/d", "mb1ic1ih4oc1kh1"},
