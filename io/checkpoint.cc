@@ -160,6 +160,9 @@ void CheckpointState::add(const std::string& n, DistTensor<float>* v) {
 void CheckpointState::add(const std::string& n, DistTensor<double>* v) {
   add_entry(n, v);
 }
+void CheckpointState::add(const std::string& n, DistTensor<bf16>* v) {
+  add_entry(n, v);
+}
 
 CheckpointDir::CheckpointDir(MPI_Comm comm, const std::string& dir,
                              const CheckpointOptions& options)
@@ -221,7 +224,8 @@ void CheckpointDir::save(std::int64_t step,
           [&](auto* t) {
             using Target = std::remove_pointer_t<decltype(t)>;
             if constexpr (std::is_same_v<Target, DistTensor<float>> ||
-                          std::is_same_v<Target, DistTensor<double>>) {
+                          std::is_same_v<Target, DistTensor<double>> ||
+                          std::is_same_v<Target, DistTensor<bf16>>) {
               require(t->grid().size() == ranks, ErrorKind::kGridMismatch,
                       "checkpoint entry '", e.name, "' lives on a grid of ",
                       t->grid().size(), " ranks, the checkpoint on ", ranks);

@@ -55,10 +55,12 @@ class CheckpointState {
   void add(const std::string& name, std::string* bytes);
   void add(const std::string& name, DistTensor<float>* tensor);
   void add(const std::string& name, DistTensor<double>* tensor);
+  void add(const std::string& name, DistTensor<bf16>* tensor);
 
   using Target =
       std::variant<std::vector<float>*, std::vector<double>*, std::int64_t*,
-                   std::string*, DistTensor<float>*, DistTensor<double>*>;
+                   std::string*, DistTensor<float>*, DistTensor<double>*,
+                   DistTensor<bf16>*>;
   struct Entry {
     std::string name;
     Target target;

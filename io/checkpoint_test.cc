@@ -23,12 +23,15 @@ using testing::temp_path;
 using testing::world_rank;
 using testing::world_size;
 
-// A training state: weights, momentum, step, a generator's state, and a
-// distributed 3D field, with values that depend on `seed`.
+// A training state: weights, momentum, step, a generator's state, a
+// distributed 3D field and bfloat16 activations, with values that depend
+// on `seed`.
 struct Model {
   Model(const ProcessGrid& grid, int seed)
       : field(grid, HaloLayout(Distribution(Shape{2, 3, 5, 4, 7}, grid.shape()),
-                               HaloWidths::symmetric(Shape{0, 0, 1, 1, 1}))) {
+                               HaloWidths::symmetric(Shape{0, 0, 1, 1, 1}))),
+        activations(grid, HaloLayout(Distribution(Shape{2, 3, 5, 4, 7},
+                                                  grid.shape()))) {
     w.resize(10);
     momentum.resize(6);
     for (std::size_t i = 0; i < w.size(); ++i) w[i] = seed * 100.0f + i;
@@ -42,6 +45,10 @@ struct Model {
       const Shape g = i + lower;
       v = seed + 0.25f * (g[0] + 2 * g[1] + 3 * g[2] + 5 * g[3] + 7 * g[4]);
     });
+    activations.interior().for_each([&](const Shape& i, bf16& v) {
+      const Shape g = i + lower;
+      v = seed - 0.1f * (g[0] + 2 * g[1] + 3 * g[2] + 5 * g[3] + 7 * g[4]);
+    });
   }
   CheckpointState state() {
     CheckpointState s;
@@ -50,6 +57,7 @@ struct Model {
     s.add("step", &step);
     s.add("rng", &rng);
     s.add("field", &field);
+    s.add("activations", &activations);
     return s;
   }
   bool operator==(const Model& o) const {
@@ -64,6 +72,13 @@ struct Model {
     o.field.interior().for_each([&](const Shape&, const float& v) {
       if (k >= mine.size() || mine[k++] != v) ++wrong;
     });
+    std::vector<std::uint16_t> bits;
+    activations.interior().for_each(
+        [&](const Shape&, const bf16& v) { bits.push_back(v.bits()); });
+    k = 0;
+    o.activations.interior().for_each([&](const Shape&, const bf16& v) {
+      if (k >= bits.size() || bits[k++] != v.bits()) ++wrong;
+    });
     return wrong == 0;
   }
 
@@ -72,6 +87,7 @@ struct Model {
   std::int64_t step = 0;
   std::string rng;
   DistTensor<float> field;
+  DistTensor<bf16> activations;
 };
 
 TEST(Checkpoint, RestartsOnAnotherGridAndOnFewerRanks) {

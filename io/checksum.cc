@@ -56,5 +56,6 @@ template std::uint64_t checksum<std::uint8_t>(const std::uint8_t*,
                                               const Shape&);
 template std::uint64_t checksum<float>(const DistTensor<float>&);
 template std::uint64_t checksum<double>(const DistTensor<double>&);
+template std::uint64_t checksum<bf16>(const DistTensor<bf16>&);
 
 }  // namespace distconv::io

@@ -12,6 +12,8 @@ const char* to_string(ElementType type) {
       return "int64";
     case ElementType::kUint8:
       return "uint8";
+    case ElementType::kBfloat16:
+      return "bfloat16";
   }
   return "unknown";
 }
@@ -26,6 +28,8 @@ std::size_t size_of(ElementType type) {
       return 8;
     case ElementType::kUint8:
       return 1;
+    case ElementType::kBfloat16:
+      return 2;
   }
   return 0;
 }
@@ -40,6 +44,8 @@ const char* npy_descr(ElementType type) {
       return "<i8";
     case ElementType::kUint8:
       return "|u1";
+    case ElementType::kBfloat16:
+      return "";
   }
   return "";
 }

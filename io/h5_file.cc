@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <type_traits>
 
 #include "distconv/error.h"
 #include "distconv/internal/mpi_util.h"
@@ -211,11 +212,11 @@ void H5File::write(const std::string& dataset, const DistTensor<T>& tensor,
       check_h5(H5Pset_chunk(dcpl.get(), global.ndims(), chunk),
                "cannot chunk " + s.name(dataset));
     }
-    dset =
-        checked(H5Dcreate2(s.file.get(), dataset.c_str(),
-                           internal::h5_native_type(element_type<T>()),
-                           space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
-                H5Dclose, "cannot create " + s.name(dataset));
+    const Hid type = internal::h5_memory_type(element_type<T>());
+    dset = checked(
+        H5Dcreate2(s.file.get(), dataset.c_str(), type.get(), space.get(),
+                   H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+        H5Dclose, "cannot create " + s.name(dataset));
   });
   s.require_space(dset, "cannot write " + s.name(dataset));
   ShardMemory<T> memory(tensor, /*fill=*/true);
@@ -278,6 +279,14 @@ void H5File::read(const std::string& dataset, DistTensor<T>& tensor,
 template <typename T>
 std::vector<T> H5File::read_box(const std::string& dataset,
                                 const Box& box) const {
+  if constexpr (std::is_same_v<T, bf16>) {
+    // Read as float (exact from bfloat16) and rounded to nearest even here:
+    // HDF5's own conversion rounds ties away from zero.
+    const std::vector<float> wide = read_box<float>(dataset, box);
+    std::vector<bf16> values(wide.size());
+    convert(wide.data(), wide.size(), values.data());
+    return values;
+  }
   const State& s = *state_;
   std::vector<T> values(static_cast<std::size_t>(box.volume()));
   Hid dset;
@@ -330,8 +339,8 @@ void H5File::write(const std::string& dataset, const Shape& shape,
               have, ", not ", shape);
       return;
     }
-    dset = checked(H5Dcreate2(s.file.get(), dataset.c_str(),
-                              internal::h5_native_type(element_type<T>()),
+    const Hid type = internal::h5_memory_type(element_type<T>());
+    dset = checked(H5Dcreate2(s.file.get(), dataset.c_str(), type.get(),
                               simple_space(shape).get(), H5P_DEFAULT,
                               H5P_DEFAULT, H5P_DEFAULT),
                    H5Dclose, "cannot create " + s.name(dataset));
@@ -347,9 +356,9 @@ void H5File::write(const std::string& dataset, const Shape& shape,
     select(space.get(), mine ? all : none);
     const T dummy{};
     const Hid collective = transfer(H5FD_MPIO_COLLECTIVE);
-    check_h5(H5Dwrite(dset.get(), internal::h5_native_type(element_type<T>()),
-                      space.get(), file_space.get(), collective.get(),
-                      mine ? data : &dummy),
+    const Hid type = internal::h5_memory_type(element_type<T>());
+    check_h5(H5Dwrite(dset.get(), type.get(), space.get(), file_space.get(),
+                      collective.get(), mine ? data : &dummy),
              "cannot write " + s.name(dataset));
     check_h5(dset.reset(), "cannot write " + s.name(dataset));
   });
@@ -369,9 +378,9 @@ std::vector<T> H5File::read_array(const std::string& dataset) const {
     values.resize(static_cast<std::size_t>(shape.volume()));
     T dummy{};
     const Hid collective = transfer(H5FD_MPIO_COLLECTIVE);
-    check_h5(H5Dread(dset.get(), internal::h5_native_type(element_type<T>()),
-                     H5S_ALL, H5S_ALL, collective.get(),
-                     values.empty() ? &dummy : values.data()),
+    const Hid type = internal::h5_memory_type(element_type<T>());
+    check_h5(H5Dread(dset.get(), type.get(), H5S_ALL, H5S_ALL,
+                     collective.get(), values.empty() ? &dummy : values.data()),
              "cannot read " + s.name(dataset));
   });
   return values;
@@ -482,6 +491,7 @@ DISTCONV_IO_H5(float)
 DISTCONV_IO_H5(double)
 DISTCONV_IO_H5(std::int64_t)
 DISTCONV_IO_H5(std::uint8_t)
+DISTCONV_IO_H5(bf16)
 #undef DISTCONV_IO_H5
 
 }  // namespace distconv::io

@@ -1,9 +1,11 @@
 // Writes and reads the files of io/interop_test.sh, which checks them
 // against h5py and NumPy on one process:
 //   interop_tool write DIR   x.npy, x.h5 (float32 2x3x5x4, dataset "x"),
-//                            v.npy, v.h5 (float64 2x2x3x4x5, dataset "v")
+//                            v.npy, v.h5 (float64 2x2x3x4x5, dataset "v"),
+//                            b.h5 (bfloat16 2x3x5x4, dataset "b")
 //   interop_tool read DIR    py.npy and py.h5 (dataset "y", float32
-//                            3x2x7x6, written by NumPy and h5py), checked
+//                            3x2x7x6, written by NumPy and h5py), pyb.h5
+//                            (dataset "y" in bfloat16, by h5py), checked
 // every array holding 1, 2, 3, ... in C order, split over all ranks along
 // H (samples for v). Exits 1 on a wrong value.
 #include <mpi.h>
@@ -61,6 +63,12 @@ int run(const std::string& mode, const std::string& dir) {
     H5File fv(MPI_COMM_WORLD, dir + "/v.h5", H5Mode::kCreate);
     fv.write("v", v, H5DatasetOptions{Shape{1, 2, 3, 4, 5}});
     fv.close();
+    DistTensor<bf16> b(g4,
+                       HaloLayout(Distribution(Shape{2, 3, 5, 4}, g4.shape())));
+    fill(b);  // 1 to 120: exact in bfloat16
+    H5File fb(MPI_COMM_WORLD, dir + "/b.h5", H5Mode::kCreate);
+    fb.write("b", b);
+    fb.close();
     return 0;
   }
   DistTensor<float> y(g4,
@@ -70,12 +78,18 @@ int run(const std::string& mode, const std::string& dir) {
   H5File f(MPI_COMM_WORLD, dir + "/py.h5", H5Mode::kRead);
   f.read("y", y);
   const long long from_h5 = wrong(y);
+  DistTensor<bf16> yb(g4,
+                      HaloLayout(Distribution(Shape{3, 2, 7, 6}, g4.shape())));
+  H5File fb(MPI_COMM_WORLD, dir + "/pyb.h5", H5Mode::kRead);
+  fb.read("y", yb);  // 1 to 252: exact in bfloat16
+  const long long from_bf16 = wrong(yb);
   if (g4.rank() == 0) {
     std::printf(
-        "interop_tool: %lld wrong values from py.npy, %lld from py.h5\n",
-        from_npy, from_h5);
+        "interop_tool: %lld wrong values from py.npy, %lld from py.h5, "
+        "%lld from pyb.h5\n",
+        from_npy, from_h5, from_bf16);
   }
-  return from_npy == 0 && from_h5 == 0 ? 0 : 1;
+  return from_npy == 0 && from_h5 == 0 && from_bf16 == 0 ? 0 : 1;
 }
 
 }  // namespace

@@ -96,6 +96,9 @@ Shape parse_shape(const std::string& dict, const std::string& path) {
 
 std::string encode_npy_header(const Shape& shape, ElementType type,
                               std::size_t alignment) {
+  require(*npy_descr(type) != '\0', ErrorKind::kUnsupported,
+          ".npy files cannot hold ", to_string(type),
+          " (NumPy has no such type): use HDF5");
   std::string dict =
       std::string("{'descr': '") + npy_descr(type) +
       "', 'fortran_order': False, 'shape': " + shape_tuple(shape) + ", }";

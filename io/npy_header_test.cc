@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "distconv/error.h"
 
 namespace distconv::io {
@@ -22,6 +24,19 @@ TEST(NpyHeader, RoundTripsEveryTypeAndRank) {
       EXPECT_EQ(npy_header_size(h.substr(0, kNpyPreambleSize), "x.npy"),
                 h.size());
     }
+  }
+}
+
+// NumPy has no bfloat16: refused by name.
+TEST(NpyHeader, RefusesBfloat16) {
+  try {
+    encode_npy_header(Shape{2, 3}, ElementType::kBfloat16);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("cannot hold bfloat16"),
+              std::string::npos)
+        << e.what();
   }
 }
 

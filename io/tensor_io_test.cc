@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -313,6 +314,81 @@ TEST(H5File, ReadsEachRanksOwnBox) {
   testing::expect_error_on_all_ranks(
       MPI_COMM_WORLD, ErrorKind::kIo, "does not hold the box 1x3x2x4 at",
       [&] { f.read_box<float>("x", outside); });
+  f.close();
+}
+
+// bfloat16 bits (NaNs with payloads, infinities, subnormals, signed
+// zeros among them) by global index.
+std::uint16_t bf16_bits(Index i) {
+  return static_cast<std::uint16_t>((i * 40503u + 977u) & 0xffffu);
+}
+
+// bfloat16 tensors through HDF5 bit for bit, written on one grid and read
+// on another (uneven shards, either storage order), the dataset typed as
+// bfloat16; not read into tensors of other types.
+TEST(H5File, Bf16TensorsRoundTripBitForBit) {
+  const int n = world_size();
+  const std::string path = temp_path("bf16.h5");
+  const Shape all{2, 3, 7, 5};
+  const std::vector<Shape> grids = factorizations(n, 4);
+  for (std::size_t k = 0; k < grids.size(); ++k) {
+    ProcessGrid g1(MPI_COMM_WORLD, grids[k]);
+    DistTensor<bf16> a(
+        g1, testing::with_halos(Distribution(all, grids[k]), 1,
+                                StorageOrder::kChannelsLast));
+    const Shape lower = a.shard().lower;
+    a.interior().for_each([&](const Shape& i, bf16& v) {
+      v = bf16::from_bits(bf16_bits(linear_index(i + lower, all)));
+    });
+    {
+      H5File f(MPI_COMM_WORLD, path, H5Mode::kCreate);
+      f.write("x", a);
+      f.close();
+    }
+    const Shape to = grids[grids.size() - 1 - k];
+    ProcessGrid g2(MPI_COMM_WORLD, to);
+    DistTensor<bf16> b(g2, testing::with_halos(Distribution(all, to), 2,
+                                               StorageOrder::kChannelsFirst));
+    testing::fill_buffer(b, bf16(-3.0f));
+    H5File f(MPI_COMM_WORLD, path, H5Mode::kRead);
+    EXPECT_EQ(f.type("x"), ElementType::kBfloat16);
+    f.read("x", b);
+    const Shape lower_b = b.shard().lower;
+    long long wrong = 0;
+    b.interior().for_each([&](const Shape& i, const bf16& v) {
+      if (v.bits() != bf16_bits(linear_index(i + lower_b, all))) ++wrong;
+    });
+    EXPECT_EQ(wrong, 0) << grids[k] << " -> " << to;
+    EXPECT_TRUE(testing::halos_hold(b, bf16(-3.0f))) << "halos were written";
+    DistTensor<float> wide(g2, HaloLayout(Distribution(all, to)));
+    testing::expect_error_on_all_ranks(
+        MPI_COMM_WORLD, ErrorKind::kIo, "holds bfloat16, not float32",
+        [&] { f.read("x", wide); });
+  }
+}
+
+// A bfloat16 box read from float32 rounds to nearest, ties to even (as
+// bf16's conversion does); a float32 box from bfloat16 is exact.
+TEST(H5File, Bf16BoxesRoundToNearestEven) {
+  const std::string path = temp_path("bf16_box.h5");
+  const std::vector<float> values = {1.0f + 0x1p-8f,  1.0f + 3 * 0x1p-8f,
+                                     -1.0f - 0x1p-8f, 1.1f,
+                                     3e38f,           -0.0f};
+  const Shape shape{static_cast<Index>(values.size())};
+  H5File f(MPI_COMM_WORLD, path, H5Mode::kCreate);
+  f.write("f", shape, values.data());
+  std::vector<bf16> rounded(values.begin(), values.end());
+  f.write("b", shape, rounded.data());
+  const Box whole{Shape{0}, shape};
+  const std::vector<bf16> narrow = f.read_box<bf16>("f", whole);
+  const std::vector<float> wide = f.read_box<float>("b", whole);
+  ASSERT_EQ(narrow.size(), values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    EXPECT_EQ(narrow[i].bits(), bf16(values[i]).bits()) << values[i];
+    const float exact = rounded[i];
+    EXPECT_EQ(std::memcmp(&wide[i], &exact, sizeof exact), 0) << exact;
+  }
+  EXPECT_EQ(f.read_array<bf16>("b").size(), values.size());
   f.close();
 }
 

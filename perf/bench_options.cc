@@ -287,8 +287,8 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
           "--impl=onednn needs --dt=f32, bf16 or f16 (oneDNN has no fp64 "
           "convolution)");
   require(!half || o.dump_dir.empty(), ErrorKind::kInvalidArgument,
-          "--dump-dir writes f32 and f64 tensors (.npy and HDF5 have no ",
-          to_string(o.dt), " type): not with --dt=", to_string(o.dt));
+          "--dump-dir writes f32 and f64 runs: not with --dt=",
+          to_string(o.dt));
   if (o.padding_mode == PaddingMode::kCircular) {
     require(o.driver == ProblemKind::kConvolution ||
                 o.driver == ProblemKind::kDeconvolution ||

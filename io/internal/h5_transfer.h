@@ -77,12 +77,12 @@ void move_box(hid_t dset, hid_t file_space, const Box& box,
   select(file_space, box);
   const Hid memory_space = simple_space(memory_dims);
   select(memory_space.get(), memory_box);
-  const hid_t type = h5_native_type(element_type<T>());
-  check_h5(
-      direction == Direction::kWrite
-          ? H5Dwrite(dset, type, memory_space.get(), file_space, dxpl, data)
-          : H5Dread(dset, type, memory_space.get(), file_space, dxpl, data),
-      what);
+  const Hid type = h5_memory_type(element_type<T>());
+  const hid_t t = type.get();
+  check_h5(direction == Direction::kWrite
+               ? H5Dwrite(dset, t, memory_space.get(), file_space, dxpl, data)
+               : H5Dread(dset, t, memory_space.get(), file_space, dxpl, data),
+           what);
 }
 
 // Moves `box` of `dset` to or from a shard's memory.

@@ -1,5 +1,6 @@
 #include "io/internal/h5_util.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "distconv/error.h"
@@ -64,24 +65,55 @@ Hid checked(hid_t id, Hid::Closer close, const std::string& what) {
   return Hid(id, close);
 }
 
-hid_t h5_native_type(ElementType type) {
+namespace {
+
+// bfloat16's fields: sign at bit 15, 8 exponent bits from bit 7, 7
+// mantissa bits from bit 0.
+constexpr std::size_t kBf16Fields[5] = {15, 7, 8, 0, 7};
+
+bool is_bf16(hid_t stored) {
+  std::size_t f[5];
+  return H5Tget_fields(stored, &f[0], &f[1], &f[2], &f[3], &f[4]) >= 0 &&
+         std::equal(f, f + 5, kBf16Fields) && H5Tget_ebias(stored) == 127 &&
+         H5Tget_precision(stored) == 16 && H5Tget_offset(stored) == 0;
+}
+
+Hid bf16_type() {
+  const std::string what = "cannot make HDF5's bfloat16 type";
+  Hid t = checked(H5Tcopy(H5T_NATIVE_FLOAT), H5Tclose, what);
+  const std::size_t* f = kBf16Fields;
+  check_h5(H5Tset_fields(t.get(), f[0], f[1], f[2], f[3], f[4]), what);
+  check_h5(H5Tset_offset(t.get(), 0), what);
+  check_h5(H5Tset_precision(t.get(), 16), what);
+  check_h5(H5Tset_size(t.get(), 2), what);
+  check_h5(H5Tset_ebias(t.get(), 127), what);
+  return t;
+}
+
+}  // namespace
+
+Hid h5_memory_type(ElementType type) {
   switch (type) {
     case ElementType::kFloat32:
-      return H5T_NATIVE_FLOAT;
+      return Hid(H5T_NATIVE_FLOAT, nullptr);
     case ElementType::kFloat64:
-      return H5T_NATIVE_DOUBLE;
+      return Hid(H5T_NATIVE_DOUBLE, nullptr);
     case ElementType::kInt64:
-      return H5T_NATIVE_INT64;
+      return Hid(H5T_NATIVE_INT64, nullptr);
     case ElementType::kUint8:
-      return H5T_NATIVE_UINT8;
+      return Hid(H5T_NATIVE_UINT8, nullptr);
+    case ElementType::kBfloat16:
+      return bf16_type();
   }
-  return -1;
+  return Hid();
 }
 
 bool element_type_of(hid_t stored, ElementType* type, std::string* what) {
   const H5T_class_t cls = H5Tget_class(stored);
   const size_t size = H5Tget_size(stored);
-  if (cls == H5T_FLOAT && size == 4)
+  if (cls == H5T_FLOAT && size == 2 && is_bf16(stored))
+    *type = ElementType::kBfloat16;
+  else if (cls == H5T_FLOAT && size == 4)
     *type = ElementType::kFloat32;
   else if (cls == H5T_FLOAT && size == 8)
     *type = ElementType::kFloat64;

@@ -52,7 +52,10 @@ void check_h5(long long status, const std::string& what);
 // `id` owned with `close`, or Error(kIo) like check_h5.
 Hid checked(hid_t id, Hid::Closer close, const std::string& what);
 
-hid_t h5_native_type(ElementType type);  // H5T_NATIVE_FLOAT, ...
+// The HDF5 type of `type` in memory and in new datasets: H5T_NATIVE_FLOAT,
+// ... (not owned), or for bfloat16 a type of its own (owned): 2 bytes,
+// fp32's sign bit, exponent and bias, and 7 mantissa bits.
+Hid h5_memory_type(ElementType type);
 // The ElementType of a dataset's stored type, or false when distconv has
 // none for it (its description in *what).
 bool element_type_of(hid_t stored, ElementType* type, std::string* what);
