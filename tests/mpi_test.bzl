@@ -5,7 +5,9 @@ mpi_cc_test: a GoogleTest binary run under mpirun at several rank counts.
   defines halo_test_bin (the binary), halo_test_np1 ... halo_test_np8
   (one sh_test per rank count) and the test_suite halo_test. test_args are
   passed to the binary (e.g. a --gtest_filter). main() comes from
-  //tests:mpi_test_main; tests may use MPI_COMM_WORLD.
+  //tests:mpi_test_main; tests may use MPI_COMM_WORLD. The rank counts
+  above sanitizer_ranks are tagged "many_ranks", which .ci/run's
+  sanitizer phase leaves out (the default build runs every rank count).
 
 cc_unit_test: a plain (no MPI) GoogleTest cc_test with gtest_main.
 """
@@ -15,6 +17,7 @@ def mpi_cc_test(
         srcs,
         deps = [],
         ranks = [1, 2, 3, 4, 6, 8],
+        sanitizer_ranks = 3,
         timeout_s = 120,
         size = "medium",
         tags = [],
@@ -44,10 +47,8 @@ def mpi_cc_test(
             data = [":" + binary, "//tests:mpi_env"],
             # "cpu:N" makes Bazel reserve N cores for an N-rank test (a test
             # asking for more cores than the machine has runs alone).
-            # "many_ranks" (more than 4): .ci/run's sanitizer phase leaves
-            # these out (the default build runs every rank count).
             tags = tags + ["mpi", "cpu:%d" % n] +
-                   (["many_ranks"] if n > 4 else []),
+                   (["many_ranks"] if n > sanitizer_ranks else []),
             target_compatible_with = target_compatible_with,
             **kwargs
         )
