@@ -17,7 +17,8 @@ fail() { echo "cosmoflow_files_test: FAILED: $*" >&2; exit 1; }
 run() {  # run NUM_RANKS ARGS...: the example under mpirun, 120 s at most
   local n=$1
   shift
-  timeout --kill-after=10 120 mpirun --allow-run-as-root --oversubscribe \
+  ASAN_OPTIONS=$(asan_options_for "$n") \
+    timeout --kill-after=10 120 mpirun --allow-run-as-root --oversubscribe \
     --bind-to none -np "$n" "$example" --size=16 --samples=2 --stacks=2 \
     --width=4 --hidden=8 --lr=0.002 --steps=6 "$@"
 }

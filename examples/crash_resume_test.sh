@@ -18,7 +18,8 @@ args=("${problem[@]}" --steps=60 --data=data.h5 --grid="$grid")
 run() {  # run NUM_RANKS ARGS...: the example under mpirun, 120 s at most
   local n=$1
   shift
-  timeout --kill-after=10 120 mpirun --allow-run-as-root --oversubscribe \
+  ASAN_OPTIONS=$(asan_options_for "$n") \
+    timeout --kill-after=10 120 mpirun --allow-run-as-root --oversubscribe \
     --bind-to none -np "$n" "$example" "$@"
 }
 fail() { echo "crash_resume_test: FAILED: $*" >&2; exit 1; }

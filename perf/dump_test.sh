@@ -9,7 +9,8 @@ dir=$(mktemp -d "${TEST_TMPDIR:-/tmp}/dump.XXXXXX")
 mkdir -p "$dir/npy" "$dir/h5"
 source tests/mpi_env.sh
 for format in npy h5; do
-  timeout 120 mpirun --allow-run-as-root --oversubscribe --bind-to none -np 3 \
+  ASAN_OPTIONS=$(asan_options_for 3) \
+    timeout 120 mpirun --allow-run-as-root --oversubscribe --bind-to none -np 3 \
     "$bench" --conv --mode=correctness --grid=1x1x3x1 \
     --dump-dir="$dir/$format" --dump-format=$format $problem
 done

@@ -17,7 +17,7 @@ def mpi_cc_test(
         srcs,
         deps = [],
         ranks = [1, 2, 3, 4, 6, 8],
-        sanitizer_ranks = 3,
+        sanitizer_ranks = 4,
         timeout_s = 120,
         size = "medium",
         tags = [],

@@ -10,7 +10,8 @@ shift 3
 
 source tests/mpi_env.sh  # (the test runs from the runfiles root)
 
-timeout --kill-after=10 "$((timeout_s + 30))" \
+ASAN_OPTIONS=$(asan_options_for "$ranks") \
+  timeout --kill-after=10 "$((timeout_s + 30))" \
   mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$ranks" \
   --mca mpi_yield_when_idle 1 \
   "$binary" --timeout_s="$timeout_s" "$@"
