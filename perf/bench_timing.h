@@ -128,11 +128,6 @@ inline double conv_flops(const ConvProblem& p, BenchDir dir) {
   return per_pass * (dir == BenchDir::kAll ? 3 : 1);
 }
 
-// Correctness threshold on the max-norm relative error: fp64 1e-10; fp32
-// 6e-7 * sqrt(K), at least 1e-5, with K the longest sum any result is
-// (rounding grows with it; bwd-weights sums over every output pixel, a
-// transposed convolution's bias gradient over every pixel of its output,
-// the adjoint convolution's input).
 // v in the type its reference runs in: Compute<T> (fp32 for bf16).
 template <typename T>
 std::vector<Compute<T>> widened(const std::vector<T>& v) {
@@ -155,6 +150,11 @@ BenchResult for_dt(const BenchOptions& o, Fn fn) {
   return fn(float{});
 }
 
+// Correctness threshold on the max-norm relative error: fp64 1e-10; fp32
+// 6e-7 * sqrt(K), at least 1e-5, with K the longest sum any result is
+// (rounding grows with it; bwd-weights sums over every output pixel, a
+// transposed convolution's bias gradient over every pixel of its output,
+// the adjoint convolution's input).
 template <typename T>
 double conv_tolerance(const ConvProblem& p) {
   if (!std::is_same_v<T, float>) return 1e-10;

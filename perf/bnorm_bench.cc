@@ -54,18 +54,16 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   time_for_mode(o, run, &r);
   r.gflops = flops(shape, o.dir) / (r.median_ms * 1e-3) / 1e9;
   if (o.mode == BenchMode::kPerf) return r;
-  if constexpr (!std::is_same_v<T, bf16>) {  // (refused for bf16)
-    TensorDump dump(grid.comm(), o);
-    dump.add("x", x);
-    dump.add("scale", Shape{c}, scale.data());
-    dump.add("shift", Shape{c}, shift.data());
-    dump.add("dy", dy);
-    dump.add("y", y);
-    dump.add("dx", dx);
-    dump.add("dscale", Shape{c}, dscale.data());
-    dump.add("dshift", Shape{c}, dshift.data());
-    dump.close();
-  }
+  TensorDump dump(grid.comm(), o);
+  dump.add("x", x);
+  dump.add("scale", Shape{c}, scale.data());
+  dump.add("shift", Shape{c}, shift.data());
+  dump.add("dy", dy);
+  dump.add("y", y);
+  dump.add("dx", dx);
+  dump.add("dscale", Shape{c}, dscale.data());
+  dump.add("dshift", Shape{c}, dshift.data());
+  dump.close();
   const std::vector<T> yg = gathered(y), dxg = gathered(dx);
   if (grid.rank() != 0) return r;
   // The reference in P on the same inputs; y and dx are rounded to T.

@@ -46,11 +46,9 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   time_for_mode(o, run, &r);
   r.gflops = conv_flops(problem, o.dir) / (r.median_ms * 1e-3) / 1e9;
   if (o.mode == BenchMode::kPerf) return r;
-  if constexpr (!std::is_same_v<T, bf16>) {  // (refused for bf16)
-    dump_conv_tensors(grid.comm(), o, x, dy, y, dx, desc.weights_shape(),
-                      desc.out_channels, w.data(), b.data(), dw.data(),
-                      db.data());
-  }
+  dump_conv_tensors(grid.comm(), o, x, dy, y, dx, desc.weights_shape(),
+                    desc.out_channels, w.data(), b.data(), dw.data(),
+                    db.data());
   const std::vector<T> yg = gathered(y), dxg = gathered(dx);
   if (grid.rank() != 0) return r;
   // The reference in P on the same inputs; y and dx are rounded to T.

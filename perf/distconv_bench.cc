@@ -126,26 +126,21 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
   std::vector<T> yg(root ? dst_shape.volume() : 0);
   std::vector<T> dxg(root ? src_shape.volume() : 0);
   layer.gather_outputs(yg.data(), dxg.data());
-  if constexpr (!std::is_same_v<T, bf16>) {  // (refused for bf16)
-    dump_conv_tensors(grid.comm(), o, x, dy, y, dx, desc.weights_shape(),
-                      desc.out_channels, w.data(), b.data(), dw.data(),
-                      db.data());
-  }
+  dump_conv_tensors(grid.comm(), o, x, dy, y, dx, desc.weights_shape(),
+                    desc.out_channels, w.data(), b.data(), dw.data(),
+                    db.data());
   if (!root) return r;
   // bf16: the references run in fp32 on the same (bf16) inputs.
-  const auto wide = [](const std::vector<T>& v) {
-    return std::vector<P>(v.begin(), v.end());
-  };
   std::vector<P> y_ref(yg.size()), dx_ref(dxg.size()), dw_ref(w.size()),
       db_ref(b.size());
   if (o.check == BenchCheck::kSerial) {
     std::vector<T> ys(yg.size()), dxs(dxg.size());
     serial_passes(desc, src_shape, xg, w, b, dyg, &ys, &dxs, &dw_ref,
                   &db_ref);
-    y_ref = wide(ys);
-    dx_ref = wide(dxs);
+    y_ref = widened(ys);
+    dx_ref = widened(dxs);
   } else {
-    const std::vector<P> xp = wide(xg), dyp = wide(dyg);
+    const std::vector<P> xp = widened(xg), dyp = widened(dyg);
     if (fwd) {
       reference::conv_fwd(desc, src_shape, xp.data(), w.data(), b.data(),
                           dst_shape, y_ref.data());
@@ -160,15 +155,15 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
     }
   }
   double out_err = 0, grad_err = 0;
-  if (fwd) out_err = std::max(out_err, max_relative_error(wide(yg), y_ref));
-  if (bwd_d) out_err = std::max(out_err, max_relative_error(wide(dxg), dx_ref));
+  if (fwd) out_err = std::max(out_err, max_relative_error(widened(yg), y_ref));
+  if (bwd_d) out_err = std::max(out_err, max_relative_error(widened(dxg), dx_ref));
   if (bwd_w) {
     grad_err = std::max(grad_err, max_relative_error(dw, dw_ref));
     grad_err = std::max(grad_err, max_relative_error(db, db_ref));
   }
   // y and dx are rounded to T; the weight gradients are P's.
   const double grad_tol = conv_tolerance<P>(problem);
-  const double out_tol = std::is_same_v<T, bf16> ? 0x1p-7 : grad_tol;
+  const double out_tol = rounded_tolerance<T>(grad_tol);
   r.max_rel_err = std::max(out_err, grad_err);
   r.status = out_err <= out_tol && grad_err <= grad_tol ? "PASS" : "FAIL";
   return r;
@@ -286,14 +281,12 @@ int run_all(const BenchOptions& o) {
         r = run_deconv_bench(o, p);
       } else if (o.impl == BenchImpl::kOnednn) {
         r = run_onednn(o, p);
-      } else if (o.dt == BenchDataType::kF32) {
-        r = run_distconv<float>(o, p, root);
-      } else if (o.dt == BenchDataType::kBf16) {
-        r = run_distconv<bf16>(o, p, root);
-      } else if (o.dt == BenchDataType::kF64) {
-        r = run_distconv<double>(o, p, root);
-      } else {
+      } else if (o.dt == BenchDataType::kF16) {
         r = run_f16(p);
+      } else {
+        r = for_dt(o, [&](auto t) {
+          return run_distconv<decltype(t)>(o, p, root);
+        });
       }
     } catch (const Error& e) {  // thrown alike on every rank
       r.status = "ERROR";

@@ -214,12 +214,10 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   // y is always compared (with --dir=bwd_d the forward runs once here);
   // the gradients only when the backward ran.
   if (!fwd) c.forward();
-  if constexpr (!std::is_same_v<T, bf16>) {  // (refused for bf16)
-    TensorDump dump(grid.comm(), o);
-    for (const Named<T>& t : c.inputs) dump.add(t.name, *t.tensor);
-    for (const Named<T>& t : c.outputs) dump.add(t.name, *t.tensor);
-    dump.close();
-  }
+  TensorDump dump(grid.comm(), o);
+  for (const Named<T>& t : c.inputs) dump.add(t.name, *t.tensor);
+  for (const Named<T>& t : c.outputs) dump.add(t.name, *t.tensor);
+  dump.close();
   std::vector<std::vector<T>> got;
   for (Named<T>& t : c.outputs) got.push_back(gathered(*t.tensor));
   if (grid.rank() != 0) return r;

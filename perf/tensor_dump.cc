@@ -1,5 +1,8 @@
 #include "perf/tensor_dump.h"
 
+#include <type_traits>
+
+#include "distconv/error.h"
 #include "io/npy_file.h"
 
 namespace distconv {
@@ -14,7 +17,12 @@ TensorDump::TensorDump(MPI_Comm comm, const BenchOptions& options)
 template <typename T>
 void TensorDump::add(const std::string& name, const DistTensor<T>& tensor) {
   if (!enabled()) return;
-  if (h5_) {
+  if constexpr (std::is_same_v<T, bf16>) {
+    // (parse_bench_options refuses --dump-dir with --dt=bf16)
+    throw Error(ErrorKind::kInvalidArgument,
+                "--dump-dir writes f32 and f64 runs: not " + name +
+                    " in bf16");
+  } else if (h5_) {
     h5_->write(name, tensor);
   } else {
     io::write_npy(dir_ + "/" + name + ".npy", tensor);
@@ -41,6 +49,8 @@ template void TensorDump::add<float>(const std::string&,
                                      const DistTensor<float>&);
 template void TensorDump::add<double>(const std::string&,
                                       const DistTensor<double>&);
+template void TensorDump::add<bf16>(const std::string&,
+                                    const DistTensor<bf16>&);
 template void TensorDump::add<float>(const std::string&, const Shape&,
                                      const float*);
 template void TensorDump::add<double>(const std::string&, const Shape&,

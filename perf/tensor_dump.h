@@ -9,7 +9,9 @@
 //   (--dump-format=h5) dump.close();
 //
 // Collective over `comm`; an I/O failure throws the same Error(kIo) on
-// every rank.
+// every rank. Tensors of bf16 are refused (kInvalidArgument), as
+// parse_bench_options refuses --dump-dir with --dt=bf16; without
+// --dump-dir nothing is written in any type.
 #ifndef DISTCONV_PERF_TENSOR_DUMP_H_
 #define DISTCONV_PERF_TENSOR_DUMP_H_
 
@@ -46,12 +48,14 @@ class TensorDump {
 // A convolution's or transposed convolution's tensors, dumped as x w b dy
 // y dx dw db (the parameters and their gradients whole on every rank,
 // read on rank 0).
+// Parameters in Compute<T> (fp32 for bf16).
 template <typename T>
 void dump_conv_tensors(MPI_Comm comm, const BenchOptions& options,
                        const DistTensor<T>& x, const DistTensor<T>& dy,
                        const DistTensor<T>& y, const DistTensor<T>& dx,
-                       const Shape& weights, Index out_channels, const T* w,
-                       const T* b, const T* dw, const T* db) {
+                       const Shape& weights, Index out_channels,
+                       const Compute<T>* w, const Compute<T>* b,
+                       const Compute<T>* dw, const Compute<T>* db) {
   TensorDump dump(comm, options);
   const Shape bias{out_channels};
   dump.add("x", x);
