@@ -29,24 +29,9 @@ void CheckRandomPieces(double tol, const char* want_impl) {
   };
   int ran = 0;
   for (int trial = 0; trial < 200; ++trial) {
-    const int k = static_cast<int>(u(2, 3));
-    PoolDesc p = PoolDesc::make(static_cast<PoolKind>(u(0, 2)),
-                                Shape::filled(k, 1));
-    Shape src = Shape::filled(k + 2, 0);
-    src[0] = u(1, 2);
-    src[1] = u(1, 5);
-    for (int j = 0; j < k; ++j) {
-      p.kernel[j] = u(1, 3);
-      p.stride[j] = u(1, 3);
-      p.padding_lower[j] = u(0, p.kernel[j] - 1);
-      p.padding_upper[j] = u(0, p.kernel[j] - 1);
-      src[j + 2] = u(2, 7);
-    }
-    try {
-      p.validate(src);
-    } catch (const Error&) {
-      continue;
-    }
+    const auto problem = testing::random_pool_problem(rng, 5, 7);
+    if (!problem) continue;
+    const auto& [p, src] = *problem;
     ++ran;
     const Shape dst = p.dst_shape(src);
     const bool dense = u(0, 1);

@@ -1,6 +1,6 @@
 // Test helpers for the local kernels: views embedded in larger
 // buffers (as a rank's shard sits inside its halos), dense copies of views,
-// and random convolution problems.
+// and random convolution and pooling problems.
 #ifndef DISTCONV_KERNELS_VIEW_TESTING_H_
 #define DISTCONV_KERNELS_VIEW_TESTING_H_
 
@@ -11,6 +11,7 @@
 #include "distconv/conv_desc.h"
 #include "distconv/error.h"
 #include "distconv/halo_layout.h"
+#include "distconv/pool_desc.h"
 #include "distconv/strided_view.h"
 #include "kernels/local_conv.h"
 
@@ -95,6 +96,42 @@ inline std::optional<ConvProblem> random_conv_problem(std::mt19937_64& rng,
     return std::nullopt;
   }
   return ConvProblem{c, src};
+}
+
+// A random pooling problem: 2D or 3D, any kind, kernel extents and
+// strides 1-3, padding below the kernel on either side, spatial extents 2
+// to `max_extent`, 1-2 samples, 1 to `max_channels` channels. None where
+// the draw does not make a valid problem.
+struct PoolProblem {
+  PoolDesc desc;
+  Shape src;  // N, C, spatial...
+};
+
+inline std::optional<PoolProblem> random_pool_problem(std::mt19937_64& rng,
+                                                      Index max_channels,
+                                                      Index max_extent) {
+  auto u = [&](Index lo, Index hi) {
+    return std::uniform_int_distribution<Index>(lo, hi)(rng);
+  };
+  const int k = static_cast<int>(u(2, 3));
+  PoolDesc p =
+      PoolDesc::make(static_cast<PoolKind>(u(0, 2)), Shape::filled(k, 1));
+  Shape src = Shape::filled(k + 2, 0);
+  src[0] = u(1, 2);
+  src[1] = u(1, max_channels);
+  for (int j = 0; j < k; ++j) {
+    p.kernel[j] = u(1, 3);
+    p.stride[j] = u(1, 3);
+    p.padding_lower[j] = u(0, p.kernel[j] - 1);
+    p.padding_upper[j] = u(0, p.kernel[j] - 1);
+    src[j + 2] = u(2, max_extent);
+  }
+  try {
+    p.validate(src);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  return PoolProblem{p, src};
 }
 
 }  // namespace distconv::testing

@@ -34,13 +34,8 @@
 #include <vector>
 
 #include "distconv/box.h"
+#include "distconv/internal/host_device.h"
 #include "distconv/shape.h"
-
-#if defined(__CUDACC__)
-#define DISTCONV_HOST_DEVICE __host__ __device__
-#else
-#define DISTCONV_HOST_DEVICE
-#endif
 
 namespace distconv {
 

@@ -13,15 +13,16 @@
 #include <vector>
 
 #include "distconv/device_space.h"
+#include "kernels/device_view_testing.h"
 #include "kernels/reference/conv.h"
 #include "kernels/view_testing.h"
-#include "tests/device_array.h"
 
 namespace distconv {
 namespace {
 
 using testing::dense_of;
 using testing::DeviceArray;
+using testing::DeviceView;
 using testing::embed;
 using testing::Embedded;
 
@@ -30,24 +31,6 @@ bool have_gpu() { return DeviceSpace::device_count() > 0; }
   if (!have_gpu()) {                                                    \
     GTEST_SKIP() << "no CUDA device on this machine: GPU test not run"; \
   }
-
-// The embedded view's buffer on the device, and the same view of it.
-template <typename T>
-struct DeviceView {
-  DeviceArray<T> buffer;
-  StridedView<T, DeviceSpace> view;
-  explicit DeviceView(const Embedded<T>& e)
-      : buffer(e.buffer),
-        view(buffer.data + (e.view.data() - e.buffer.data()), e.view.extent(),
-             e.view.strides()) {}
-  // The view's cells, densely, on the host.
-  std::vector<T> cells(const Embedded<T>& like) const {
-    std::vector<T> host = buffer.read();
-    return dense_of(
-        StridedView<T>(host.data() + (like.view.data() - like.buffer.data()),
-                       view.extent(), view.strides()));
-  }
-};
 
 template <typename T>
 void expect_close(const std::vector<T>& got, const std::vector<T>& want,

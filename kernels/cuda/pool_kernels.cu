@@ -1,0 +1,80 @@
+#include "kernels/cuda/pool_kernels.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "distconv/internal/cuda_check.h"
+
+namespace distconv {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr std::int64_t kMaxBlocks = std::int64_t{1} << 20;  // then stride
+
+__device__ std::int64_t first_cell() {
+  return std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+}
+__device__ std::int64_t cell_step() {
+  return std::int64_t{gridDim.x} * blockDim.x;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    forward_kernel(PoolWindow w, const T* __restrict__ src,
+                   T* __restrict__ dst, std::int64_t cells) {
+  for (std::int64_t k = first_cell(); k < cells; k += cell_step()) {
+    pool_forward_cell<T>(w, src, dst, k);
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    backward_kernel(PoolWindow w, const T* __restrict__ src,
+                    const T* __restrict__ diff_dst, T* __restrict__ diff_src,
+                    std::int64_t cells) {
+  for (std::int64_t k = first_cell(); k < cells; k += cell_step()) {
+    pool_backward_cell<T>(w, src, diff_dst, diff_src, k);
+  }
+}
+
+unsigned blocks_for(std::int64_t cells) {
+  return static_cast<unsigned>(
+      std::min(kMaxBlocks, (cells + kThreads - 1) / kThreads));
+}
+
+}  // namespace
+
+template <typename T>
+void launch_pool_forward(const PoolWindow& w, const T* src, T* dst,
+                         CUstream_st* stream) {
+  const std::int64_t cells = w.outputs();
+  if (cells == 0) return;
+  forward_kernel<T><<<blocks_for(cells), kThreads, 0, stream>>>(w, src, dst,
+                                                                cells);
+  internal::check_cuda(cudaGetLastError(), "the GPU pooling forward launch");
+}
+
+template <typename T>
+void launch_pool_backward(const PoolWindow& w, const T* src,
+                          const T* diff_dst, T* diff_src,
+                          CUstream_st* stream) {
+  const std::int64_t cells = w.inputs();
+  if (cells == 0) return;
+  backward_kernel<T><<<blocks_for(cells), kThreads, 0, stream>>>(
+      w, src, diff_dst, diff_src, cells);
+  internal::check_cuda(cudaGetLastError(), "the GPU pooling backward launch");
+}
+
+template void launch_pool_forward<float>(const PoolWindow&, const float*,
+                                         float*, CUstream_st*);
+template void launch_pool_forward<double>(const PoolWindow&, const double*,
+                                          double*, CUstream_st*);
+template void launch_pool_backward<float>(const PoolWindow&, const float*,
+                                          const float*, float*, CUstream_st*);
+template void launch_pool_backward<double>(const PoolWindow&, const double*,
+                                           const double*, double*,
+                                           CUstream_st*);
+
+}  // namespace distconv
