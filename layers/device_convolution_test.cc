@@ -7,13 +7,13 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <random>
 #include <vector>
 
 #include "distconv/device_space.h"
 #include "distconv/dist_tensor.h"
 #include "layers/convolution.h"
+#include "layers/device_layer_testing.h"
 #include "tests/device_array.h"
 #include "tests/mpi_testing.h"
 
@@ -21,20 +21,13 @@ namespace distconv {
 namespace {
 
 using testing::DeviceArray;
+using testing::expect_close;
 using testing::expect_error_on_all_ranks;
+using testing::expect_same_interior;
 using testing::world_rank;
 using testing::world_size;
 
-class DeviceConvolution : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (DeviceSpace::device_count() == 0) {
-      GTEST_SKIP() << "no CUDA device on this machine: GPU test not run";
-    }
-    ASSERT_EQ(cudaSetDevice(world_rank() % DeviceSpace::device_count()),
-              cudaSuccess);
-  }
-};
+class DeviceConvolution : public testing::DeviceLayerTest {};
 
 struct Case {
   Shape global;  // N, C, spatial...
@@ -80,43 +73,6 @@ std::vector<Case> cases() {
     if (c.grid.volume() == world_size()) mine.push_back(c);
   }
   return mine;
-}
-
-template <typename T>
-std::vector<T> to_host(const T* device, Index n) {
-  std::vector<T> out(n);
-  DeviceSpace::copy_to_host(out.data(), device, sizeof(T) * n);
-  return out;
-}
-
-// The interiors of a host tensor and of a device tensor of the same
-// layout, compared cell by cell.
-template <typename T>
-void expect_same_interior(DistTensor<T>& want, DistTensor<T, DeviceSpace>& got,
-                          double tol, const char* what) {
-  std::vector<T> buffer = to_host(got.data(), got.size());
-  DistTensor<T> copy =
-      DistTensor<T>::wrap(got.grid(), got.layout(), buffer.data(),
-                          static_cast<Index>(buffer.size()));
-  StridedView<T> g = copy.interior(), w = want.interior();
-  std::vector<T> gv, wv;
-  g.for_each([&](const Shape&, T& v) { gv.push_back(v); });
-  w.for_each([&](const Shape&, T& v) { wv.push_back(v); });
-  ASSERT_EQ(gv.size(), wv.size());
-  for (size_t i = 0; i < gv.size(); ++i) {
-    ASSERT_NEAR(gv[i], wv[i], tol * (1 + std::abs(wv[i])))
-        << what << " at interior cell " << i << " of rank " << world_rank();
-  }
-}
-
-template <typename T>
-void expect_close(const std::vector<T>& got, const std::vector<T>& want,
-                  double tol, const char* what) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i])))
-        << what << " at " << i << " of rank " << world_rank();
-  }
 }
 
 template <typename T>

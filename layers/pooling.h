@@ -32,6 +32,12 @@
 // yet: overlapping the halo exchange with the interior. fp32 runs on
 // oneDNN; fp64 on the reference kernels.
 //
+// GPU memory (Pooling<T, DeviceSpace>, docs/gpu.md): the same plan and
+// passes on DistTensor<T, DeviceSpace> through CUDA kernels (CudaPool: the
+// reference's results bit for bit, ties and NaNs included), all queued on
+// PoolingOptions::halo.stream, halos over the device transports. Every
+// grid the host layer takes.
+//
 // The constructor is collective over the grid and validates from global
 // information, so bad input throws the same distconv::Error on every rank.
 // Passes are collective too. Each checks its arguments on every rank
@@ -48,6 +54,7 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
+#include "distconv/memory_space.h"
 #include "distconv/pimpl.h"
 #include "distconv/pool_desc.h"
 #include "distconv/process_grid.h"
@@ -57,8 +64,11 @@
 
 namespace distconv {
 
-// Defined for float, double and bf16 (on fp32 copies, rounded once).
-template <typename T>
+// Defined for float, double and bf16 (on fp32 copies, rounded once) in host
+// memory (//layers:pooling), for float and double in device memory
+// (Pooling<T, DeviceSpace>, target //layers:device_pooling, built only
+// with --config=cuda).
+template <typename T, typename Space = HostSpace>
 class Pooling {
  public:
   Pooling(const ProcessGrid& grid, const PoolDesc& desc,
@@ -79,12 +89,13 @@ class Pooling {
   const HaloLayout& diff_src_layout() const;
 
   // Exchanges src's halos, then dst = pool(src).
-  void forward(DistTensor<T>& src, DistTensor<T>& dst);
+  void forward(DistTensor<T, Space>& src, DistTensor<T, Space>& dst);
   // diff_src = the input gradient (its halo cells hold what was sent home).
   // Max pooling reads the maxima of the last forward(), and throws kState
   // on every rank before any forward(); src must be as forward() left it.
-  void backward(const DistTensor<T>& src, const DistTensor<T>& diff_dst,
-                DistTensor<T>& diff_src);
+  void backward(const DistTensor<T, Space>& src,
+                const DistTensor<T, Space>& diff_dst,
+                DistTensor<T, Space>& diff_src);
 
   // How this rank's window is computed ("pooling [0:1, 0:16, 0:256,
   // 0:512): jit:avx512_core | jit:avx512_core, in place").

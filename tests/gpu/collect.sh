@@ -23,7 +23,10 @@ programs=(
   device_space_test://distconv:device_space_test_bin
   device_halo_exchange_test://halo:device_halo_exchange_test_bin
   cudnn_conv_test://kernels/cudnn:conv_test
+  pool_window_test://kernels/cuda:pool_window_test
+  cuda_pool_test://kernels/cuda:pool_test
   device_convolution_test://layers:device_convolution_test_bin
+  device_pooling_test://layers:device_pooling_test_bin
   gpu_pack_bench://perf:gpu_pack_bench
   gpu_conv_bench://perf:gpu_conv_bench
 )

@@ -46,7 +46,10 @@ tests=(
   "device_space_test 1 2"
   "device_halo_exchange_test 1 2 3 4"
   "cudnn_conv_test 1"
+  "pool_window_test 1"
+  "cuda_pool_test 1"
   "device_convolution_test 1 2 3 4"
+  "device_pooling_test 1 2 3 4"
 )
 failed=()
 for t in "${tests[@]}"; do

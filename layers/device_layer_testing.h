@@ -1,0 +1,84 @@
+// Test helpers for the layers in GPU memory (GPU builds only): a fixture
+// that skips, visibly, without a GPU and gives each rank a device; host
+// tensors copied to device tensors of the same layout; device tensors'
+// interiors and device arrays compared with the host layer's.
+//
+//   class DevicePooling : public testing::DeviceLayerTest {};
+//   DistTensor<float, DeviceSpace> xd = testing::to_device(grid, x);
+//   ...
+//   testing::expect_same_interior(y, yd, 1e-5, "forward");
+#ifndef DISTCONV_LAYERS_DEVICE_LAYER_TESTING_H_
+#define DISTCONV_LAYERS_DEVICE_LAYER_TESTING_H_
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "distconv/device_space.h"
+#include "distconv/dist_tensor.h"
+#include "tests/mpi_testing.h"
+
+namespace distconv::testing {
+
+class DeviceLayerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (DeviceSpace::device_count() == 0) {
+      GTEST_SKIP() << "no CUDA device on this machine: GPU test not run";
+    }
+    ASSERT_EQ(cudaSetDevice(world_rank() % DeviceSpace::device_count()),
+              cudaSuccess);
+  }
+};
+
+template <typename T>
+std::vector<T> to_host(const T* device, Index n) {
+  std::vector<T> out(n);
+  DeviceSpace::copy_to_host(out.data(), device, sizeof(T) * n);
+  return out;
+}
+
+// A device tensor of `host`'s layout holding its whole buffer.
+template <typename T>
+DistTensor<T, DeviceSpace> to_device(const ProcessGrid& grid,
+                                     const DistTensor<T>& host) {
+  DistTensor<T, DeviceSpace> out(grid, host.layout());
+  DeviceSpace::copy_to_device(out.data(), host.data(), sizeof(T) * host.size());
+  return out;
+}
+
+// The interiors of a host tensor and of a device tensor of the same
+// layout, compared cell by cell.
+template <typename T>
+void expect_same_interior(DistTensor<T>& want, DistTensor<T, DeviceSpace>& got,
+                          double tol, const char* what) {
+  std::vector<T> buffer = to_host(got.data(), got.size());
+  DistTensor<T> copy =
+      DistTensor<T>::wrap(got.grid(), got.layout(), buffer.data(),
+                          static_cast<Index>(buffer.size()));
+  StridedView<T> g = copy.interior(), w = want.interior();
+  std::vector<T> gv, wv;
+  g.for_each([&](const Shape&, T& v) { gv.push_back(v); });
+  w.for_each([&](const Shape&, T& v) { wv.push_back(v); });
+  ASSERT_EQ(gv.size(), wv.size());
+  for (size_t i = 0; i < gv.size(); ++i) {
+    ASSERT_NEAR(gv[i], wv[i], tol * (1 + std::abs(wv[i])))
+        << what << " at interior cell " << i << " of rank " << world_rank();
+  }
+}
+
+template <typename T>
+void expect_close(const std::vector<T>& got, const std::vector<T>& want,
+                  double tol, const char* what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i])))
+        << what << " at " << i << " of rank " << world_rank();
+  }
+}
+
+}  // namespace distconv::testing
+
+#endif  // DISTCONV_LAYERS_DEVICE_LAYER_TESTING_H_
