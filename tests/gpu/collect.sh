@@ -29,6 +29,7 @@ programs=(
   device_pooling_test://layers:device_pooling_test_bin
   gpu_pack_bench://perf:gpu_pack_bench
   gpu_conv_bench://perf:gpu_conv_bench
+  gpu_pool_bench://perf:gpu_pool_bench
 )
 targets=()
 for p in "${programs[@]}"; do targets+=("${p#*:}"); done

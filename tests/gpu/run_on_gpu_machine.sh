@@ -91,6 +91,9 @@ bench gpu_pack_bench "$dir/bin/gpu_pack_bench"
 bench gpu_conv_bench "$dir/bin/mpirun" --allow-run-as-root -np 1 \
   -x LD_LIBRARY_PATH -x OMPI_MCA_mca_base_component_path \
   -x PMIX_MCA_mca_base_component_path "$dir/bin/gpu_conv_bench"
+bench gpu_pool_bench "$dir/bin/mpirun" --allow-run-as-root -np 1 \
+  -x LD_LIBRARY_PATH -x OMPI_MCA_mca_base_component_path \
+  -x PMIX_MCA_mca_base_component_path "$dir/bin/gpu_pool_bench"
 if command -v python3 >/dev/null; then
   bench torch_conv_bench python3 "$dir/bin/torch_conv_bench.py"
 fi
