@@ -25,6 +25,10 @@
 // and leaky relu with slope >= 0; with a negative slope it throws
 // kUnsupported). The derivative at 0 is the left one (0 or the slope).
 //
+// GPU memory (Activation<T, DeviceSpace>, docs/gpu.md): the same on
+// DistTensor<T, DeviceSpace>, one CUDA thread per element (the host's math
+// bit for bit), queued on ActivationOptions::stream.
+//
 // Validation uses global information only (descriptions and
 // distributions), so bad input throws the same distconv::Error on every
 // rank.
@@ -35,22 +39,33 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
+#include "distconv/memory_space.h"
 #include "distconv/process_grid.h"
 #include "layers/shard_plan.h"
 
+struct CUstream_st;  // cudaStream_t
+
 namespace distconv {
 
-// Defined for float, double and bf16.
-template <typename T>
+struct ActivationOptions {
+  // Device memory: the CUDA stream (a cudaStream_t) the passes are queued
+  // on; null is the legacy default stream. Unused in host memory.
+  CUstream_st* stream = nullptr;
+};
+
+// Defined for float, double and bf16 in host memory (//layers:activation),
+// for float and double in device memory (Activation<T, DeviceSpace>,
+// target //layers:device_activation, built only with --config=cuda).
+template <typename T, typename Space = HostSpace>
 class Activation {
  public:
   // `dist` is (N, C, spatial...) with 1 to 3 spatial dimensions.
   Activation(const ProcessGrid& grid, const ActivationDesc& desc,
-             const Distribution& dist);
+             const Distribution& dist, const ActivationOptions& options = {});
   // Runs a plan made beforehand by plan_activation(desc, ...); checked on
   // every rank together (made for this rank, grid and description).
   Activation(const ProcessGrid& grid, const ActivationDesc& desc,
-             ShardPlan plan);
+             ShardPlan plan, const ActivationOptions& options = {});
 
   const ActivationDesc& desc() const { return desc_; }
   // The distribution of every tensor the layer takes.
@@ -60,24 +75,27 @@ class Activation {
   const ShardPlan& plan() const { return plan_; }
 
   // dst = activation(src); dst may be src.
-  void forward(const DistTensor<T>& src, DistTensor<T>& dst) const;
+  void forward(const DistTensor<T, Space>& src,
+               DistTensor<T, Space>& dst) const;
   // diff_src = activation'(src) * diff_dst, reading the input src;
   // diff_src may be diff_dst.
-  void backward(const DistTensor<T>& src, const DistTensor<T>& diff_dst,
-                DistTensor<T>& diff_src) const;
+  void backward(const DistTensor<T, Space>& src,
+                const DistTensor<T, Space>& diff_dst,
+                DistTensor<T, Space>& diff_src) const;
   // The same from the output dst = activation(src), what an in-place
   // forward leaves; kUnsupported when desc().keeps_sign() is false.
-  void backward_from_dst(const DistTensor<T>& dst,
-                         const DistTensor<T>& diff_dst,
-                         DistTensor<T>& diff_src) const;
+  void backward_from_dst(const DistTensor<T, Space>& dst,
+                         const DistTensor<T, Space>& diff_dst,
+                         DistTensor<T, Space>& diff_src) const;
 
  private:
-  void backward_from(const DistTensor<T>& sign_of, const char* what,
-                     const DistTensor<T>& diff_dst,
-                     DistTensor<T>& diff_src) const;
+  void backward_from(const DistTensor<T, Space>& sign_of, const char* what,
+                     const DistTensor<T, Space>& diff_dst,
+                     DistTensor<T, Space>& diff_src) const;
 
   ActivationDesc desc_;
   ShardPlan plan_;
+  ActivationOptions options_;
 };
 
 }  // namespace distconv

@@ -18,14 +18,15 @@
 #include "distconv/error.h"
 #include "distconv/shape.h"
 #include "distconv/strided_view.h"
+#include "kernels/pointwise_dims.h"
 
 namespace distconv::internal {
 
 // Throws kShapeMismatch, naming `what` ("relu: dst"), unless the tensor's
 // shards are those of `want`; its halo widths and storage order may be any.
-template <typename T>
-void require_distribution(const DistTensor<T>& t, const Distribution& want,
-                          const std::string& what) {
+template <typename T, typename Space>
+void require_distribution(const DistTensor<T, Space>& t,
+                          const Distribution& want, const std::string& what) {
   const Distribution& have = t.layout().distribution();
   require(have == want, ErrorKind::kShapeMismatch, what,
           "'s distribution (", have.describe(), ") is not ", want.describe());
@@ -36,51 +37,26 @@ void require_distribution(const DistTensor<T>& t, const Distribution& want,
 // steps[k] the distance between its consecutive elements there. Runs are
 // as long as every view allows: dimensions are taken outermost first by
 // view 0's strides, and merged where every view steps over the inner one
-// without a gap. Nothing is called for an empty extent.
+// without a gap (PointwiseDims). Nothing is called for an empty extent.
 template <size_t K, typename Fn>
 void for_each_run(const Shape& extent, const std::array<Shape, K>& strides,
                   Fn fn) {
-  const int n = extent.ndims();
-  for (int d = 0; d < n; ++d) {
-    if (extent[d] == 0) return;
-  }
-  std::array<int, kMaxDims> order{};
-  int m = 0;
-  for (int d = 0; d < n; ++d) {
-    if (extent[d] > 1) order[m++] = d;
-  }
-  std::stable_sort(order.begin(), order.begin() + m, [&](int a, int b) {
-    return strides[0][a] > strides[0][b];
-  });
-  struct Dim {
-    Index extent = 1;
-    std::array<Index, K> stride{};
-  };
-  std::array<Dim, kMaxDims> dims{};
-  int r = 0;
-  for (int j = 0; j < m; ++j) {
-    const int d = order[j];
-    bool merge = r > 0;
-    for (size_t k = 0; k < K && merge; ++k) {
-      merge = dims[r - 1].stride[k] == strides[k][d] * extent[d];
-    }
-    Dim& to = merge ? dims[r - 1] : dims[r++];
-    to.extent *= extent[d];
-    for (size_t k = 0; k < K; ++k) to.stride[k] = strides[k][d];
-  }
-  if (r == 0) dims[r++].stride.fill(1);  // a single element
-  const Dim inner = dims[r - 1];
+  const PointwiseDims<K> dims = pointwise_dims<K>(extent, strides);
+  const int r = dims.count;
+  if (r == 0) return;
+  std::array<Index, K> step{};
+  for (size_t k = 0; k < K; ++k) step[k] = dims.stride[k][r - 1];
   std::array<Index, kMaxDims> i{};
   std::array<Index, K> offset{};
   while (true) {
-    fn(static_cast<const std::array<Index, K>&>(offset), inner.extent,
-       inner.stride);
+    fn(static_cast<const std::array<Index, K>&>(offset), dims.extent[r - 1],
+       static_cast<const std::array<Index, K>&>(step));
     int d = r - 2;
     for (; d >= 0; --d) {
-      for (size_t k = 0; k < K; ++k) offset[k] += dims[d].stride[k];
-      if (++i[d] < dims[d].extent) break;
+      for (size_t k = 0; k < K; ++k) offset[k] += dims.stride[k][d];
+      if (++i[d] < dims.extent[d]) break;
       for (size_t k = 0; k < K; ++k) {
-        offset[k] -= dims[d].stride[k] * dims[d].extent;
+        offset[k] -= dims.stride[k][d] * dims.extent[d];
       }
       i[d] = 0;
     }

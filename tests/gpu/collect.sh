@@ -27,6 +27,7 @@ programs=(
   cuda_pool_test://kernels/cuda:pool_test
   device_convolution_test://layers:device_convolution_test_bin
   device_pooling_test://layers:device_pooling_test_bin
+  device_activation_test://layers:device_activation_test_bin
   gpu_pack_bench://perf:gpu_pack_bench
   gpu_conv_bench://perf:gpu_conv_bench
   gpu_pool_bench://perf:gpu_pool_bench

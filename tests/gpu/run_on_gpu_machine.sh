@@ -50,6 +50,7 @@ tests=(
   "cuda_pool_test 1"
   "device_convolution_test 1 2 3 4"
   "device_pooling_test 1 2 3 4"
+  "device_activation_test 1 2 3"
 )
 failed=()
 for t in "${tests[@]}"; do
