@@ -4,7 +4,8 @@
 // samples, channels and space (uneven and empty shards), 2D and 3D, with
 // tensors of different halo widths and storage orders; equal bit for bit
 // (the same math, kernels/activation_ops.h), infinities and signed zeros
-// included, NaN where the host has NaN; halo cells untouched; on a stream of the caller's own.
+// included, NaN where the host has NaN; halo cells untouched; on a stream
+// of the caller's own.
 // Skips, visibly, on a machine without a GPU.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>

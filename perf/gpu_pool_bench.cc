@@ -153,9 +153,11 @@ void run(const Problem& p, int reps) {
   cudnn::TensorDesc xd, yd;
   xd.set(CUDNN_DATA_FLOAT, p.shape,
          dense_strides(p.shape, StorageOrder::kChannelsLast));
-  yd.set(CUDNN_DATA_FLOAT, dst, dense_strides(dst, StorageOrder::kChannelsLast));
+  yd.set(CUDNN_DATA_FLOAT, dst,
+         dense_strides(dst, StorageOrder::kChannelsLast));
   cudnnPoolingDescriptor_t pd;
-  check_cudnn(cudnnCreatePoolingDescriptor(&pd), "cudnnCreatePoolingDescriptor");
+  check_cudnn(cudnnCreatePoolingDescriptor(&pd),
+              "cudnnCreatePoolingDescriptor");
   const std::vector<int> window = cudnn::ints(d.kernel),
                          padding = cudnn::ints(d.padding_lower),
                          stride = cudnn::ints(d.stride);

@@ -58,7 +58,9 @@ struct Pooling<T, Space>::Impl {
         plan(std::move(p)),
         options(config),
         halo(g, plan.src_layout(), config) {
-    if (const auto& k = plan.kernel) kernel.emplace(Backend::kernel(*k, config));
+    if (const auto& k = plan.kernel) {
+      kernel.emplace(Backend::kernel(*k, config));
+    }
   }
 
   void check_layout(const Tensor& t, const HaloLayout& want,
