@@ -2,48 +2,40 @@
 
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
 #include <cstdint>
 
 #include "distconv/internal/cuda_check.h"
+#include "kernels/cuda/grid_stride.h"
 #include "kernels/activation_ops.h"
 
 namespace distconv {
 namespace {
 
-constexpr int kThreads = 256;
-constexpr std::int64_t kMaxBlocks = std::int64_t{1} << 20;  // then stride
+using internal::for_each_element;
+using internal::grid_stride_blocks;
+using internal::kThreadsPerBlock;
 
 // No __restrict__: dst may be an input, element for element.
 template <typename T, typename Op>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreadsPerBlock)
     unary_kernel(PointwiseDims<2> d, std::int64_t n, Op op, T* dst,
                  const T* src) {
-  const std::int64_t step = std::int64_t{gridDim.x} * blockDim.x;
-  for (std::int64_t e = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-       e < n; e += step) {
+  for_each_element(n, [&](std::int64_t e) {
     std::int64_t at[2];
     pointwise_offsets(d, e, at);
     dst[at[0]] = op(src[at[1]]);
-  }
+  });
 }
 
 template <typename T, typename Op>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreadsPerBlock)
     binary_kernel(PointwiseDims<3> d, std::int64_t n, Op op, T* dst,
                   const T* a, const T* b) {
-  const std::int64_t step = std::int64_t{gridDim.x} * blockDim.x;
-  for (std::int64_t e = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-       e < n; e += step) {
+  for_each_element(n, [&](std::int64_t e) {
     std::int64_t at[3];
     pointwise_offsets(d, e, at);
     dst[at[0]] = op(a[at[1]], b[at[2]]);
-  }
-}
-
-unsigned blocks_for(std::int64_t n) {
-  return static_cast<unsigned>(
-      std::min(kMaxBlocks, (n + kThreads - 1) / kThreads));
+  });
 }
 
 }  // namespace
@@ -55,10 +47,10 @@ void launch_activation_forward(const ActivationDesc& desc,
   const std::int64_t n = dims.volume();
   if (n == 0) return;
   if (desc.kind == ActivationKind::kRelu) {
-    unary_kernel<<<blocks_for(n), kThreads, 0, stream>>>(
+    unary_kernel<<<grid_stride_blocks(n), kThreadsPerBlock, 0, stream>>>(
         dims, n, ReluForward<T>{}, dst, src);
   } else {
-    unary_kernel<<<blocks_for(n), kThreads, 0, stream>>>(
+    unary_kernel<<<grid_stride_blocks(n), kThreadsPerBlock, 0, stream>>>(
         dims, n, LeakyReluForward<T, T>{static_cast<T>(desc.negative_slope)},
         dst, src);
   }
@@ -73,10 +65,10 @@ void launch_activation_backward(const ActivationDesc& desc,
   const std::int64_t n = dims.volume();
   if (n == 0) return;
   if (desc.kind == ActivationKind::kRelu) {
-    binary_kernel<<<blocks_for(n), kThreads, 0, stream>>>(
+    binary_kernel<<<grid_stride_blocks(n), kThreadsPerBlock, 0, stream>>>(
         dims, n, ReluBackward<T>{}, diff_src, sign_of, diff_dst);
   } else {
-    binary_kernel<<<blocks_for(n), kThreads, 0, stream>>>(
+    binary_kernel<<<grid_stride_blocks(n), kThreadsPerBlock, 0, stream>>>(
         dims, n,
         LeakyReluBackward<T, T>{static_cast<T>(desc.negative_slope)},
         diff_src, sign_of, diff_dst);

@@ -2,46 +2,35 @@
 
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
 #include <cstdint>
 
 #include "distconv/internal/cuda_check.h"
+#include "kernels/cuda/grid_stride.h"
 
 namespace distconv {
 namespace {
 
-constexpr int kThreads = 256;
-constexpr std::int64_t kMaxBlocks = std::int64_t{1} << 20;  // then stride
-
-__device__ std::int64_t first_cell() {
-  return std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-}
-__device__ std::int64_t cell_step() {
-  return std::int64_t{gridDim.x} * blockDim.x;
-}
+using internal::for_each_element;
+using internal::grid_stride_blocks;
+using internal::kThreadsPerBlock;
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreadsPerBlock)
     forward_kernel(PoolWindow w, const T* __restrict__ src,
                    T* __restrict__ dst, std::int64_t cells) {
-  for (std::int64_t k = first_cell(); k < cells; k += cell_step()) {
+  for_each_element(cells, [&](std::int64_t k) {
     pool_forward_cell<T>(w, src, dst, k);
-  }
+  });
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreadsPerBlock)
     backward_kernel(PoolWindow w, const T* __restrict__ src,
                     const T* __restrict__ diff_dst, T* __restrict__ diff_src,
                     std::int64_t cells) {
-  for (std::int64_t k = first_cell(); k < cells; k += cell_step()) {
+  for_each_element(cells, [&](std::int64_t k) {
     pool_backward_cell<T>(w, src, diff_dst, diff_src, k);
-  }
-}
-
-unsigned blocks_for(std::int64_t cells) {
-  return static_cast<unsigned>(
-      std::min(kMaxBlocks, (cells + kThreads - 1) / kThreads));
+  });
 }
 
 }  // namespace
@@ -51,8 +40,8 @@ void launch_pool_forward(const PoolWindow& w, const T* src, T* dst,
                          CUstream_st* stream) {
   const std::int64_t cells = w.outputs();
   if (cells == 0) return;
-  forward_kernel<T><<<blocks_for(cells), kThreads, 0, stream>>>(w, src, dst,
-                                                                cells);
+  forward_kernel<T><<<grid_stride_blocks(cells), kThreadsPerBlock, 0,
+                      stream>>>(w, src, dst, cells);
   internal::check_cuda(cudaGetLastError(), "the GPU pooling forward launch");
 }
 
@@ -62,8 +51,8 @@ void launch_pool_backward(const PoolWindow& w, const T* src,
                           CUstream_st* stream) {
   const std::int64_t cells = w.inputs();
   if (cells == 0) return;
-  backward_kernel<T><<<blocks_for(cells), kThreads, 0, stream>>>(
-      w, src, diff_dst, diff_src, cells);
+  backward_kernel<T><<<grid_stride_blocks(cells), kThreadsPerBlock, 0,
+                       stream>>>(w, src, diff_dst, diff_src, cells);
   internal::check_cuda(cudaGetLastError(), "the GPU pooling backward launch");
 }
 
