@@ -1,6 +1,7 @@
 // DeviceSpace: GPU memory (CUDA) as a memory space for DistTensor, plus the
 // host <-> device copies tests and I/O need. Built only with --config=cuda
 // (target //distconv:device_space); this header includes no CUDA header.
+// DeviceBuffer holds a library's scratch arrays on the device.
 //
 //   if (DeviceSpace::device_count() > 0) {
 //     DistTensor<float, DeviceSpace> x(grid, layout);   // zeroed GPU buffer
@@ -10,6 +11,7 @@
 #define DISTCONV_DEVICE_SPACE_H_
 
 #include <cstddef>
+#include <memory>
 
 namespace distconv {
 
@@ -24,6 +26,21 @@ struct DeviceSpace {
   static void copy_to_host(void* dst, const void* src, std::size_t bytes);
   // Number of usable GPUs; 0 when there is no device or no driver.
   static int device_count() noexcept;
+};
+
+// A zeroed device array of `bytes` bytes (none for 0), freed on
+// destruction; move-only. Throws Error as DeviceSpace::allocate does.
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(std::size_t bytes = 0)
+      : p_(DeviceSpace::allocate(bytes), &DeviceSpace::deallocate),
+        bytes_(bytes) {}
+  void* get() const { return p_.get(); }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  std::unique_ptr<void, void (*)(void*)> p_;
+  std::size_t bytes_;
 };
 
 }  // namespace distconv

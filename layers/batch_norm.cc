@@ -1,339 +1,35 @@
+// The batch normalisation layer in host memory (BatchNorm<T>): the
+// channels-last loops of LocalBatchNorm. The layer itself is
+// layers/internal/batch_norm_impl.h.
 #include "layers/batch_norm.h"
 
 #include <algorithm>
-#include <cmath>
-#include <sstream>
-#include <utility>
+#include <vector>
 
-#include "distconv/error.h"
-#include "distconv/internal/layer_checks.h"
-#include "distconv/internal/mpi_util.h"
 #include "kernels/local_batch_norm.h"
-#include "layers/internal/given_plan.h"
-#include "layers/internal/plan_fingerprints.h"
+#include "layers/internal/batch_norm_impl.h"
 
 namespace distconv {
+namespace internal {
 
-using internal::check_mpi;
-
-// The resources a plan runs on: the statistics set's communicator and the
-// local loops; the running statistics and the state between passes.
 template <typename T>
-struct BatchNorm<T>::Impl {
-  BatchNormPlan plan;  // options.mode: the current mode (set_mode)
-  // The set's communicator; MPI_COMM_NULL when the set is this rank alone.
-  MPI_Comm comm = MPI_COMM_NULL;
-  LocalBatchNorm<T> kernel;
-
-  std::vector<double> running_mean, running_variance;
-  std::vector<double> batch_mean, batch_variance;
-  // What the last forward normalised with, and how.
-  bool forward_ran = false;
-  BatchNormMode forward_mode = BatchNormMode::kTraining;
-  std::vector<double> used_mean, used_inv_std;
-  // Per-channel sums, reduced together: [sum dy | sum dy * (x - mean)] in
-  // backward, sums of values or of squared deviations in forward.
-  std::vector<double> sums;
-  // This rank's moments (LocalBatchNorm::moments).
-  std::vector<double> local_sums, m2;
-  // Per-channel factors of the elementwise passes (LocalBatchNorm's a, b
-  // in forward; a, dy_mean, k in backward).
-  std::vector<double> coef_a, coef_b, coef_c;
-
-  Impl(const ProcessGrid& grid, BatchNormPlan p)
-      : plan(std::move(p)), kernel(plan.local_channels) {
-    if (plan.communicates()) {
-      comm = plan.options.stats == BatchNormStats::kSampleBlock
-                 ? grid.sample_comm()
-                 : grid.comm();
-    }
-    const size_t n = static_cast<size_t>(plan.channels);
-    running_mean.assign(n, 0.0);
-    running_variance.assign(n, 1.0);
-    batch_mean.assign(n, 0.0);
-    batch_variance.assign(n, 0.0);
-    used_mean.assign(n, 0.0);
-    used_inv_std.assign(n, 1.0);
-    sums.assign(2 * n, 0.0);
-    for (auto* v : {&coef_a, &coef_b, &coef_c}) v->assign(n, 0.0);
-    local_sums.assign(static_cast<size_t>(plan.local_channels), 0.0);
-    m2.assign(local_sums.size(), 0.0);
+struct BatchNormBackend<T, HostSpace> {
+  using Kernel = LocalBatchNorm<T>;
+  using P = Compute<T>;
+  static Kernel kernel(Index channels, const BatchNormDeviceOptions&) {
+    return Kernel(channels);
   }
-
-  void check_layout(const DistTensor<T>& t, const char* what) const {
-    internal::check_plan_layout(t.layout(), plan.layout, what,
-                                "batch normalisation");
+  static const P* read(const BatchNormDeviceOptions&, const P* p, Index,
+                       std::vector<P>&) {
+    return p;
   }
-
-  void check_array(const void* p, const char* what) const {
-    require(p != nullptr || plan.channels == 0, ErrorKind::kInvalidArgument,
-            what, " is null; it needs ", plan.channels,
-            " values (one per channel)");
-  }
-
-  // Sums the first `n` entries of `sums` over the set, in place.
-  void allreduce_sums(Index n) {
-    if (comm == MPI_COMM_NULL || n == 0) return;
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(n),
-                            MPI_DOUBLE, MPI_SUM, comm),
-              "MPI_Allreduce");
-  }
-
-  // The set's mean and biased variance. Each rank reads its shard once
-  // (LocalBatchNorm::moments: its sums S_r and squared deviations M2_r
-  // from its own mean, over r values per channel); the sums are allreduced
-  // to the set's mean mu, then Chan's merge of the ranks,
-  //   M2 = sum over ranks of M2_r + r * (S_r / r - mu)^2,
-  // is a second allreduce. The variance is M2 / count.
-  //
-  // On a grid splitting channels, the rank's own channels sit at
-  // channel_begin of the set's arrays and the others hold zeros, so each
-  // channel is summed over the ranks holding it.
-  void batch_statistics(const T* x) {
-    const Index c0 = plan.channel_begin, lc = plan.local_channels;
-    kernel.moments(x, plan.elements, local_sums.data(), m2.data());
-    std::fill(sums.begin(), sums.end(), 0.0);
-    std::copy(local_sums.begin(), local_sums.end(), sums.begin() + c0);
-    allreduce_sums(plan.channels);
-    const double n = double(plan.count);
-    for (Index ch = plan.stats_begin; ch < plan.stats_end; ++ch)
-      batch_mean[ch] = sums[ch] / n;
-    std::fill(sums.begin(), sums.begin() + plan.channels, 0.0);
-    const Index rows = lc > 0 ? plan.elements / lc : 0;
-    for (Index i = 0; i < lc; ++i) {
-      const double delta =
-          rows > 0 ? local_sums[i] / double(rows) - batch_mean[c0 + i] : 0.0;
-      sums[c0 + i] = m2[i] + double(rows) * delta * delta;
-    }
-    allreduce_sums(plan.channels);
-    for (Index ch = plan.stats_begin; ch < plan.stats_end; ++ch)
-      batch_variance[ch] = sums[ch] / n;
-  }
-
-  void update_running() {
-    const double m = plan.options.momentum;
-    for (Index ch = plan.stats_begin; ch < plan.stats_end; ++ch) {
-      running_mean[ch] = (1 - m) * running_mean[ch] + m * batch_mean[ch];
-      if (plan.count > 1) {
-        const double unbiased =
-            batch_variance[ch] * double(plan.count) / double(plan.count - 1);
-        running_variance[ch] = (1 - m) * running_variance[ch] + m * unbiased;
-      }
-    }
-  }
-
-  using P = Compute<T>;  // scale, shift and their gradients
-  void forward(const T* x, const P* scale, const P* shift, T* y) {
-    const bool training = plan.options.mode == BatchNormMode::kTraining;
-    forward_mode = plan.options.mode;
-    forward_ran = true;
-    if (plan.channels == 0) return;
-    if (plan.count == 0) {  // the whole set is empty: nothing to normalise
-      if (training) {
-        std::fill(batch_mean.begin(), batch_mean.end(), 0.0);
-        std::fill(batch_variance.begin(), batch_variance.end(), 0.0);
-      }
-      return;
-    }
-    if (training) {
-      batch_statistics(x);
-      update_running();
-      used_mean = batch_mean;
-      for (Index ch = plan.stats_begin; ch < plan.stats_end; ++ch) {
-        used_inv_std[ch] =
-            1.0 / std::sqrt(batch_variance[ch] + plan.options.epsilon);
-      }
-    } else {
-      used_mean = running_mean;
-      for (Index ch = plan.stats_begin; ch < plan.stats_end; ++ch) {
-        used_inv_std[ch] =
-            1.0 / std::sqrt(running_variance[ch] + plan.options.epsilon);
-      }
-    }
-    if (plan.elements == 0) return;
-    for (Index ch = plan.stats_begin; ch < plan.stats_end; ++ch) {
-      coef_a[ch] = double(scale[ch]) * used_inv_std[ch];
-      coef_b[ch] = double(shift[ch]);
-    }
-    const Index c0 = plan.channel_begin;
-    kernel.affine(x, plan.elements, used_mean.data() + c0, coef_a.data() + c0,
-                  coef_b.data() + c0, y);
-  }
-
-  // sums = [sum dy | sum dy * (x - mean)] over the set; diff_scale is
-  // the second times inv_std (sum dy * x^), diff_shift the first. Training
-  // also differentiates through the batch statistics:
-  //   dx = a * (dy - sum_dy / n - x^ * sum_dy_xhat / n),  a = scale * inv_std
-  //      = a * ((dy - dy_mean) - (x - mean) * k),
-  // dy_mean = sum_dy / n, k = inv_std * sum_dy_xhat / n; inference has
-  // dy_mean = k = 0.
-  void backward(const T* x, const T* dy, const P* scale, T* dx, P* diff_scale,
-                P* diff_shift) {
-    const bool training = forward_mode == BatchNormMode::kTraining;
-    if (plan.channels == 0) return;
-    std::fill(sums.begin(), sums.end(), 0.0);
-    const Index c0 = plan.channel_begin;
-    if (plan.count > 0) {
-      kernel.gradient_sums(x, dy, plan.elements, used_mean.data() + c0,
-                           sums.data() + c0, sums.data() + plan.channels + c0);
-      allreduce_sums(2 * plan.channels);
-    }
-    const double n = double(plan.count);
-    // Channels outside the set's statistics (kShard, channels split).
-    for (P* d : {diff_shift, diff_scale}) {
-      std::fill(d, d + plan.stats_begin, P(0));
-      std::fill(d + plan.stats_end, d + plan.channels, P(0));
-    }
-    for (Index ch = plan.stats_begin; ch < plan.stats_end; ++ch) {
-      const double sum_dy = sums[ch];
-      const double sum_dy_xhat = sums[plan.channels + ch] * used_inv_std[ch];
-      diff_shift[ch] = static_cast<P>(sum_dy);
-      diff_scale[ch] = static_cast<P>(sum_dy_xhat);
-      coef_a[ch] = double(scale[ch]) * used_inv_std[ch];
-      coef_b[ch] = coef_c[ch] = 0;
-      if (training && plan.count > 0) {
-        coef_b[ch] = sum_dy / n;
-        coef_c[ch] = used_inv_std[ch] * sum_dy_xhat / n;
-      }
-    }
-    if (plan.elements == 0) return;
-    kernel.diff_src(x, dy, plan.elements, used_mean.data() + c0,
-                    coef_a.data() + c0, coef_b.data() + c0, coef_c.data() + c0,
-                    dx);
+  static void write(const BatchNormDeviceOptions&, const std::vector<P>& from,
+                    P* to) {
+    std::copy(from.begin(), from.end(), to);
   }
 };
 
-template <typename T>
-BatchNorm<T>::BatchNorm(const ProcessGrid& grid, const Distribution& src,
-                        const BatchNormOptions& options)
-    : BatchNorm(grid, internal::plan_collectively(grid, [&] {
-                  internal::check_grid(src, grid.shape(), "input");
-                  return plan_batch_norm(src, grid.rank(), options);
-                })) {}
-
-template <typename T>
-BatchNorm<T>::BatchNorm(const ProcessGrid& grid, BatchNormPlan plan) {
-  internal::check_given_plan(
-      grid, plan.layout.distribution(), plan.rank,
-      internal::fingerprint(plan, internal::element_name<T>()));
-  impl_ =
-      internal::Pimpl<Impl>::make("batch normalisation", grid, std::move(plan));
-}
-
-template <typename T>
-const BatchNormPlan& BatchNorm<T>::plan() const {
-  return impl().plan;
-}
-
-template <typename T>
-const BatchNormOptions& BatchNorm<T>::options() const {
-  return impl().plan.options;
-}
-template <typename T>
-Index BatchNorm<T>::channels() const {
-  return impl().plan.channels;
-}
-template <typename T>
-Index BatchNorm<T>::count() const {
-  return impl().plan.count;
-}
-template <typename T>
-const HaloLayout& BatchNorm<T>::src_layout() const {
-  return impl().plan.layout;
-}
-template <typename T>
-const HaloLayout& BatchNorm<T>::dst_layout() const {
-  return impl().plan.layout;
-}
-template <typename T>
-const HaloLayout& BatchNorm<T>::diff_dst_layout() const {
-  return impl().plan.layout;
-}
-template <typename T>
-const HaloLayout& BatchNorm<T>::diff_src_layout() const {
-  return impl().plan.layout;
-}
-
-template <typename T>
-void BatchNorm<T>::set_mode(BatchNormMode mode) {
-  require(mode == BatchNormMode::kTraining || mode == BatchNormMode::kInference,
-          ErrorKind::kInvalidArgument, "unknown BatchNormMode value ",
-          static_cast<int>(mode));
-  impl().plan.options.mode = mode;
-}
-
-template <typename T>
-void BatchNorm<T>::forward(const DistTensor<T>& src, const Param* scale,
-                           const Param* shift, DistTensor<T>& dst) {
-  Impl& s = impl();
-  // The argument checks on every rank of the set together when the pass
-  // communicates (so that none waits for a rank that threw), else here.
-  const bool training = s.plan.options.mode == BatchNormMode::kTraining;
-  internal::run_collectively(training ? s.comm : MPI_COMM_NULL, [&] {
-    s.check_layout(src, "src");
-    s.check_layout(dst, "dst");
-    s.check_array(scale, "scale");
-    s.check_array(shift, "shift");
-  });
-  s.forward(src.data(), scale, shift, dst.data());
-}
-
-template <typename T>
-void BatchNorm<T>::backward(const DistTensor<T>& src,
-                            const DistTensor<T>& diff_dst,
-                            const Param* scale, DistTensor<T>& diff_src,
-                            Param* diff_scale, Param* diff_shift) {
-  Impl& s = impl();
-  internal::run_collectively(s.comm, [&] {
-    s.check_layout(src, "src");
-    s.check_layout(diff_dst, "diff_dst");
-    s.check_layout(diff_src, "diff_src");
-    s.check_array(scale, "scale");
-    s.check_array(diff_scale, "diff_scale");
-    s.check_array(diff_shift, "diff_shift");
-    require(s.forward_ran, ErrorKind::kState,
-            "batch normalisation's backward needs a forward first (it uses "
-            "that forward's statistics)");
-  });
-  s.backward(src.data(), diff_dst.data(), scale, diff_src.data(), diff_scale,
-             diff_shift);
-}
-
-template <typename T>
-const std::vector<double>& BatchNorm<T>::running_mean() const {
-  return impl().running_mean;
-}
-template <typename T>
-const std::vector<double>& BatchNorm<T>::running_variance() const {
-  return impl().running_variance;
-}
-template <typename T>
-void BatchNorm<T>::set_running_stats(const double* mean,
-                                     const double* variance) {
-  Impl& s = impl();
-  s.check_array(mean, "running mean");
-  s.check_array(variance, "running variance");
-  std::copy(mean, mean + s.plan.channels, s.running_mean.begin());
-  std::copy(variance, variance + s.plan.channels, s.running_variance.begin());
-}
-template <typename T>
-const std::vector<double>& BatchNorm<T>::batch_mean() const {
-  return impl().batch_mean;
-}
-template <typename T>
-const std::vector<double>& BatchNorm<T>::batch_variance() const {
-  return impl().batch_variance;
-}
-
-template <typename T>
-std::string BatchNorm<T>::describe() const {
-  const BatchNormPlan& p = impl().plan;
-  std::ostringstream out;
-  out << p.describe() << ": channels-last loops ("
-      << LocalBatchNorm<T>::implementation() << "), " << p.channels
-      << " channels, " << p.elements << " values here\n";
-  return out.str();
-}
+}  // namespace internal
 
 template class BatchNorm<float>;
 template class BatchNorm<double>;

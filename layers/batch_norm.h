@@ -66,6 +66,14 @@
 // and batch_variance() are 0 there, and their running statistics do not
 // move.
 //
+// GPU memory (BatchNorm<T, DeviceSpace>, docs/gpu.md): the same plan and
+// passes on DistTensor<T, DeviceSpace>, with scale, shift and their
+// gradients in device memory, queued on BatchNormDeviceOptions::stream.
+// The per-channel sums run on the device (double, in a fixed order) and
+// travel through the host for the reductions over the set and for the
+// per-channel factors: a training forward and every backward wait for
+// the stream once the sums are queued.
+//
 // The constructor is collective over the grid and validates from global
 // information, so bad input throws the same distconv::Error on every rank.
 // Passes are collective over the statistics set (no communication for
@@ -84,24 +92,38 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
+#include "distconv/memory_space.h"
 #include "distconv/pimpl.h"
 #include "distconv/process_grid.h"
 #include "layers/batch_norm_plan.h"
 
+struct CUstream_st;  // cudaStream_t
+
 namespace distconv {
 
-// Defined for float, double and bf16 (fp32 scale, shift and gradients;
-// statistics in double as for float; the passes on fp32 copies).
-template <typename T>
+// Where a layer in device memory queues its work; unused in host memory.
+struct BatchNormDeviceOptions {
+  // A cudaStream_t; null is the legacy default stream.
+  CUstream_st* stream = nullptr;
+};
+
+// Defined for float, double and bf16 in host memory (bf16: fp32 scale,
+// shift and gradients; statistics in double as for float; the passes on
+// fp32 copies), for float and double in device memory (BatchNorm<T,
+// DeviceSpace>, target //layers:device_batch_norm, built only with
+// --config=cuda).
+template <typename T, typename Space = HostSpace>
 class BatchNorm {
  public:
   using Param = Compute<T>;  // scale, shift and their gradients
 
   BatchNorm(const ProcessGrid& grid, const Distribution& src,
-            const BatchNormOptions& options = {});
+            const BatchNormOptions& options = {},
+            const BatchNormDeviceOptions& device = {});
   // Runs a plan made beforehand for this rank (plan_batch_norm(src,
   // grid.rank(), options)).
-  BatchNorm(const ProcessGrid& grid, BatchNormPlan plan);
+  BatchNorm(const ProcessGrid& grid, BatchNormPlan plan,
+            const BatchNormDeviceOptions& device = {});
 
   // The plan it runs; options.mode is the current mode (set_mode()).
   const BatchNormPlan& plan() const;
@@ -121,16 +143,17 @@ class BatchNorm {
   // dst = the normalised src. Training: statistics over the set (collective
   // over it), then the running statistics' update. Inference: the running
   // statistics, no communication.
-  void forward(const DistTensor<T>& src, const Param* scale,
-               const Param* shift, DistTensor<T>& dst);
+  void forward(const DistTensor<T, Space>& src, const Param* scale,
+               const Param* shift, DistTensor<T, Space>& dst);
   // The gradient of the last forward() (of its mode and statistics): src
   // must be the input that forward() normalised. Writes diff_src and the
   // set's sums diff_scale = sum dy * x^, diff_shift = sum dy (collective
   // over the set in both modes). Throws kState on every rank before any
   // forward().
-  void backward(const DistTensor<T>& src, const DistTensor<T>& diff_dst,
-                const Param* scale, DistTensor<T>& diff_src,
-                Param* diff_scale, Param* diff_shift);
+  void backward(const DistTensor<T, Space>& src,
+                const DistTensor<T, Space>& diff_dst, const Param* scale,
+                DistTensor<T, Space>& diff_src, Param* diff_scale,
+                Param* diff_shift);
 
   // Per channel, this rank's running statistics (variance unbiased).
   const std::vector<double>& running_mean() const;

@@ -47,15 +47,6 @@ Index span_of(const Shape& extent, const Shape& strides) {
   return span;
 }
 
-// A zeroed device array, freed on destruction.
-struct DeviceArray {
-  std::unique_ptr<void, void (*)(void*)> p{nullptr, &DeviceSpace::deallocate};
-  explicit DeviceArray(std::size_t bytes = 0) {
-    if (bytes > 0) p.reset(DeviceSpace::allocate(bytes));
-  }
-  void* get() const { return p.get(); }
-};
-
 // One algorithm result, whichever pass it is of.
 struct Candidate {
   int algo;
@@ -94,7 +85,7 @@ struct CudnnConv<T>::Impl {
   cudnn::FilterDesc w;                   // cuDNN's filter, in its layout
   cudnn::TensorDesc w_caller, w_kernel;  // the weights as tensors
   cudnn::ConvolutionDesc conv;
-  DeviceArray padded, out, w_copy;  // the copies; channels-last weights
+  DeviceBuffer padded, out, w_copy;  // the copies; channels-last weights
   int algo = 0;
   std::size_t workspace = 0;
   cudnnMathType_t math = CUDNN_DEFAULT_MATH;
@@ -202,7 +193,7 @@ bool CudnnConv<T>::Impl::configure(const ConvDesc& desc, bool copies) {
     }
     x.set(type, pe, ps);
     inner.set(type, se, ps);
-    padded = DeviceArray(sizeof(T) * pe.volume());
+    padded = DeviceBuffer(sizeof(T) * pe.volume());
     x_span = pe.volume();
     pads = Shape::filled(nd - 2, 0);
   } else {
@@ -211,20 +202,20 @@ bool CudnnConv<T>::Impl::configure(const ConvDesc& desc, bool copies) {
   }
   if (y_copy) {
     y.set(type, de, dense_strides(de, order));
-    out = DeviceArray(sizeof(T) * de.volume());
+    out = DeviceBuffer(sizeof(T) * de.volume());
     y_span = de.volume();
   } else {
     y.set(type, de, dst_strides);
     y_span = span_of(de, dst_strides);
   }
   w.set(type, w_extent, last);
-  w_copy = DeviceArray();
+  w_copy = DeviceBuffer();
   if (last) {
     w_caller.set(type, w_extent,
                  dense_strides(w_extent, StorageOrder::kChannelsFirst));
     w_kernel.set(type, w_extent,
                  dense_strides(w_extent, StorageOrder::kChannelsLast));
-    w_copy = DeviceArray(sizeof(T) * w_extent.volume());
+    w_copy = DeviceBuffer(sizeof(T) * w_extent.volume());
   }
   conv.set(type, pads, desc.stride, desc.dilation, desc.groups);
   // The input side's extent cuDNN derives must be the window's output.
@@ -290,13 +281,13 @@ std::vector<Candidate> CudnnConv<T>::Impl::search(bool measured) const {
     }
   }
   // Timed runs on scratch arrays as large as the real ones.
-  DeviceArray xa(sizeof(T) * x_span);
-  DeviceArray ya(sizeof(T) * y_span);
-  DeviceArray wa(sizeof(T) * w_extent.volume());
+  DeviceBuffer xa(sizeof(T) * x_span);
+  DeviceBuffer ya(sizeof(T) * y_span);
+  DeviceBuffer wa(sizeof(T) * w_extent.volume());
   std::size_t free = 0, total = 0;
   check_cuda(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
   const std::size_t ws_bytes = std::min(options.workspace_limit, free / 2);
-  DeviceArray wsa(ws_bytes);
+  DeviceBuffer wsa(ws_bytes);
   switch (pass) {
     case ConvPass::kForward: {
       cudnnConvolutionFwdAlgoPerf_t perf[kMax];

@@ -25,9 +25,11 @@ programs=(
   cudnn_conv_test://kernels/cudnn:conv_test
   pool_window_test://kernels/cuda:pool_window_test
   cuda_pool_test://kernels/cuda:pool_test
+  cuda_batch_norm_test://kernels/cuda:batch_norm_test
   device_convolution_test://layers:device_convolution_test_bin
   device_pooling_test://layers:device_pooling_test_bin
   device_activation_test://layers:device_activation_test_bin
+  device_batch_norm_test://layers:device_batch_norm_test_bin
   gpu_pack_bench://perf:gpu_pack_bench
   gpu_conv_bench://perf:gpu_conv_bench
   gpu_pool_bench://perf:gpu_pool_bench

@@ -48,9 +48,11 @@ tests=(
   "cudnn_conv_test 1"
   "pool_window_test 1"
   "cuda_pool_test 1"
+  "cuda_batch_norm_test 1"
   "device_convolution_test 1 2 3 4"
   "device_pooling_test 1 2 3 4"
   "device_activation_test 1 2 3"
+  "device_batch_norm_test 1 2 3 4"
 )
 failed=()
 for t in "${tests[@]}"; do
