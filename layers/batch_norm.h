@@ -71,8 +71,9 @@
 // gradients in device memory, queued on BatchNormDeviceOptions::stream.
 // The per-channel sums run on the device (double, in a fixed order) and
 // travel through the host for the reductions over the set and for the
-// per-channel factors: a training forward and every backward wait for
-// the stream once the sums are queued.
+// per-channel factors, which are computed on the host from scale (and
+// shift) read from the device: every forward and backward waits for the
+// stream (the work queued before it, and its own sums).
 //
 // The constructor is collective over the grid and validates from global
 // information, so bad input throws the same distconv::Error on every rank.

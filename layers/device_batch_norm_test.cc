@@ -182,6 +182,7 @@ TEST_F(DeviceBatchNorm, InPlace) {
   expect_same_interior(y, yd, 1e-10, "forward in place");
   expect_same_interior(dx, dyd, 1e-10, "backward in place");
   expect_close(ds_d.read(), ds, 1e-10, "diff_scale");
+  expect_close(dsh_d.read(), dsh, 1e-10, "diff_shift");
 }
 
 }  // namespace
