@@ -16,24 +16,40 @@
 // diff_a and diff_b where they are other tensors (with other halos, say);
 // a gradient arriving from two branches is summed with add().
 //
+// GPU memory: the same on DistTensor<T, DeviceSpace> (float, double;
+// target //layers:device_add, built only with --config=cuda), one CUDA
+// thread per element, queued on AddOptions::stream.
+//
 // A distribution mismatch throws the same kShapeMismatch on every rank
 // (distributions are global information).
 #ifndef DISTCONV_LAYERS_ADD_H_
 #define DISTCONV_LAYERS_ADD_H_
 
 #include "distconv/dist_tensor.h"
+#include "distconv/memory_space.h"
+
+struct CUstream_st;  // cudaStream_t
 
 namespace distconv {
 
-// Defined for float, double and bf16.
-template <typename T>
-void add(const DistTensor<T>& a, const DistTensor<T>& b, DistTensor<T>& dst);
+struct AddOptions {
+  // Device memory: the CUDA stream (a cudaStream_t) the work is queued
+  // on; null is the legacy default stream. Unused in host memory.
+  CUstream_st* stream = nullptr;
+};
+
+// Defined for float, double and bf16 in host memory, float and double in
+// device memory.
+template <typename T, typename Space>
+void add(const DistTensor<T, Space>& a, const DistTensor<T, Space>& b,
+         DistTensor<T, Space>& dst, const AddOptions& options = {});
 
 // diff_a = diff_b = diff_dst; either may be diff_dst itself (nothing is
 // copied there).
-template <typename T>
-void add_backward(const DistTensor<T>& diff_dst, DistTensor<T>& diff_a,
-                  DistTensor<T>& diff_b);
+template <typename T, typename Space>
+void add_backward(const DistTensor<T, Space>& diff_dst,
+                  DistTensor<T, Space>& diff_a, DistTensor<T, Space>& diff_b,
+                  const AddOptions& options = {});
 
 }  // namespace distconv
 

@@ -34,6 +34,11 @@
 // other channels left as they are (kKeep, so that several slices of one
 // tensor each fill their part of one gradient).
 //
+// GPU memory (Concat<T, DeviceSpace>, Slice<T, DeviceSpace>; float and
+// double; target //layers:device_concat, built only with --config=cuda):
+// the same on DistTensor<T, DeviceSpace>, one CUDA kernel per input (or
+// channel range), one thread per element, queued on ConcatOptions::stream.
+//
 // Validation uses global information only (distributions, ranges), so bad
 // input throws the same distconv::Error on every rank.
 #ifndef DISTCONV_LAYERS_CONCAT_H_
@@ -44,20 +49,33 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
+#include "distconv/memory_space.h"
 #include "distconv/process_grid.h"
 #include "layers/shard_plan.h"  // ChannelRange, OtherChannels
 
+struct CUstream_st;  // cudaStream_t
+
 namespace distconv {
 
-// Defined for float, double and bf16.
-template <typename T>
+// Of Concat and Slice.
+struct ConcatOptions {
+  // Device memory: the CUDA stream (a cudaStream_t) the passes are queued
+  // on; null is the legacy default stream. Unused in host memory.
+  CUstream_st* stream = nullptr;
+};
+
+// Defined for float, double and bf16 in host memory, float and double in
+// device memory.
+template <typename T, typename Space = HostSpace>
 class Concat {
  public:
   // The inputs' distributions, in output channel order (at least one).
-  Concat(const ProcessGrid& grid, const std::vector<Distribution>& srcs);
+  Concat(const ProcessGrid& grid, const std::vector<Distribution>& srcs,
+         const ConcatOptions& options = {});
   // Runs a plan made beforehand by plan_concat; checked on every rank
   // together (made for this rank and grid).
-  Concat(const ProcessGrid& grid, ShardPlan plan);
+  Concat(const ProcessGrid& grid, ShardPlan plan,
+         const ConcatOptions& options = {});
 
   int num_srcs() const { return static_cast<int>(plan_.tensors.size()) - 1; }
   const Distribution& src_distribution(int i) const;
@@ -73,27 +91,30 @@ class Concat {
   const ShardPlan& plan() const { return plan_; }
 
   // dst = the srcs side by side along channels.
-  void forward(const std::vector<const DistTensor<T>*>& srcs,
-               DistTensor<T>& dst) const;
+  void forward(const std::vector<const DistTensor<T, Space>*>& srcs,
+               DistTensor<T, Space>& dst) const;
   // diff_srcs[i] = channels(i) of diff_dst.
-  void backward(const DistTensor<T>& diff_dst,
-                const std::vector<DistTensor<T>*>& diff_srcs) const;
+  void backward(const DistTensor<T, Space>& diff_dst,
+                const std::vector<DistTensor<T, Space>*>& diff_srcs) const;
 
  private:
   ShardPlan plan_;
   std::vector<Index> offsets_;  // num_srcs() + 1 channel offsets
+  ConcatOptions options_;
 };
 
-// Defined for float, double and bf16.
-template <typename T>
+// Defined for float, double and bf16 in host memory, float and double in
+// device memory.
+template <typename T, typename Space = HostSpace>
 class Slice {
  public:
   // 0 <= range.begin <= range.end <= C of `src`.
   Slice(const ProcessGrid& grid, const ChannelRange& range,
-        const Distribution& src);
+        const Distribution& src, const ConcatOptions& options = {});
   // Runs a plan made beforehand by plan_slice(range, ...); checked on every
   // rank together (made for this rank, grid and range).
-  Slice(const ProcessGrid& grid, const ChannelRange& range, ShardPlan plan);
+  Slice(const ProcessGrid& grid, const ChannelRange& range, ShardPlan plan,
+        const ConcatOptions& options = {});
 
   const ChannelRange& range() const { return range_; }
   const Distribution& src_distribution() const {
@@ -109,14 +130,17 @@ class Slice {
   const ShardPlan& plan() const { return plan_; }
 
   // dst = channels range() of src.
-  void forward(const DistTensor<T>& src, DistTensor<T>& dst) const;
+  void forward(const DistTensor<T, Space>& src,
+               DistTensor<T, Space>& dst) const;
   // Channels range() of diff_src = diff_dst; the others as `other` says.
-  void backward(const DistTensor<T>& diff_dst, DistTensor<T>& diff_src,
+  void backward(const DistTensor<T, Space>& diff_dst,
+                DistTensor<T, Space>& diff_src,
                 OtherChannels other = OtherChannels::kZero) const;
 
  private:
   ChannelRange range_;
   ShardPlan plan_;
+  ConcatOptions options_;
 };
 
 }  // namespace distconv

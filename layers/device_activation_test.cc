@@ -25,40 +25,13 @@
 namespace distconv {
 namespace {
 
+using testing::expect_same_buffer;
 using testing::to_device;
 using testing::to_host;
 using testing::world_rank;
 using testing::world_size;
 
 class DeviceActivation : public testing::DeviceLayerTest {};
-
-// Whole buffers (halos included) equal bit for bit, but for NaNs, which
-// need only both be NaN (a GPU's arithmetic does not keep NaN payloads).
-template <typename T>
-void expect_same_buffer(const DistTensor<T>& want,
-                        const DistTensor<T, DeviceSpace>& got,
-                        const char* what) {
-  const std::vector<T> g = to_host(got.data(), got.size());
-  ASSERT_EQ(static_cast<Index>(g.size()), want.size());
-  for (size_t i = 0; i < g.size(); ++i) {
-    if (std::isnan(g[i]) && std::isnan(want.data()[i])) continue;
-    ASSERT_EQ(std::memcmp(&g[i], want.data() + i, sizeof(T)), 0)
-        << what << " at buffer cell " << i << " of rank " << world_rank()
-        << ": " << g[i] << " vs " << want.data()[i];
-  }
-}
-
-// Grids of world_size() ranks over (N, C, H, W) or (N, C, D, H, W).
-std::vector<Shape> grids(int ndims) {
-  const Index p = world_size();
-  std::vector<Shape> out;
-  for (int d = 0; d < ndims; ++d) {
-    Shape g = Shape::filled(ndims, 1);
-    g[d] = p;
-    out.push_back(g);
-  }
-  return out;
-}
 
 template <typename T>
 void Check(const Shape& global, const Shape& g, const ActivationDesc& desc) {
@@ -94,8 +67,8 @@ void Check(const Shape& global, const Shape& g, const ActivationDesc& desc) {
       v = i++ % 7 == 0 ? special[(i / 7) % 5] : T(val(rng));
     });
   };
-  DistTensor<T> x(grid, h1), dy(grid, h2), y(grid, h1_first),
-      dx(grid, plain), dx_from_y(grid, h2);
+  DistTensor<T> x(grid, h1), dy(grid, h2), y(grid, h1_first), dx(grid, plain),
+      dx_from_y(grid, h2);
   for (DistTensor<T>* t : {&x, &dy, &y, &dx, &dx_from_y}) fill(*t);
   auto xd = to_device(grid, x), dyd = to_device(grid, dy),
        yd = to_device(grid, y), dxd = to_device(grid, dx),
@@ -130,8 +103,10 @@ void CheckAll() {
                                              ActivationDesc::leaky_relu(0.1),
                                              ActivationDesc::leaky_relu(-0.5)};
   for (const ActivationDesc& desc : descs) {
-    for (const Shape& g : grids(4)) Check<T>(Shape{2, 3, 5, 7}, g, desc);
-    for (const Shape& g : grids(5)) Check<T>(Shape{1, 4, 3, 5, 2}, g, desc);
+    for (const Shape& g : testing::one_split_grids(4))
+      Check<T>(Shape{2, 3, 5, 7}, g, desc);
+    for (const Shape& g : testing::one_split_grids(5))
+      Check<T>(Shape{1, 4, 3, 5, 2}, g, desc);
   }
 }
 
@@ -144,8 +119,8 @@ TEST_F(DeviceActivation, RefusesATensorOfAnotherDistribution) {
   Shape g = Shape::filled(4, 1);
   g[2] = world_size();
   ProcessGrid grid(MPI_COMM_WORLD, g);
-  const Activation<float, DeviceSpace> relu(
-      grid, ActivationDesc::relu(), Distribution(Shape{1, 2, 8, 4}, g));
+  const Activation<float, DeviceSpace> relu(grid, ActivationDesc::relu(),
+                                            Distribution(Shape{1, 2, 8, 4}, g));
   DistTensor<float, DeviceSpace> x(grid, relu.layout());
   DistTensor<float, DeviceSpace> other(
       grid, HaloLayout(Distribution(Shape{1, 2, 8, 5}, g)));

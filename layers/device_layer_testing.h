@@ -1,7 +1,8 @@
 // Test helpers for the layers in GPU memory (GPU builds only): a fixture
 // that skips, visibly, without a GPU and gives each rank a device; host
 // tensors copied to device tensors of the same layout; device tensors'
-// interiors and device arrays compared with the host layer's.
+// interiors, whole buffers and device arrays compared with the host
+// layer's; the grids splitting one dimension.
 //
 //   class DevicePooling : public testing::DeviceLayerTest {};
 //   DistTensor<float, DeviceSpace> xd = testing::to_device(grid, x);
@@ -14,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "distconv/device_space.h"
@@ -77,6 +79,34 @@ void expect_close(const std::vector<T>& got, const std::vector<T>& want,
     ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i])))
         << what << " at " << i << " of rank " << world_rank();
   }
+}
+
+// Whole buffers (halos included) equal bit for bit, but for NaNs, which
+// need only both be NaN (a GPU's arithmetic does not keep NaN payloads).
+template <typename T>
+void expect_same_buffer(const DistTensor<T>& want,
+                        const DistTensor<T, DeviceSpace>& got,
+                        const char* what) {
+  const std::vector<T> g = to_host(got.data(), got.size());
+  ASSERT_EQ(static_cast<Index>(g.size()), want.size());
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (std::isnan(g[i]) && std::isnan(want.data()[i])) continue;
+    ASSERT_EQ(std::memcmp(&g[i], want.data() + i, sizeof(T)), 0)
+        << what << " at buffer cell " << i << " of rank " << world_rank()
+        << ": " << g[i] << " vs " << want.data()[i];
+  }
+}
+
+// The grids of world_size() ranks over (N, C, H, W) or (N, C, D, H, W)
+// that split one dimension: N, C, then each spatial one.
+inline std::vector<Shape> one_split_grids(int ndims) {
+  std::vector<Shape> out;
+  for (int d = 0; d < ndims; ++d) {
+    Shape g = Shape::filled(ndims, 1);
+    g[d] = world_size();
+    out.push_back(g);
+  }
+  return out;
 }
 
 }  // namespace distconv::testing

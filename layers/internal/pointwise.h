@@ -16,9 +16,12 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
 #include "distconv/error.h"
+#include "distconv/memory_space.h"
 #include "distconv/shape.h"
 #include "distconv/strided_view.h"
 #include "kernels/pointwise_dims.h"
+
+struct CUstream_st;  // cudaStream_t
 
 namespace distconv::internal {
 
@@ -113,6 +116,31 @@ template <typename T>
 void zero(const StridedView<T>& dst) {
   transform([]() { return T(0); }, dst);
 }
+
+// The element-wise operations of the layers acting on interiors, per
+// memory space, for code written once for every space: at once in host
+// memory (here), queued on `stream` in device memory
+// (layers/internal/device_pointwise.h). Views of one extent; dst may be a
+// source, element for element.
+template <typename T, typename Space>
+struct Elementwise;
+
+template <typename T>
+struct Elementwise<T, HostSpace> {
+  // dst = a + b.
+  static void sum(CUstream_st*, const StridedView<T>& dst,
+                  const StridedView<const T>& a,
+                  const StridedView<const T>& b) {
+    transform([](T x, T y) { return T(x + y); }, dst, a, b);
+  }
+  static void copy(CUstream_st*, const StridedView<const T>& src,
+                   const StridedView<T>& dst) {
+    internal::copy(src, dst);
+  }
+  static void zero(CUstream_st*, const StridedView<T>& dst) {
+    internal::zero(dst);
+  }
+};
 
 }  // namespace distconv::internal
 

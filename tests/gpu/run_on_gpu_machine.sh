@@ -53,6 +53,8 @@ tests=(
   "device_pooling_test 1 2 3 4"
   "device_activation_test 1 2 3"
   "device_batch_norm_test 1 2 3 4"
+  "device_add_test 1 2 3"
+  "device_concat_test 1 2 3"
 )
 failed=()
 for t in "${tests[@]}"; do

@@ -1,0 +1,22 @@
+// add and add_backward in GPU memory (layers/add.h); written once for every
+// space in layers/internal/add_impl.h. Built only with --config=cuda.
+#include "distconv/device_space.h"
+#include "layers/add.h"
+#include "layers/internal/add_impl.h"
+#include "layers/internal/device_pointwise.h"
+
+namespace distconv {
+
+#define DISTCONV_INSTANTIATE(T)                                            \
+  template void add<T, DeviceSpace>(const DistTensor<T, DeviceSpace>&,     \
+                                    const DistTensor<T, DeviceSpace>&,     \
+                                    DistTensor<T, DeviceSpace>&,           \
+                                    const AddOptions&);                    \
+  template void add_backward<T, DeviceSpace>(                              \
+      const DistTensor<T, DeviceSpace>&, DistTensor<T, DeviceSpace>&,      \
+      DistTensor<T, DeviceSpace>&, const AddOptions&);
+DISTCONV_INSTANTIATE(float)
+DISTCONV_INSTANTIATE(double)
+#undef DISTCONV_INSTANTIATE
+
+}  // namespace distconv

@@ -1,0 +1,41 @@
+// Internal: add and add_backward (layers/add.h) written once for every
+// memory space, on the space's Elementwise operations
+// (layers/internal/pointwise.h). Included by the .cc that instantiates
+// them for a space: layers/add.cc (host), layers/device_add.cc (GPU).
+#ifndef DISTCONV_LAYERS_INTERNAL_ADD_IMPL_H_
+#define DISTCONV_LAYERS_INTERNAL_ADD_IMPL_H_
+
+#include "layers/add.h"
+#include "layers/internal/pointwise.h"
+
+namespace distconv {
+
+template <typename T, typename Space>
+void add(const DistTensor<T, Space>& a, const DistTensor<T, Space>& b,
+         DistTensor<T, Space>& dst, const AddOptions& options) {
+  const Distribution& want = a.layout().distribution();
+  internal::require_distribution(b, want, "add: b");
+  internal::require_distribution(dst, want, "add: dst");
+  internal::Elementwise<T, Space>::sum(options.stream, dst.interior(),
+                                       a.interior(), b.interior());
+}
+
+template <typename T, typename Space>
+void add_backward(const DistTensor<T, Space>& diff_dst,
+                  DistTensor<T, Space>& diff_a, DistTensor<T, Space>& diff_b,
+                  const AddOptions& options) {
+  const Distribution& want = diff_dst.layout().distribution();
+  internal::require_distribution(diff_a, want, "add backward: diff_a");
+  internal::require_distribution(diff_b, want, "add backward: diff_b");
+  for (DistTensor<T, Space>* d : {&diff_a, &diff_b}) {
+    if (d != &diff_dst) {
+      internal::Elementwise<T, Space>::copy(options.stream,
+                                            diff_dst.interior(),
+                                            d->interior());
+    }
+  }
+}
+
+}  // namespace distconv
+
+#endif  // DISTCONV_LAYERS_INTERNAL_ADD_IMPL_H_
