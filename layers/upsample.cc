@@ -1,13 +1,14 @@
+// The upsampling layer in host memory (Upsample<T>): loops over
+// channels-last runs. The layer itself is layers/internal/upsample_impl.h.
 #include "layers/upsample.h"
 
 #include <type_traits>
 #include <utility>
 #include <vector>
 
-#include "distconv/error.h"
-#include "distconv/internal/layer_checks.h"
-#include "layers/internal/given_plan.h"
+#include "kernels/upsample_geometry.h"
 #include "layers/internal/pointwise.h"
+#include "layers/internal/upsample_impl.h"
 
 namespace distconv {
 namespace {
@@ -15,30 +16,16 @@ namespace {
 // A view (N, C, spatial...) with its spatial dimensions padded to three
 // (leading extents of 1).
 template <typename T>
-struct View3 {
+struct View3 : UpsampleGeometry {
   T* data;
-  Index n, c, s[3];
-  Index stride_n, stride_c, stride_s[3];
 
-  explicit View3(const StridedView<T>& v) : data(v.data()) {
-    const Shape& e = v.extent();
-    const Shape& st = v.strides();
-    n = e[0];
-    c = e[1];
-    stride_n = st[0];
-    stride_c = st[1];
-    const int k = v.ndims() - 2;
-    for (int d = 0; d < 3; ++d) {
-      const int from = d - (3 - k);
-      s[d] = from >= 0 ? e[from + 2] : 1;
-      stride_s[d] = from >= 0 ? st[from + 2] : 0;
-    }
-  }
+  explicit View3(const StridedView<T>& v)
+      : UpsampleGeometry(upsample_geometry(v.extent(), v.strides())),
+        data(v.data()) {}
   T* cell(Index in, Index i0, Index i1, Index i2) const {
-    return data + in * stride_n + i0 * stride_s[0] + i1 * stride_s[1] +
-           i2 * stride_s[2];
+    return data + offset(in, 0, i0, i1, i2);
   }
-  bool empty() const { return n * c * s[0] * s[1] * s[2] == 0; }
+  bool empty() const { return volume() == 0; }
 };
 
 // y[0, count) = x[0, count), or y += x; elements `step` apart (converted
@@ -64,46 +51,29 @@ void add_channels(Y* y, Index y_step, const X* x, Index x_step, Index count) {
   }
 }
 
-// The factors padded to three spatial dimensions.
-void factors3(const UpsampleDesc& desc, Index f[3]) {
-  const int k = desc.spatial_dims();
-  for (int d = 0; d < 3; ++d) {
-    f[d] = d >= 3 - k ? desc.factors[d - (3 - k)] : 1;
-  }
-}
-
-ShardPlan planned(const ProcessGrid& grid, const UpsampleDesc& desc,
-                  const Distribution& src) {
-  internal::check_grid(src, grid.shape(), "upsample:");
-  return plan_upsample(desc, src, grid.rank());
-}
-
 }  // namespace
 
-template <typename T>
-Upsample<T>::Upsample(const ProcessGrid& grid, const UpsampleDesc& desc,
-                      const Distribution& src)
-    : desc_(desc), plan_(planned(grid, desc, src)) {}
+namespace internal {
 
 template <typename T>
-Upsample<T>::Upsample(const ProcessGrid& grid, const UpsampleDesc& desc,
-                      ShardPlan plan)
-    : desc_(desc), plan_(std::move(plan)) {
-  internal::check_given_shard_plan(
-      grid, plan_, internal::element_name<T>(), [&] {
-    return plan_upsample(desc_, src_distribution(), plan_.rank);
-  });
-}
+struct UpsampleBackend<T, HostSpace> {
+  static void forward(const UpsampleOptions&, const UpsampleFactors& factors,
+                      const StridedView<const T>& src,
+                      const StridedView<T>& dst);
+  static void backward(const UpsampleOptions&, const UpsampleFactors& factors,
+                       const StridedView<const T>& diff_dst,
+                       const StridedView<T>& diff_src);
+};
 
 template <typename T>
-void Upsample<T>::forward(const DistTensor<T>& src, DistTensor<T>& dst) const {
-  internal::require_distribution(src, src_distribution(), "upsample: src");
-  internal::require_distribution(dst, dst_distribution(), "upsample: dst");
-  const View3<const T> x(src.interior());
-  const View3<T> y(dst.interior());
+void UpsampleBackend<T, HostSpace>::forward(const UpsampleOptions&,
+                                            const UpsampleFactors& factors,
+                                            const StridedView<const T>& src,
+                                            const StridedView<T>& dst) {
+  const View3<const T> x(src);
+  const View3<T> y(dst);
   if (y.empty()) return;
-  Index f[3];
-  factors3(desc_, f);
+  const std::int64_t* f = factors.f;
   for (Index n = 0; n < y.n; ++n)
   for (Index o0 = 0; o0 < y.s[0]; ++o0)
   for (Index o1 = 0; o1 < y.s[1]; ++o1) {
@@ -116,17 +86,13 @@ void Upsample<T>::forward(const DistTensor<T>& src, DistTensor<T>& dst) const {
 }
 
 template <typename T>
-void Upsample<T>::backward(const DistTensor<T>& diff_dst,
-                           DistTensor<T>& diff_src) const {
-  internal::require_distribution(diff_dst, dst_distribution(),
-                                 "upsample: diff_dst");
-  internal::require_distribution(diff_src, src_distribution(),
-                                 "upsample: diff_src");
-  const View3<const T> dy(diff_dst.interior());
-  const View3<T> dx(diff_src.interior());
+void UpsampleBackend<T, HostSpace>::backward(
+    const UpsampleOptions&, const UpsampleFactors& factors,
+    const StridedView<const T>& diff_dst, const StridedView<T>& diff_src) {
+  const View3<const T> dy(diff_dst);
+  const View3<T> dx(diff_src);
   if (dx.empty()) return;
-  Index f[3];
-  factors3(desc_, f);
+  const std::int64_t* f = factors.f;
   // Each input cell sums its block in row-major order (k0, k1, k2); the
   // block's output rows are read one after the other. bf16 sums a row of
   // input cells in fp32 (channels-last, `row`), rounded once into dx.
@@ -168,6 +134,8 @@ void Upsample<T>::backward(const DistTensor<T>& diff_dst,
     }
   }
 }
+
+}  // namespace internal
 
 template class Upsample<float>;
 template class Upsample<double>;

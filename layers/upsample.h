@@ -24,6 +24,12 @@
 // plain choice: no halos, channels-last, where the loops run over
 // contiguous channels.
 //
+// GPU memory (Upsample<T, DeviceSpace>; float and double; target
+// //layers:device_upsample, built only with --config=cuda): the same on
+// DistTensor<T, DeviceSpace>, one CUDA thread per output cell (forward)
+// or input cell (backward, summing its block in the host's order, so the
+// results are the host's bit for bit), queued on UpsampleOptions::stream.
+//
 // Validation uses global information only, so bad input throws the same
 // distconv::Error on every rank.
 #ifndef DISTCONV_LAYERS_UPSAMPLE_H_
@@ -32,21 +38,32 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
+#include "distconv/memory_space.h"
 #include "distconv/process_grid.h"
 #include "distconv/upsample_desc.h"
 #include "layers/shard_plan.h"
 
+struct CUstream_st;  // cudaStream_t
+
 namespace distconv {
 
-// Defined for float, double and bf16.
-template <typename T>
+struct UpsampleOptions {
+  // Device memory: the CUDA stream (a cudaStream_t) the passes are queued
+  // on; null is the legacy default stream. Unused in host memory.
+  CUstream_st* stream = nullptr;
+};
+
+// Defined for float, double and bf16 in host memory, float and double in
+// device memory.
+template <typename T, typename Space = HostSpace>
 class Upsample {
  public:
   Upsample(const ProcessGrid& grid, const UpsampleDesc& desc,
-           const Distribution& src);
+           const Distribution& src, const UpsampleOptions& options = {});
   // Runs a plan made beforehand by plan_upsample(desc, ...); checked on
   // every rank together (made for this rank, grid and description).
-  Upsample(const ProcessGrid& grid, const UpsampleDesc& desc, ShardPlan plan);
+  Upsample(const ProcessGrid& grid, const UpsampleDesc& desc, ShardPlan plan,
+           const UpsampleOptions& options = {});
 
   const UpsampleDesc& desc() const { return desc_; }
   const Distribution& src_distribution() const {
@@ -62,13 +79,16 @@ class Upsample {
   const ShardPlan& plan() const { return plan_; }
 
   // dst = src repeated f times along each spatial dimension.
-  void forward(const DistTensor<T>& src, DistTensor<T>& dst) const;
+  void forward(const DistTensor<T, Space>& src,
+               DistTensor<T, Space>& dst) const;
   // diff_src = the sums of diff_dst over the blocks (overwritten).
-  void backward(const DistTensor<T>& diff_dst, DistTensor<T>& diff_src) const;
+  void backward(const DistTensor<T, Space>& diff_dst,
+                DistTensor<T, Space>& diff_src) const;
 
  private:
   UpsampleDesc desc_;
   ShardPlan plan_;
+  UpsampleOptions options_;
 };
 
 }  // namespace distconv

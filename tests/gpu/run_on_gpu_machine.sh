@@ -55,6 +55,7 @@ tests=(
   "device_batch_norm_test 1 2 3 4"
   "device_add_test 1 2 3"
   "device_concat_test 1 2 3"
+  "device_upsample_test 1 2 3"
 )
 failed=()
 for t in "${tests[@]}"; do

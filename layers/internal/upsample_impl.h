@@ -1,0 +1,87 @@
+// Internal: the upsampling layer, Upsample<T, Space> (layers/upsample.h),
+// written once for every memory space. A space's UpsampleBackend runs the
+// passes over the interiors:
+//
+//   template <typename T>
+//   struct UpsampleBackend<T, HostSpace> {
+//     static void forward(const UpsampleOptions&, const UpsampleFactors&,
+//                         const StridedView<const T>& src,
+//                         const StridedView<T>& dst);
+//     static void backward(const UpsampleOptions&, const UpsampleFactors&,
+//                          const StridedView<const T>& diff_dst,
+//                          const StridedView<T>& diff_src);
+//   };
+//
+// Included by the .cc that defines a space's backend and instantiates the
+// layer for it: layers/upsample.cc (host), layers/device_upsample.cc (GPU).
+#ifndef DISTCONV_LAYERS_INTERNAL_UPSAMPLE_IMPL_H_
+#define DISTCONV_LAYERS_INTERNAL_UPSAMPLE_IMPL_H_
+
+#include <utility>
+
+#include "distconv/internal/layer_checks.h"
+#include "kernels/upsample_geometry.h"
+#include "layers/internal/given_plan.h"
+#include "layers/internal/pointwise.h"
+#include "layers/upsample.h"
+
+namespace distconv {
+namespace internal {
+
+template <typename T, typename Space>
+struct UpsampleBackend;
+
+inline ShardPlan planned_upsample(const ProcessGrid& grid,
+                                  const UpsampleDesc& desc,
+                                  const Distribution& src) {
+  check_grid(src, grid.shape(), "upsample:");
+  return plan_upsample(desc, src, grid.rank());
+}
+
+}  // namespace internal
+
+template <typename T, typename Space>
+Upsample<T, Space>::Upsample(const ProcessGrid& grid,
+                             const UpsampleDesc& desc,
+                             const Distribution& src,
+                             const UpsampleOptions& options)
+    : desc_(desc),
+      plan_(internal::planned_upsample(grid, desc, src)),
+      options_(options) {}
+
+template <typename T, typename Space>
+Upsample<T, Space>::Upsample(const ProcessGrid& grid,
+                             const UpsampleDesc& desc, ShardPlan plan,
+                             const UpsampleOptions& options)
+    : desc_(desc), plan_(std::move(plan)), options_(options) {
+  internal::check_given_shard_plan(
+      grid, plan_, internal::element_name<T>(), [&] {
+        return plan_upsample(desc_, src_distribution(), plan_.rank);
+      });
+}
+
+template <typename T, typename Space>
+void Upsample<T, Space>::forward(const DistTensor<T, Space>& src,
+                                 DistTensor<T, Space>& dst) const {
+  internal::require_distribution(src, src_distribution(), "upsample: src");
+  internal::require_distribution(dst, dst_distribution(), "upsample: dst");
+  internal::UpsampleBackend<T, Space>::forward(
+      options_, upsample_factors(desc_.factors), src.interior(),
+      dst.interior());
+}
+
+template <typename T, typename Space>
+void Upsample<T, Space>::backward(const DistTensor<T, Space>& diff_dst,
+                                  DistTensor<T, Space>& diff_src) const {
+  internal::require_distribution(diff_dst, dst_distribution(),
+                                 "upsample: diff_dst");
+  internal::require_distribution(diff_src, src_distribution(),
+                                 "upsample: diff_src");
+  internal::UpsampleBackend<T, Space>::backward(
+      options_, upsample_factors(desc_.factors), diff_dst.interior(),
+      diff_src.interior());
+}
+
+}  // namespace distconv
+
+#endif  // DISTCONV_LAYERS_INTERNAL_UPSAMPLE_IMPL_H_
