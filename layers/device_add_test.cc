@@ -15,6 +15,7 @@
 #include "layers/add.h"
 #include "layers/device_layer_testing.h"
 #include "tests/mpi_testing.h"
+#include "tests/shard_testing.h"
 
 namespace distconv {
 namespace {
@@ -36,13 +37,10 @@ void Check(const Shape& global, const Shape& g) {
             cudaSuccess);
   AddOptions options;
   options.stream = stream;
-  const int n = global.ndims();
-  Shape one = Shape::filled(n, 0), two = Shape::filled(n, 0);
-  for (int d = 2; d < n; ++d) one[d] = 1, two[d] = 2;
   const HaloLayout plain(dist);
-  const HaloLayout h1(dist, HaloWidths::symmetric(one));
-  const HaloLayout h2_first = HaloLayout(dist, HaloWidths::symmetric(two))
-                                  .with_storage(StorageOrder::kChannelsFirst);
+  const HaloLayout h1 = testing::with_halos(dist, 1);
+  const HaloLayout h2_first =
+      testing::with_halos(dist, 2, StorageOrder::kChannelsFirst);
   std::mt19937_64 rng(7 + world_rank());
   std::uniform_real_distribution<double> val(-2, 2);
   auto fill = [&](DistTensor<T>& t) {

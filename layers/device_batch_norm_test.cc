@@ -8,11 +8,11 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
-#include <random>
 #include <string>
 #include <vector>
 
 #include "distconv/device_space.h"
+#include "tests/conv_check.h"
 #include "distconv/dist_tensor.h"
 #include "layers/batch_norm.h"
 #include "layers/device_layer_testing.h"
@@ -31,12 +31,11 @@ using testing::world_rank;
 
 class DeviceBatchNorm : public testing::DeviceLayerTest {};
 
+// Values in [offset - 1, offset + 1).
 template <typename T>
 std::vector<T> random_values(Index n, unsigned seed, double offset) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<T> v(static_cast<size_t>(n));
-  for (T& x : v) x = static_cast<T>(u(rng) + offset);
+  std::vector<T> v = random_vector<T>(n, seed);
+  for (T& x : v) x = static_cast<T>(double(x) + offset);
   return v;
 }
 

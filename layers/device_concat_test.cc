@@ -17,12 +17,14 @@
 #include "layers/concat.h"
 #include "layers/device_layer_testing.h"
 #include "tests/mpi_testing.h"
+#include "tests/shard_testing.h"
 
 namespace distconv {
 namespace {
 
 using testing::expect_same_buffer;
 using testing::to_device;
+using testing::with_halos;
 using testing::world_rank;
 
 class DeviceConcat : public testing::DeviceLayerTest {};
@@ -30,15 +32,6 @@ class DeviceConcat : public testing::DeviceLayerTest {};
 Shape with_c(Shape s, Index c) {
   s[1] = c;
   return s;
-}
-
-// A layout of `dist` with halos of `width` in every spatial dimension.
-HaloLayout with_halos(const Distribution& dist, Index width,
-                      StorageOrder order) {
-  const int n = dist.global_shape().ndims();
-  Shape w = Shape::filled(n, 0);
-  for (int d = 2; d < n; ++d) w[d] = width;
-  return HaloLayout(dist, HaloWidths::symmetric(w)).with_storage(order);
 }
 
 template <typename T>

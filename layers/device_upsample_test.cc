@@ -15,24 +15,17 @@
 #include "layers/device_layer_testing.h"
 #include "layers/upsample.h"
 #include "tests/mpi_testing.h"
+#include "tests/shard_testing.h"
 
 namespace distconv {
 namespace {
 
 using testing::expect_same_buffer;
 using testing::to_device;
+using testing::with_halos;
 using testing::world_rank;
 
 class DeviceUpsample : public testing::DeviceLayerTest {};
-
-// A layout of `dist` with halos of `width` in every spatial dimension.
-HaloLayout with_halos(const Distribution& dist, Index width,
-                      StorageOrder order) {
-  const int n = dist.global_shape().ndims();
-  Shape w = Shape::filled(n, 0);
-  for (int d = 2; d < n; ++d) w[d] = width;
-  return HaloLayout(dist, HaloWidths::symmetric(w)).with_storage(order);
-}
 
 template <typename T>
 void Check(const Shape& global, const Shape& factors, const Shape& g) {

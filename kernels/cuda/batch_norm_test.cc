@@ -9,10 +9,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <vector>
 
 #include "distconv/device_space.h"
+#include "tests/conv_check.h"
 #include "distconv/error.h"
 #include "kernels/local_batch_norm.h"
 #include "tests/device_array.h"
@@ -31,12 +31,11 @@ class CudaBatchNormTest : public ::testing::Test {
   }
 };
 
+// Values in [offset - 1, offset + 1).
 template <typename T>
 std::vector<T> random_values(Index n, unsigned seed, double offset) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<T> v(n);
-  for (T& x : v) x = static_cast<T>(u(rng) + offset);
+  std::vector<T> v = random_vector<T>(n, seed);
+  for (T& x : v) x = static_cast<T>(double(x) + offset);
   return v;
 }
 
