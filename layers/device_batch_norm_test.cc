@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "distconv/device_space.h"
-#include "tests/conv_check.h"
 #include "distconv/dist_tensor.h"
 #include "layers/batch_norm.h"
 #include "layers/device_layer_testing.h"
+#include "tests/conv_check.h"
 #include "tests/device_array.h"
 #include "tests/layer_testing.h"
 #include "tests/mpi_testing.h"

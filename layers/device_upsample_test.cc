@@ -69,6 +69,7 @@ void CheckAll() {
   for (const Shape& g : testing::one_split_grids(4)) {
     Check<T>(Shape{2, 3, 5, 4}, Shape{2, 3}, g);
     Check<T>(Shape{1, 2, 2, 3}, Shape{1, 2}, g);  // empty shards on 3 ranks
+    Check<T>(Shape{2, 3, 4, 3}, Shape{1, 1}, g);  // a copy
   }
   for (const Shape& g : testing::one_split_grids(5)) {
     Check<T>(Shape{1, 3, 3, 2, 4}, Shape{2, 1, 3}, g);

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "distconv/device_space.h"
-#include "tests/conv_check.h"
 #include "distconv/error.h"
 #include "kernels/local_batch_norm.h"
+#include "tests/conv_check.h"
 #include "tests/device_array.h"
 
 namespace distconv {

@@ -33,11 +33,13 @@ __device__ Cell cell_of(const UpsampleGeometry& g, std::int64_t e) {
   return out;
 }
 
+// No __restrict__: with every factor 1 a pass may run in place (each
+// thread then reads and writes its own cell).
 template <typename T>
 __global__ void __launch_bounds__(kThreadsPerBlock)
     forward_kernel(UpsampleFactors f, UpsampleGeometry xs,
-                   const T* __restrict__ x, UpsampleGeometry ys,
-                   T* __restrict__ y, std::int64_t n) {
+                   const T* x, UpsampleGeometry ys,
+                   T* y, std::int64_t n) {
   for_each_element(n, [&](std::int64_t e) {
     const Cell o = cell_of(ys, e);
     y[ys.offset(o.n, o.c, o.i[0], o.i[1], o.i[2])] =
@@ -49,8 +51,8 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 template <typename T>
 __global__ void __launch_bounds__(kThreadsPerBlock)
     backward_kernel(UpsampleFactors f, UpsampleGeometry dys,
-                    const T* __restrict__ dy, UpsampleGeometry dxs,
-                    T* __restrict__ dx, std::int64_t n) {
+                    const T* dy, UpsampleGeometry dxs,
+                    T* dx, std::int64_t n) {
   for_each_element(n, [&](std::int64_t e) {
     const Cell in = cell_of(dxs, e);
     T sum = T(0);
