@@ -1,8 +1,8 @@
 // Test helpers for the layers in GPU memory (GPU builds only): a fixture
 // that skips, visibly, without a GPU and gives each rank a device; host
 // tensors copied to device tensors of the same layout; device tensors'
-// interiors, whole buffers and device arrays compared with the host
-// layer's; the grids splitting one dimension.
+// interiors and whole buffers compared with the host layer's (arrays with
+// tests/expect_close.h, included); the grids splitting one dimension.
 //
 //   class DevicePooling : public testing::DeviceLayerTest {};
 //   DistTensor<float, DeviceSpace> xd = testing::to_device(grid, x);
@@ -20,6 +20,7 @@
 
 #include "distconv/device_space.h"
 #include "distconv/dist_tensor.h"
+#include "tests/expect_close.h"
 #include "tests/mpi_testing.h"
 
 namespace distconv::testing {
@@ -71,15 +72,6 @@ void expect_same_interior(DistTensor<T>& want, DistTensor<T, DeviceSpace>& got,
   }
 }
 
-template <typename T>
-void expect_close(const std::vector<T>& got, const std::vector<T>& want,
-                  double tol, const char* what) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i])))
-        << what << " at " << i << " of rank " << world_rank();
-  }
-}
 
 // Whole buffers (halos included) equal bit for bit, but for NaNs, which
 // need only both be NaN (a GPU's arithmetic does not keep NaN payloads).

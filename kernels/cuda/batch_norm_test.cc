@@ -16,11 +16,13 @@
 #include "kernels/local_batch_norm.h"
 #include "tests/conv_check.h"
 #include "tests/device_array.h"
+#include "tests/expect_close.h"
 
 namespace distconv {
 namespace {
 
 using testing::DeviceArray;
+using testing::expect_close;
 
 class CudaBatchNormTest : public ::testing::Test {
  protected:
@@ -37,22 +39,6 @@ std::vector<T> random_values(Index n, unsigned seed, double offset) {
   std::vector<T> v = random_vector<T>(n, seed);
   for (T& x : v) x = static_cast<T>(double(x) + offset);
   return v;
-}
-
-void ExpectNear(const std::vector<double>& got, const std::vector<double>& want,
-                double tol, const char* what) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i])))
-        << what << " at " << i;
-  }
-}
-
-template <typename T>
-void ExpectNear(const std::vector<T>& got, const std::vector<T>& want,
-                double tol, const char* what) {
-  ExpectNear(std::vector<double>(got.begin(), got.end()),
-             std::vector<double>(want.begin(), want.end()), tol, what);
 }
 
 template <typename T>
@@ -84,30 +70,30 @@ void ExpectPassesMatchHost(Index channels, Index rows, double tol) {
   const std::vector<T> zeros(static_cast<size_t>(n));
   DeviceArray<T> xd(x), dyd(dy), yd(zeros), dxd(zeros);
   dev.moments(xd.data, n, s.data(), m2.data());
-  ExpectNear(s, ws, 1e-12, "sums");
-  ExpectNear(m2, wm2, 1e-10, "squared deviations");
+  expect_close(s, ws, 1e-12, "sums");
+  expect_close(m2, wm2, 1e-10, "squared deviations");
   std::vector<double> again(c), again_m2(c);
   dev.moments(xd.data, n, again.data(), again_m2.data());
   EXPECT_EQ(again, s) << "sums differ between two runs";
   EXPECT_EQ(again_m2, m2) << "squared deviations differ between two runs";
   dev.gradient_sums(xd.data, dyd.data, n, mean.data(), sdy.data(),
                     sdd.data());
-  ExpectNear(sdy, wsdy, 1e-10, "sum dy");
-  ExpectNear(sdd, wsdd, 1e-10, "sum dy (x - mean)");
+  expect_close(sdy, wsdy, 1e-10, "sum dy");
+  expect_close(sdd, wsdd, 1e-10, "sum dy (x - mean)");
   dev.affine(xd.data, n, mean.data(), a.data(), b.data(), yd.data);
   dev.diff_src(xd.data, dyd.data, n, mean.data(), a.data(), b.data(),
                k.data(), dxd.data);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-  ExpectNear(yd.read(), wy, tol, "affine");
-  ExpectNear(dxd.read(), wdx, tol, "diff_src");
+  expect_close(yd.read(), wy, tol, "affine");
+  expect_close(dxd.read(), wdx, tol, "diff_src");
   // In place: y over x, then dx over dy.
   DeviceArray<T> xi(x), dyi(dy);
   dev.affine(xi.data, n, mean.data(), a.data(), b.data(), xi.data);
   dev.diff_src(xd.data, dyi.data, n, mean.data(), a.data(), b.data(),
                k.data(), dyi.data);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-  ExpectNear(xi.read(), wy, tol, "affine in place");
-  ExpectNear(dyi.read(), wdx, tol, "diff_src in place");
+  expect_close(xi.read(), wy, tol, "affine in place");
+  expect_close(dyi.read(), wdx, tol, "diff_src in place");
   ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 

@@ -16,6 +16,7 @@
 #include "kernels/device_view_testing.h"
 #include "kernels/reference/conv.h"
 #include "kernels/view_testing.h"
+#include "tests/expect_close.h"
 
 namespace distconv {
 namespace {
@@ -25,22 +26,13 @@ using testing::DeviceArray;
 using testing::DeviceView;
 using testing::embed;
 using testing::Embedded;
+using testing::expect_close;
 
 bool have_gpu() { return DeviceSpace::device_count() > 0; }
 #define SKIP_WITHOUT_GPU()                                              \
   if (!have_gpu()) {                                                    \
     GTEST_SKIP() << "no CUDA device on this machine: GPU test not run"; \
   }
-
-template <typename T>
-void expect_close(const std::vector<T>& got, const std::vector<T>& want,
-                  double tol, const char* what) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i])))
-        << what << " at " << i;
-  }
-}
 
 template <typename T>
 void CheckRandomPieces(const GpuConvOptions& options, double tol, int trials) {
