@@ -1,8 +1,9 @@
 // Test helpers for the layers in GPU memory (GPU builds only): a fixture
 // that skips, visibly, without a GPU and gives each rank a device; host
 // tensors copied to device tensors of the same layout; device tensors'
-// interiors and whole buffers compared with the host layer's (arrays with
-// tests/expect_close.h, included); the grids splitting one dimension.
+// interiors and whole buffers compared with the host layer's, bit for bit
+// or within a tolerance (arrays with tests/expect_close.h, included); the
+// grids splitting one dimension.
 //
 //   class DevicePooling : public testing::DeviceLayerTest {};
 //   DistTensor<float, DeviceSpace> xd = testing::to_device(grid, x);
@@ -86,6 +87,22 @@ void expect_same_buffer(const DistTensor<T>& want,
     ASSERT_EQ(std::memcmp(&g[i], want.data() + i, sizeof(T)), 0)
         << what << " at buffer cell " << i << " of rank " << world_rank()
         << ": " << g[i] << " vs " << want.data()[i];
+  }
+}
+
+// Whole buffers (halos included) within tol * (1 + |want|) per cell: for
+// layers whose GPU math rounds differently (exp, log); halo cells, which
+// both leave alone, must still match.
+template <typename T>
+void expect_close_buffer(const DistTensor<T>& want,
+                         const DistTensor<T, DeviceSpace>& got, double tol,
+                         const char* what) {
+  const std::vector<T> g = to_host(got.data(), got.size());
+  ASSERT_EQ(static_cast<Index>(g.size()), want.size());
+  for (size_t i = 0; i < g.size(); ++i) {
+    const double w = want.data()[i];
+    ASSERT_NEAR(g[i], w, tol * (1 + std::abs(w)))
+        << what << " at buffer cell " << i << " of rank " << world_rank();
   }
 }
 

@@ -49,6 +49,17 @@
 // another layer's layout, either storage order): passes read and write
 // shard interiors only, and leave halo cells alone.
 //
+// GPU memory (Loss<T, DeviceSpace>; float and double; target
+// //layers:device_loss, --config=cuda): the same layer on DistTensor<T,
+// DeviceSpace> predictions and DistTensor<T or std::int64_t, DeviceSpace>
+// targets, its cells computed by CUDA kernels running the host loops' own
+// cell functions (kernels/channel_cells.h) in double, queued on
+// LossOptions::stream. forward() sums each sample's terms on the GPU in a
+// fixed order (the same sums run after run), then waits for the stream to
+// bring them to the host for the reductions over ranks; backward() with
+// class indices waits likewise for the count of counted cells. Results
+// within an ulp or so of the host's (the GPU's exp and log).
+//
 // Supported: 2D and 3D, grids splitting N and any spatial dimensions,
 // uneven and empty shards (a rank with no cells adds nothing and still
 // joins the collectives). Not supported: a grid splitting channels
@@ -68,22 +79,33 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
+#include "distconv/memory_space.h"
 #include "distconv/pimpl.h"
 #include "distconv/loss_desc.h"
 #include "distconv/process_grid.h"
 #include "layers/shard_plan.h"
 
+struct CUstream_st;  // cudaStream_t
+
 namespace distconv {
 
-// Defined for float, double and bf16 predictions (bf16 reduced in double).
-template <typename T>
+struct LossOptions {
+  // Device memory: the CUDA stream (a cudaStream_t) the passes are queued
+  // on; null is the legacy default stream. Unused in host memory.
+  CUstream_st* stream = nullptr;
+};
+
+// Defined for float, double and bf16 predictions (bf16 reduced in double)
+// in host memory; float and double in GPU memory.
+template <typename T, typename Space = HostSpace>
 class Loss {
  public:
   Loss(const ProcessGrid& grid, const LossDesc& desc,
-       const Distribution& prediction);
+       const Distribution& prediction, const LossOptions& options = {});
   // Runs a plan made beforehand by plan_loss(desc, ...); checked on every
   // rank together (made for this rank, grid and description).
-  Loss(const ProcessGrid& grid, const LossDesc& desc, ShardPlan plan);
+  Loss(const ProcessGrid& grid, const LossDesc& desc, ShardPlan plan,
+       const LossOptions& options = {});
 
   const LossDesc& desc() const;
   // Channels-last, no halos.
@@ -94,15 +116,17 @@ class Loss {
   const ShardPlan& plan() const;
 
   // Value targets (kCrossEntropyProbabilities, kMeanSquaredError).
-  double forward(const DistTensor<T>& prediction, const DistTensor<T>& target);
-  void backward(const DistTensor<T>& prediction, const DistTensor<T>& target,
-                DistTensor<T>& diff_prediction);
+  double forward(const DistTensor<T, Space>& prediction,
+                 const DistTensor<T, Space>& target);
+  void backward(const DistTensor<T, Space>& prediction,
+                const DistTensor<T, Space>& target,
+                DistTensor<T, Space>& diff_prediction);
   // Class-index targets (kCrossEntropyIndices).
-  double forward(const DistTensor<T>& prediction,
-                 const DistTensor<std::int64_t>& target);
-  void backward(const DistTensor<T>& prediction,
-                const DistTensor<std::int64_t>& target,
-                DistTensor<T>& diff_prediction);
+  double forward(const DistTensor<T, Space>& prediction,
+                 const DistTensor<std::int64_t, Space>& target);
+  void backward(const DistTensor<T, Space>& prediction,
+                const DistTensor<std::int64_t, Space>& target,
+                DistTensor<T, Space>& diff_prediction);
 
   // This rank's samples: [first_sample(), first_sample() + the size of
   // sample_losses()), its shard's N range (empty where it holds none).

@@ -30,6 +30,13 @@
 // shard interiors only and leave halo cells alone. Outputs may be their
 // inputs (forward(x, x), backward(y, dy, dy)).
 //
+// GPU memory (Softmax<T, DeviceSpace>; float and double; target
+// //layers:device_softmax, --config=cuda): the same layer on
+// DistTensor<T, DeviceSpace>, one CUDA thread per (n, spatial) cell running
+// the host loops' own cell functions (kernels/channel_cells.h) in double,
+// queued on SoftmaxOptions::stream; results within an ulp or so of the
+// host's (the GPU's exp and log).
+//
 // Supported: 2D and 3D, grids splitting N and any spatial dimensions,
 // uneven and empty shards. Not supported: a grid splitting channels
 // (kUnsupported). The constructor validates from global information, so
@@ -44,6 +51,7 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
+#include "distconv/memory_space.h"
 #include "distconv/pimpl.h"
 #include "distconv/loss_desc.h"
 #include "distconv/process_grid.h"
@@ -51,8 +59,9 @@
 
 namespace distconv {
 
-// Defined for float, double and bf16.
-template <typename T>
+// Defined for float, double and bf16 in host memory; float and double in
+// GPU memory.
+template <typename T, typename Space = HostSpace>
 class Softmax {
  public:
   Softmax(const ProcessGrid& grid, const Distribution& src,
@@ -71,10 +80,11 @@ class Softmax {
   const HaloLayout& diff_src_layout() const;
   const ShardPlan& plan() const;
 
-  void forward(const DistTensor<T>& src, DistTensor<T>& dst);
+  void forward(const DistTensor<T, Space>& src, DistTensor<T, Space>& dst);
   // dst is forward()'s output.
-  void backward(const DistTensor<T>& dst, const DistTensor<T>& diff_dst,
-                DistTensor<T>& diff_src);
+  void backward(const DistTensor<T, Space>& dst,
+                const DistTensor<T, Space>& diff_dst,
+                DistTensor<T, Space>& diff_src);
 
   // "softmax [0:2, 0:10, 0:32, 0:64): loops in double".
   std::string describe() const;

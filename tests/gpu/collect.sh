@@ -33,6 +33,8 @@ programs=(
   device_add_test://layers:device_add_test_bin
   device_concat_test://layers:device_concat_test_bin
   device_upsample_test://layers:device_upsample_test_bin
+  device_softmax_test://layers:device_softmax_test_bin
+  device_loss_test://layers:device_loss_test_bin
   gpu_pack_bench://perf:gpu_pack_bench
   gpu_conv_bench://perf:gpu_conv_bench
   gpu_pool_bench://perf:gpu_pool_bench

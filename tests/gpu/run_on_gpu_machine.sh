@@ -56,6 +56,8 @@ tests=(
   "device_add_test 1 2 3"
   "device_concat_test 1 2 3"
   "device_upsample_test 1 2 3"
+  "device_softmax_test 1 2 3"
+  "device_loss_test 1 2 3 4"
 )
 failed=()
 for t in "${tests[@]}"; do

@@ -1,0 +1,274 @@
+// Internal: the loss layer, Loss<T, Space> (layers/loss.h), written once
+// for every memory space: the checks and the reductions over ranks (in
+// double, on the host) are this file's. A space's LossBackend runs the
+// per-cell passes over the interiors (kernels/channel_cells.h's cell
+// functions):
+//
+//   template <typename T>
+//   class LossBackend<T, HostSpace> {
+//    public:
+//     explicit LossBackend(const LossOptions&);
+//     // 2 * samples + 1 values, samples = x.extent()[0]: per sample n of
+//     // x, [n] the sum of its cells' terms and [samples + n] their count;
+//     // last, the count of bad class indices.
+//     template <typename Target>
+//     std::vector<double> sums(const LossCellDesc&, LossTerms,
+//                              const StridedView<const T>& x,
+//                              const StridedView<const Target>& t);
+//     // dx = the gradient scaled by w.
+//     template <typename Target>
+//     void gradient(const LossCellDesc&, double w,
+//                   const StridedView<const T>& x,
+//                   const StridedView<const Target>& t,
+//                   const StridedView<T>& dx);
+//   };
+//
+// Included by the .cc that defines a space's backend and instantiates the
+// layer for it: layers/loss.cc (host), layers/device_loss.cc (GPU).
+#ifndef DISTCONV_LAYERS_INTERNAL_LOSS_IMPL_H_
+#define DISTCONV_LAYERS_INTERNAL_LOSS_IMPL_H_
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "distconv/error.h"
+#include "distconv/internal/layer_checks.h"
+#include "distconv/internal/mpi_util.h"
+#include "kernels/channel_cells.h"
+#include "layers/internal/given_plan.h"
+#include "layers/loss.h"
+
+namespace distconv {
+namespace internal {
+
+template <typename T, typename Space>
+class LossBackend;
+
+inline void sum_over_ranks(std::vector<double>& values, MPI_Comm comm) {
+  check_mpi(
+      MPI_Allreduce(MPI_IN_PLACE, values.data(),
+                    static_cast<int>(values.size()), MPI_DOUBLE, MPI_SUM, comm),
+      "MPI_Allreduce");
+}
+
+inline double loss_reduced(LossReduction r, double sum, double count) {
+  if (r == LossReduction::kSum) return sum;
+  return count > 0 ? sum / count : 0.0;
+}
+
+}  // namespace internal
+
+template <typename T, typename Space>
+struct Loss<T, Space>::Impl {
+  const ProcessGrid* grid;
+  LossDesc desc;
+  ShardPlan plan;
+  const Distribution& prediction;
+  const HaloLayout& prediction_layout;
+  const HaloLayout& target_layout;
+  Box shard;
+  LossCellDesc cells;
+  std::vector<double> sample_losses;
+  internal::LossBackend<T, Space> backend;
+
+  Impl(const ProcessGrid& g, const LossDesc& d, ShardPlan p,
+       const LossOptions& options)
+      : grid(&g),
+        desc(d),
+        plan(std::move(p)),
+        prediction(plan.layout("prediction").distribution()),
+        prediction_layout(plan.layout("prediction")),
+        target_layout(plan.layout("target")),
+        shard(plan.shard("prediction")),
+        cells(loss_cell_desc(desc, prediction.global_shape()[1])),
+        sample_losses(shard.extent[0], 0.0),
+        backend(options) {}
+
+  void check_kind(bool indices, const char* pass) const {
+    require(desc.takes_indices() == indices, ErrorKind::kInvalidArgument,
+            to_string(desc.kind), " loss ", pass, " takes ",
+            desc.takes_indices() ? "class indices (DistTensor<int64_t>)"
+                                 : "a DistTensor of the prediction's type",
+            " as its target");
+  }
+
+  template <typename U>
+  void check(const DistTensor<U, Space>& t, const HaloLayout& want,
+             const char* what) const {
+    const Distribution& want_dist = want.distribution();
+    require(t.layout().distribution() == want_dist, ErrorKind::kShapeMismatch,
+            what, " tensor's distribution (global ", t.global_shape(),
+            " over grid ", t.layout().distribution().grid_shape(),
+            ") is not the loss's ", what, " distribution (global ",
+            want_dist.global_shape(), " over grid ", want_dist.grid_shape(),
+            ", in any layout)");
+  }
+
+  void require_valid_indices(double bad) const {
+    require(bad == 0, ErrorKind::kInvalidArgument, "the target holds ",
+            static_cast<long long>(bad), " class indices outside [0, ",
+            prediction.global_shape()[1], ")",
+            desc.ignore_index ? internal::str(" other than the ignore_index ",
+                                              *desc.ignore_index)
+                              : std::string());
+  }
+
+  template <typename Target>
+  double forward(const DistTensor<T, Space>& xt,
+                 const DistTensor<Target, Space>& tt) {
+    internal::run_collectively(grid->comm(), [&] {
+      check_kind(std::is_integral_v<Target>, "forward");
+      check(xt, prediction_layout, "prediction");
+      check(tt, target_layout, "target");
+    });
+    const Index samples = shard.extent[0];
+    // Per sample: sums, then counts; then the count of bad indices.
+    std::vector<double> local = backend.sums(cells, LossTerms::kLossesAndCounts,
+                                             xt.interior(), tt.interior());
+    // Each sample's sum and count over the ranks sharing it ...
+    internal::sum_over_ranks(local, grid->sample_comm());
+    // ... then over one rank per sample range.
+    std::vector<double> total(3, 0.0);
+    for (Index n = 0; n < samples; ++n) {
+      total[0] += local[n];
+      total[1] += local[samples + n];
+    }
+    total[2] = local[2 * samples];
+    internal::sum_over_ranks(total, grid->along(0));
+    require_valid_indices(total[2]);
+    for (Index n = 0; n < samples; ++n) {
+      sample_losses[n] =
+          internal::loss_reduced(desc.reduction, local[n], local[samples + n]);
+    }
+    return internal::loss_reduced(desc.reduction, total[0], total[1]);
+  }
+
+  // The factor kMean divides the gradient by (1 for kSum).
+  template <typename Target>
+  double gradient_scale(const DistTensor<T, Space>& xt,
+                        const DistTensor<Target, Space>& tt) {
+    const Shape& global = prediction.global_shape();
+    double count = double(global.volume() / global[1]);  // cells
+    if (desc.kind == LossKind::kMeanSquaredError) count *= double(global[1]);
+    if (desc.takes_indices()) {
+      // Data-dependent: the counted cells and the bad indices, globally.
+      const Index samples = shard.extent[0];
+      const std::vector<double> local = backend.sums(
+          cells, LossTerms::kCountsOnly, xt.interior(), tt.interior());
+      std::vector<double> both(2, 0.0);
+      for (Index n = 0; n < samples; ++n) both[0] += local[samples + n];
+      both[1] = local[2 * samples];
+      internal::sum_over_ranks(both, grid->comm());
+      require_valid_indices(both[1]);
+      count = both[0];
+    }
+    if (desc.reduction == LossReduction::kSum) return 1.0;
+    return count > 0 ? 1.0 / count : 0.0;
+  }
+
+  template <typename Target>
+  void backward(const DistTensor<T, Space>& xt,
+                const DistTensor<Target, Space>& tt,
+                DistTensor<T, Space>& dxt) {
+    internal::run_collectively(grid->comm(), [&] {
+      check_kind(std::is_integral_v<Target>, "backward");
+      check(xt, prediction_layout, "prediction");
+      check(tt, target_layout, "target");
+      check(dxt, prediction_layout, "diff_prediction");
+    });
+    const double w = gradient_scale(xt, tt);
+    backend.gradient(cells, w, xt.interior(), tt.interior(), dxt.interior());
+  }
+};
+
+template <typename T, typename Space>
+Loss<T, Space>::Loss(const ProcessGrid& grid, const LossDesc& desc,
+                     const Distribution& prediction,
+                     const LossOptions& options) {
+  desc.validate(prediction.global_shape());
+  internal::check_grid(prediction, grid.shape(), "prediction");
+  impl_ = internal::Pimpl<Impl>::make(
+      "loss", grid, desc, plan_loss(desc, prediction, grid.rank()), options);
+}
+
+template <typename T, typename Space>
+Loss<T, Space>::Loss(const ProcessGrid& grid, const LossDesc& desc,
+                     ShardPlan plan, const LossOptions& options) {
+  internal::check_given_shard_plan(
+      grid, plan, internal::element_name<T>(), [&] {
+        return plan_loss(desc, plan.layout("prediction").distribution(),
+                         plan.rank);
+      });
+  impl_ =
+      internal::Pimpl<Impl>::make("loss", grid, desc, std::move(plan), options);
+}
+
+template <typename T, typename Space>
+const ShardPlan& Loss<T, Space>::plan() const {
+  return impl().plan;
+}
+template <typename T, typename Space>
+const LossDesc& Loss<T, Space>::desc() const {
+  return impl().desc;
+}
+template <typename T, typename Space>
+const HaloLayout& Loss<T, Space>::prediction_layout() const {
+  return impl().prediction_layout;
+}
+template <typename T, typename Space>
+const HaloLayout& Loss<T, Space>::target_layout() const {
+  return impl().target_layout;
+}
+template <typename T, typename Space>
+const HaloLayout& Loss<T, Space>::diff_prediction_layout() const {
+  return impl().prediction_layout;
+}
+
+template <typename T, typename Space>
+double Loss<T, Space>::forward(const DistTensor<T, Space>& prediction,
+                               const DistTensor<T, Space>& target) {
+  return impl().forward(prediction, target);
+}
+template <typename T, typename Space>
+double Loss<T, Space>::forward(const DistTensor<T, Space>& prediction,
+                               const DistTensor<std::int64_t, Space>& target) {
+  return impl().forward(prediction, target);
+}
+template <typename T, typename Space>
+void Loss<T, Space>::backward(const DistTensor<T, Space>& prediction,
+                              const DistTensor<T, Space>& target,
+                              DistTensor<T, Space>& diff_prediction) {
+  impl().backward(prediction, target, diff_prediction);
+}
+template <typename T, typename Space>
+void Loss<T, Space>::backward(const DistTensor<T, Space>& prediction,
+                              const DistTensor<std::int64_t, Space>& target,
+                              DistTensor<T, Space>& diff_prediction) {
+  impl().backward(prediction, target, diff_prediction);
+}
+
+template <typename T, typename Space>
+Index Loss<T, Space>::first_sample() const {
+  return impl().shard.lower[0];
+}
+template <typename T, typename Space>
+const std::vector<double>& Loss<T, Space>::sample_losses() const {
+  return impl().sample_losses;
+}
+
+template <typename T, typename Space>
+std::string Loss<T, Space>::describe() const {
+  const Impl& s = impl();
+  std::ostringstream out;
+  out << to_string(s.desc.kind) << ", " << to_string(s.desc.reduction)
+      << " over " << s.shard << "\n";
+  return out.str();
+}
+
+}  // namespace distconv
+
+#endif  // DISTCONV_LAYERS_INTERNAL_LOSS_IMPL_H_

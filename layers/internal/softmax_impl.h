@@ -1,0 +1,147 @@
+// Internal: the softmax layer, Softmax<T, Space> (layers/softmax.h),
+// written once for every memory space. A space's SoftmaxBackend runs the
+// passes over the interiors:
+//
+//   template <typename T>
+//   class SoftmaxBackend<T, HostSpace> {
+//    public:
+//     SoftmaxBackend(const SoftmaxOptions&, const Box& shard);
+//     void forward(const StridedView<const T>& src, const StridedView<T>& dst);
+//     void backward(const StridedView<const T>& dst,
+//                   const StridedView<const T>& diff_dst,
+//                   const StridedView<T>& diff_src);
+//     std::string describe() const;  // what runs the passes
+//   };
+//
+// Included by the .cc that defines a space's backend and instantiates the
+// layer for it: layers/softmax.cc (host), layers/device_softmax.cc (GPU).
+#ifndef DISTCONV_LAYERS_INTERNAL_SOFTMAX_IMPL_H_
+#define DISTCONV_LAYERS_INTERNAL_SOFTMAX_IMPL_H_
+
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "distconv/error.h"
+#include "distconv/internal/layer_checks.h"
+#include "layers/internal/given_plan.h"
+#include "layers/softmax.h"
+
+namespace distconv {
+namespace internal {
+
+template <typename T, typename Space>
+class SoftmaxBackend;
+
+}  // namespace internal
+
+template <typename T, typename Space>
+struct Softmax<T, Space>::Impl {
+  SoftmaxKind kind;
+  ShardPlan plan;
+  const Distribution& dist;
+  const HaloLayout& layout;
+  Box shard;
+  internal::SoftmaxBackend<T, Space> backend;
+
+  Impl(ShardPlan p, const SoftmaxOptions& o)
+      : kind(o.kind),
+        plan(std::move(p)),
+        dist(plan.layout("src").distribution()),
+        layout(plan.layout("src")),
+        shard(plan.shard("src")),
+        backend(o, shard) {}
+
+  void check(const DistTensor<T, Space>& t, const char* what) const {
+    require(t.layout().distribution() == dist, ErrorKind::kShapeMismatch, what,
+            " tensor's distribution (global ", t.global_shape(), " over grid ",
+            t.layout().distribution().grid_shape(),
+            ") is not the softmax's (global ", dist.global_shape(),
+            " over grid ", dist.grid_shape(), ", in any layout)");
+  }
+};
+
+template <typename T, typename Space>
+Softmax<T, Space>::Softmax(const ProcessGrid& grid, const Distribution& src,
+                           const SoftmaxOptions& options) {
+  const Shape& shape = src.global_shape();
+  require(shape.ndims() == 4 || shape.ndims() == 5, ErrorKind::kInvalidArgument,
+          "softmax input shape ", shape,
+          " is not (N, C, H, W) or (N, C, D, H, W)");
+  internal::check_grid(src, grid.shape(), "input");
+  impl_ = internal::Pimpl<Impl>::make(
+      "softmax", plan_softmax(src, grid.rank(), options), options);
+}
+
+template <typename T, typename Space>
+Softmax<T, Space>::Softmax(const ProcessGrid& grid, ShardPlan plan,
+                           const SoftmaxOptions& options) {
+  internal::check_given_shard_plan(
+      grid, plan, internal::element_name<T>(), [&] {
+        return plan_softmax(plan.layout("src").distribution(), plan.rank,
+                            options);
+      });
+  impl_ = internal::Pimpl<Impl>::make("softmax", std::move(plan), options);
+}
+
+template <typename T, typename Space>
+const ShardPlan& Softmax<T, Space>::plan() const {
+  return impl().plan;
+}
+template <typename T, typename Space>
+SoftmaxKind Softmax<T, Space>::kind() const {
+  return impl().kind;
+}
+template <typename T, typename Space>
+const Distribution& Softmax<T, Space>::distribution() const {
+  return impl().dist;
+}
+template <typename T, typename Space>
+const HaloLayout& Softmax<T, Space>::src_layout() const {
+  return impl().layout;
+}
+template <typename T, typename Space>
+const HaloLayout& Softmax<T, Space>::dst_layout() const {
+  return impl().layout;
+}
+template <typename T, typename Space>
+const HaloLayout& Softmax<T, Space>::diff_dst_layout() const {
+  return impl().layout;
+}
+template <typename T, typename Space>
+const HaloLayout& Softmax<T, Space>::diff_src_layout() const {
+  return impl().layout;
+}
+
+template <typename T, typename Space>
+void Softmax<T, Space>::forward(const DistTensor<T, Space>& src,
+                                DistTensor<T, Space>& dst) {
+  Impl& s = impl();
+  s.check(src, "src");
+  s.check(dst, "dst");
+  s.backend.forward(src.interior(), dst.interior());
+}
+
+template <typename T, typename Space>
+void Softmax<T, Space>::backward(const DistTensor<T, Space>& dst,
+                                 const DistTensor<T, Space>& diff_dst,
+                                 DistTensor<T, Space>& diff_src) {
+  Impl& s = impl();
+  s.check(dst, "dst");
+  s.check(diff_dst, "diff_dst");
+  s.check(diff_src, "diff_src");
+  s.backend.backward(dst.interior(), diff_dst.interior(), diff_src.interior());
+}
+
+template <typename T, typename Space>
+std::string Softmax<T, Space>::describe() const {
+  const Impl& s = impl();
+  std::ostringstream out;
+  out << to_string(s.kind) << " " << s.shard << ": " << s.backend.describe()
+      << "\n";
+  return out.str();
+}
+
+}  // namespace distconv
+
+#endif  // DISTCONV_LAYERS_INTERNAL_SOFTMAX_IMPL_H_
