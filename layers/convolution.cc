@@ -1,53 +1,12 @@
-// The convolution in host memory: oneDNN and reference kernels
-// (LocalConv), gradients summed with MPI. The executor itself is
-// layers/internal/convolution_impl.h.
+// The convolution in host memory: the executor
+// (layers/internal/convolution_impl.h) on oneDNN and reference kernels
+// (layers/internal/host_conv_backend.h).
 #include "layers/convolution.h"
 
-#include "kernels/local_conv.h"
-#include "layers/internal/channel_cells.h"
 #include "layers/internal/convolution_impl.h"
-#include "layers/internal/gradient_sum.h"
-#include "layers/internal/local_conv_of.h"
-#include "layers/internal/pointwise.h"
+#include "layers/internal/host_conv_backend.h"
 
 namespace distconv {
-namespace internal {
-
-template <typename T>
-struct ConvBackend<T, HostSpace> {
-  using Kernel = LocalConv<T>;
-  using P = Compute<T>;  // weights, bias, gradients
-  struct Context {
-    Context(const HaloSetupOptions&, const GpuConvOptions&) {}
-  };
-  struct Grads : GradientSum<P> {
-    Grads(Context&, MPI_Comm comm, Index weights, Index bias)
-        : GradientSum<P>(comm, weights, bias) {}
-  };
-  static constexpr bool kChannelSplits = true;
-
-  static std::optional<Kernel> kernel(Context&,
-                                      const std::optional<ConvKernelCall>& c) {
-    return local_conv_of<T>(c);
-  }
-  static void fill_bias(const Context&, const StridedView<T>& out, const P* b) {
-    out.for_each([&](const Shape& i, T& v) { v = b ? T(b[i[1]]) : T(0); });
-  }
-  static void add_per_channel(const Context&, const StridedView<T>& v,
-                              const P* values) {
-    internal::add_per_channel(v, values);
-  }
-  static void sum_per_channel(const Context&, const StridedView<const T>& v,
-                              P* sums) {
-    internal::sum_per_channel(v, sums);
-  }
-  static void copy(const Context&, const StridedView<const T>& from,
-                   const StridedView<T>& to) {
-    internal::copy(from, to);
-  }
-};
-
-}  // namespace internal
 
 template class Convolution<float>;
 template class Convolution<double>;

@@ -40,6 +40,14 @@
 // splitting channels (kUnsupported); overlapping the halo exchanges with
 // computation. fp32 runs on oneDNN; fp64 on the reference kernels.
 //
+// GPU memory (Deconvolution<T, DeviceSpace>; float and double; target
+// //layers:device_deconvolution, --config=cuda): the same plan and executor
+// on DistTensor<T, DeviceSpace>, with weights, bias and their gradients in
+// device memory: cuDNN runs the adjoint convolution's passes (algorithms
+// and arithmetic from GpuConvOptions, as the convolution's), cuDNN tensor
+// operations zero, add the bias and sum its gradient, all on the stream of
+// the halo options, and the halos travel over the device transports.
+//
 // Destroying the layer completes a gradient allreduce still in flight.
 // The constructor is collective over the grid and validates from global
 // information, so bad input throws the same distconv::Error on every rank.
@@ -58,9 +66,11 @@
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
+#include "distconv/memory_space.h"
 #include "distconv/pimpl.h"
 #include "distconv/process_grid.h"
 #include "halo/halo_options.h"
+#include "kernels/gpu_conv_options.h"
 #include "layers/deconv_plan.h"
 #include "layers/layer_stats.h"
 
@@ -68,19 +78,23 @@ namespace distconv {
 
 // Defined for float, double and bf16 (fp32 weights and gradients, the
 // local kernels on fp32 copies; forward's halo contributions are summed
-// in fp32 and rounded per sum).
-template <typename T>
+// in fp32 and rounded per sum) in host memory; float and double in GPU
+// memory.
+template <typename T, typename Space = HostSpace>
 class Deconvolution {
  public:
   using Param = Compute<T>;  // weights, bias and their gradients
 
+  // `gpu`: cuDNN's arithmetic and algorithm search (GPU memory only).
   Deconvolution(const ProcessGrid& grid, const DeconvDesc& desc,
                 const Distribution& src,
-                const DeconvolutionOptions& options = {});
+                const DeconvolutionOptions& options = {},
+                const GpuConvOptions& gpu = {});
   // Runs a plan made beforehand for this rank (plan_deconvolution(desc,
   // src, grid.rank(), options)); `halo`: the options' halo configuration.
   Deconvolution(const ProcessGrid& grid, DeconvPlan plan,
-                const HaloSetupOptions& halo = {});
+                const HaloSetupOptions& halo = {},
+                const GpuConvOptions& gpu = {});
 
   const DeconvPlan& plan() const;
   const DeconvDesc& desc() const;
@@ -94,17 +108,18 @@ class Deconvolution {
   const HaloLayout& diff_src_layout() const;  // input gradient, no halos
 
   // dst = deconv(src) (+ bias).
-  void forward(const DistTensor<T>& src, const Param* weights,
-               const Param* bias, DistTensor<T>& dst);
+  void forward(const DistTensor<T, Space>& src, const Param* weights,
+               const Param* bias, DistTensor<T, Space>& dst);
   // diff_src = the input gradient; exchanges diff_dst's halos first.
-  void backward_data(DistTensor<T>& diff_dst, const Param* weights,
-                     DistTensor<T>& diff_src);
+  void backward_data(DistTensor<T, Space>& diff_dst, const Param* weights,
+                     DistTensor<T, Space>& diff_src);
   // Weight (and, with bias, bias) gradients from src's shard and diff_dst
   // (whose halos it exchanges); starts their allreduce over every rank.
   // diff_weights and diff_bias are written by wait_gradients() and must
   // stay valid until then.
-  void backward_weights(const DistTensor<T>& src, DistTensor<T>& diff_dst,
-                        Param* diff_weights, Param* diff_bias);
+  void backward_weights(const DistTensor<T, Space>& src,
+                        DistTensor<T, Space>& diff_dst, Param* diff_weights,
+                        Param* diff_bias);
   void wait_gradients();
 
   // How this rank's window is computed ("transposed convolution

@@ -36,6 +36,21 @@ void cudnn_fill_bias(const CudnnContext& context,
 }
 
 template <typename T>
+void cudnn_add_per_channel(const CudnnContext& context,
+                           const StridedView<T, DeviceSpace>& v,
+                           const T* values) {
+  if (v.size() == 0) return;
+  const cudnnDataType_t type = cudnn::data_type<T>();
+  cudnn::TensorDesc d;
+  d.set(type, v.extent(), v.strides());
+  const cudnn::TensorDesc b = per_channel_desc(v, type);
+  const T one = 1;
+  check_cudnn(cudnnAddTensor(context.handle(), &one, b.get(), values, &one,
+                             d.get(), v.data()),
+              "cudnnAddTensor of per-channel values");
+}
+
+template <typename T>
 void cudnn_sum_per_channel(const CudnnContext& context,
                            const StridedView<const T, DeviceSpace>& v,
                            T* sums) {
@@ -77,6 +92,12 @@ template void cudnn_fill_bias(const CudnnContext&,
 template void cudnn_fill_bias(const CudnnContext&,
                               const StridedView<double, DeviceSpace>&,
                               const double*);
+template void cudnn_add_per_channel(const CudnnContext&,
+                                    const StridedView<float, DeviceSpace>&,
+                                    const float*);
+template void cudnn_add_per_channel(const CudnnContext&,
+                                    const StridedView<double, DeviceSpace>&,
+                                    const double*);
 template void cudnn_sum_per_channel(
     const CudnnContext&, const StridedView<const float, DeviceSpace>&, float*);
 template void cudnn_sum_per_channel(

@@ -16,6 +16,12 @@ template <typename T>
 void cudnn_fill_bias(const CudnnContext& context,
                      const StridedView<T, DeviceSpace>& v, const T* bias);
 
+// v(n, c, ...) += values[c] in every cell (a bias added after the fact).
+template <typename T>
+void cudnn_add_per_channel(const CudnnContext& context,
+                           const StridedView<T, DeviceSpace>& v,
+                           const T* values);
+
 // sums[c] += the sum of v(n, c, ...) over every cell (a bias gradient).
 template <typename T>
 void cudnn_sum_per_channel(const CudnnContext& context,

@@ -1,25 +1,13 @@
 // Internal: the convolution's executor, Convolution<T, Space> (see
 // layers/convolution.h), written once for every memory space. A space's
-// ConvBackend says what runs the plan's leaves there:
-//
-//   template <typename T>
-//   struct ConvBackend<T, HostSpace> {
-//     using Kernel = LocalConv<T>;              // forward, backward_data,
-//                                               // backward_weights on views
-//     using Grads = GradientSum<Compute<T>>;    // the gradient allreduce
-//     struct Context;                           // made from the options
-//     static constexpr bool kChannelSplits;     // channel parallelism runs
-//     static std::optional<Kernel> kernel(Context&, call);
-//     static void fill_bias(const Context&, view, bias);  // or 0
-//     static void add_per_channel(const Context&, view, values);
-//     static void sum_per_channel(const Context&, view, sums);
-//   };
+// ConvBackend (layers/internal/conv_backend.h) runs the plan's leaves
+// there.
 //
 // The orchestration (pieces, halos started before the interior and waited
 // for before the boundary, channel collectives, the gradient allreduce
 // overlapping backward-data) is this file's, the same for every space.
-// Included by the .cc that defines a space's backend and instantiates the
-// layer for it: layers/convolution.cc (host), layers/device_convolution.cc
+// Included by the .cc that instantiates the layer for a space with its
+// backend: layers/convolution.cc (host), layers/device_convolution.cc
 // (GPU).
 #ifndef DISTCONV_LAYERS_INTERNAL_CONVOLUTION_IMPL_H_
 #define DISTCONV_LAYERS_INTERNAL_CONVOLUTION_IMPL_H_
@@ -37,14 +25,12 @@
 #include "halo/halo_exchange.h"
 #include "layers/convolution.h"
 #include "layers/internal/channel_collective.h"
+#include "layers/internal/conv_backend.h"
 #include "layers/internal/given_plan.h"
 #include "layers/internal/plan_fingerprints.h"
 
 namespace distconv {
 namespace internal {
-
-template <typename T, typename Space>
-struct ConvBackend;
 
 // A piece's line of describe(): the implementation its kernel picked.
 template <typename Kernel>

@@ -6,10 +6,11 @@
 #   tests/gpu/collect.sh DIR            # here (Debian 12, CUDA 13 installed)
 #   ... copy DIR to the GPU machine ...
 #   tests/gpu/run_on_gpu_machine.sh DIR # there
-# Left out, to keep DIR small (about 25 MB): the C and C++ runtime and the
-# GPU driver, which every machine has (the GPU machines' are newer), and cuDNN and NCCL (hundreds of MB),
-# which run_on_gpu_machine.sh finds there (CUDA's own folder, or the
-# nvidia-* Python packages that come with PyTorch).
+# Left out, to keep DIR small (about 80 MB, most of it oneDNN and the
+# test binaries): the C and C++ runtime and the GPU driver, which every
+# machine has (the GPU machines' are newer), and cuDNN and NCCL (hundreds
+# of MB), which run_on_gpu_machine.sh finds there (CUDA's own folder, or
+# the nvidia-* Python packages that come with PyTorch).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 [[ $# -eq 1 ]] || { echo "usage: $0 DIR" >&2; exit 2; }
@@ -33,6 +34,7 @@ programs=(
   device_add_test://layers:device_add_test_bin
   device_concat_test://layers:device_concat_test_bin
   device_upsample_test://layers:device_upsample_test_bin
+  device_deconvolution_test://layers:device_deconvolution_test_bin
   device_softmax_test://layers:device_softmax_test_bin
   device_loss_test://layers:device_loss_test_bin
   gpu_pack_bench://perf:gpu_pack_bench

@@ -56,6 +56,7 @@ tests=(
   "device_add_test 1 2 3"
   "device_concat_test 1 2 3"
   "device_upsample_test 1 2 3"
+  "device_deconvolution_test 1 2 3 4"
   "device_softmax_test 1 2 3"
   "device_loss_test 1 2 3 4"
 )

@@ -1,0 +1,33 @@
+// Internal: ConvBackend<T, Space>, what runs the leaves of the layers
+// built on local convolutions (Convolution<T, Space>,
+// Deconvolution<T, Space>) in one memory space:
+//
+//   template <typename T>
+//   struct ConvBackend<T, HostSpace> {
+//     using Kernel = LocalConv<T>;              // forward, backward_data,
+//                                               // backward_weights on views
+//     using Grads = GradientSum<Compute<T>>;    // the gradient allreduce
+//     struct Context;                           // made from the options
+//     static constexpr bool kChannelSplits;     // channel parallelism runs
+//     static std::optional<Kernel> kernel(Context&, call);
+//     static void fill_bias(const Context&, view, bias);  // or 0
+//     static void zero(const Context&, view);
+//     static void add_per_channel(const Context&, view, values);
+//     static void sum_per_channel(const Context&, view, sums);
+//     static void copy(const Context&, from, to);
+//   };
+//
+// Defined in layers/internal/host_conv_backend.h (oneDNN and reference
+// kernels, MPI gradient sums) and layers/internal/device_conv_backend.h
+// (cuDNN, GPU gradient sums).
+#ifndef DISTCONV_LAYERS_INTERNAL_CONV_BACKEND_H_
+#define DISTCONV_LAYERS_INTERNAL_CONV_BACKEND_H_
+
+namespace distconv::internal {
+
+template <typename T, typename Space>
+struct ConvBackend;
+
+}  // namespace distconv::internal
+
+#endif  // DISTCONV_LAYERS_INTERNAL_CONV_BACKEND_H_
