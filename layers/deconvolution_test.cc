@@ -13,6 +13,7 @@
 
 #include "distconv/scatter_gather.h"
 #include "kernels/reference/deconv.h"
+#include "layers/deconv_cases.h"
 #include "tests/conv_check.h"
 #include "tests/layer_testing.h"
 #include "tests/mpi_testing.h"
@@ -20,75 +21,12 @@
 namespace distconv {
 namespace {
 
+using testing::deconv;
+using testing::deconv_cases;
+using testing::DeconvCase;
 using testing::grids_without_channel_split;
 using testing::spatial_grid;
 using testing::world_size;
-
-struct DeconvCase {
-  std::string name;
-  DeconvDesc desc;
-  Shape src_shape;
-};
-
-DeconvDesc deconv(Index c, Index f, Shape k, Shape s, Shape pl, Shape pu,
-                  ConvBias bias = ConvBias::kNone) {
-  DeconvDesc d = DeconvDesc::make(c, f, k);
-  d.stride = s;
-  d.padding_lower = pl;
-  d.padding_upper = pu;
-  d.bias = bias;
-  return d;
-}
-
-// The support matrix: every case runs on every grid.
-std::vector<DeconvCase> cases() {
-  const ConvBias kB = ConvBias::kAdd;
-  DeconvDesc op = deconv(3, 2, {3, 3}, {2, 2}, {1, 1}, {1, 1});
-  op.output_padding = {1, 0};
-  DeconvDesc dil = deconv(2, 3, {3, 2}, {2, 1}, {2, 0}, {1, 1}, kB);
-  dil.dilation = {2, 3};
-  DeconvDesc grouped = deconv(4, 6, {3, 3}, {2, 2}, {1, 1}, {1, 1});
-  grouped.groups = 2;
-  grouped.output_padding = {1, 1};
-  DeconvDesc lopsided =
-      deconv(2, 3, {3, 1, 2}, {2, 1, 1}, {1, 0, 0}, {0, 0, 1}, kB);
-  lopsided.dilation = {1, 1, 2};
-  const PaddingMode kC = PaddingMode::kCircular, kZ = PaddingMode::kZeros;
-  DeconvDesc unet_circular = deconv(3, 2, {4, 4}, {2, 2}, {1, 1}, {1, 1});
-  unet_circular.padding_mode = {kC, kC};
-  DeconvDesc lopsided_circular = lopsided;
-  lopsided_circular.padding_mode = {kC, kZ, kC};
-  // The output's padding as wide as the output: one rank wraps onto
-  // itself, several reach past their neighbours.
-  DeconvDesc wide_circular = deconv(1, 2, {5, 5}, {1, 1}, {2, 1}, {2, 1}, kB);
-  wide_circular.padding_mode = {kC, kC};
-  return {
-      {"unet_4x4_stride2_pad1_circular", unet_circular, {2, 3, 5, 6}},
-      {"3d_lopsided_dilation_circular_d_w", lopsided_circular,
-       {2, 2, 4, 3, 4}},
-      {"circular_padding_as_wide_as_the_output", wide_circular,
-       {1, 1, 2, 3}},
-      {"unet_4x4_stride2_pad1",
-       deconv(3, 2, {4, 4}, {2, 2}, {1, 1}, {1, 1}),
-       {2, 3, 5, 6}},
-      {"2x2_stride2_bias",
-       deconv(2, 3, {2, 2}, {2, 2}, {0, 0}, {0, 0}, kB),
-       {1, 2, 5, 7}},
-      {"3x3_stride1_same_bias",
-       deconv(2, 2, {3, 3}, {1, 1}, {1, 1}, {1, 1}, kB),
-       {2, 2, 7, 6}},
-      {"3x3_stride2_output_padding", op, {1, 3, 5, 6}},
-      {"kernel_smaller_than_stride_leaves_gaps",
-       deconv(2, 2, {2, 1}, {3, 2}, {0, 0}, {0, 0}, kB),
-       {1, 2, 4, 5}},
-      {"asymmetric_padding_dilation", dil, {1, 2, 6, 5}},
-      {"groups", grouped, {1, 4, 4, 5}},
-      {"3d_2x2x2_stride2_bias",
-       deconv(2, 2, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {0, 0, 0}, kB),
-       {1, 2, 3, 4, 3}},
-      {"3d_lopsided_dilation", lopsided, {2, 2, 4, 3, 4}},
-  };
-}
 
 template <typename T>
 struct Global {
@@ -196,7 +134,7 @@ void ExpectBf16MatchesReference(const DeconvCase& c, const ProcessGrid& grid) {
 }
 
 TEST(Deconvolution, Bf16MatchesTheReferenceOnEveryGrid) {
-  for (const DeconvCase& c : cases()) {
+  for (const DeconvCase& c : deconv_cases()) {
     for (const Shape& shape :
          grids_without_channel_split(c.src_shape.ndims())) {
       ProcessGrid grid(MPI_COMM_WORLD, shape);
@@ -212,7 +150,7 @@ TEST(Deconvolution, Bf16MatchesTheReferenceOnEveryGrid) {
 
 template <typename T>
 void ForEveryCaseAndGrid(double tol) {
-  for (const DeconvCase& c : cases()) {
+  for (const DeconvCase& c : deconv_cases()) {
     for (const Shape& shape :
          grids_without_channel_split(c.src_shape.ndims())) {
       ProcessGrid grid(MPI_COMM_WORLD, shape);
@@ -259,7 +197,7 @@ TEST(Deconvolution, HandWorkedCase) {
 // spatial grid of all ranks, so that shards are one or two cells or empty.
 TEST(Deconvolution, ManySmallPartitions) {
   ProcessGrid grid(MPI_COMM_WORLD, testing::squarest_hw_grid());
-  for (const DeconvCase& c : cases()) {
+  for (const DeconvCase& c : deconv_cases()) {
     if (c.src_shape.ndims() != 4) continue;
     DeconvCase small = c;
     small.src_shape[2] = small.src_shape[3] = 5;
@@ -273,7 +211,7 @@ TEST(Deconvolution, ManySmallPartitions) {
 // forward against the forward one in backward) and <deconv_w(x), y> ==
 // <w, backward_weights(x, y)>, distributed, in double, without bias.
 TEST(Deconvolution, BackwardPassesAreTheAdjointsOfForward) {
-  for (DeconvCase c : cases()) {
+  for (DeconvCase c : deconv_cases()) {
     c.desc.bias = ConvBias::kNone;
     ProcessGrid grid(MPI_COMM_WORLD, spatial_grid(c.src_shape.ndims()));
     SCOPED_TRACE(c.name + " on grid " + grid.shape().to_string());

@@ -14,16 +14,12 @@
 #include "distconv/dist_tensor.h"
 #include "layers/convolution.h"
 #include "layers/device_layer_testing.h"
-#include "tests/device_array.h"
 #include "tests/mpi_testing.h"
 
 namespace distconv {
 namespace {
 
-using testing::DeviceArray;
-using testing::expect_close;
 using testing::expect_error_on_all_ranks;
-using testing::expect_same_interior;
 using testing::world_rank;
 using testing::world_size;
 
@@ -92,36 +88,11 @@ void CheckAgainstTheHost(const Case& c, double tol) {
     for (T& x : v) x = val(rng);
     return v;
   };
-  DistTensor<T> x(grid, host.src_layout()), y(grid, host.dst_layout());
-  DistTensor<T> dy(grid, host.diff_dst_layout()),
-      dx(grid, host.diff_src_layout());
-  x.interior().for_each([&](const Shape&, T& v) { v = val(rng); });
-  dy.interior().for_each([&](const Shape&, T& v) { v = val(rng); });
   const std::vector<T> w = random(host.weights_block().extent.volume());
-  const std::vector<T> b = random(host.bias_block().extent.volume());
-  const bool has_bias = c.desc.bias == ConvBias::kAdd;
-  DistTensor<T, DeviceSpace> xd(grid, dev.src_layout()),
-      yd(grid, dev.dst_layout()), dyd(grid, dev.diff_dst_layout()),
-      dxd(grid, dev.diff_src_layout());
-  DeviceSpace::copy_to_device(xd.data(), x.data(), sizeof(T) * x.size());
-  DeviceSpace::copy_to_device(dyd.data(), dy.data(), sizeof(T) * dy.size());
-  DeviceArray<T> wd(w), bd(b);
-  std::vector<T> dw(w.size(), T(5)), db(b.size(), T(5));
-  DeviceArray<T> dwd(dw), dbd(db);
-
-  host.forward(x, w.data(), has_bias ? b.data() : nullptr, y);
-  dev.forward(xd, wd.data, has_bias ? bd.data : nullptr, yd);
-  host.backward_weights(x, dy, dw.data(), has_bias ? db.data() : nullptr);
-  dev.backward_weights(xd, dyd, dwd.data, has_bias ? dbd.data : nullptr);
-  host.backward_data(dy, w.data(), dx);
-  dev.backward_data(dyd, wd.data, dxd);
-  host.wait_gradients();
-  dev.wait_gradients();
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  expect_same_interior(y, yd, tol, "forward");
-  expect_same_interior(dx, dxd, tol, "backward data");
-  expect_close(dwd.read(), dw, tol, "weight gradient");
-  if (has_bias) expect_close(dbd.read(), db, tol, "bias gradient");
+  const std::vector<T> b = c.desc.bias == ConvBias::kAdd
+                               ? random(host.bias_block().extent.volume())
+                               : std::vector<T>();
+  testing::expect_same_weighted_passes(grid, host, dev, w, b, rng, tol);
 }
 
 TEST_F(DeviceConvolution, DoubleMatchesTheHostLayer) {

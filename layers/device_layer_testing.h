@@ -3,7 +3,8 @@
 // tensors copied to device tensors of the same layout; device tensors'
 // interiors and whole buffers compared with the host layer's, bit for bit
 // or within a tolerance (arrays with tests/expect_close.h, included); the
-// grids splitting one dimension.
+// passes of the layers with weights compared; a stream of the test's own;
+// the grids splitting one dimension.
 //
 //   class DevicePooling : public testing::DeviceLayerTest {};
 //   DistTensor<float, DeviceSpace> xd = testing::to_device(grid, x);
@@ -17,14 +18,21 @@
 
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include "distconv/device_space.h"
 #include "distconv/dist_tensor.h"
+#include "tests/device_array.h"
 #include "tests/expect_close.h"
 #include "tests/mpi_testing.h"
 
 namespace distconv::testing {
+
+// How close a GPU layer's results must come to the host layer's where
+// their arithmetic differs: fp32 to 1e-5, fp64 to 1e-10 (relative).
+template <typename T>
+constexpr double kTolerance = sizeof(T) == 4 ? 1e-5 : 1e-10;
 
 class DeviceLayerTest : public ::testing::Test {
  protected:
@@ -73,7 +81,6 @@ void expect_same_interior(DistTensor<T>& want, DistTensor<T, DeviceSpace>& got,
   }
 }
 
-
 // Whole buffers (halos included) equal bit for bit, but for NaNs, which
 // need only both be NaN (a GPU's arithmetic does not keep NaN payloads).
 template <typename T>
@@ -106,6 +113,67 @@ void expect_close_buffer(const DistTensor<T>& want,
   }
 }
 
+// A CUDA stream of the test's own (non-blocking: it does not wait for the
+// legacy default stream), destroyed with the object.
+class DeviceStream {
+ public:
+  DeviceStream() {
+    EXPECT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
+              cudaSuccess);
+  }
+  ~DeviceStream() { EXPECT_EQ(cudaStreamDestroy(stream_), cudaSuccess); }
+  DeviceStream(const DeviceStream&) = delete;
+  DeviceStream& operator=(const DeviceStream&) = delete;
+  cudaStream_t get() const { return stream_; }
+  void synchronize() const {
+    ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+// The passes of a host layer and a device layer with the same plan that
+// take weight and bias arrays (Convolution, Deconvolution), on the same
+// random input and output gradient: forward, backward-weights (the
+// gradients summed over the ranks) and backward-data, compared within tol.
+// w and b are the host arrays (b empty without a bias).
+template <typename T, typename HostLayer, typename DeviceLayer>
+void expect_same_weighted_passes(const ProcessGrid& grid, HostLayer& host,
+                                 DeviceLayer& dev, const std::vector<T>& w,
+                                 const std::vector<T>& b, std::mt19937_64& rng,
+                                 double tol) {
+  std::uniform_real_distribution<double> val(-1, 1);
+  DistTensor<T> x(grid, host.src_layout()), y(grid, host.dst_layout());
+  DistTensor<T> dy(grid, host.diff_dst_layout()),
+      dx(grid, host.diff_src_layout());
+  x.interior().for_each([&](const Shape&, T& v) { v = val(rng); });
+  dy.interior().for_each([&](const Shape&, T& v) { v = val(rng); });
+  const bool has_bias = !b.empty();
+  DistTensor<T, DeviceSpace> xd(grid, dev.src_layout()),
+      yd(grid, dev.dst_layout()), dyd(grid, dev.diff_dst_layout()),
+      dxd(grid, dev.diff_src_layout());
+  DeviceSpace::copy_to_device(xd.data(), x.data(), sizeof(T) * x.size());
+  DeviceSpace::copy_to_device(dyd.data(), dy.data(), sizeof(T) * dy.size());
+  DeviceArray<T> wd(w), bd(b);
+  std::vector<T> dw(w.size(), T(5)), db(b.size(), T(5));
+  DeviceArray<T> dwd(dw), dbd(db);
+
+  host.forward(x, w.data(), has_bias ? b.data() : nullptr, y);
+  dev.forward(xd, wd.data, has_bias ? bd.data : nullptr, yd);
+  host.backward_weights(x, dy, dw.data(), has_bias ? db.data() : nullptr);
+  dev.backward_weights(xd, dyd, dwd.data, has_bias ? dbd.data : nullptr);
+  host.backward_data(dy, w.data(), dx);
+  dev.backward_data(dyd, wd.data, dxd);
+  host.wait_gradients();
+  dev.wait_gradients();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  expect_same_interior(y, yd, tol, "forward");
+  expect_same_interior(dx, dxd, tol, "backward data");
+  expect_close(dwd.read(), dw, tol, "weight gradient");
+  if (has_bias) expect_close(dbd.read(), db, tol, "bias gradient");
+}
+
 // The grids of world_size() ranks over (N, C, H, W) or (N, C, D, H, W)
 // that split one dimension: N, C, then each spatial one.
 inline std::vector<Shape> one_split_grids(int ndims) {
@@ -114,6 +182,15 @@ inline std::vector<Shape> one_split_grids(int ndims) {
     Shape g = Shape::filled(ndims, 1);
     g[d] = world_size();
     out.push_back(g);
+  }
+  return out;
+}
+
+// one_split_grids() but those splitting channels (on several ranks).
+inline std::vector<Shape> sample_or_space_grids(int ndims) {
+  std::vector<Shape> out;
+  for (const Shape& g : one_split_grids(ndims)) {
+    if (g[1] == 1) out.push_back(g);
   }
   return out;
 }

@@ -36,9 +36,6 @@ using testing::world_size;
 
 class DeviceLoss : public testing::DeviceLayerTest {};
 
-template <typename T>
-constexpr double kTol = sizeof(T) == 4 ? 1e-5 : 1e-10;
-
 constexpr std::int64_t kIgnore = -100;
 
 // The target's values: class indices in [0, C) with about one cell in five
@@ -62,11 +59,9 @@ void Check(const LossDesc& desc, const Shape& global, const Shape& g) {
                << to_string(desc.kind) << ", " << to_string(desc.reduction)
                << ", global " << global << ", grid " << g);
   ProcessGrid grid(MPI_COMM_WORLD, g);
-  cudaStream_t stream;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
-            cudaSuccess);
+  const testing::DeviceStream stream;
   LossOptions options;
-  options.stream = stream;
+  options.stream = stream.get();
   const Distribution dist(global, g);
   Loss<T> host(grid, desc, dist);
   Loss<T, DeviceSpace> dev(grid, desc, dist, options);
@@ -83,24 +78,14 @@ void Check(const LossDesc& desc, const Shape& global, const Shape& g) {
   auto td = to_device(grid, t);
   const double want = host.forward(x, t);
   const double got = dev.forward(xd, td);
-  EXPECT_NEAR(got, want, kTol<T> * (1 + std::abs(want)));
+  EXPECT_NEAR(got, want, testing::kTolerance<T> * (1 + std::abs(want)));
   ASSERT_EQ(dev.first_sample(), host.first_sample());
-  testing::expect_close(dev.sample_losses(), host.sample_losses(), kTol<T>,
-                        "sample losses");
+  testing::expect_close(dev.sample_losses(), host.sample_losses(),
+                        testing::kTolerance<T>, "sample losses");
   host.backward(x, t, dx);
   dev.backward(xd, td, dxd);
-  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-  expect_close_buffer(dx, dxd, kTol<T>, "backward");
-  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
-}
-
-// The grids splitting samples or one spatial dimension.
-std::vector<Shape> grids(int ndims) {
-  std::vector<Shape> out;
-  for (const Shape& g : testing::one_split_grids(ndims)) {
-    if (g[1] == 1 || world_size() == 1) out.push_back(g);
-  }
-  return out;
+  stream.synchronize();
+  expect_close_buffer(dx, dxd, testing::kTolerance<T>, "backward");
 }
 
 template <typename T>
@@ -111,7 +96,7 @@ void CheckAll() {
     const LossDesc probabilities =
         LossDesc::make(LossKind::kCrossEntropyProbabilities, r);
     const LossDesc mse = LossDesc::make(LossKind::kMeanSquaredError, r);
-    for (const Shape& g : grids(4)) {
+    for (const Shape& g : testing::sample_or_space_grids(4)) {
       for (const Shape& global :
            {Shape{3, 5, 4, 3}, Shape{1, 3, 2, 3}, Shape{2, 1, 3, 2}}) {
         Check<T, std::int64_t>(indices, global, g);
@@ -119,7 +104,7 @@ void CheckAll() {
         Check<T, T>(mse, global, g);
       }
     }
-    for (const Shape& g : grids(5)) {
+    for (const Shape& g : testing::sample_or_space_grids(5)) {
       Check<T, std::int64_t>(indices, Shape{2, 6, 3, 2, 4}, g);
       Check<T, T>(mse, Shape{2, 6, 3, 2, 4}, g);
     }

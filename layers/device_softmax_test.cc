@@ -33,21 +33,16 @@ using testing::world_size;
 class DeviceSoftmax : public testing::DeviceLayerTest {};
 
 template <typename T>
-constexpr double kTol = sizeof(T) == 4 ? 1e-5 : 1e-10;
-
-template <typename T>
 void Check(SoftmaxKind kind, const Shape& global, const Shape& g) {
   SCOPED_TRACE(::testing::Message()
                << to_string(kind) << ", global " << global << ", grid " << g);
   ProcessGrid grid(MPI_COMM_WORLD, g);
-  cudaStream_t stream;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
-            cudaSuccess);
+  const testing::DeviceStream stream;
   SoftmaxOptions options;
   options.kind = kind;
   const Distribution dist(global, g);
   Softmax<T> host(grid, dist, options);
-  options.stream = stream;
+  options.stream = stream.get();
   Softmax<T, DeviceSpace> dev(grid, dist, options);
   std::mt19937_64 rng(17 + world_rank());
   std::uniform_real_distribution<double> val(-4, 4);
@@ -65,38 +60,29 @@ void Check(SoftmaxKind kind, const Shape& global, const Shape& g) {
   dev.forward(xd, yd);
   host.backward(y, dy, dx);
   dev.backward(yd, dyd, dxd);
-  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-  expect_close_buffer(y, yd, kTol<T>, "forward");
-  expect_close_buffer(dx, dxd, kTol<T>, "backward");
+  stream.synchronize();
+  expect_close_buffer(y, yd, testing::kTolerance<T>, "forward");
+  expect_close_buffer(dx, dxd, testing::kTolerance<T>, "backward");
   // In place: x becomes y, dy becomes dx.
   host.forward(x, x);
   dev.forward(xd, xd);
   host.backward(x, dy, dy);
   dev.backward(xd, dyd, dyd);
-  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-  expect_close_buffer(x, xd, kTol<T>, "forward in place");
-  expect_close_buffer(dy, dyd, kTol<T>, "backward in place");
-  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
-}
-
-// The grids splitting samples or one spatial dimension.
-std::vector<Shape> grids(int ndims) {
-  std::vector<Shape> out;
-  for (const Shape& g : testing::one_split_grids(ndims)) {
-    if (g[1] == 1 || world_size() == 1) out.push_back(g);
-  }
-  return out;
+  stream.synchronize();
+  expect_close_buffer(x, xd, testing::kTolerance<T>, "forward in place");
+  expect_close_buffer(dy, dyd, testing::kTolerance<T>, "backward in place");
 }
 
 template <typename T>
 void CheckAll() {
   for (SoftmaxKind kind : {SoftmaxKind::kSoftmax, SoftmaxKind::kLogSoftmax}) {
-    for (const Shape& g : grids(4)) {
+    for (const Shape& g : testing::sample_or_space_grids(4)) {
       Check<T>(kind, Shape{2, 5, 4, 3}, g);  // uneven on 3 ranks
       Check<T>(kind, Shape{1, 3, 2, 3}, g);  // empty shards on 3 ranks
       Check<T>(kind, Shape{2, 1, 3, 2}, g);  // one channel
     }
-    for (const Shape& g : grids(5)) Check<T>(kind, Shape{2, 6, 3, 2, 4}, g);
+    for (const Shape& g : testing::sample_or_space_grids(5))
+      Check<T>(kind, Shape{2, 6, 3, 2, 4}, g);
   }
 }
 

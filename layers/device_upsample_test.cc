@@ -32,11 +32,9 @@ void Check(const Shape& global, const Shape& factors, const Shape& g) {
   SCOPED_TRACE(::testing::Message() << "global " << global << ", factors "
                                     << factors << ", grid " << g);
   ProcessGrid grid(MPI_COMM_WORLD, g);
-  cudaStream_t stream;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
-            cudaSuccess);
+  const testing::DeviceStream stream;
   UpsampleOptions options;
-  options.stream = stream;
+  options.stream = stream.get();
   const Distribution dist(global, g);
   const Upsample<T> host(grid, UpsampleDesc{factors}, dist);
   const Upsample<T, DeviceSpace> dev(grid, UpsampleDesc{factors}, dist,
@@ -58,10 +56,9 @@ void Check(const Shape& global, const Shape& factors, const Shape& g) {
   dev.forward(xd, yd);
   host.backward(dy, dx);
   dev.backward(dyd, dxd);
-  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  stream.synchronize();
   expect_same_buffer(y, yd, "forward");
   expect_same_buffer(dx, dxd, "backward");
-  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
 template <typename T>
