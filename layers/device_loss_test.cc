@@ -3,8 +3,9 @@
 // probabilities, mean squared error, mean and sum reductions; the loss,
 // every sample's loss and the gradient, on grids splitting samples and
 // space (uneven and empty shards), 2D and 3D, with tensors of different
-// halo widths and storage orders; within 1e-5 (float) and 1e-10 (double),
-// halo cells untouched; on a stream of the caller's own. A class index out
+// halo widths and storage orders, samples of one to 16,900 cells, the
+// gradient in place too; within 1e-5 (float) and 1e-10 (double), halo
+// cells untouched; on a stream of the caller's own. A class index out
 // of range throws the same kInvalidArgument on every rank, in forward and
 // backward. Skips, visibly, on a machine without a GPU.
 #include <cuda_runtime_api.h>
@@ -79,13 +80,18 @@ void Check(const LossDesc& desc, const Shape& global, const Shape& g) {
   const double want = host.forward(x, t);
   const double got = dev.forward(xd, td);
   EXPECT_NEAR(got, want, testing::kTolerance<T> * (1 + std::abs(want)));
-  ASSERT_EQ(dev.first_sample(), host.first_sample());
+  EXPECT_EQ(dev.first_sample(), host.first_sample());
   testing::expect_close(dev.sample_losses(), host.sample_losses(),
                         testing::kTolerance<T>, "sample losses");
   host.backward(x, t, dx);
   dev.backward(xd, td, dxd);
   stream.synchronize();
   expect_close_buffer(dx, dxd, testing::kTolerance<T>, "backward");
+  // In place: the prediction becomes its gradient.
+  host.backward(x, t, x);
+  dev.backward(xd, td, xd);
+  stream.synchronize();
+  expect_close_buffer(x, xd, testing::kTolerance<T>, "backward in place");
 }
 
 template <typename T>
@@ -107,6 +113,13 @@ void CheckAll() {
     for (const Shape& g : testing::sample_or_space_grids(5)) {
       Check<T, std::int64_t>(indices, Shape{2, 6, 3, 2, 4}, g);
       Check<T, T>(mse, Shape{2, 6, 3, 2, 4}, g);
+    }
+    // Samples of more cells than the sums' blocks take in one sweep (64
+    // blocks of 256 threads), split along N and along W.
+    const std::vector<Shape> grids = testing::sample_or_space_grids(4);
+    for (const Shape& g : {grids[0], grids.back()}) {
+      Check<T, std::int64_t>(indices, Shape{2, 3, 130, 130}, g);
+      Check<T, T>(probabilities, Shape{2, 3, 130, 130}, g);
     }
   }
 }

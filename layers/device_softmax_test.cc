@@ -1,8 +1,8 @@
 // Softmax<T, DeviceSpace> against Softmax<T> (host memory) on the same
 // data: softmax and log-softmax, forward and backward, out of place and in
 // place, on grids splitting samples and space (uneven and empty shards),
-// 2D and 3D, with tensors of different halo widths and storage orders and
-// the plan's own layout (where the host runs oneDNN in fp32); within 1e-5
+// 2D and 3D, with tensors of different halo widths and storage orders (the
+// host's loops) and of the plan's own layouts (oneDNN in fp32); within 1e-5
 // (float) and 1e-10 (double) per cell, halo cells untouched; on a stream of
 // the caller's own. A grid splitting channels is refused as on the host.
 // Skips, visibly, on a machine without a GPU.
@@ -32,6 +32,41 @@ using testing::world_size;
 
 class DeviceSoftmax : public testing::DeviceLayerTest {};
 
+// Both layers' passes on tensors of these layouts (x, y, dy, dx), out of
+// place, then in place (x becomes y, dy becomes dx).
+template <typename T>
+void CheckLayouts(const ProcessGrid& grid, Softmax<T>& host,
+                  Softmax<T, DeviceSpace>& dev,
+                  const testing::DeviceStream& stream,
+                  const std::vector<HaloLayout>& layouts, std::mt19937_64& rng,
+                  const char* what) {
+  SCOPED_TRACE(what);
+  std::uniform_real_distribution<double> val(-4, 4);
+  auto fill = [&](DistTensor<T>& t) {
+    t.buffer().for_each([&](const Shape&, T& v) { v = T(val(rng)); });
+  };
+  DistTensor<T> x(grid, layouts[0]), y(grid, layouts[1]), dy(grid, layouts[2]),
+      dx(grid, layouts[3]);
+  for (DistTensor<T>* t : {&x, &y, &dy, &dx}) fill(*t);
+  auto xd = to_device(grid, x), yd = to_device(grid, y),
+       dyd = to_device(grid, dy), dxd = to_device(grid, dx);
+  const double tol = testing::kTolerance<T>;
+  host.forward(x, y);
+  dev.forward(xd, yd);
+  host.backward(y, dy, dx);
+  dev.backward(yd, dyd, dxd);
+  stream.synchronize();
+  expect_close_buffer(y, yd, tol, "forward");
+  expect_close_buffer(dx, dxd, tol, "backward");
+  host.forward(x, x);
+  dev.forward(xd, xd);
+  host.backward(x, dy, dy);
+  dev.backward(xd, dyd, dyd);
+  stream.synchronize();
+  expect_close_buffer(x, xd, tol, "forward in place");
+  expect_close_buffer(dy, dyd, tol, "backward in place");
+}
+
 template <typename T>
 void Check(SoftmaxKind kind, const Shape& global, const Shape& g) {
   SCOPED_TRACE(::testing::Message()
@@ -45,32 +80,16 @@ void Check(SoftmaxKind kind, const Shape& global, const Shape& g) {
   options.stream = stream.get();
   Softmax<T, DeviceSpace> dev(grid, dist, options);
   std::mt19937_64 rng(17 + world_rank());
-  std::uniform_real_distribution<double> val(-4, 4);
-  auto fill = [&](DistTensor<T>& t) {
-    t.buffer().for_each([&](const Shape&, T& v) { v = T(val(rng)); });
-  };
-  DistTensor<T> x(grid, with_halos(dist, 1, StorageOrder::kChannelsFirst));
-  DistTensor<T> y(grid, host.dst_layout());  // the plan's: oneDNN on fp32
-  DistTensor<T> dy(grid, with_halos(dist, 2, StorageOrder::kChannelsLast));
-  DistTensor<T> dx(grid, with_halos(dist, 1, StorageOrder::kChannelsLast));
-  for (DistTensor<T>* t : {&x, &y, &dy, &dx}) fill(*t);
-  auto xd = to_device(grid, x), yd = to_device(grid, y),
-       dyd = to_device(grid, dy), dxd = to_device(grid, dx);
-  host.forward(x, y);
-  dev.forward(xd, yd);
-  host.backward(y, dy, dx);
-  dev.backward(yd, dyd, dxd);
-  stream.synchronize();
-  expect_close_buffer(y, yd, testing::kTolerance<T>, "forward");
-  expect_close_buffer(dx, dxd, testing::kTolerance<T>, "backward");
-  // In place: x becomes y, dy becomes dx.
-  host.forward(x, x);
-  dev.forward(xd, xd);
-  host.backward(x, dy, dy);
-  dev.backward(xd, dyd, dyd);
-  stream.synchronize();
-  expect_close_buffer(x, xd, testing::kTolerance<T>, "forward in place");
-  expect_close_buffer(dy, dyd, testing::kTolerance<T>, "backward in place");
+  const HaloLayout& plan = host.src_layout();
+  // The host runs its loops in double on these ...
+  CheckLayouts(grid, host, dev, stream,
+               {with_halos(dist, 1, StorageOrder::kChannelsFirst), plan,
+                with_halos(dist, 2, StorageOrder::kChannelsLast),
+                with_halos(dist, 1, StorageOrder::kChannelsLast)},
+               rng, "tensors with halos");
+  // ... and oneDNN on fp32 on the plan's own layouts.
+  CheckLayouts(grid, host, dev, stream, {plan, plan, plan, plan}, rng,
+               "the plan's layouts");
 }
 
 template <typename T>
