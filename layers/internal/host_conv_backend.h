@@ -40,9 +40,7 @@ struct ConvBackend<T, HostSpace> {
     out.for_each([&](const Shape& i, T& v) { v = b ? T(b[i[1]]) : T(0); });
   }
   static void zero(const Context&, const StridedView<T>& v) {
-    for_each_cell(v, [](T* x, Index channels, Index stride) {
-      for (Index c = 0; c < channels; ++c) x[c * stride] = T(0);
-    });
+    internal::zero(v);
   }
   static void add_per_channel(const Context&, const StridedView<T>& v,
                               const P* values) {
