@@ -56,14 +56,6 @@ std::vector<BnCase> cases() {
   };
 }
 
-// Values in [offset - 1, offset + 1).
-template <typename T>
-std::vector<T> values(Index n, unsigned seed, double offset) {
-  std::vector<T> v = random_vector<T>(n, seed);
-  for (T& x : v) x = static_cast<T>(double(x) + offset);
-  return v;
-}
-
 // The box of `global` in a dense row-major array, copied out and back.
 template <typename T>
 std::vector<T> extract(const std::vector<T>& global, const Shape& shape,
@@ -293,9 +285,10 @@ template <typename T>
 void ExpectMatchesReference(const Shape& shape, const ProcessGrid& grid,
                             BatchNormStats stats, double tol) {
   const Index c = shape[1], n = shape.volume();
-  const auto x1 = values<T>(n, 1, 3.0), x2 = values<T>(n, 2, -2.0);
-  const auto x3 = values<T>(n, 3, 0.5);
-  const auto dy = random_vector<T>(n, 4), scale = values<T>(c, 5, 1.0);
+  const auto x1 = random_values<T>(n, 1, 3.0);
+  const auto x2 = random_values<T>(n, 2, -2.0);
+  const auto x3 = random_values<T>(n, 3, 0.5);
+  const auto dy = random_vector<T>(n, 4), scale = random_values<T>(c, 5, 1.0);
   const auto shift = random_vector<T>(c, 6);
   BatchNormOptions options;
   options.stats = stats;
@@ -399,7 +392,7 @@ TEST(BatchNorm, FloatMatchesTheReferenceOnEveryGridAndScope) {
 TEST(BatchNorm, StatisticsAreStableOnLargeOffsets) {
   const Shape shape{2, 3, 256, 256};
   const Index n = shape.volume(), c = shape[1];
-  const auto x = values<float>(n, 11, 1e4);
+  const auto x = random_values<float>(n, 11, 1e4);
   const std::vector<float> scale = {1.0f, 2.0f, 0.5f};
   const std::vector<float> shift = {0.0f, 1.0f, -1.0f};
   std::vector<double> ref_mean(c), ref_var(c);
@@ -460,9 +453,10 @@ TEST(BatchNorm, StatisticsAreStableOnLargeOffsets) {
 TEST(BatchNorm, BackwardIsTheAdjointOfForwardsDerivative) {
   const Shape shape{4, 4, 6, 5};
   const Index n = shape.volume(), c = shape[1];
-  const auto x = values<double>(n, 41, 1.5), v = random_vector<double>(n, 42);
+  const auto x = random_values<double>(n, 41, 1.5);
+  const auto v = random_vector<double>(n, 42);
   const auto w = random_vector<double>(n, 43);
-  const auto scale = values<double>(c, 44, 1.0);
+  const auto scale = random_values<double>(c, 44, 1.0);
   const auto shift = random_vector<double>(c, 45);
   const auto scale_dir = random_vector<double>(c, 46);
   const auto shift_dir = random_vector<double>(c, 47);
@@ -521,8 +515,9 @@ TEST(BatchNorm, InPlace) {
   const Shape shape{2, 5, 6, 7};
   const Index n = shape.volume();
   ProcessGrid grid(MPI_COMM_WORLD, spatial_grid(4));
-  const auto x = values<double>(n, 21, 1.0), dy = random_vector<double>(n, 22);
-  const auto scale = values<double>(5, 23, 1.0);
+  const auto x = random_values<double>(n, 21, 1.0);
+  const auto dy = random_vector<double>(n, 22);
+  const auto scale = random_values<double>(5, 23, 1.0);
   const auto shift = random_vector<double>(5, 24);
   BatchNorm<double> bn(grid, Distribution(shape, grid.shape()));
   DistTensor<double> xt(grid, bn.src_layout()), yt(grid, bn.dst_layout());
@@ -567,7 +562,8 @@ TEST(BatchNorm, ShardStatisticsAndInferenceForwardNeedNoCommunication) {
   const Shape shape{world_size(), 3, 4, 4};
   ProcessGrid grid(MPI_COMM_WORLD, Shape{world_size(), 1, 1, 1});
   const Index n = shape.volume();
-  const auto x = values<double>(n, 31, 2.0), dy = random_vector<double>(n, 32);
+  const auto x = random_values<double>(n, 31, 2.0);
+  const auto dy = random_vector<double>(n, 32);
   const std::vector<double> scale = {1, 2, 3}, shift = {0, 0, 1};
   BatchNormOptions shard;
   shard.stats = BatchNormStats::kShard;

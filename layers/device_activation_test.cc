@@ -40,11 +40,9 @@ void Check(const Shape& global, const Shape& g, const ActivationDesc& desc) {
                << ", global " << global << ", grid " << g);
   ProcessGrid grid(MPI_COMM_WORLD, g);
   const Distribution dist(global, g);
-  cudaStream_t stream;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
-            cudaSuccess);
+  const testing::DeviceStream stream;
   ActivationOptions options;
-  options.stream = stream;
+  options.stream = stream.get();
   const Activation<T> host(grid, desc, dist);
   const Activation<T, DeviceSpace> dev(grid, desc, dist, options);
   // Four layouts: the plain one, halos of 1 and 2 (channels-last), halos
@@ -81,7 +79,7 @@ void Check(const Shape& global, const Shape& g, const ActivationDesc& desc) {
     host.backward_from_dst(y, dy, dx_from_y);
     dev.backward_from_dst(yd, dyd, dx_from_yd);
   }
-  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  stream.synchronize();
   expect_same_buffer(y, yd, "forward");
   expect_same_buffer(dx, dxd, "backward");
   expect_same_buffer(dx_from_y, dx_from_yd, "backward from dst");
@@ -90,11 +88,10 @@ void Check(const Shape& global, const Shape& g, const ActivationDesc& desc) {
     dev.forward(xd, xd);
     host.backward_from_dst(x, dy, dy);
     dev.backward_from_dst(xd, dyd, dyd);
-    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    stream.synchronize();
     expect_same_buffer(x, xd, "forward in place");
     expect_same_buffer(dy, dyd, "backward in place");
   }
-  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
 template <typename T>

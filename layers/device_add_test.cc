@@ -32,11 +32,9 @@ void Check(const Shape& global, const Shape& g) {
   SCOPED_TRACE(::testing::Message() << "global " << global << ", grid " << g);
   ProcessGrid grid(MPI_COMM_WORLD, g);
   const Distribution dist(global, g);
-  cudaStream_t stream;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
-            cudaSuccess);
+  const testing::DeviceStream stream;
   AddOptions options;
-  options.stream = stream;
+  options.stream = stream.get();
   const HaloLayout plain(dist);
   const HaloLayout h1 = testing::with_halos(dist, 1);
   const HaloLayout h2_first =
@@ -56,7 +54,7 @@ void Check(const Shape& global, const Shape& g) {
   add(ad, bd, yd, options);
   add_backward(a, da, db);  // a as the output gradient
   add_backward(ad, dad, dbd, options);
-  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  stream.synchronize();
   expect_same_buffer(y, yd, "add");
   expect_same_buffer(da, dad, "add backward: diff_a");
   expect_same_buffer(db, dbd, "add backward: diff_b");
@@ -65,11 +63,10 @@ void Check(const Shape& global, const Shape& g) {
   add(ad, bd, ad, options);
   add_backward(b, b, db);
   add_backward(bd, bd, dbd, options);
-  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  stream.synchronize();
   expect_same_buffer(a, ad, "add in place");
   expect_same_buffer(b, bd, "add backward in place");
   expect_same_buffer(db, dbd, "add backward beside in place");
-  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
 template <typename T>

@@ -31,14 +31,6 @@ using testing::world_rank;
 
 class DeviceBatchNorm : public testing::DeviceLayerTest {};
 
-// Values in [offset - 1, offset + 1).
-template <typename T>
-std::vector<T> random_values(Index n, unsigned seed, double offset) {
-  std::vector<T> v = random_vector<T>(n, seed);
-  for (T& x : v) x = static_cast<T>(double(x) + offset);
-  return v;
-}
-
 template <typename T>
 void fill(DistTensor<T>& t, unsigned seed, double offset) {
   const std::vector<T> v = random_values<T>(t.size(), seed, offset);
@@ -62,13 +54,11 @@ void Check(const Shape& global, const Shape& g, BatchNormStats stats,
                                     << " statistics, offset " << offset);
   ProcessGrid grid(MPI_COMM_WORLD, g);
   const Distribution dist(global, g);
-  cudaStream_t stream;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
-            cudaSuccess);
+  const testing::DeviceStream stream;
   BatchNormOptions options;
   options.stats = stats;
   BatchNormDeviceOptions device;
-  device.stream = stream;
+  device.stream = stream.get();
   BatchNorm<T> host(grid, dist, options);
   BatchNorm<T, DeviceSpace> dev(grid, dist, options, device);
   const Index c = global[1];
@@ -99,7 +89,7 @@ void Check(const Shape& global, const Shape& g, BatchNormStats stats,
     dev.forward(xd, scale_d.data, shift_d.data, yd);
     host.backward(x, dy, scale.data(), dx, dscale.data(), dshift.data());
     dev.backward(xd, dyd, scale_d.data, dxd, dscale_d.data, dshift_d.data);
-    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    stream.synchronize();
     expect_same_interior(y, yd, tol, "forward");
     expect_same_interior(dx, dxd, tol, "backward");
     expect_close(dscale_d.read(), dscale, tol, "diff_scale");
@@ -112,7 +102,6 @@ void Check(const Shape& global, const Shape& g, BatchNormStats stats,
     expect_close(dev.running_variance(), host.running_variance(), 1e-10,
                  "running variance");
   }
-  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
 template <typename T>

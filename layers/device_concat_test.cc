@@ -57,11 +57,9 @@ void Check(const Shape& shape, const std::vector<Index>& channels,
            const Shape& g) {
   SCOPED_TRACE(::testing::Message() << "shape " << shape << ", grid " << g);
   ProcessGrid grid(MPI_COMM_WORLD, g);
-  cudaStream_t stream;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
-            cudaSuccess);
+  const testing::DeviceStream stream;
   ConcatOptions options;
-  options.stream = stream;
+  options.stream = stream.get();
   std::vector<Distribution> dists;
   for (Index c : channels) dists.emplace_back(with_c(shape, c), g);
   const Concat<T> host(grid, dists);
@@ -108,17 +106,16 @@ void Check(const Shape& shape, const std::vector<Index>& channels,
     ds.backward(*piece.dev, *zeroed.dev, OtherChannels::kZero);
     hs.backward(*piece.host, *kept.host, OtherChannels::kKeep);
     ds.backward(*piece.dev, *kept.dev, OtherChannels::kKeep);
-    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    stream.synchronize();
     expect_same_buffer(*piece.host, *piece.dev, "slice forward");
     expect_same_buffer(*zeroed.host, *zeroed.dev, "slice backward, kZero");
     expect_same_buffer(*kept.host, *kept.dev, "slice backward, kKeep");
   }
-  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  stream.synchronize();
   expect_same_buffer(*y.host, *y.dev, "concat forward");
   for (size_t i = 0; i < dx.size(); ++i) {
     expect_same_buffer(*dx[i].host, *dx[i].dev, "concat backward");
   }
-  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
 // The grids splitting one of N and the spatial dimensions (concatenation

@@ -141,16 +141,14 @@ TEST_F(DevicePooling, FloatMatchesTheHostLayer) {
 // data, gives what the host gives; max pooling's backward before any
 // forward throws kState on every rank and leaves the layer usable.
 TEST_F(DevicePooling, RunsOnTheCallersStreamAndRefusesBackwardFirst) {
-  cudaStream_t stream;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
-            cudaSuccess);
+  const testing::DeviceStream stream;
   Shape g = Shape::filled(4, 1);
   g[2] = world_size();
   ProcessGrid grid(MPI_COMM_WORLD, g);
   const Distribution dist(Shape{1, 3, 4 * world_size() + 1, 7}, g);
   const PoolDesc desc = window(2, 3, 2, 1, 1);
   PoolingOptions options;
-  options.halo.stream = stream;
+  options.halo.stream = stream.get();
   Pooling<float> host(grid, desc, dist);
   Pooling<float, DeviceSpace> dev(grid, desc, dist, options);
   DistTensor<float> x(grid, host.src_layout()), y(grid, host.dst_layout());
@@ -176,11 +174,10 @@ TEST_F(DevicePooling, RunsOnTheCallersStreamAndRefusesBackwardFirst) {
     host.backward(x, dy, dx);
     dev.forward(xd, yd);
     dev.backward(xd, dyd, dxd);
-    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    stream.synchronize();
     expect_same_interior(y, yd, 1e-5, "forward");
     expect_same_interior(dx, dxd, 1e-5, "backward");
   }
-  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
 }  // namespace

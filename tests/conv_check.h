@@ -3,6 +3,7 @@
 // relative error.
 //
 //   auto x = random_vector<float>(n, /*seed=*/1);      // uniform in [-1, 1)
+//   auto m = random_values<float>(n, 2, /*offset=*/1e4);  // in 1e4 +- 1
 //   max_relative_error(got, want);   // max |got - want| / max |want|; NaN: inf
 //   cells_outside(got, want, scale, tol);  // cells off by > tol * scale
 #ifndef DISTCONV_TESTS_CONV_CHECK_H_
@@ -23,6 +24,14 @@ std::vector<T> random_vector(Index n, unsigned seed) {
   std::uniform_real_distribution<double> u(-1, 1);
   std::vector<T> v(n);
   for (T& x : v) x = static_cast<T>(u(rng));
+  return v;
+}
+
+// Values in [offset - 1, offset + 1): random_vector's, shifted.
+template <typename T>
+std::vector<T> random_values(Index n, unsigned seed, double offset) {
+  std::vector<T> v = random_vector<T>(n, seed);
+  for (T& x : v) x = static_cast<T>(double(x) + offset);
   return v;
 }
 

@@ -33,14 +33,6 @@ class CudaBatchNormTest : public ::testing::Test {
   }
 };
 
-// Values in [offset - 1, offset + 1).
-template <typename T>
-std::vector<T> random_values(Index n, unsigned seed, double offset) {
-  std::vector<T> v = random_vector<T>(n, seed);
-  for (T& x : v) x = static_cast<T>(double(x) + offset);
-  return v;
-}
-
 template <typename T>
 void ExpectPassesMatchHost(Index channels, Index rows, double tol) {
   SCOPED_TRACE(::testing::Message()
