@@ -39,6 +39,27 @@ Shape parse_grid(const std::string& v) {
   return grid;
 }
 
+// --device and what goes with it.
+void check_device(const BenchOptions& o) {
+  const bool gpu = o.device == BenchDevice::kGpu;
+  require(o.impl != BenchImpl::kOnednn || !gpu, ErrorKind::kInvalidArgument,
+          "--impl=onednn is the CPU baseline; --device=gpu's is --impl=cudnn");
+  require(o.impl != BenchImpl::kCudnn || gpu, ErrorKind::kInvalidArgument,
+          "--impl=cudnn is the GPU baseline: give --device=gpu");
+  require(gpu || o.gpu_math == GpuMath::kStrict, ErrorKind::kInvalidArgument,
+          "--math=tf32 is for --device=gpu");
+  if (!gpu) return;
+  require(o.dt == BenchDataType::kF32 || o.dt == BenchDataType::kF64,
+          ErrorKind::kInvalidArgument, "--device=gpu runs --dt=f32 or f64, not ",
+          to_string(o.dt));
+  require(o.impl != BenchImpl::kCudnn || o.dt == BenchDataType::kF32,
+          ErrorKind::kInvalidArgument, "--impl=cudnn runs --dt=f32");
+  require(o.check == BenchCheck::kReference, ErrorKind::kInvalidArgument,
+          "--device=gpu compares with the host layer: no --check=serial");
+  require(o.dump_dir.empty(), ErrorKind::kInvalidArgument,
+          "--dump-dir writes the host layers' tensors: not with --device=gpu");
+}
+
 }  // namespace
 
 const char* bench_usage() {
@@ -95,6 +116,7 @@ n"name"; dilation 0 = dense; id/kd make it 3D).
                          (default), or wrapped around from the other end in
                          every spatial dimension (periodic data; padding no
                          wider than the input); not with --impl=onednn
+                         or cudnn
   --channels=stationary_output|stationary_input|stationary_weights
                          --conv on a grid splitting channels (C > 1 in
                          --grid): allgather the input and keep the output
@@ -103,8 +125,18 @@ n"name"; dilation 0 = dense; id/kd make it 3D).
                          weights
   --channel-blocks=K     stationary_weights: K input-channel blocks (must
                          divide the grid's C; default: the squarest split)
-  --impl=distconv|onednn onednn: bare oneDNN primitives on the whole problem
-                         in one process (the baseline; -np 1, perf mode)
+  --device=cpu|gpu       the layers in host memory (default) or in GPU
+                         memory (a build with --config=cuda; rank r uses GPU
+                         r % GPUs). gpu: --dt=f32 or f64; correctness mode
+                         runs the host layer on the same grid and inputs and
+                         compares the gathered outputs and gradients with it
+                         (the bounds above)
+  --math=strict|tf32     --device=gpu: cuDNN's fp32 convolution arithmetic
+                         (tf32: tensor cores round inputs to TF32)
+  --impl=distconv|onednn|cudnn
+                         onednn (--device=cpu), cudnn (--device=gpu; f32):
+                         the bare primitives on the whole problem in one
+                         process (the baseline; -np 1, perf mode)
   --warmup=K --reps=R    perf mode: K untimed and R timed runs (2, 10)
   --json                 rank 0 prints one JSON object per problem per line
   --verbose              rank 0 prints the layer's describe(): its pieces and
@@ -157,6 +189,19 @@ std::string to_string(BenchDataType dt) {
     case BenchDataType::kF16: return "f16";
   }
   return "?";
+}
+
+std::string to_string(BenchImpl impl) {
+  switch (impl) {
+    case BenchImpl::kDistconv: return "distconv";
+    case BenchImpl::kOnednn: return "onednn";
+    case BenchImpl::kCudnn: return "cudnn";
+  }
+  return "?";
+}
+
+std::string to_string(BenchDevice device) {
+  return device == BenchDevice::kGpu ? "gpu" : "cpu";
 }
 
 std::string to_string(BenchMode mode) {
@@ -221,9 +266,20 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
     } else if (take(arg, "--channel-blocks", &v)) {
       o.channel_blocks = positive_int("--channel-blocks", v, 1);
     } else if (take(arg, "--impl", &v)) {
-      require(v == "distconv" || v == "onednn", ErrorKind::kInvalidArgument,
-              "--impl=", v, " is not distconv or onednn");
-      o.impl = v == "onednn" ? BenchImpl::kOnednn : BenchImpl::kDistconv;
+      require(v == "distconv" || v == "onednn" || v == "cudnn",
+              ErrorKind::kInvalidArgument, "--impl=", v,
+              " is not distconv, onednn or cudnn");
+      o.impl = v == "onednn"  ? BenchImpl::kOnednn
+               : v == "cudnn" ? BenchImpl::kCudnn
+                              : BenchImpl::kDistconv;
+    } else if (take(arg, "--device", &v)) {
+      require(v == "cpu" || v == "gpu", ErrorKind::kInvalidArgument,
+              "--device=", v, " is not cpu or gpu");
+      o.device = v == "gpu" ? BenchDevice::kGpu : BenchDevice::kCpu;
+    } else if (take(arg, "--math", &v)) {
+      require(v == "strict" || v == "tf32", ErrorKind::kInvalidArgument,
+              "--math=", v, " is not strict or tf32");
+      o.gpu_math = v == "tf32" ? GpuMath::kTf32 : GpuMath::kStrict;
     } else if (take(arg, "--check", &v)) {
       require(v == "reference" || v == "serial", ErrorKind::kInvalidArgument,
               "--check=", v, " is not reference or serial");
@@ -267,6 +323,7 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
   }
   require(o.help || !o.problems.empty(), ErrorKind::kInvalidArgument,
           "no problem given (see --help)");
+  check_device(o);
   require((o.driver != ProblemKind::kPooling &&
            o.driver != ProblemKind::kBatchNorm &&
            o.driver != ProblemKind::kElementwise) ||
@@ -278,11 +335,11 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
   require(o.dt != BenchDataType::kF16 ||
               o.driver == ProblemKind::kConvolution,
           ErrorKind::kInvalidArgument, "--dt=f16 is for --conv");
-  require(o.impl == BenchImpl::kDistconv || !half ||
+  require(o.impl != BenchImpl::kOnednn || !half ||
               o.driver == ProblemKind::kConvolution,
           ErrorKind::kInvalidArgument, "--impl=onednn with --dt=",
           to_string(o.dt), " is for --conv (the other baselines are fp32)");
-  require(o.impl == BenchImpl::kDistconv || o.dt != BenchDataType::kF64,
+  require(o.impl != BenchImpl::kOnednn || o.dt != BenchDataType::kF64,
           ErrorKind::kInvalidArgument,
           "--impl=onednn needs --dt=f32, bf16 or f16 (oneDNN has no fp64 "
           "convolution)");
@@ -296,7 +353,8 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
             ErrorKind::kInvalidArgument,
             "--padding-mode=circular is for --conv, --deconv and --pool");
     require(o.impl == BenchImpl::kDistconv, ErrorKind::kInvalidArgument,
-            "--impl=onednn has no circular padding (oneDNN pads with zeros)");
+            "--impl=", to_string(o.impl),
+            " has no circular padding (it pads with zeros)");
     for (ConvProblem& p : o.problems) {
       p.desc.padding_mode.assign(p.desc.spatial_dims(),
                                  PaddingMode::kCircular);

@@ -21,9 +21,13 @@ enum class BenchMode { kCorrectness, kPerf };
 // gradients; f16 has no distconv layers (and runs in the oneDNN baseline
 // only where oneDNN has f16 kernels for this CPU).
 enum class BenchDataType { kF32, kF64, kBf16, kF16 };
-// What runs the problem: the distributed layer, or bare oneDNN primitives
-// on the whole problem in one process (the baseline; one rank only).
-enum class BenchImpl { kDistconv, kOnednn };
+// What runs the problem: the distributed layer, or the bare primitives of
+// oneDNN (--device=cpu) or cuDNN (--device=gpu) on the whole problem in
+// one process (the baselines; one rank only).
+enum class BenchImpl { kDistconv, kOnednn, kCudnn };
+// --device: the layers in host memory (oneDNN and loops) or in GPU memory
+// (cuDNN and CUDA kernels; GPU builds only).
+enum class BenchDevice { kCpu, kGpu };
 // What correctness mode compares with: the reference loops, or the same
 // layer on one process (rank 0 alone), which is fast on large images.
 enum class BenchCheck { kReference, kSerial };
@@ -55,6 +59,10 @@ struct BenchOptions {
   ChannelParallelism channels = ChannelParallelism::kStationaryOutput;
   int channel_blocks = 0;  // --channel-blocks (0: the squarest split)
   BenchImpl impl = BenchImpl::kDistconv;
+  BenchDevice device = BenchDevice::kCpu;
+  // --device=gpu --conv/--deconv: cuDNN's fp32 arithmetic (--math=tf32
+  // lets tensor cores round inputs to TF32).
+  GpuMath gpu_math = GpuMath::kStrict;
   BenchCheck check = BenchCheck::kReference;
   bool json = false;
   bool verbose = false;  // rank 0 prints how its piece is computed
@@ -65,6 +73,12 @@ struct BenchOptions {
   bool help = false;
 };
 
+// Whether --dir=`selected` runs `pass` (kForward, kBackwardData or
+// kBackwardWeights).
+inline bool runs_pass(BenchDir selected, BenchDir pass) {
+  return selected == pass || selected == BenchDir::kAll;
+}
+
 // Throws distconv::Error (kInvalidArgument) naming the bad argument.
 BenchOptions parse_bench_options(const std::vector<std::string>& args);
 
@@ -74,6 +88,8 @@ std::string to_string(BenchMode mode);
 std::string to_string(BenchDataType dt);  // "f32", "f64", "bf16", "f16"
 std::string to_string(ProblemKind driver);  // "conv", "deconv", "pool", ...
 std::string to_string(EltwiseAlg alg);      // "relu", "add", ...
+std::string to_string(BenchImpl impl);      // "distconv", "onednn", "cudnn"
+std::string to_string(BenchDevice device);  // "cpu", "gpu"
 
 }  // namespace distconv
 

@@ -91,6 +91,23 @@ TEST(BenchOptions, ReducedPrecisionTypes) {
   EXPECT_EQ(to_string(BenchDataType::kBf16), "bf16");
 }
 
+TEST(BenchOptions, DeviceAndItsBaseline) {
+  const BenchOptions cpu = parse_bench_options({"mb1ic16ih64oc16kh3ph1"});
+  EXPECT_EQ(cpu.device, BenchDevice::kCpu);
+  EXPECT_EQ(cpu.gpu_math, GpuMath::kStrict);
+  const BenchOptions gpu = parse_bench_options(
+      {"--pool", "--device=gpu", "--impl=cudnn", "--mode=perf",
+       "mb1ic16ih64kh3ph1"});
+  EXPECT_EQ(gpu.device, BenchDevice::kGpu);
+  EXPECT_EQ(gpu.impl, BenchImpl::kCudnn);
+  EXPECT_EQ(to_string(gpu.impl), "cudnn");
+  EXPECT_EQ(to_string(gpu.device), "gpu");
+  EXPECT_EQ(parse_bench_options({"--device=gpu", "--math=tf32", "--dt=f64",
+                                 "mb1ic16ih64oc16kh3ph1"})
+                .gpu_math,
+            GpuMath::kTf32);
+}
+
 TEST(BenchOptions, BadArgumentsAreNamed) {
   for (const std::vector<std::string>& args :
        std::vector<std::vector<std::string>>{
@@ -121,6 +138,18 @@ TEST(BenchOptions, BadArgumentsAreNamed) {
            {"--eltwise", "--dir=bwd_w", "mb1ic1ih4"},
            {"--eltwise", "mb1ic1ih4kh3"},
            {"--alg=max", "mb1ic1ih4oc1kh1"},
+           {"--device=tpu", "mb1ic1ih4oc1kh1"},
+           {"--math=fp8", "--device=gpu", "mb1ic1ih4oc1kh1"},
+           {"--math=tf32", "mb1ic1ih4oc1kh1"},
+           {"--impl=cuda", "mb1ic1ih4oc1kh1"},
+           {"--impl=cudnn", "mb1ic1ih4oc1kh1"},
+           {"--impl=onednn", "--device=gpu", "mb1ic1ih4oc1kh1"},
+           {"--device=gpu", "--dt=bf16", "mb1ic1ih4oc1kh1"},
+           {"--device=gpu", "--impl=cudnn", "--dt=f64", "mb1ic1ih4oc1kh1"},
+           {"--device=gpu", "--check=serial", "mb1ic1ih4oc1kh1"},
+           {"--device=gpu", "--dump-dir=/tmp/d", "mb1ic1ih4oc1kh1"},
+           {"--device=gpu", "--impl=cudnn", "--padding-mode=circular",
+            "mb1ic1ih4oc1kh3ph1"},
            {"mb1ic1oc1kh1"}}) {
     EXPECT_THROW(parse_bench_options(args), Error) << args[0];
   }

@@ -55,12 +55,6 @@ inline Shape grid_for(const BenchOptions& o, const Shape& shape, int ranks,
   return g;
 }
 
-// Whether --dir=`selected` runs `pass` (kForward, kBackwardData or
-// kBackwardWeights).
-inline bool runs_pass(BenchDir selected, BenchDir pass) {
-  return selected == pass || selected == BenchDir::kAll;
-}
-
 // Correctness mode: a random global tensor of t's shape (seeded) on rank
 // 0, scattered into t; returned on rank 0 (empty elsewhere, and in perf
 // mode, where t keeps its values).

@@ -2,91 +2,42 @@
 #include <dnnl.hpp>
 #include <vector>
 
-#include "layers/batch_norm.h"
 #include "distconv/dist_tensor.h"
 #include "kernels/reference/batch_norm.h"
-#include "tests/conv_check.h"
+#include "perf/case_bench.h"
 #include "perf/layer_bench.h"
-#include "perf/tensor_dump.h"
+#include "perf/layer_cases.h"
 #include "perf/onednn_memory.h"
+#include "tests/conv_check.h"
 
 namespace distconv {
 namespace {
 
-constexpr double kEpsilon = 1e-5;
-
-// Floating-point operations, counted per element: forward 7 (the sum, the
-// squared deviation, then subtract, scale, shift), backward 9 (the two
-// sums, then the five terms of dx).
-double flops(const Shape& shape, BenchDir dir) {
-  const double n = static_cast<double>(shape.volume());
-  return (runs_pass(dir, BenchDir::kForward) ? 7 * n : 0) +
-         (runs_pass(dir, BenchDir::kBackwardData) ? 9 * n : 0);
-}
-
 template <typename T>
 BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   const Shape shape = problem.src_shape;
-  const Index c = shape[1];
   ProcessGrid grid(MPI_COMM_WORLD, grid_for(o, shape, world_ranks(), problem));
-  BatchNormOptions options;
-  options.epsilon = kEpsilon;
-  BatchNorm<T> bn(grid, Distribution(shape, grid.shape()), options);
-  print_plan(o, grid.rank(), bn.describe());
-  DistTensor<T> x(grid, bn.src_layout()), y(grid, bn.dst_layout());
-  DistTensor<T> dy(grid, bn.diff_dst_layout());
-  DistTensor<T> dx(grid, bn.diff_src_layout());
-  using P = Compute<T>;  // scale, shift, their gradients (fp32 for bf16)
-  const auto scale = random_vector<P>(c, 2), shift = random_vector<P>(c, 3);
-  std::vector<P> dscale(c), dshift(c);
-  const bool fwd = runs_pass(o.dir, BenchDir::kForward);
-  const bool bwd = runs_pass(o.dir, BenchDir::kBackwardData);
-  const std::vector<T> xg = scatter_random(o, x, 1);
-  const std::vector<T> dyg = scatter_random(o, dy, 4);
-  // The layer does not report its allreduces' waits: comm_wait_ms is 0.
-  auto run = [&] {
-    if (fwd) bn.forward(x, scale.data(), shift.data(), y);
-    if (bwd) bn.backward(x, dy, scale.data(), dx, dscale.data(), dshift.data());
-    return 0.0;
+  LayerCase<T, HostSpace> c = make_bnorm_case<T, HostSpace>(problem, grid,
+                                                            nullptr);
+  // The reference in P (fp32 for bf16) on the same inputs; y and dx are
+  // rounded to T. The layer does not report its allreduces' waits:
+  // comm_wait_ms is 0.
+  using P = Compute<T>;
+  auto reference = [&](BenchDir, const std::vector<std::vector<P>>& in,
+                       const std::vector<std::vector<P>>& params) {
+    const Index n = shape.volume(), ch = shape[1];
+    std::vector<P> y(n), dx(n), dscale(ch), dshift(ch);
+    reference::batch_norm_fwd_training(shape, in[0].data(), params[0].data(),
+                                       params[1].data(), kBnormEpsilon,
+                                       y.data());
+    reference::batch_norm_bwd_training(shape, in[0].data(), in[1].data(),
+                                       params[0].data(), kBnormEpsilon,
+                                       dx.data(), dscale.data(),
+                                       dshift.data());
+    return std::vector<std::vector<P>>{y, dx, dscale, dshift};
   };
-  if (!fwd) bn.forward(x, scale.data(), shift.data(), y);  // backward's stats
-  BenchResult r;
-  time_for_mode(o, run, &r);
-  r.gflops = flops(shape, o.dir) / (r.median_ms * 1e-3) / 1e9;
-  if (o.mode == BenchMode::kPerf) return r;
-  TensorDump dump(grid.comm(), o);
-  dump.add("x", x);
-  dump.add("scale", Shape{c}, scale.data());
-  dump.add("shift", Shape{c}, shift.data());
-  dump.add("dy", dy);
-  dump.add("y", y);
-  dump.add("dx", dx);
-  dump.add("dscale", Shape{c}, dscale.data());
-  dump.add("dshift", Shape{c}, dshift.data());
-  dump.close();
-  const std::vector<T> yg = gathered(y), dxg = gathered(dx);
-  if (grid.rank() != 0) return r;
-  // The reference in P on the same inputs; y and dx are rounded to T.
-  const std::vector<P> xp = widened(xg), dyp = widened(dyg);
-  std::vector<P> y_ref(yg.size()), dx_ref(dxg.size()), ds_ref(c), db_ref(c);
-  reference::batch_norm_fwd_training(shape, xp.data(), scale.data(),
-                                     shift.data(), kEpsilon, y_ref.data());
-  reference::batch_norm_bwd_training(shape, xp.data(), dyp.data(),
-                                     scale.data(), kEpsilon, dx_ref.data(),
-                                     ds_ref.data(), db_ref.data());
-  double out_err = max_relative_error(widened(yg), y_ref);  // forward ran
-  double grad_err = 0;
-  if (bwd) {
-    out_err = std::max(out_err, max_relative_error(widened(dxg), dx_ref));
-    grad_err = std::max(max_relative_error(dscale, ds_ref),
-                        max_relative_error(dshift, db_ref));
-  }
-  const double tol = std::is_same_v<P, float> ? 1e-4 : 1e-10;
-  r.max_rel_err = std::max(out_err, grad_err);
-  r.status = out_err <= rounded_tolerance<T>(tol) && grad_err <= tol
-                 ? "PASS"
-                 : "FAIL";
-  return r;
+  return run_host_case(o, grid, c, bnorm_flops(shape, o.dir),
+                       std::is_same_v<P, float> ? 1e-4 : 1e-10, reference);
 }
 
 // oneDNN's batch normalisation primitives (training forward with scale and
@@ -102,9 +53,9 @@ BenchResult run_onednn(const BenchOptions& o, const ConvProblem& problem) {
   const auto flags = dnnl::normalization_flags::use_scale |
                      dnnl::normalization_flags::use_shift;
   const dnnl::batch_normalization_forward::primitive_desc fpd(
-      {dnnl::prop_kind::forward_training, md, float(kEpsilon), flags}, engine);
+      {dnnl::prop_kind::forward_training, md, float(kBnormEpsilon), flags}, engine);
   const dnnl::batch_normalization_backward::primitive_desc bpd(
-      {dnnl::prop_kind::backward, md, md, float(kEpsilon), flags}, engine, fpd);
+      {dnnl::prop_kind::backward, md, md, float(kBnormEpsilon), flags}, engine, fpd);
   if (o.verbose) std::printf("oneDNN: %s\n", fpd.impl_info_str());
   const memory::desc cd({s[1]}, memory::data_type::f32, memory::format_tag::x);
   auto filled = [&](const memory::desc& md, unsigned seed) {
@@ -148,11 +99,17 @@ BenchResult run_onednn(const BenchOptions& o, const ConvProblem& problem) {
         return 0.0;
       },
       &r);
-  r.gflops = flops(s, o.dir) / (r.median_ms * 1e-3) / 1e9;
+  r.gflops = bnorm_flops(s, o.dir) / (r.median_ms * 1e-3) / 1e9;
   return r;
 }
 
 }  // namespace
+
+double bnorm_flops(const Shape& shape, BenchDir dir) {
+  const double n = static_cast<double>(shape.volume());
+  return (runs_pass(dir, BenchDir::kForward) ? 7 * n : 0) +
+         (runs_pass(dir, BenchDir::kBackwardData) ? 9 * n : 0);
+}
 
 BenchResult run_bnorm_bench(const BenchOptions& o, const ConvProblem& p) {
   if (o.impl == BenchImpl::kOnednn) return run_onednn(o, p);

@@ -27,6 +27,7 @@
 #include "perf/layer_bench.h"
 #include "tests/conv_check.h"
 #include "perf/conv_problem.h"
+#include "perf/gpu_bench.h"
 #include "tests/conv_run.h"
 #include "perf/tensor_dump.h"
 #include "perf/onednn_baseline.h"
@@ -206,7 +207,9 @@ std::string json_escape(const std::string& s) {
 void report(const BenchOptions& o, const ConvProblem& p, const Result& r,
             int ranks, const std::string& grid, const std::string& channels) {
   const char* threads = std::getenv("OMP_NUM_THREADS");
-  const std::string impl = o.impl == BenchImpl::kOnednn ? "onednn" : "distconv";
+  const std::string impl = to_string(o.impl);
+  const std::string device = to_string(o.device);
+  const std::string on = o.device == BenchDevice::kGpu ? " on gpu" : "";
   const std::string dt = to_string(o.dt);
   const std::string overlap =
       o.overlap == ConvOverlap::kInteriorFirst ? "on" : "off";
@@ -216,12 +219,17 @@ void report(const BenchOptions& o, const ConvProblem& p, const Result& r,
     std::ostringstream j;
     j << "{\"driver\": \"" << to_string(o.driver) << "\", \"problem\": \""
       << json_escape(to_string(p)) << "\", \"impl\": \""
-      << impl << "\", \"grid\": \"" << grid << "\", \"ranks\": " << ranks
+      << impl << "\", \"device\": \"" << device << "\", \"grid\": \""
+      << grid << "\", \"ranks\": " << ranks
       << ", \"threads\": \"" << (threads ? threads : "") << "\", \"dir\": \""
       << to_string(o.dir) << "\", \"dt\": \"" << dt << "\", \"mode\": \""
       << to_string(o.mode) << "\", \"overlap\": \"" << overlap
       << "\", \"padding_mode\": \"" << to_string(o.padding_mode) << "\"";
     if (!channels.empty()) j << ", \"channels\": \"" << channels << "\"";
+    if (o.device == BenchDevice::kGpu) {
+      j << ", \"math\": \""
+        << (o.gpu_math == GpuMath::kTf32 ? "tf32" : "strict") << "\"";
+    }
     j << ", \"status\": \"" << r.status << "\", \"median_ms\": "
       << r.median_ms << ", \"min_ms\": " << r.min_ms
       << ", \"gflops\": " << r.gflops
@@ -237,14 +245,15 @@ void report(const BenchOptions& o, const ConvProblem& p, const Result& r,
     std::printf("%s: %s %s\n", to_string(p).c_str(), r.status.c_str(),
                 r.error.c_str());
   } else if (o.mode == BenchMode::kCorrectness) {
-    std::printf("%s grid %s %s %s: max rel err %.3g %s (%.1f ms)\n",
-                to_string(p).c_str(), label.c_str(), to_string(o.dir).c_str(),
-                dt.c_str(), r.max_rel_err, r.status.c_str(), r.median_ms);
+    std::printf("%s%s grid %s %s %s: max rel err %.3g %s (%.1f ms)\n",
+                to_string(p).c_str(), on.c_str(), label.c_str(),
+                to_string(o.dir).c_str(), dt.c_str(), r.max_rel_err,
+                r.status.c_str(), r.median_ms);
   } else {
     std::printf(
-        "%s %s grid %s %s %s overlap %s: median %.2f ms, min %.2f ms, "
+        "%s %s%s grid %s %s %s overlap %s: median %.2f ms, min %.2f ms, "
         "%.1f GFLOP/s, comm wait %.2f ms\n",
-        to_string(p).c_str(), impl.c_str(), label.c_str(),
+        to_string(p).c_str(), impl.c_str(), on.c_str(), label.c_str(),
         to_string(o.dir).c_str(), dt.c_str(), overlap.c_str(), r.median_ms,
         r.min_ms, r.gflops, r.comm_wait_ms);
   }
@@ -269,9 +278,11 @@ int run_all(const BenchOptions& o) {
       // Every driver's baseline runs the whole problem in this process.
       require(o.impl == BenchImpl::kDistconv ||
                   (ranks == 1 && o.mode == BenchMode::kPerf),
-              ErrorKind::kInvalidArgument,
-              "--impl=onednn runs in one process (-np 1) in perf mode");
-      if (o.driver == ProblemKind::kPooling) {
+              ErrorKind::kInvalidArgument, "--impl=", to_string(o.impl),
+              " runs in one process (-np 1) in perf mode");
+      if (o.device == BenchDevice::kGpu) {
+        r = run_gpu_bench(o, p);
+      } else if (o.driver == ProblemKind::kPooling) {
         r = run_pool_bench(o, p);
       } else if (o.driver == ProblemKind::kBatchNorm) {
         r = run_bnorm_bench(o, p);

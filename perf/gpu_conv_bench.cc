@@ -2,8 +2,9 @@
 // grid of one rank) against direct cuDNN on the same problem, timed side by
 // side in one run with CUDA events: a training step's three passes,
 // forward (+ bias), backward-weights (+ bias) and backward-data. Direct
-// cuDNN runs on dense channels-last tensors and filters with the fastest
-// algorithms cuDNN's own timed search finds; the layer runs as configured.
+// cuDNN (CudnnConv, perf/cudnn_baselines.h) runs on dense channels-last
+// tensors and filters with the fastest algorithms cuDNN's own timed search
+// finds; the layer runs as configured.
 //
 //   gpu_conv_bench                          # the default problems
 //   gpu_conv_bench --shape=1x16x1024x1024 --filters=16 --kernel=3
@@ -17,7 +18,6 @@
 // perf/torch_conv_bench.py times PyTorch on the same problems. On a
 // machine with no GPU it says so and exits 0.
 #include <cuda_runtime_api.h>
-#include <cudnn.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -28,10 +28,10 @@
 #include "distconv/device_space.h"
 #include "distconv/dist_tensor.h"
 #include "distconv/error.h"
-#include "kernels/cudnn/cudnn_descriptors.h"
 #include "layers/convolution.h"
 #include "perf/cli_args.h"
 #include "perf/cuda_timing.h"
+#include "perf/cudnn_baselines.h"
 
 namespace distconv {
 namespace {
@@ -92,112 +92,12 @@ Options parse(int argc, char** argv) {
 
 void* device_array(std::size_t bytes) { return DeviceSpace::allocate(bytes); }
 
-// Plain cuDNN, one dense channels-last problem: the baseline.
-struct Direct {
-  cudnnHandle_t h;
-  cudnn::TensorDesc x, y, b;
-  cudnn::FilterDesc w;
-  cudnn::ConvolutionDesc conv;
-  cudnnConvolutionFwdAlgo_t fwd;
-  cudnnConvolutionBwdDataAlgo_t data;
-  cudnnConvolutionBwdFilterAlgo_t filter;
-  std::size_t ws_bytes = 0;
-  void* ws = nullptr;
-
-  Direct(cudnnHandle_t handle, const ConvDesc& d, const Shape& src,
-         const Shape& dst, GpuMath math, StorageOrder order, void* xp, void* wp,
-         void* yp)
-      : h(handle) {
-    x.set(CUDNN_DATA_FLOAT, src, dense_strides(src, order));
-    y.set(CUDNN_DATA_FLOAT, dst, dense_strides(dst, order));
-    Shape be = Shape::filled(src.ndims(), 1);
-    be[1] = dst[1];
-    b.set(CUDNN_DATA_FLOAT, be,
-          dense_strides(be, StorageOrder::kChannelsFirst));
-    w.set(CUDNN_DATA_FLOAT, d.weights_shape(),
-          order == StorageOrder::kChannelsLast);
-    conv.set(CUDNN_DATA_FLOAT, d.padding_lower, d.stride, d.dilation, d.groups);
-    check_cudnn(cudnnSetConvolutionMathType(
-                    conv.get(), math == GpuMath::kTf32 ? CUDNN_TENSOR_OP_MATH
-                                                       : CUDNN_FMA_MATH),
-                "cudnnSetConvolutionMathType");
-    const std::size_t limit = std::size_t{1} << 30;
-    void* scratch = device_array(limit);
-    int n = 0;
-    // The fastest result that succeeded, fits the limit and keeps to the
-    // math asked for (cuDNN's timed results come fastest first).
-    auto pick = [&](const auto* perf, const char* pass) {
-      int i = 0;
-      while (
-          i < n &&
-          !(perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= limit &&
-            (math == GpuMath::kTf32 || perf[i].mathType == CUDNN_FMA_MATH))) {
-        ++i;
-      }
-      require(i < n, ErrorKind::kUnsupported, "no ", pass, " algorithm");
-      ws_bytes = std::max(ws_bytes, perf[i].memory);
-      return perf[i].algo;
-    };
-    cudnnConvolutionFwdAlgoPerf_t pf[16];
-    check_cudnn(cudnnFindConvolutionForwardAlgorithmEx(
-                    h, x.get(), xp, w.get(), wp, conv.get(), y.get(), yp, 16,
-                    &n, pf, scratch, limit),
-                "cudnnFindConvolutionForwardAlgorithmEx");
-    fwd = pick(pf, "forward");
-    cudnnConvolutionBwdDataAlgoPerf_t pd[16];
-    check_cudnn(cudnnFindConvolutionBackwardDataAlgorithmEx(
-                    h, w.get(), wp, y.get(), yp, conv.get(), x.get(), xp, 16,
-                    &n, pd, scratch, limit),
-                "cudnnFindConvolutionBackwardDataAlgorithmEx");
-    data = pick(pd, "backward-data");
-    cudnnConvolutionBwdFilterAlgoPerf_t pw[16];
-    check_cudnn(cudnnFindConvolutionBackwardFilterAlgorithmEx(
-                    h, x.get(), xp, y.get(), yp, conv.get(), w.get(), wp, 16,
-                    &n, pw, scratch, limit),
-                "cudnnFindConvolutionBackwardFilterAlgorithmEx");
-    filter = pick(pw, "backward-filter");
-    DeviceSpace::deallocate(scratch);
-    ws = device_array(std::max<std::size_t>(ws_bytes, 1));
-  }
-  ~Direct() { DeviceSpace::deallocate(ws); }
-
-  // The calls of a step, or only call `only` (0 to 4) of them.
-  void step(const float* xp, const float* wp, const float* bp, float* yp,
-            const float* dyp, float* dwp, float* dbp, float* dxp,
-            int only = -1) const {
-    const float one = 1, zero = 0;
-    if (only < 0 || only == 0)
-      check_cudnn(
-          cudnnConvolutionForward(h, &one, x.get(), xp, w.get(), wp, conv.get(),
-                                  fwd, ws, ws_bytes, &zero, y.get(), yp),
-          "cudnnConvolutionForward");
-    if (only < 0 || only == 1)
-      check_cudnn(cudnnAddTensor(h, &one, b.get(), bp, &one, y.get(), yp),
-                  "cudnnAddTensor");
-    if (only < 0 || only == 2)
-      check_cudnn(cudnnConvolutionBackwardFilter(h, &one, x.get(), xp, y.get(),
-                                                 dyp, conv.get(), filter, ws,
-                                                 ws_bytes, &zero, w.get(), dwp),
-                  "cudnnConvolutionBackwardFilter");
-    if (only < 0 || only == 3)
-      check_cudnn(cudnnConvolutionBackwardBias(h, &one, y.get(), dyp, &zero,
-                                               b.get(), dbp),
-                  "cudnnConvolutionBackwardBias");
-    if (only < 0 || only == 4)
-      check_cudnn(cudnnConvolutionBackwardData(h, &one, w.get(), wp, y.get(),
-                                               dyp, conv.get(), data, ws,
-                                               ws_bytes, &zero, x.get(), dxp),
-                  "cudnnConvolutionBackwardData");
-  }
-};
-
 void run(const Problem& p, GpuMath math, GpuAlgoSearch search, int reps) {
   const int nsp = p.shape.ndims() - 2;
   ConvDesc d =
       ConvDesc::make(p.shape[1], p.filters, Shape::filled(nsp, p.kernel));
   d.padding_lower = d.padding_upper = Shape::filled(nsp, p.kernel / 2);
   d.bias = ConvBias::kAdd;
-  const Shape dst = d.dst_shape(p.shape);
   ProcessGrid grid(MPI_COMM_SELF, Shape::filled(p.shape.ndims(), 1));
   ConvolutionOptions options;
   options.gpu.math = math;
@@ -212,35 +112,21 @@ void run(const Problem& p, GpuMath math, GpuAlgoSearch search, int reps) {
   auto* dw = static_cast<float*>(device_array(sizeof(float) * nw));
   auto* b = static_cast<float*>(device_array(sizeof(float) * p.filters));
   auto* db = static_cast<float*>(device_array(sizeof(float) * p.filters));
-  // The baseline's own dense tensors.
-  const std::size_t xs = sizeof(float) * p.shape.volume();
-  const std::size_t ys = sizeof(float) * dst.volume();
-  void* bx = device_array(xs);
-  void* by = device_array(ys);
-  void* bdy = device_array(ys);
-  void* bdx = device_array(xs);
-  cudnnHandle_t h;
-  check_cudnn(cudnnCreate(&h), "cudnnCreate");
   double t_direct = 0, t_layer = 0;
   std::string calls;
   {
-    Direct direct(h, d, p.shape, dst, math, StorageOrder::kChannelsLast, bx, w,
-                  by);
-    auto step = [&](const Direct& dc, int only) {
-      dc.step(static_cast<float*>(bx), w, b, static_cast<float*>(by),
-              static_cast<float*>(bdy), dw, db, static_cast<float*>(bdx), only);
-    };
-    t_direct = time_of([&] { step(direct, -1); }, reps);
-    // Where the time goes, in either storage order.
-    Direct first(h, d, p.shape, dst, math, StorageOrder::kChannelsFirst, bx, w,
-                 by);
-    for (const Direct* dc : {&direct, &first}) {
+    // Direct cuDNN on its own dense tensors, in either storage order.
+    CudnnConv direct(d, p.shape, math, StorageOrder::kChannelsLast,
+                     ConvRole::kConvolution);
+    t_direct = time_of([&] { direct.run(BenchDir::kAll); }, reps);
+    CudnnConv first(d, p.shape, math, StorageOrder::kChannelsFirst,
+                    ConvRole::kConvolution);
+    for (CudnnConv* dc : {&direct, &first}) {
       calls += dc == &direct ? "  direct channels-last  ms:"
                              : "  direct channels-first ms:";
-      const char* names[] = {"fwd", "bias", "bwd-w", "bwd-bias", "bwd-data"};
-      for (int c = 0; c < 5; ++c) {
-        calls +=
-            str(" ", names[c], " ", time_of([&] { step(*dc, c); }, reps) * 1e3);
+      for (int c = 0; c < CudnnConv::kCalls; ++c) {
+        calls += str(" ", CudnnConv::call_name(c), " ",
+                     time_of([&] { dc->call(c); }, reps) * 1e3);
       }
       calls += "\n";
     }
@@ -253,12 +139,7 @@ void run(const Problem& p, GpuMath math, GpuAlgoSearch search, int reps) {
         },
         reps);
   }
-  cudnnDestroy(h);
-  for (void* q :
-       {bx, by, bdy, bdx, static_cast<void*>(w), static_cast<void*>(dw),
-        static_cast<void*>(b), static_cast<void*>(db)}) {
-    DeviceSpace::deallocate(q);
-  }
+  for (float* q : {w, dw, b, db}) DeviceSpace::deallocate(q);
   std::printf(
       "%-20s F=%-4lld k=%lld %-6s %-9s direct cudnn %8.3f ms | layer %8.3f ms "
       "| direct/layer %.3f\n",

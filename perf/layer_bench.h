@@ -10,6 +10,8 @@
 #include "perf/bench_options.h"
 #include "perf/bench_timing.h"
 #include "perf/conv_problem.h"
+#include "distconv/pool_desc.h"
+#include "distconv/shape.h"
 
 namespace distconv {
 
@@ -27,6 +29,19 @@ BenchResult run_bnorm_bench(const BenchOptions& o, const ConvProblem& p);
 // backward (bwd_d). The oneDNN baseline runs oneDNN's eltwise, binary,
 // concat (and reorders for its backward) and resampling primitives.
 BenchResult run_eltwise_bench(const BenchOptions& o, const ConvProblem& p);
+
+// What each driver's GFLOP/s counts. Pooling: window cells visited per
+// output, per pass run.
+double pool_operations(const PoolDesc& d, const Shape& dst, BenchDir dir);
+// Batch normalisation: floating-point operations per element, forward 7
+// (the sum, the squared deviation, then subtract, scale, shift), backward
+// 9 (the two sums, then the five terms of dx).
+double bnorm_flops(const Shape& shape, BenchDir dir);
+// --eltwise: one operation per output value per pass.
+double eltwise_operations(EltwiseAlg alg, const Shape& src, BenchDir dir);
+
+// --bnorm's epsilon.
+inline constexpr double kBnormEpsilon = 1e-5;
 
 }  // namespace distconv
 

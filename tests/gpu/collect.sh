@@ -39,7 +39,7 @@ programs=(
   device_loss_test://layers:device_loss_test_bin
   gpu_pack_bench://perf:gpu_pack_bench
   gpu_conv_bench://perf:gpu_conv_bench
-  gpu_pool_bench://perf:gpu_pool_bench
+  distconv_bench://perf:distconv_bench
 )
 targets=()
 for p in "${programs[@]}"; do targets+=("${p#*:}"); done

@@ -100,11 +100,107 @@ bench gpu_pack_bench "$dir/bin/gpu_pack_bench"
 bench gpu_conv_bench "$dir/bin/mpirun" --allow-run-as-root -np 1 \
   -x LD_LIBRARY_PATH -x OMPI_MCA_mca_base_component_path \
   -x PMIX_MCA_mca_base_component_path "$dir/bin/gpu_conv_bench"
-bench gpu_pool_bench "$dir/bin/mpirun" --allow-run-as-root -np 1 \
-  -x LD_LIBRARY_PATH -x OMPI_MCA_mca_base_component_path \
-  -x PMIX_MCA_mca_base_component_path "$dir/bin/gpu_pool_bench"
 if command -v python3 >/dev/null; then
   bench torch_conv_bench python3 "$dir/bin/torch_conv_bench.py"
+fi
+
+# distconv_bench --device=gpu: every driver's layer in GPU memory against
+# the host layer on the same grid and inputs (ranks sharing the GPU), then
+# timed against cuDNN on the whole problem in one process (cudnn/layer:
+# 1.0 as fast, above faster), and the convolution on 2 and 4 ranks (the
+# share of the step blocked on halos and gradient sums).
+layer_bench() {  # layer_bench RANKS ARGS...: one run, its output
+  local n=$1
+  shift
+  timeout 600 "$dir/bin/mpirun" --allow-run-as-root -np "$n" \
+    -x LD_LIBRARY_PATH -x OMPI_MCA_mca_base_component_path \
+    -x PMIX_MCA_mca_base_component_path "$dir/bin/distconv_bench" \
+    --device=gpu "$@" 2>&1
+}
+json_field() { sed -n "s/.*\"$1\": \"\{0,1\}\([^,\"}]*\).*/\1/p" | head -1; }
+echo "--- distconv_bench --device=gpu"
+probe=$(layer_bench 1 --eltwise mb1ic1ih4)
+if grep -q "no CUDA device" <<<"$probe"; then
+  echo "  no CUDA device on this machine: distconv_bench --device=gpu not run"
+else
+  img=mb2ic3ih10iw7
+  # ranks|arguments (the grid: all ranks along H unless given).
+  checks=(
+    "1 2 4|--conv ${img}oc4kh3kw3ph1pw1 ${img}oc6kh3kw2sh2ph1g3 mb2ic16ih64oc16kh3ph1"
+    "1 2 4|--conv --dt=f64 ${img}oc4kh3kw3ph1pw1 mb1ic4id12ih10iw8oc4kd3kh3kw3pd1ph1pw1"
+    "4|--conv --grid=4x1x1x1 ${img}oc4kh3kw3ph1pw1"
+    "1 2 4|--conv --math=tf32 mb2ic16ih64oc16kh3ph1"
+    "1 2 4|--deconv mb2ic4ih5iw4oc3kh4kw3sh2ph1pw1 mb2ic16ih32oc16kh2sh2"
+    "1 2 4|--deconv --dt=f64 mb2ic4ih5iw4oc3kh4kw3sh2ph1pw1"
+    "1 2 4|--pool --alg=max ${img}kh3kw3sh2ph1pw1 mb2ic16ih64kh3sh2ph1"
+    "1 2 4|--pool --alg=avg_np ${img}kh3kw3ph1pw1"
+    "1 2 4|--pool --alg=avg_p --dt=f64 ${img}kh2kw2sh2"
+    "1 2 4|--bnorm $img mb4ic16ih64"
+    "1 2 4|--bnorm --dt=f64 $img"
+    "1 2 4|--eltwise --alg=relu $img"
+    "1 2 4|--eltwise --alg=leaky_relu $img"
+    "1 2 4|--eltwise --alg=add $img"
+    "1 2 4|--eltwise --alg=concat $img"
+    "1 2 4|--eltwise --alg=nearest --dt=f64 $img"
+  )
+  rm -f "$logs"/distconv_bench_*.log
+  for i in "${!checks[@]}"; do
+    IFS='|' read -r ranks args <<<"${checks[$i]}"
+    for n in $ranks; do
+      read -ra a <<<"$args"
+      out=$(layer_bench "$n" "${a[@]}")
+      rc=$?
+      printf '### -np %s %s\n%s\n' "$n" "$args" "$out" \
+        >>"$logs/distconv_bench_checks.log"
+      if ((rc == 0)); then
+        echo "PASS distconv_bench -np $n $args ($(grep -c ' PASS ' <<<"$out") problems)"
+      else
+        echo "FAIL distconv_bench -np $n $args (exit $rc)"
+        grep -v ' PASS ' <<<"$out" | tail -5 | sed 's/^/    /'
+        failed+=("distconv_bench_check${i}_np$n")
+      fi
+    done
+  done
+  timed=(
+    "--conv mb1ic16ih1024oc16kh3ph1"
+    "--conv mb8ic64ih256oc64kh3ph1"
+    "--conv --math=tf32 mb8ic64ih256oc64kh3ph1"
+    "--conv mb1ic16id128ih128oc16kd3kh3pd1ph1"
+    "--deconv mb1ic32ih512oc16kh2sh2"
+    "--pool --alg=max mb1ic16ih1024kh3sh2ph1"
+    "--pool --alg=avg_np mb8ic64ih256kh2sh2"
+    "--bnorm mb8ic64ih256"
+    "--eltwise --alg=relu mb8ic64ih256"
+    "--eltwise --alg=add mb8ic64ih256"
+  )
+  for i in "${!timed[@]}"; do
+    t=${timed[$i]}
+    read -ra a <<<"$t"
+    layer=$(layer_bench 1 --mode=perf --json "${a[@]}")
+    base=$(layer_bench 1 --mode=perf --json --impl=cudnn "${a[@]}")
+    printf '### %s\n%s\n%s\n' "$t" "$layer" "$base" \
+      >>"$logs/distconv_bench_perf.log"
+    l=$(json_field median_ms <<<"$layer") b=$(json_field median_ms <<<"$base")
+    if [[ $(json_field status <<<"$layer") == OK &&
+          $(json_field status <<<"$base") == OK ]]; then
+      echo "RATIO cudnn/layer $(awk -v b="$b" -v l="$l" 'BEGIN{printf "%.3f", b / l}'): $t (layer $l ms, cudnn $b ms)"
+    else
+      echo "FAIL distconv_bench --mode=perf $t"
+      echo "$layer" "$base" | tail -4 | sed 's/^/    /'
+      failed+=("distconv_bench_timed$i")
+    fi
+  done
+  for n in 2 4; do
+    out=$(layer_bench "$n" --mode=perf --json --conv mb1ic16ih1024oc16kh3ph1)
+    printf '### -np %s\n%s\n' "$n" "$out" >>"$logs/distconv_bench_perf.log"
+    m=$(json_field median_ms <<<"$out") w=$(json_field comm_wait_ms <<<"$out")
+    if [[ -n $w && $(json_field status <<<"$out") == OK ]]; then
+      echo "SHARED GPU -np $n conv mb1ic16ih1024oc16kh3ph1: step $m ms, blocked $w ms ($(awk -v w="$w" -v m="$m" 'BEGIN{printf "%.1f", 100 * w / m}')%)"
+    else
+      echo "FAIL distconv_bench -np $n --mode=perf --conv"
+      failed+=("distconv_bench_perf_np$n")
+    fi
+  done
 fi
 
 if ((${#failed[@]})); then

@@ -1,0 +1,183 @@
+// Every distconv_bench driver's layer as a LayerCase in either memory
+// space, built from the options and one problem: the convolution and the
+// transposed convolution with bias, pooling, batch normalisation (training,
+// scale and shift) and the --eltwise layers. In device memory the work is
+// queued on `stream` (the layers' options carry it); the parameters get
+// the same random values in either space.
+//
+//   LayerCase<float, DeviceSpace> dev =
+//       make_layer_case<float, DeviceSpace>(o, problem, grid, stream);
+#ifndef DISTCONV_PERF_LAYER_CASES_H_
+#define DISTCONV_PERF_LAYER_CASES_H_
+
+#include <memory>
+
+#include "distconv/dist_tensor.h"
+#include "layers/batch_norm.h"
+#include "layers/convolution.h"
+#include "layers/deconvolution.h"
+#include "layers/pooling.h"
+#include "perf/bench_options.h"
+#include "perf/conv_problem.h"
+#include "perf/eltwise_case.h"
+#include "perf/layer_bench.h"
+#include "perf/layer_case.h"
+#include "tests/conv_check.h"
+
+namespace distconv {
+
+// A convolution's or transposed convolution's tensors, parameters (w, b:
+// random from seeds 2 and 3, as the host drivers') and passes.
+template <typename T, typename Space, typename Layer>
+void add_weighted_passes(std::shared_ptr<Layer> layer, const ProcessGrid& grid,
+                         const Shape& weights, Index bias,
+                         LayerCase<T, Space>* c) {
+  using P = Compute<T>;
+  DistTensor<T, Space>& x = c->input("x", grid, layer->src_layout());
+  DistTensor<T, Space>& dy = c->input("dy", grid, layer->diff_dst_layout());
+  DistTensor<T, Space>& y = c->output("y", grid, layer->dst_layout());
+  DistTensor<T, Space>& dx = c->output("dx", grid, layer->diff_src_layout());
+  P* w = c->param("w", weights, 2);
+  P* b = c->param("b", Shape{bias}, 3);
+  P* dw = c->grad("dw", weights);
+  P* db = c->grad("db", Shape{bias});
+  c->forward = [layer, &x, w, b, &y] { layer->forward(x, w, b, y); };
+  c->backward_weights = [layer, &x, &dy, dw, db] {
+    layer->backward_weights(x, dy, dw, db);
+  };
+  c->backward_data = [layer, &dy, w, &dx] { layer->backward_data(dy, w, dx); };
+  c->wait_gradients = [layer] { layer->wait_gradients(); };
+  c->take_wait = [layer] {
+    const double s =
+        layer->stats().halo_wait_s + layer->stats().allreduce_wait_s;
+    layer->reset_stats();
+    return s;
+  };
+  c->plan = layer->describe();
+}
+
+template <typename T, typename Space>
+LayerCase<T, Space> make_conv_case(const BenchOptions& o, const ConvProblem& p,
+                                   const ProcessGrid& grid,
+                                   CUstream_st* stream) {
+  ConvDesc desc = p.desc;
+  desc.bias = ConvBias::kAdd;
+  ConvolutionOptions options;
+  options.overlap = o.overlap;
+  options.channels = o.channels;
+  options.channel_blocks = o.channel_blocks;
+  options.halo.stream = stream;
+  options.gpu.math = o.gpu_math;
+  // Whole parameters: a layer splitting channels takes blocks of them.
+  require(grid.shape()[1] == 1, ErrorKind::kUnsupported,
+          "--device=gpu: the convolution in GPU memory keeps channels whole "
+          "(grid C = 1)");
+  auto conv = std::make_shared<Convolution<T, Space>>(
+      grid, desc, Distribution(p.src_shape, grid.shape()), options);
+  LayerCase<T, Space> c;
+  add_weighted_passes(conv, grid, desc.weights_shape(), desc.out_channels,
+                      &c);
+  return c;
+}
+
+template <typename T, typename Space>
+LayerCase<T, Space> make_deconv_case(const BenchOptions& o,
+                                     const ConvProblem& p,
+                                     const ProcessGrid& grid,
+                                     CUstream_st* stream) {
+  DeconvDesc desc = deconv_desc(p);
+  desc.bias = ConvBias::kAdd;
+  DeconvolutionOptions options;
+  options.halo.stream = stream;
+  GpuConvOptions gpu;
+  gpu.math = o.gpu_math;
+  auto deconv = std::make_shared<Deconvolution<T, Space>>(
+      grid, desc, Distribution(deconv_src_shape(p), grid.shape()), options,
+      gpu);
+  LayerCase<T, Space> c;
+  add_weighted_passes(deconv, grid, desc.weights_shape(), desc.out_channels,
+                      &c);
+  return c;
+}
+
+template <typename T, typename Space>
+LayerCase<T, Space> make_pool_case(const BenchOptions& o, const ConvProblem& p,
+                                   const ProcessGrid& grid,
+                                   CUstream_st* stream) {
+  PoolingOptions options;
+  options.halo.stream = stream;
+  auto pool = std::make_shared<Pooling<T, Space>>(
+      grid, pool_desc(p, o.alg), Distribution(p.src_shape, grid.shape()),
+      options);
+  LayerCase<T, Space> c;
+  DistTensor<T, Space>& x = c.input("x", grid, pool->src_layout());
+  DistTensor<T, Space>& dy = c.input("dy", grid, pool->diff_dst_layout());
+  DistTensor<T, Space>& y = c.output("y", grid, pool->dst_layout());
+  DistTensor<T, Space>& dx = c.output("dx", grid, pool->diff_src_layout());
+  c.forward = [pool, &x, &y] { pool->forward(x, y); };
+  c.backward_data = [pool, &x, &dy, &dx] { pool->backward(x, dy, dx); };
+  c.take_wait = [pool] {
+    const double s = pool->stats().halo_wait_s;
+    pool->reset_stats();
+    return s;
+  };
+  c.plan = pool->describe();
+  return c;
+}
+
+// Scale and shift random from seeds 2 and 3 (as --bnorm's host driver);
+// backward() writes their gradients, so they count as the backward-data
+// pass's.
+template <typename T, typename Space>
+LayerCase<T, Space> make_bnorm_case(const ConvProblem& p,
+                                    const ProcessGrid& grid,
+                                    CUstream_st* stream) {
+  using P = Compute<T>;
+  const Index channels = p.src_shape[1];
+  BatchNormOptions options;
+  options.epsilon = kBnormEpsilon;
+  BatchNormDeviceOptions device;
+  device.stream = stream;
+  auto bn = std::make_shared<BatchNorm<T, Space>>(
+      grid, Distribution(p.src_shape, grid.shape()), options, device);
+  LayerCase<T, Space> c;
+  DistTensor<T, Space>& x = c.input("x", grid, bn->src_layout());
+  DistTensor<T, Space>& dy = c.input("dy", grid, bn->diff_dst_layout());
+  DistTensor<T, Space>& y = c.output("y", grid, bn->dst_layout());
+  DistTensor<T, Space>& dx = c.output("dx", grid, bn->diff_src_layout());
+  P* scale = c.param("scale", Shape{channels}, 2);
+  P* shift = c.param("shift", Shape{channels}, 3);
+  P* dscale = c.grad("dscale", Shape{channels});
+  P* dshift = c.grad("dshift", Shape{channels});
+  c.grads_pass = BenchDir::kBackwardData;
+  c.forward = [bn, &x, scale, shift, &y] { bn->forward(x, scale, shift, y); };
+  c.backward_data = [bn, &x, &dy, scale, &dx, dscale, dshift] {
+    bn->backward(x, dy, scale, dx, dscale, dshift);
+  };
+  c.plan = bn->describe();
+  return c;
+}
+
+template <typename T, typename Space>
+LayerCase<T, Space> make_layer_case(const BenchOptions& o,
+                                    const ConvProblem& p,
+                                    const ProcessGrid& grid,
+                                    CUstream_st* stream) {
+  switch (o.driver) {
+    case ProblemKind::kConvolution:
+      return make_conv_case<T, Space>(o, p, grid, stream);
+    case ProblemKind::kDeconvolution:
+      return make_deconv_case<T, Space>(o, p, grid, stream);
+    case ProblemKind::kPooling:
+      return make_pool_case<T, Space>(o, p, grid, stream);
+    case ProblemKind::kBatchNorm:
+      return make_bnorm_case<T, Space>(p, grid, stream);
+    case ProblemKind::kElementwise:
+      break;
+  }
+  return make_eltwise_case<T, Space>(o.eltwise_alg, grid, p.src_shape, stream);
+}
+
+}  // namespace distconv
+
+#endif  // DISTCONV_PERF_LAYER_CASES_H_
