@@ -1,15 +1,9 @@
 #include "layers/copy_shard.h"
 
+#include "layers/internal/copy_shard_impl.h"
 #include "layers/internal/pointwise.h"
 
 namespace distconv {
-
-template <typename T>
-void copy_shard(const DistTensor<T>& from, DistTensor<T>& to) {
-  internal::require_distribution(to, from.layout().distribution(),
-                                 "copy_shard: to");
-  if (&from != &to) internal::copy(from.interior(), to.interior());
-}
 
 namespace {
 
@@ -33,7 +27,8 @@ void copy_shard(const DistTensor<T>& from, const StridedView<T>& to) {
 }
 
 #define DISTCONV_INSTANTIATE(T)                                      \
-  template void copy_shard<T>(const DistTensor<T>&, DistTensor<T>&); \
+  template void copy_shard<T, HostSpace>(                            \
+      const DistTensor<T>&, DistTensor<T>&, const CopyShardOptions&); \
   template void copy_shard<T>(const StridedView<const T>&,           \
                               DistTensor<T>&);                       \
   template void copy_shard<T>(const DistTensor<T>&, const StridedView<T>&);

@@ -9,6 +9,10 @@
 //
 // A distribution mismatch throws the same kShapeMismatch on every rank.
 //
+// GPU memory (float and double; target //layers:device_copy_shard, built
+// only with --config=cuda): the tensor overload on DistTensor<T,
+// DeviceSpace>, one CUDA kernel queued on CopyShardOptions::stream.
+//
 // The view overloads copy between this rank's shard interior and a tensor
 // of the shard's extent held elsewhere with any strides (a framework's
 // NCHW tensor, say; a zero stride broadcasts one value when reading). A
@@ -18,11 +22,22 @@
 
 #include "distconv/dist_tensor.h"
 
+struct CUstream_st;  // cudaStream_t
+
 namespace distconv {
 
-// Defined for float, double and bf16.
-template <typename T>
-void copy_shard(const DistTensor<T>& from, DistTensor<T>& to);
+struct CopyShardOptions {
+  // Device memory: the CUDA stream (a cudaStream_t) the copy is queued on;
+  // null is the legacy default stream. Unused in host memory.
+  CUstream_st* stream = nullptr;
+};
+
+// Defined for float, double and bf16 in host memory, float and double in
+// device memory.
+template <typename T, typename Space>
+void copy_shard(const DistTensor<T, Space>& from, DistTensor<T, Space>& to,
+                const CopyShardOptions& options = {});
+// Host memory: float, double and bf16.
 template <typename T>
 void copy_shard(const StridedView<const T>& from, DistTensor<T>& to);
 template <typename T>

@@ -52,18 +52,30 @@
 // The plan duplicates the source grid's communicator (its messages never
 // mix with others) and holds one send and one receive buffer, each sized by
 // the elements this rank sends to / receives from other ranks.
+//
+// GPU memory (Redistribution<T, DeviceSpace>; float and double; target
+// //layers:device_redistribute, built only with --config=cuda): the same
+// plan and messages on DistTensor<T, DeviceSpace>. Messages are packed on
+// the GPU into one device buffer, staged through the host for MPI, and
+// unpacked on the GPU; forward() and backward() wait for the work queued
+// on RedistributionOptions::stream before packing, and leave the unpacking
+// queued there (work queued after them on that stream sees the result).
 #ifndef DISTCONV_LAYERS_REDISTRIBUTE_H_
 #define DISTCONV_LAYERS_REDISTRIBUTE_H_
 
 #include <mpi.h>
 
+#include <memory>
 #include <vector>
 
 #include "distconv/box.h"
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
+#include "distconv/memory_space.h"
 #include "distconv/process_grid.h"
+
+struct CUstream_st;  // cudaStream_t
 
 namespace distconv {
 
@@ -91,14 +103,22 @@ struct RedistributionPlan {
 RedistributionPlan plan_redistribution(const Distribution& from,
                                        const Distribution& to, int part);
 
-// Defined for float, double and bf16 (cells are copied, never summed).
-template <typename T>
+struct RedistributionOptions {
+  // Device memory: the CUDA stream (a cudaStream_t) the moves are ordered
+  // on; null is the legacy default stream. Unused in host memory.
+  CUstream_st* stream = nullptr;
+};
+
+// Defined for float, double and bf16 in host memory, float and double in
+// device memory (cells are copied, never summed).
+template <typename T, typename Space = HostSpace>
 class Redistribution {
  public:
   // Collective over the ranks of both grids, which must be the same ranks
   // in the same order (e.g. both made from one communicator).
   Redistribution(const ProcessGrid& src_grid, const HaloLayout& src_layout,
-                 const ProcessGrid& dst_grid, const HaloLayout& dst_layout);
+                 const ProcessGrid& dst_grid, const HaloLayout& dst_layout,
+                 const RedistributionOptions& options = {});
   ~Redistribution();
   Redistribution(Redistribution&& other) noexcept;
   Redistribution& operator=(Redistribution&& other) noexcept;
@@ -114,31 +134,44 @@ class Redistribution {
   // dst's shard interior = the elements of src's shard interiors. Collective.
   // kShapeMismatch if a tensor's layout is not the plan's, kState once the
   // plan was moved from (both checks are the same on every rank).
-  void forward(const DistTensor<T>& src, DistTensor<T>& dst);
+  void forward(const DistTensor<T, Space>& src, DistTensor<T, Space>& dst);
   // The reverse move (the adjoint of forward): src_grad's interior = the
   // elements of dst_grad's interiors. Collective.
-  void backward(const DistTensor<T>& dst_grad, DistTensor<T>& src_grad);
+  void backward(const DistTensor<T, Space>& dst_grad,
+                DistTensor<T, Space>& src_grad);
 
  private:
   // Sends `out` boxes of `from` (packed in from's storage order), receives
   // `in` boxes into `to`, copies `plan_.kept`.
   // Offsets of the messages in the buffers: `out_off` and `in_off` have one
-  // more entry than `out` and `in`.
+  // more entry than `out` and `in`. Device memory: `out_dev` and `in_dev`
+  // are the device buffers the messages are packed in and unpacked from.
   void move(const std::vector<RedistributionMessage>& out,
             const std::vector<Index>& out_off,
             const std::vector<RedistributionMessage>& in,
-            const std::vector<Index>& in_off, const DistTensor<T>& from,
-            DistTensor<T>& to, T* out_buf, T* in_buf);
+            const std::vector<Index>& in_off,
+            const DistTensor<T, Space>& from, DistTensor<T, Space>& to,
+            T* out_buf, T* in_buf, T* out_dev, T* in_dev);
+  // Posts the receives and sends of the buffers' messages.
+  void post(const std::vector<RedistributionMessage>& out,
+            const std::vector<Index>& out_off,
+            const std::vector<RedistributionMessage>& in,
+            const std::vector<Index>& in_off, T* out_buf, T* in_buf);
   void require_not_moved_from() const;  // kState
   void release() noexcept;
 
   HaloLayout src_layout_;
   HaloLayout dst_layout_;
   RedistributionPlan plan_;
+  RedistributionOptions options_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   std::vector<Index> send_off_, recv_off_;  // of plan_.sends, plan_.recvs
+  // Host memory: the messages. Device memory: their host staging.
   std::vector<T> send_buf_;  // forward: packed sends; backward: receives
   std::vector<T> recv_buf_;  // forward: receives; backward: packed sends
+  // Device memory only: the sends' then the receives' packed messages.
+  std::unique_ptr<void, void (*)(void*)> device_buf_{nullptr,
+                                                     &Space::deallocate};
   std::vector<MPI_Request> requests_;
 };
 

@@ -37,6 +37,8 @@ programs=(
   device_deconvolution_test://layers:device_deconvolution_test_bin
   device_softmax_test://layers:device_softmax_test_bin
   device_loss_test://layers:device_loss_test_bin
+  device_copy_shard_test://layers:device_copy_shard_test_bin
+  device_redistribute_test://layers:device_redistribute_test_bin
   gpu_pack_bench://perf:gpu_pack_bench
   gpu_conv_bench://perf:gpu_conv_bench
   distconv_bench://perf:distconv_bench

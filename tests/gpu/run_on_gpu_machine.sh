@@ -59,6 +59,8 @@ tests=(
   "device_deconvolution_test 1 2 3 4"
   "device_softmax_test 1 2 3"
   "device_loss_test 1 2 3 4"
+  "device_copy_shard_test 1 2 3 4"
+  "device_redistribute_test 1 2 3 4"
 )
 failed=()
 for t in "${tests[@]}"; do

@@ -1,0 +1,41 @@
+// Redistribution in GPU memory (Redistribution<T, DeviceSpace>): the host
+// layer's plan and messages (layers/internal/redistribute_impl.h), boxes
+// packed and unpacked by the element-wise CUDA copies, messages staged
+// through the host on the options' stream. Built only with --config=cuda.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "distconv/device_space.h"
+#include "distconv/internal/cuda_check.h"
+#include "layers/internal/device_pointwise.h"
+#include "layers/internal/redistribute_impl.h"
+#include "layers/redistribute.h"
+
+namespace distconv {
+namespace internal {
+
+template <>
+struct RedistributionStaging<DeviceSpace> {
+  static void to_host(CUstream_st* stream, void* host, const void* device,
+                      std::size_t bytes) {
+    check_cuda(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost,
+                               stream),
+               "redistribution: copying the packed messages to the host");
+    check_cuda(cudaStreamSynchronize(stream),
+               "redistribution: waiting for the packed messages");
+  }
+  static void to_device(CUstream_st* stream, void* device, const void* host,
+                        std::size_t bytes) {
+    check_cuda(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice,
+                               stream),
+               "redistribution: copying the received messages to the GPU");
+  }
+};
+
+}  // namespace internal
+
+template class Redistribution<float, DeviceSpace>;
+template class Redistribution<double, DeviceSpace>;
+
+}  // namespace distconv
