@@ -65,7 +65,8 @@ void expect_same_copies(const Shape& global) {
 }
 
 TEST_F(DeviceCopyShard, MatchesTheHostOnEveryOneDimensionSplit) {
-  // 5 rows over up to 4 ranks: uneven, and empty shards on 6 or more.
+  // Uneven shards (5 rows over 2 to 4 ranks), empty ones (3 samples over
+  // 4 ranks).
   expect_same_copies<double>(Shape{3, 4, 5, 6});
   expect_same_copies<float>(Shape{2, 3, 5, 4, 3});
 }

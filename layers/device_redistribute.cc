@@ -30,6 +30,8 @@ struct RedistributionStaging<DeviceSpace> {
     check_cuda(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice,
                                stream),
                "redistribution: copying the received messages to the GPU");
+    check_cuda(cudaStreamSynchronize(stream),
+               "redistribution: waiting for the received messages");
   }
 };
 

@@ -1,9 +1,10 @@
 // Redistribution in GPU memory (Redistribution<T, DeviceSpace>) against
 // the host layer, on the same tensors: between every pair of grids of the
 // rank count, 4D and 5D, with even shards and with uneven ones (a part
-// empty wherever a dimension is split), halos on one side of the move, and
-// both storage orders, forward and backward leave the same buffers bit for
-// bit (halo cells untouched), on a stream of the test's own. A tensor of
+// empty wherever a dimension is split), with or without halos and in
+// either storage order on each side, forward and backward (twice with one
+// plan) leave the same buffers bit for bit (halo cells untouched), on a
+// stream of the test's own. A tensor of
 // another layout fails on every rank. Every case skips, saying so, where
 // there is no GPU.
 #include <gtest/gtest.h>
@@ -60,34 +61,38 @@ void fill(DistTensor<T>& t, unsigned seed) {
   t.interior().for_each([&](const Shape&, T& v) { v = T(u(rng)); });
 }
 
+// Forward and backward twice with one plan (the second on other values).
 template <typename T>
 void expect_same_moves(const Shape& global, const Shape& from_grid,
-                       const Shape& to_grid, int variant,
+                       const Shape& to_grid, int from_variant, int to_variant,
                        const testing::DeviceStream& stream) {
   const ProcessGrid gf(MPI_COMM_WORLD, from_grid), gt(MPI_COMM_WORLD, to_grid);
-  const HaloLayout from = layout_over(global, from_grid, variant);
-  const HaloLayout to = layout_over(global, to_grid, 1 - variant);
+  const HaloLayout from = layout_over(global, from_grid, from_variant);
+  const HaloLayout to = layout_over(global, to_grid, to_variant);
   Redistribution<T> host(gf, from, gt, to);
   RedistributionOptions options;
   options.stream = stream.get();
   Redistribution<T, DeviceSpace> dev(gf, from, gt, to, options);
-  DistTensor<T> x(gf, from), y(gt, to), dx(gf, from);
-  fill(x, 1);
-  fill(y, 2);
-  fill(dx, 3);
-  DistTensor<T, DeviceSpace> xd = testing::to_device(gf, x);
-  DistTensor<T, DeviceSpace> yd = testing::to_device(gt, y);
-  DistTensor<T, DeviceSpace> dxd = testing::to_device(gf, dx);
-  host.forward(x, y);
-  dev.forward(xd, yd);
-  host.backward(y, dx);
-  dev.backward(yd, dxd);
-  stream.synchronize();
   SCOPED_TRACE(::testing::Message()
-               << "global " << global << " from " << from_grid << " to "
-               << to_grid << " variant " << variant);
-  testing::expect_same_buffer(y, yd, "forward");
-  testing::expect_same_buffer(dx, dxd, "backward");
+               << "global " << global << " from " << from_grid << " ("
+               << from_variant << ") to " << to_grid << " (" << to_variant
+               << ")");
+  for (unsigned round : {0u, 1u}) {
+    DistTensor<T> x(gf, from), y(gt, to), dx(gf, from);
+    fill(x, 1 + 3 * round);
+    fill(y, 2 + 3 * round);
+    fill(dx, 3 + 3 * round);
+    DistTensor<T, DeviceSpace> xd = testing::to_device(gf, x);
+    DistTensor<T, DeviceSpace> yd = testing::to_device(gt, y);
+    DistTensor<T, DeviceSpace> dxd = testing::to_device(gf, dx);
+    host.forward(x, y);
+    dev.forward(xd, yd);
+    host.backward(y, dx);
+    dev.backward(yd, dxd);
+    stream.synchronize();
+    testing::expect_same_buffer(y, yd, "forward");
+    testing::expect_same_buffer(dx, dxd, "backward");
+  }
 }
 
 TEST_F(DeviceRedistribution, MatchesTheHostBetweenEveryPairOf4dGrids) {
@@ -95,9 +100,9 @@ TEST_F(DeviceRedistribution, MatchesTheHostBetweenEveryPairOf4dGrids) {
   const std::vector<Shape> grids = testing::factorizations(world_size(), 4);
   for (const Shape& from : grids) {
     for (const Shape& to : grids) {
-      for (int variant : {0, 1}) {
-        expect_same_moves<double>(Shape{3, 4, 7, 5}, from, to, variant,
-                                  stream);
+      for (int variants : {0, 1, 2, 3}) {
+        expect_same_moves<double>(Shape{3, 4, 7, 5}, from, to, variants / 2,
+                                  variants % 2, stream);
       }
     }
   }
@@ -109,7 +114,7 @@ TEST_F(DeviceRedistribution, MatchesTheHostIn5dAndInFloat) {
   for (size_t i = 0; i < grids.size(); ++i) {
     const Shape& to = grids[(i * 7 + 3) % grids.size()];
     expect_same_moves<float>(Shape{2, 3, 5, 4, 6}, grids[i], to, int(i % 2),
-                             stream);
+                             int(i / 2 % 2), stream);
   }
 }
 

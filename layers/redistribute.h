@@ -57,9 +57,10 @@
 // //layers:device_redistribute, built only with --config=cuda): the same
 // plan and messages on DistTensor<T, DeviceSpace>. Messages are packed on
 // the GPU into one device buffer, staged through the host for MPI, and
-// unpacked on the GPU; forward() and backward() wait for the work queued
-// on RedistributionOptions::stream before packing, and leave the unpacking
-// queued there (work queued after them on that stream sees the result).
+// unpacked on the GPU, all ordered on RedistributionOptions::stream after
+// the work queued there before: forward() and backward() may return with
+// the source still being read and the destination written on that stream
+// (work queued after them there sees the result).
 #ifndef DISTCONV_LAYERS_REDISTRIBUTE_H_
 #define DISTCONV_LAYERS_REDISTRIBUTE_H_
 

@@ -50,8 +50,8 @@ void check_device(const BenchOptions& o) {
           "--math=tf32 is for --device=gpu");
   if (!gpu) return;
   require(o.dt == BenchDataType::kF32 || o.dt == BenchDataType::kF64,
-          ErrorKind::kInvalidArgument, "--device=gpu runs --dt=f32 or f64, not ",
-          to_string(o.dt));
+          ErrorKind::kInvalidArgument,
+          "--device=gpu runs --dt=f32 or f64, not ", to_string(o.dt));
   require(o.impl != BenchImpl::kCudnn || o.dt == BenchDataType::kF32,
           ErrorKind::kInvalidArgument, "--impl=cudnn runs --dt=f32");
   require(o.check == BenchCheck::kReference, ErrorKind::kInvalidArgument,

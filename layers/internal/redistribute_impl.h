@@ -39,8 +39,8 @@ void require_int_counts(MPI_Comm comm, const RedistributionPlan& plan);
 
 // How device messages pass through the host; HostSpace needs none.
 //   to_host(stream, host, device, bytes): queued on `stream` and waited for.
-//   to_device(stream, device, host, bytes): queued on `stream`; `host` may
-//     be reused once it returns.
+//   to_device(stream, device, host, bytes): queued on `stream` and waited
+//     for (the next move receives into `host` again).
 template <typename Space>
 struct RedistributionStaging;
 
@@ -94,8 +94,11 @@ Redistribution<T, Space>::Redistribution(const ProcessGrid& src_grid,
   send_buf_.resize(send_off_.back());
   recv_buf_.resize(recv_off_.back());
   if constexpr (!Space::kHostAccessible) {
-    const std::size_t n = send_buf_.size() + recv_buf_.size();
-    if (n > 0) device_buf_.reset(Space::allocate(sizeof(T) * n));
+    // A failed allocation on one rank throws on every rank.
+    internal::run_collectively(src_grid.comm(), [&] {
+      const std::size_t n = send_buf_.size() + recv_buf_.size();
+      if (n > 0) device_buf_.reset(Space::allocate(sizeof(T) * n));
+    });
   }
   requests_.reserve(plan_.sends.size() + plan_.recvs.size());
   internal::check_mpi(MPI_Comm_dup(src_grid.comm(), &comm_), "MPI_Comm_dup");
