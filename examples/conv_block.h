@@ -10,6 +10,9 @@
 //   block.backward(x, dy, &dx);    // dy: any layout of dst_distribution()
 //   sgd.step(block.params());
 //
+// ConvBnRelu<float, DeviceSpace> runs on GPU memory: before a step each
+// params_in() entry's upload(), after it download().
+//
 // The ReLU writes straight into the tensor the caller hands it, in any
 // layout of dst_distribution() (halos of the next convolution or pooling
 // included), so no copy joins the block to what follows. Backward reads
@@ -18,24 +21,47 @@
 #ifndef DISTCONV_EXAMPLES_CONV_BLOCK_H_
 #define DISTCONV_EXAMPLES_CONV_BLOCK_H_
 
+#include <cmath>
 #include <vector>
 
 #include "layers/activation.h"
 #include "layers/batch_norm.h"
 #include "layers/convolution.h"
+#include "layers/copy_shard.h"
 #include "distconv/dist_tensor.h"
 #include "examples/training.h"
 
 namespace distconv {
 namespace examples {
 
-// Defined for float and bf16 (fp32 parameters either way).
-template <typename T>
+// In host memory (float, bf16; fp32 parameters either way) or device
+// memory (float): the layers, tensors and the parameters' copies in Space,
+// the parameters themselves (params()) on the host.
+template <typename T, typename Space = HostSpace>
 class ConvBnRelu {
  public:
   // Weights start He-uniform from `seed`; scale 1, shift 0.
   ConvBnRelu(const ProcessGrid& grid, const ConvDesc& desc,
-             const Distribution& src, unsigned seed);
+             const Distribution& src, unsigned seed)
+      : conv_(grid, desc, src),
+        bn_(grid, conv_.dst_layout().distribution()),
+        relu_(grid, ActivationDesc::relu(), bn_.dst_layout().distribution()),
+        weights_(desc.weights_shape().volume()),
+        scale_(desc.out_channels),
+        shift_(desc.out_channels),
+        weights_in_(&weights_),
+        scale_in_(&scale_),
+        shift_in_(&shift_),
+        conv_out_(grid, conv_.dst_layout()),
+        bn_out_(grid, bn_.dst_layout()),
+        d_bn_(grid, bn_.diff_src_layout()),
+        d_conv_out_(grid, conv_.diff_dst_layout()) {
+    const Shape w = desc.weights_shape();
+    const double fan_in = static_cast<double>(w.volume() / w[0]);
+    weights_.init_uniform(std::sqrt(6.0 / fan_in), seed);
+    scale_.fill(1.0f);
+    shift_.fill(0.0f);
+  }
 
   const HaloLayout& src_layout() const { return conv_.src_layout(); }
   const HaloLayout& diff_src_layout() const { return conv_.diff_src_layout(); }
@@ -43,23 +69,45 @@ class ConvBnRelu {
     return bn_.dst_layout().distribution();
   }
 
-  void forward(DistTensor<T>& src, DistTensor<T>& dst);
-  // Gradients into params()' grad; diff_src skipped when null.
-  void backward(const DistTensor<T>& src, const DistTensor<T>& diff_dst,
-                DistTensor<T>* diff_src);
+  // dst = relu(bn(conv(src))), dst in any layout of dst_distribution().
+  void forward(DistTensor<T, Space>& src, DistTensor<T, Space>& dst) {
+    conv_.forward(src, weights_in_.value(), nullptr, conv_out_);
+    bn_.forward(conv_out_, scale_in_.value(), shift_in_.value(), bn_out_);
+    relu_.forward(bn_out_, dst);
+  }
+  // Gradients into params()' copies in Space (download() brings them to
+  // the params); diff_src skipped when null.
+  void backward(const DistTensor<T, Space>& src,
+                const DistTensor<T, Space>& diff_dst,
+                DistTensor<T, Space>* diff_src) {
+    relu_.backward(bn_out_, diff_dst, d_bn_);
+    bn_.backward(conv_out_, d_bn_, scale_in_.value(), d_bn_, scale_in_.grad(),
+                 shift_in_.grad());
+    copy_shard(d_bn_, d_conv_out_);  // into the layout with halos
+    conv_.backward_weights(src, d_conv_out_, weights_in_.grad(), nullptr);
+    if (diff_src) {
+      conv_.backward_data(d_conv_out_, weights_in_.value(), *diff_src);
+    }
+    conv_.wait_gradients();
+  }
 
   std::vector<Param*> params() { return {&weights_, &scale_, &shift_}; }
-  BatchNorm<T>& batch_norm() { return bn_; }
+  // The parameters' copies the layers read and write.
+  std::vector<const ParamIn<Space>*> params_in() const {
+    return {&weights_in_, &scale_in_, &shift_in_};
+  }
+  BatchNorm<T, Space>& batch_norm() { return bn_; }
   // Adds the convolution's blocked time since the last call to `wait`
   // (batch norm's allreduces are blocking calls, counted as compute).
   void take_comm_wait(CommWait* wait) { wait->take(conv_); }
 
  private:
-  Convolution<T> conv_;
-  BatchNorm<T> bn_;
-  Activation<T> relu_;
+  Convolution<T, Space> conv_;
+  BatchNorm<T, Space> bn_;
+  Activation<T, Space> relu_;
   Param weights_, scale_, shift_;
-  DistTensor<T> conv_out_, bn_out_, d_bn_, d_conv_out_;
+  ParamIn<Space> weights_in_, scale_in_, shift_in_;
+  DistTensor<T, Space> conv_out_, bn_out_, d_bn_, d_conv_out_;
 };
 
 }  // namespace examples

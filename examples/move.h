@@ -25,23 +25,29 @@
 namespace distconv {
 namespace examples {
 
-// Defined for float and bf16 (the examples' precisions).
-template <typename T>
+// In host memory (float, bf16) or device memory (float).
+template <typename T, typename Space = HostSpace>
 class Move {
  public:
   // out: the producer's output layout (on `from`), d_out: where the
   // producer reads its output gradient; in: what the consumer reads (on
   // `to`), d_in: where it writes its input gradient.
   Move(const ProcessGrid& from, const HaloLayout& out, const HaloLayout& d_out,
-       const ProcessGrid& to, const HaloLayout& in, const HaloLayout& d_in);
+       const ProcessGrid& to, const HaloLayout& in, const HaloLayout& d_in)
+      : there_(from, out, to, in), back_(to, d_in, from, d_out) {}
 
   // Collective over the grids' ranks; the tensors must have the layouts
   // given to the constructor (kShapeMismatch otherwise).
-  void forward(const DistTensor<T>& out, DistTensor<T>& in);
-  void backward(const DistTensor<T>& d_in, DistTensor<T>& d_out);
+  void forward(const DistTensor<T, Space>& out, DistTensor<T, Space>& in) {
+    there_.forward(out, in);
+  }
+  void backward(const DistTensor<T, Space>& d_in,
+                DistTensor<T, Space>& d_out) {
+    back_.forward(d_in, d_out);
+  }
 
  private:
-  Redistribution<T> there_, back_;
+  Redistribution<T, Space> there_, back_;
 };
 
 }  // namespace examples

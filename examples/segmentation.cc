@@ -24,27 +24,17 @@
 //       [--resume] [--write-data=FILE.h5 --data-samples=M]
 #include <mpi.h>
 
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <optional>
 #include <string>
-#include <vector>
 
-#include "layers/add.h"
-#include "layers/concat.h"
-#include "layers/convolution.h"
-#include "layers/copy_shard.h"
-#include "layers/deconvolution.h"
 #include "distconv/error.h"
-#include "layers/loss.h"
-#include "layers/pooling.h"
-#include "examples/conv_block.h"
-#include "examples/move.h"
+#include "examples/gpu_training.h"
 #include "examples/networks.h"
-#include "examples/unit_grids.h"
+#include "examples/segmentation_net.h"
 #include "examples/training.h"
-#include "perf/cli_args.h"
+#include "examples/unit_grids.h"
+#include "io/h5_file.h"
 
 namespace distconv {
 namespace examples {
@@ -64,248 +54,9 @@ SegmentationOptions parse(int argc, char** argv) {
   return o;
 }
 
-constexpr double kTwoPi = 6.283185307179586;
-
-// Channel c of sample n at (h, w): a plane wave.
-float input_value(const Shape& i, Index height, Index width) {
-  const Index n = i[0], c = i[1];
-  const double kh = 1 + (3 * c + n) % 4, kw = 1 + (5 * c + 2 * n) % 3;
-  const double phase = 0.7 * c + 1.3 * n;
-  return static_cast<float>(
-      std::sin(kTwoPi * (kh * i[2] / height + kw * i[3] / width) + phase));
-}
-
-// The label at (n, 0, h, w): the class of the channels' mean there, with
-// thresholds spread over (-t, t), t about one standard deviation of it.
-std::int64_t label_value(const Shape& i, const SegmentationShape& o) {
-  double mean = 0;
-  Shape at = i;
-  for (Index c = 0; c < o.channels; ++c) {
-    at[1] = c;
-    mean += input_value(at, o.height, o.size);
-  }
-  mean /= o.channels;
-  const double t = std::sqrt(0.5 / o.channels);
-  const double u = (mean + t) / (2 * t);  // [0, 1] between -t and t
-  const Index k = static_cast<Index>(std::floor(u * o.classes));
-  return std::max<Index>(0, std::min<Index>(o.classes - 1, k));
-}
-
-HaloLayout plain(const Distribution& d) {
-  return HaloLayout(d).with_storage(StorageOrder::kChannelsLast);
-}
-
-// The network planned on its units' grids (examples/networks.h): level 1
-// on grids[kLevel1], level 2 on grids[kLevel2], the decoder on
-// grids[kDecoder], its tensors allocated from the plans. Where units'
-// grids differ, Moves carry level 1's output to level 2 and to the
-// decoder (the skip), level 2's output to the decoder, and the gradients
-// back. The decoder keeps the skip's split when it shares level 1's grid.
+// The network in host memory in either precision (train_in_precision).
 template <typename T>
-class Network {
- public:
-  Network(const UnitGrids& grids, const SegmentationShape& o)
-      : g1_(grids[kLevel1]),
-        g2_(grids[kLevel2]),
-        g3_(grids[kDecoder]),
-        same12_(grids.same(kLevel1, kLevel2)),
-        same13_(grids.same(kLevel1, kDecoder)),
-        enc1a_(g1_, same_conv(o.channels, o.width, {3, 3}, o.padding_mode),
-               Distribution(o.input(), g1_.shape()), 1),
-        enc1b_(g1_, same_conv(o.width, o.width, {3, 3}, o.padding_mode),
-               enc1a_.dst_distribution(), 2),
-        pool_(g2_, PoolDesc::make(PoolKind::kMax, {2, 2}),
-              grids.arriving(enc1b_.dst_distribution(), kLevel1, kLevel2)),
-        enc2a_(g2_, same_conv(o.width, 2 * o.width, {3, 3}, o.padding_mode),
-               pool_.dst_layout().distribution(), 3),
-        enc2b_(g2_, same_conv(2 * o.width, 2 * o.width, {3, 3}, o.padding_mode),
-               enc2a_.dst_distribution(), 4),
-        up_(g2_, segmentation_upsample(2 * o.width, o.width),
-            enc2b_.dst_distribution()),
-        cat_in_(plain(grids.arriving(enc1b_.dst_distribution(), kLevel1,
-                                      kDecoder))),
-        concat_(g3_, {cat_in_.distribution(), cat_in_.distribution()}),
-        dec_(g3_, same_conv(2 * o.width, o.width, {3, 3}, o.padding_mode),
-             concat_.dst_distribution(), 5),
-        head_(g3_, segmentation_head(o.width, o.classes),
-              dec_.dst_distribution()),
-        loss_(g3_, LossDesc::make(LossKind::kCrossEntropyIndices),
-              head_.dst_layout().distribution()),
-        up_w_(segmentation_upsample(2 * o.width, o.width)
-                  .weights_shape()
-                  .volume()),
-        up_b_(o.width),
-        head_w_(o.width * o.classes),
-        head_b_(o.classes),
-        x_(g1_, enc1a_.src_layout()),
-        e1a_(g1_, enc1b_.src_layout()),
-        skip_(g1_, same12_ ? pool_.src_layout()
-                           : plain(enc1b_.dst_distribution())),
-        pooled_(g2_, pool_.dst_layout()),
-        pooled_halo_(g2_, enc2a_.src_layout()),
-        e2a_(g2_, enc2b_.src_layout()),
-        e2b_(g2_, up_.src_layout()),
-        upsampled_(g2_, up_.dst_layout()),
-        cat_(g3_, dec_.src_layout()),
-        dec_out_(g3_, head_.src_layout()),
-        logits_(g3_, head_.dst_layout()),
-        labels_(g3_, loss_.target_layout()),
-        d_logits_(g3_, head_.diff_dst_layout()),
-        d_dec_out_(g3_, head_.diff_src_layout()),
-        d_cat_(g3_, dec_.diff_src_layout()),
-        d_upsampled_(g2_, up_.diff_dst_layout()),
-        d_skip_(g1_, plain(enc1b_.dst_distribution())),
-        d_e2b_(g2_, up_.diff_src_layout()),
-        d_e2a_(g2_, enc2b_.diff_src_layout()),
-        d_pooled_(g2_, enc2a_.diff_src_layout()),
-        d_enc1b_out_(g1_, same12_ ? pool_.diff_src_layout()
-                                  : plain(enc1b_.dst_distribution())),
-        d_e1a_(g1_, enc1b_.diff_src_layout()) {
-    if (!same12_) {
-      to_level2_.emplace(g1_, skip_.layout(), d_enc1b_out_.layout(), g2_,
-                         pool_.src_layout(), pool_.diff_src_layout());
-      pool_in_.emplace(g2_, pool_.src_layout());
-      d_pool_in_.emplace(g2_, pool_.diff_src_layout());
-    }
-    // Also on one grid, when the split is uneven: 50 rows over 3 ranks
-    // (17, 17, 16) pool to 9, 8, 8 rows and upsample to 18, 16, 16.
-    if (!grids.same(kLevel2, kDecoder) ||
-        up_.dst_layout().distribution() != cat_in_.distribution()) {
-      up_move_.emplace(g2_, up_.dst_layout(), up_.diff_dst_layout(), g3_,
-                       cat_in_, cat_in_);
-      aligned_.emplace(g3_, cat_in_);
-      d_aligned_.emplace(g3_, cat_in_);
-    }
-    if (!same13_) {
-      skip_move_.emplace(g1_, skip_.layout(), d_skip_.layout(), g3_, cat_in_,
-                         cat_in_);
-      skip_there_.emplace(g3_, cat_in_);
-      d_skip_there_.emplace(g3_, cat_in_);
-    }
-    up_w_.init_uniform(std::sqrt(6.0 / (2 * o.width * 4)), 6);
-    up_b_.fill(0.0f);
-    head_w_.init_uniform(std::sqrt(6.0 / o.width), 7);
-    head_b_.fill(0.0f);
-    fill_global(x_, [&](const Shape& i) {
-      return input_value(i, o.height, o.size);
-    });
-    fill_global(labels_, [&](const Shape& i) { return label_value(i, o); });
-  }
-
-  std::vector<Param*> params() {
-    std::vector<Param*> all = {&up_w_, &up_b_, &head_w_, &head_b_};
-    for (ConvBnRelu<T>* b : {&enc1a_, &enc1b_, &enc2a_, &enc2b_, &dec_}) {
-      for (Param* p : b->params()) all.push_back(p);
-    }
-    return all;
-  }
-
-  std::vector<BatchNorm<T>*> batch_norms() {
-    std::vector<BatchNorm<T>*> all;
-    for (ConvBnRelu<T>* b : {&enc1a_, &enc1b_, &enc2a_, &enc2b_, &dec_}) {
-      all.push_back(&b->batch_norm());
-    }
-    return all;
-  }
-
-  // --data's file (from --write-data): datasets "x" and "labels".
-  Index open_data(const std::string& path) {
-    data_.emplace(x_.grid().comm(), path, io::H5Mode::kRead);
-    return data_->shape("x")[0];
-  }
-  // The batch of samples [first, first + N) of --data's file.
-  void load_batch(Index first) {
-    read_as(x_, x_fp32_, [&](DistTensor<float>& x) {
-      data_->read("x", x, io::H5ReadOptions{Shape{first, 0, 0, 0}});
-    });
-    data_->read("labels", labels_, io::H5ReadOptions{Shape{first, 0, 0, 0}});
-  }
-
-  // Forward and backward; returns the loss, gradients in params().
-  double step() {
-    enc1a_.forward(x_, e1a_);
-    enc1b_.forward(e1a_, skip_);
-    DistTensor<T>& pool_in = pool_in_ ? *pool_in_ : skip_;
-    if (to_level2_) to_level2_->forward(skip_, pool_in);
-    pool_.forward(pool_in, pooled_);
-    copy_shard(pooled_, pooled_halo_);
-    enc2a_.forward(pooled_halo_, e2a_);
-    enc2b_.forward(e2a_, e2b_);
-    up_.forward(e2b_, up_w_.value.data(), up_b_.value.data(), upsampled_);
-    if (up_move_) up_move_->forward(upsampled_, *aligned_);
-    if (skip_move_) skip_move_->forward(skip_, *skip_there_);
-    concat_.forward({up_move_ ? &*aligned_ : &upsampled_,
-                     skip_move_ ? &*skip_there_ : &skip_},
-                    cat_);
-    dec_.forward(cat_, dec_out_);
-    head_.forward(dec_out_, head_w_.value.data(), head_b_.value.data(),
-                  logits_);
-    const double loss = loss_.forward(logits_, labels_);
-
-    loss_.backward(logits_, labels_, d_logits_);  // any layout will do
-    head_.backward_weights(dec_out_, d_logits_, head_w_.grad.data(),
-                           head_b_.grad.data());
-    head_.backward_data(d_logits_, head_w_.value.data(), d_dec_out_);
-    head_.wait_gradients();
-    dec_.backward(cat_, d_dec_out_, &d_cat_);
-    concat_.backward(d_cat_, {up_move_ ? &*d_aligned_ : &d_upsampled_,
-                              skip_move_ ? &*d_skip_there_ : &d_skip_});
-    if (up_move_) up_move_->backward(*d_aligned_, d_upsampled_);
-    if (skip_move_) skip_move_->backward(*d_skip_there_, d_skip_);
-    up_.backward_weights(e2b_, d_upsampled_, up_w_.grad.data(),
-                         up_b_.grad.data());
-    up_.backward_data(d_upsampled_, up_w_.value.data(), d_e2b_);
-    up_.wait_gradients();
-    enc2b_.backward(e2a_, d_e2b_, &d_e2a_);
-    enc2a_.backward(pooled_halo_, d_e2a_, &d_pooled_);
-    pool_.backward(pool_in, d_pooled_, d_pool_in_ ? *d_pool_in_ : d_enc1b_out_);
-    if (to_level2_) to_level2_->backward(*d_pool_in_, d_enc1b_out_);
-    add(d_enc1b_out_, d_skip_, d_enc1b_out_);  // the skip's gradient joins
-    enc1b_.backward(e1a_, d_enc1b_out_, &d_e1a_);
-    enc1a_.backward(x_, d_e1a_, nullptr);  // no input gradient needed
-    return loss;
-  }
-
-  // This rank's blocked time since the last call.
-  CommWait take_comm_wait() {
-    CommWait w;
-    w.take(pool_);
-    w.take(up_);
-    w.take(head_);
-    for (ConvBnRelu<T>* b : {&enc1a_, &enc1b_, &enc2a_, &enc2b_, &dec_}) {
-      b->take_comm_wait(&w);
-    }
-    return w;
-  }
-
-  // The grid the loss (and so the step log) runs on.
-  const ProcessGrid& loss_grid() const { return g3_; }
-
- private:
-  const ProcessGrid &g1_, &g2_, &g3_;
-  bool same12_, same13_;
-  ConvBnRelu<T> enc1a_, enc1b_;
-  Pooling<T> pool_;
-  ConvBnRelu<T> enc2a_, enc2b_;
-  Deconvolution<T> up_;
-  HaloLayout cat_in_;  // each concatenated input's, on the decoder's grid
-  Concat<T> concat_;
-  ConvBnRelu<T> dec_;
-  Convolution<T> head_;
-  Loss<T> loss_;
-  Param up_w_, up_b_, head_w_, head_b_;
-  DistTensor<T> x_, e1a_, skip_, pooled_, pooled_halo_, e2a_, e2b_,
-      upsampled_, cat_, dec_out_, logits_;
-  DistTensor<std::int64_t> labels_;
-  std::optional<io::H5File> data_;  // --data
-  std::optional<DistTensor<float>> x_fp32_;  // --data, read for bf16
-  DistTensor<T> d_logits_, d_dec_out_, d_cat_, d_upsampled_, d_skip_,
-      d_e2b_, d_e2a_, d_pooled_, d_enc1b_out_, d_e1a_;
-  // Set where units' grids (or splits) differ (see above).
-  std::optional<Move<T>> to_level2_, up_move_, skip_move_;
-  std::optional<DistTensor<T>> pool_in_, d_pool_in_, aligned_, d_aligned_,
-      skip_there_, d_skip_there_;
-};
+using Network = SegmentationNet<T>;
 
 // --write-data: the synthetic input and labels of `samples` samples (the
 // first --samples of them are the batch trained on without --data), as
@@ -322,9 +73,9 @@ void write_data(const std::string& path, Index samples,
   DistTensor<std::int64_t> y(grid,
                              HaloLayout(Distribution(y_shape, grid.shape())));
   fill_global(x, [&](const Shape& i) {
-    return input_value(i, o.height, o.size);
+    return segmentation_input(i, o.height, o.size);
   });
-  fill_global(y, [&](const Shape& i) { return label_value(i, o); });
+  fill_global(y, [&](const Shape& i) { return segmentation_label(i, o); });
   io::H5File file(MPI_COMM_WORLD, path, io::H5Mode::kCreate);
   file.write("x", x, io::H5DatasetOptions{Shape{1, o.channels, o.height, o.size}});
   file.write("labels", y, io::H5DatasetOptions{Shape{1, 1, o.height, o.size}});
@@ -355,8 +106,12 @@ int run(int argc, char** argv) {
         static_cast<long long>(o.samples), static_cast<long long>(o.channels),
         static_cast<long long>(o.height), static_cast<long long>(o.size),
         static_cast<long long>(o.width), static_cast<long long>(o.classes),
-        describe(opt.train.precision), grids.describe().c_str(),
+        describe(opt.train).c_str(), grids.describe().c_str(),
         opt.train.steps, opt.train.lr, opt.train.momentum);
+  }
+  if (opt.train.device == Device::kGpu) {
+    train_segmentation_on_gpu(opt.train, o, grids);
+    return 0;
   }
   train_in_precision<Network>(
       opt.train, o.samples,

@@ -99,6 +99,11 @@ bool TrainOptions::parse(const std::string& arg) {
     require(p == "f32" || p == "bf16", ErrorKind::kInvalidArgument, arg,
             ": the precision is f32 or bf16");
     precision = p == "bf16" ? Precision::kBf16 : Precision::kF32;
+  } else if (const char* v = option_value(arg, "--device=")) {
+    const std::string d = v;
+    require(d == "cpu" || d == "gpu", ErrorKind::kInvalidArgument, arg,
+            ": the device is cpu or gpu");
+    device = d == "gpu" ? Device::kGpu : Device::kCpu;
   } else if (arg == "--resume") {
     resume = true;
   } else if (const char* v = option_value(arg, "--timeout_s=")) {
@@ -124,6 +129,10 @@ void parse_args(int argc, char** argv, TrainOptions* train,
     }
     require(known, ErrorKind::kInvalidArgument, "unknown option ", arg);
   }
+  require(train->device == Device::kCpu ||
+              train->precision == Precision::kF32,
+          ErrorKind::kUnsupported,
+          "--device=gpu trains in fp32 (--precision=bf16 runs on the host)");
 }
 
 Shape grid_or(const Shape& grid, const Shape& fallback, int ndims) {
@@ -226,18 +235,16 @@ void BatchOrder::restored() {
   shuffle();
 }
 
-template <typename T>
-TrainingState<T>::TrainingState(const std::vector<Param*>& params,
-                                const std::vector<BatchNorm<T>*>& norms,
-                                BatchOrder* order)
-    : norms_(norms), order_(order), means_(norms.size()),
-      variances_(norms.size()) {
+TrainingState::TrainingState(const std::vector<Param*>& params,
+                             std::vector<NormState> norms, BatchOrder* order)
+    : norms_(std::move(norms)), order_(order), means_(norms_.size()),
+      variances_(norms_.size()) {
   for (std::size_t i = 0; i < params.size(); ++i) {
     const std::string name = "param" + std::to_string(i);
     state_.add(name + ".value", &params[i]->value);
     state_.add(name + ".momentum", &params[i]->velocity);
   }
-  for (std::size_t i = 0; i < norms.size(); ++i) {
+  for (std::size_t i = 0; i < norms_.size(); ++i) {
     const std::string name = "batch_norm" + std::to_string(i);
     state_.add(name + ".running_mean", &means_[i]);
     state_.add(name + ".running_variance", &variances_[i]);
@@ -246,20 +253,18 @@ TrainingState<T>::TrainingState(const std::vector<Param*>& params,
   if (order_) order_->add_to(&state_);
 }
 
-template <typename T>
-void TrainingState<T>::maybe_save(const TrainOptions& opt,
+void TrainingState::maybe_save(const TrainOptions& opt,
                                   const io::CheckpointDir& dir, int step) {
   if (opt.checkpoint_every == 0 || step % opt.checkpoint_every != 0) return;
   for (std::size_t i = 0; i < norms_.size(); ++i) {
-    means_[i] = norms_[i]->running_mean();
-    variances_[i] = norms_[i]->running_variance();
+    means_[i] = norms_[i].mean();
+    variances_[i] = norms_[i].variance();
   }
   step_ = step;
   dir.save(step, state_);
 }
 
-template <typename T>
-int TrainingState<T>::resume(const TrainOptions& opt,
+int TrainingState::resume(const TrainOptions& opt,
                              const io::CheckpointDir& dir, MPI_Comm comm) {
   if (!opt.resume) return 0;
   int rank = 0;
@@ -278,22 +283,23 @@ int TrainingState<T>::resume(const TrainOptions& opt,
   }
   if (!step) return 0;
   for (std::size_t i = 0; i < norms_.size(); ++i) {
-    require(means_[i].size() == norms_[i]->running_mean().size() &&
+    require(means_[i].size() == norms_[i].mean().size() &&
                 variances_[i].size() == means_[i].size(),
             ErrorKind::kShapeMismatch, "the checkpoint's batch norm ", i,
             " has ", means_[i].size(), " channels, the network's ",
-            norms_[i]->running_mean().size());
-    norms_[i]->set_running_stats(means_[i].data(), variances_[i].data());
+            norms_[i].mean().size());
+    norms_[i].set(means_[i].data(), variances_[i].data());
   }
   if (order_) order_->restored();
   return static_cast<int>(step_);
 }
 
-template class TrainingState<float>;
-template class TrainingState<bf16>;
-
-const char* describe(Precision precision) {
-  return precision == Precision::kBf16 ? "bf16 (fp32 parameters)" : "fp32";
+std::string describe(const TrainOptions& opt) {
+  std::string out = opt.precision == Precision::kBf16
+                        ? "bf16 (fp32 parameters)"
+                        : "fp32";
+  if (opt.device == Device::kGpu) out += ", GPU memory";
+  return out;
 }
 
 int run_main(int argc, char** argv, int (*body)(int, char**)) {

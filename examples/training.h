@@ -18,8 +18,11 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -47,6 +50,48 @@ struct Param {
   void fill(float v);
 
   std::vector<float> value, grad, velocity;
+};
+
+// A Param's value and gradient where the layers of Space read and write
+// them: the Param's own arrays in host memory; in device memory, copies
+// there, the value copied in by upload() (before a step) and the
+// gradient copied out by download() (after it), while SGD and
+// checkpoints keep to the Param.
+template <typename Space>
+class ParamIn {
+ public:
+  explicit ParamIn(Param* p)
+      : param_(p),
+        device_(nullptr, &Space::deallocate),
+        size_(p->value.size()) {
+    if constexpr (!Space::kHostAccessible) {
+      device_.reset(Space::allocate(2 * sizeof(float) * size_));
+    }
+  }
+  float* value() const {
+    if constexpr (Space::kHostAccessible) return param_->value.data();
+    return static_cast<float*>(device_.get());
+  }
+  float* grad() const {
+    if constexpr (Space::kHostAccessible) return param_->grad.data();
+    return static_cast<float*>(device_.get()) + size_;
+  }
+  void upload() const {
+    if constexpr (!Space::kHostAccessible) {
+      Space::copy_to_device(value(), param_->value.data(),
+                            sizeof(float) * size_);
+    }
+  }
+  void download() const {
+    if constexpr (!Space::kHostAccessible) {
+      Space::copy_to_host(param_->grad.data(), grad(), sizeof(float) * size_);
+    }
+  }
+
+ private:
+  Param* param_;
+  std::unique_ptr<void, void (*)(void*)> device_;
+  std::size_t size_;
 };
 
 // Plain SGD with (PyTorch's) momentum: v = momentum * v + g; w -= lr * v.
@@ -85,6 +130,9 @@ struct Sgd {
 //   --precision=f32|bf16 the activations' (and their gradients') element
 //                        type: fp32 (default), or bf16 with fp32
 //                        parameters, gradients and SGD (mixed precision)
+//   --device=cpu|gpu     the layers in host memory (default) or in GPU
+//                        memory (fp32; a build with --config=cuda; rank r
+//                        on GPU r % GPUs); SGD runs on the host either way
 //   --write-data=FILE.h5 [--data-samples=M]
 //                        write the example's synthetic data set of M
 //                        samples (default: one batch) for --data, and exit
@@ -93,6 +141,9 @@ enum class GridMode { kGiven, kPerUnit, kAuto };
 // --precision: the activations' element type. bf16 keeps the parameters,
 // their gradients and SGD in fp32 (the layers' Compute<bf16>).
 enum class Precision { kF32, kBf16 };
+
+// --device: where the layers and their tensors live.
+enum class Device { kCpu, kGpu };
 
 struct TrainOptions {
   GridMode grid_mode = GridMode::kGiven;
@@ -111,6 +162,7 @@ struct TrainOptions {
   Index data_samples = 0;  // 0: one batch
   PaddingMode padding_mode = PaddingMode::kZeros;
   Precision precision = Precision::kF32;
+  Device device = Device::kCpu;
   // True when `arg` was one of the options above (and is now set); throws
   // kInvalidArgument for a malformed value.
   bool parse(const std::string& arg);
@@ -145,8 +197,8 @@ struct CommWait {
     layer.reset_stats();
   }
   // A pooling's (halos only).
-  template <typename T>
-  void take(Pooling<T>& pool) {
+  template <typename T, typename Space>
+  void take(Pooling<T, Space>& pool) {
     halo_s += pool.stats().halo_wait_s;
     pool.reset_stats();
   }
@@ -199,11 +251,29 @@ void read_as(DistTensor<T>& t, std::optional<DistTensor<float>>& staging,
   }
 }
 
-// Writes fn(global index) into every cell of t's shard.
+// `from`'s whole buffer into `to` (the same layout), in either memory
+// space.
+template <typename T, typename Space>
+void to_space(const DistTensor<T>& from, DistTensor<T, Space>& to) {
+  if constexpr (Space::kHostAccessible) {
+    std::copy(from.data(), from.data() + from.size(), to.data());
+  } else {
+    Space::copy_to_device(to.data(), from.data(), sizeof(T) * from.size());
+  }
+}
+
+// Writes fn(global index) into every cell of t's shard (in device memory
+// through a host copy of t's buffer).
 template <typename T, typename Fn>
 void fill_global(DistTensor<T>& t, Fn fn) {
   const Shape lower = t.shard().lower;
   t.interior().for_each([&](const Shape& i, T& v) { v = fn(i + lower); });
+}
+template <typename T, typename Space, typename Fn>
+void fill_global(DistTensor<T, Space>& t, Fn fn) {
+  DistTensor<T> host(t.grid(), t.layout());
+  fill_global(host, fn);
+  to_space(host, t);
 }
 
 // Which samples each step trains on when the data come from a file: its
@@ -227,14 +297,29 @@ class BatchOrder {
   std::mt19937_64 rng_{1};
 };
 
+// What a checkpoint keeps of a batch norm (any element type and memory
+// space): its running statistics.
+struct NormState {
+  std::function<const std::vector<double>&()> mean, variance;
+  std::function<void(const double* mean, const double* variance)> set;
+};
+template <typename Norm>
+NormState norm_state(Norm* n) {
+  return {[n]() -> const std::vector<double>& { return n->running_mean(); },
+          [n]() -> const std::vector<double>& {
+            return n->running_variance();
+          },
+          [n](const double* m, const double* v) {
+            n->set_running_stats(m, v);
+          }};
+}
+
 // A run's state in checkpoints: the parameters and their momentum, the
 // batch norms' running statistics, the step, the data position.
-// Defined for float and bf16 networks.
-template <typename T>
 class TrainingState {
  public:
   TrainingState(const std::vector<Param*>& params,
-                const std::vector<BatchNorm<T>*>& norms, BatchOrder* order);
+                std::vector<NormState> norms, BatchOrder* order);
   // Saves after `step` when the options ask for it.
   void maybe_save(const TrainOptions& opt, const io::CheckpointDir& dir,
                   int step);
@@ -243,7 +328,7 @@ class TrainingState {
              MPI_Comm comm);
 
  private:
-  std::vector<BatchNorm<T>*> norms_;
+  std::vector<NormState> norms_;
   BatchOrder* order_;
   std::vector<std::vector<double>> means_, variances_;
   std::int64_t step_ = 0;
@@ -265,7 +350,9 @@ void train(Net& net, const ProcessGrid& grid, const TrainOptions& opt,
     order.emplace(net.open_data(opt.data_path), global_samples);
   }
   const std::vector<Param*> params = net.params();
-  TrainingState state(params, net.batch_norms(), order ? &*order : nullptr);
+  std::vector<NormState> norms;
+  for (auto* n : net.batch_norms()) norms.push_back(norm_state(n));
+  TrainingState state(params, std::move(norms), order ? &*order : nullptr);
   std::optional<io::CheckpointDir> dir;
   if (!opt.checkpoint_dir.empty()) dir.emplace(grid.comm(), opt.checkpoint_dir);
   const int first = dir ? state.resume(opt, *dir, grid.comm()) + 1 : 1;
@@ -281,8 +368,9 @@ void train(Net& net, const ProcessGrid& grid, const TrainOptions& opt,
   log.finish();
 }
 
-// "fp32", or "bf16 (fp32 parameters)": the examples' first line.
-const char* describe(Precision precision);
+// "fp32", or "bf16 (fp32 parameters)", and ", GPU memory" with
+// --device=gpu: the examples' first line.
+std::string describe(const TrainOptions& opt);
 
 // Builds Net<float> or Net<bf16>, as opt.precision says, from `args`, and
 // trains it (train()) with its log on the grid loss_grid(net) returns.

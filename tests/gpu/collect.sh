@@ -42,6 +42,8 @@ programs=(
   gpu_pack_bench://perf:gpu_pack_bench
   gpu_conv_bench://perf:gpu_conv_bench
   distconv_bench://perf:distconv_bench
+  segmentation://examples:segmentation
+  cosmoflow://examples:cosmoflow
 )
 targets=()
 for p in "${programs[@]}"; do targets+=("${p#*:}"); done
@@ -78,6 +80,8 @@ for f in "${built[@]}" "$out"/bin/mpirun "$out"/bin/orted \
 done | sort -u | grep -vE "$skip" | while read -r lib; do
   cp -L "$lib" "$out/lib/"
 done
+# The loss-curve check of the examples and its launcher.
+cp examples/loss_curve_test.sh tests/gpu/pack_mpirun.sh "$out/bin/"
 # The PyTorch side of the convolution benchmark (run with the GPU
 # machine's own Python).
 cp perf/torch_conv_bench.py "$out/bin/"

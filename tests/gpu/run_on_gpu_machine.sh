@@ -123,7 +123,8 @@ json_field() { sed -n "s/.*\"$1\": \"\{0,1\}\([^,\"}]*\).*/\1/p" | head -1; }
 echo "--- distconv_bench --device=gpu"
 probe=$(layer_bench 1 --eltwise mb1ic1ih4)
 if grep -q "no CUDA device" <<<"$probe"; then
-  echo "  no CUDA device on this machine: distconv_bench --device=gpu not run"
+  echo "  no CUDA device on this machine: distconv_bench --device=gpu and the"
+  echo "  examples on the GPU not run"
 else
   img=mb2ic3ih10iw7
   # ranks|arguments (the grid: all ranks along H unless given).
@@ -203,6 +204,34 @@ else
       failed+=("distconv_bench_perf_np$n")
     fi
   done
+
+  # The examples trained in GPU memory: their loss curves within 1e-4 of
+  # the host's on one rank, on 1 to 4 ranks (3: uneven splits, which move
+  # tensors between layers; a grid per unit: moves between grids).
+  loss_curves() {  # loss_curves EXAMPLE "FLAGS" RUNS...
+    local name=$1 flags=$2
+    shift 2
+    echo "--- $name --device=gpu"
+    if MPIRUN_TEST="$dir/bin/pack_mpirun.sh" TEST_TMPDIR=$(mktemp -d) \
+        bash "$dir/bin/loss_curve_test.sh" "$dir/bin/$name" 300 1e-4 \
+        "$flags" "$@" >"$logs/${name}_gpu.log" 2>&1; then
+      echo "PASS $name: $(tail -1 "$logs/${name}_gpu.log")"
+    else
+      echo "FAIL $name --device=gpu: $logs/${name}_gpu.log"
+      tail -12 "$logs/${name}_gpu.log" | sed 's/^/    /'
+      failed+=("${name}_gpu")
+    fi
+  }
+  loss_curves segmentation \
+    "--size=50 --samples=2 --channels=5 --width=8 --steps=4 --lr=0.05" \
+    1:1x1x1x1 1:1x1x1x1:--device=gpu 2:1x1x2x1:--device=gpu \
+    3:1x1x3x1:--device=gpu 4:2x1x2x1:--device=gpu \
+    4:1x1x4x1,2x1x2x1,1x1x1x4:--device=gpu
+  loss_curves cosmoflow \
+    "--size=16 --samples=4 --stacks=2 --width=4 --hidden=8 --steps=4 --lr=0.002" \
+    1:1x1x1x1x1 1:1x1x1x1x1:--device=gpu 2:1x1x2x1x1:--device=gpu \
+    3:1x1x1x1x3:--device=gpu 4:2x1x1x2x1:--device=gpu \
+    4:1x1x2x2x1,4x1x1x1x1,2x1x2x1x1:--device=gpu
 fi
 
 if ((${#failed[@]})); then

@@ -1,0 +1,49 @@
+// The training examples in GPU memory (see examples/gpu_training.h). Built
+// only with --config=cuda.
+#include "examples/gpu_training.h"
+
+#include <cuda_runtime_api.h>
+#include <mpi.h>
+
+#include "distconv/device_space.h"
+#include "distconv/error.h"
+#include "examples/cosmoflow_net.h"
+#include "examples/segmentation_net.h"
+
+namespace distconv {
+namespace examples {
+namespace {
+
+// Rank r on GPU r % GPUs; the same error on every rank where there is
+// none (every rank of these runs sees the same machine's GPUs).
+void use_rank_gpu() {
+  const int count = DeviceSpace::device_count();
+  require(count > 0, ErrorKind::kUnsupported,
+          "--device=gpu: no CUDA device on this machine");
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const cudaError_t e = cudaSetDevice(rank % count);
+  require(e == cudaSuccess, ErrorKind::kDevice, "cudaSetDevice(", rank % count,
+          "): ", cudaGetErrorString(e));
+}
+
+}  // namespace
+
+void train_segmentation_on_gpu(const TrainOptions& opt,
+                               const SegmentationShape& shape,
+                               const UnitGrids& grids) {
+  use_rank_gpu();
+  SegmentationNet<float, DeviceSpace> net(grids, shape);
+  train(net, net.loss_grid(), opt, shape.samples);
+}
+
+void train_cosmoflow_on_gpu(const TrainOptions& opt,
+                            const CosmoflowShape& shape,
+                            const UnitGrids& grids) {
+  use_rank_gpu();
+  CosmoflowNet<float, DeviceSpace> net(grids, shape);
+  train(net, net.head_grid(), opt, shape.samples);
+}
+
+}  // namespace examples
+}  // namespace distconv
