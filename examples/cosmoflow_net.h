@@ -195,7 +195,9 @@ class CosmoflowNet {
     } else {
       // Device memory: read into host tensors, then copied.
       if (!x_fp32_) x_fp32_.emplace(x.grid(), x.layout());
-      if (!target_fp32_) target_fp32_.emplace(x.grid(), target_->layout());
+      if (!target_fp32_) {
+        target_fp32_.emplace(target_->grid(), target_->layout());
+      }
       read(*x_fp32_, *target_fp32_);
       to_space(*x_fp32_, x);
       to_space(*target_fp32_, *target_);

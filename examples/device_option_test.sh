@@ -1,29 +1,40 @@
 #!/bin/bash
-# The examples' --device option where no GPU can run them: --device=gpu in
-# a build without the GPU backend (or on a machine without a GPU) exits 2
-# with a message saying which; --device=gpu with --precision=bf16 and an
-# unknown device are refused the same way.
-#   device_option_test.sh SEGMENTATION
+# The examples' --device option: --device=gpu exits 2 with a message saying
+# why where it cannot run (a build without the GPU backend, a machine
+# without a GPU), or trains where it can; --device=gpu with
+# --precision=bf16 and an unknown device exit 2 naming the problem.
+#   device_option_test.sh SEGMENTATION COSMOFLOW
 set -uo pipefail
-binary=$1
 source tests/mpi_env.sh
 failed=0
-expect() {  # expect PATTERN ARGS...: exit 2 and PATTERN in the output
-  local pattern=$1
+run() {  # run BINARY ARGS...: sets out and rc
+  local binary=$1
   shift
-  local out rc
   out=$(timeout 120 mpirun --allow-run-as-root --oversubscribe \
-    --bind-to none -np 2 "$binary" --size=16 --steps=1 "$@" 2>&1)
+    --bind-to none -np 2 "$binary" --steps=1 "$@" 2>&1)
   rc=$?
-  if ((rc == 0)) || ! grep -q -- "$pattern" <<<"$out"; then
-    echo "FAILED: $* exited $rc without \"$pattern\":"
+}
+expect() {  # expect BINARY PATTERN ARGS...: exit 2 and PATTERN printed
+  local binary=$1 pattern=$2
+  shift 2
+  run "$binary" "$@"
+  if ((rc != 2)) || ! grep -q -- "$pattern" <<<"$out"; then
+    echo "FAILED: $(basename "$binary") $* exited $rc without \"$pattern\":"
     echo "$out" | tail -5
     failed=1
   else
-    echo "ok: $* -> $(grep -m1 -- "$pattern" <<<"$out")"
+    echo "ok: $(basename "$binary") $* -> $(grep -m1 -- "$pattern" <<<"$out")"
   fi
 }
-expect "built without the GPU backend\|no CUDA device" --device=gpu
-expect "trains in fp32" --device=gpu --precision=bf16
-expect "the device is cpu or gpu" --device=tpu
+for binary in "$1" "$2"; do
+  run "$binary" --size=16 --device=gpu
+  if ((rc == 0)) && grep -q "step   1" <<<"$out"; then
+    echo "ok: $(basename "$binary") --device=gpu trained on a GPU"
+  else
+    expect "$binary" "built without the GPU backend\|no CUDA device" \
+      --size=16 --device=gpu
+  fi
+  expect "$binary" "trains in fp32" --size=16 --device=gpu --precision=bf16
+  expect "$binary" "the device is cpu or gpu" --size=16 --device=tpu
+done
 exit $failed

@@ -195,7 +195,9 @@ class SegmentationNet {
       data_->read("labels", labels_, at);
     } else {
       if (!x_fp32_) x_fp32_.emplace(x_.grid(), x_.layout());
-      if (!labels_host_) labels_host_.emplace(x_.grid(), labels_.layout());
+      if (!labels_host_) {
+        labels_host_.emplace(labels_.grid(), labels_.layout());
+      }
       data_->read("x", *x_fp32_, at);
       data_->read("labels", *labels_host_, at);
       to_space(*x_fp32_, x_);

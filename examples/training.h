@@ -87,6 +87,9 @@ class ParamIn {
       Space::copy_to_host(param_->grad.data(), grad(), sizeof(float) * size_);
     }
   }
+  // It points at a Param of the object holding both: neither moves.
+  ParamIn(const ParamIn&) = delete;
+  ParamIn& operator=(const ParamIn&) = delete;
 
  private:
   Param* param_;
@@ -336,8 +339,8 @@ class TrainingState {
 };
 
 // Trains `net` for opt.steps SGD steps, logging each; Net has
-// params() -> std::vector<Param*>, batch_norms() ->
-// std::vector<BatchNorm<T>*>, open_data(path) -> the samples in
+// params() -> std::vector<Param*>, batch_norms() -> pointers to its
+// BatchNorm<T, Space>s, open_data(path) -> the samples in
 // --data and load_batch(first sample) (with --data), step() -> the loss
 // (forward and backward, gradients in the params' grad) and take_comm_wait() -> the CommWait of this rank since
 // the last call. Checkpoints and --resume as TrainOptions says.
