@@ -207,10 +207,7 @@ class SegmentationNet {
 
   // Forward and backward; returns the loss, gradients in params().
   double step() {
-    for (const ParamIn<Space>* p : params_in()) p->upload();
-    const double loss = forward_backward();
-    for (const ParamIn<Space>* p : params_in()) p->download();
-    return loss;
+    return step_with(params_in(), [&] { return forward_backward(); });
   }
 
   // The parameters' copies the layers read and write.

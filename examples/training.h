@@ -97,6 +97,16 @@ class ParamIn {
   std::size_t size_;
 };
 
+// A step's forward and backward (fn(), returning the loss) between
+// copying the parameters in and their gradients out.
+template <typename Space, typename Fn>
+double step_with(const std::vector<const ParamIn<Space>*>& params, Fn fn) {
+  for (const ParamIn<Space>* p : params) p->upload();
+  const double loss = fn();
+  for (const ParamIn<Space>* p : params) p->download();
+  return loss;
+}
+
 // Plain SGD with (PyTorch's) momentum: v = momentum * v + g; w -= lr * v.
 struct Sgd {
   double lr = 0.01;
