@@ -7,34 +7,38 @@
 set -uo pipefail
 source tests/mpi_env.sh
 failed=0
-run() {  # run BINARY ARGS...: sets out and rc
-  local binary=$1
-  shift
+run() {  # run RANKS BINARY ARGS...: sets out and rc
+  local ranks=$1 binary=$2
+  shift 2
   out=$(timeout 120 mpirun --allow-run-as-root --oversubscribe \
-    --bind-to none -np 2 "$binary" --steps=1 "$@" 2>&1)
+    --bind-to none -np "$ranks" "$binary" --steps=1 "$@" 2>&1)
   rc=$?
 }
-expect() {  # expect BINARY PATTERN ARGS...: exit 2 and PATTERN printed
-  local binary=$1 pattern=$2
-  shift 2
-  run "$binary" "$@"
-  if ((rc != 2)) || ! grep -q -- "$pattern" <<<"$out"; then
-    echo "FAILED: $(basename "$binary") $* exited $rc without \"$pattern\":"
+said() {  # said WHAT PATTERN: the last run exited 2 and printed PATTERN
+  if ((rc != 2)) || ! grep -q -- "$2" <<<"$out"; then
+    echo "FAILED: $1 exited $rc without \"$2\":"
     echo "$out" | tail -5
     failed=1
   else
-    echo "ok: $(basename "$binary") $* -> $(grep -m1 -- "$pattern" <<<"$out")"
+    echo "ok: $1 -> $(grep -m1 -- "$2" <<<"$out")"
   fi
 }
+expect() {  # expect RANKS BINARY PATTERN ARGS...: exit 2, PATTERN printed
+  local ranks=$1 binary=$2 pattern=$3
+  shift 3
+  run "$ranks" "$binary" "$@"
+  said "$(basename "$binary") $*" "$pattern"
+}
+# The options are parsed alike on every rank: one rank checks the refusals.
 for binary in "$1" "$2"; do
-  run "$binary" --size=16 --device=gpu
+  run 2 "$binary" --size=16 --device=gpu
   if ((rc == 0)) && grep -q "step   1" <<<"$out"; then
     echo "ok: $(basename "$binary") --device=gpu trained on a GPU"
   else
-    expect "$binary" "built without the GPU backend\|no CUDA device" \
-      --size=16 --device=gpu
+    said "$(basename "$binary") --device=gpu" \
+      "built without the GPU backend\|no CUDA device"
   fi
-  expect "$binary" "trains in fp32" --size=16 --device=gpu --precision=bf16
-  expect "$binary" "the device is cpu or gpu" --size=16 --device=tpu
+  expect 1 "$binary" "trains in fp32" --size=16 --device=gpu --precision=bf16
+  expect 1 "$binary" "the device is cpu or gpu" --size=16 --device=tpu
 done
 exit $failed

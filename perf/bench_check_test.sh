@@ -28,8 +28,7 @@ run() {  # run NP ARGS...: one distconv_bench run
 
 image=mb2ic3ih10iw7
 drivers=(
-  "--conv ${image}oc4kh3kw3ph1pw1"
-  "--conv ${image}oc6kh3kw2sh2ph1g3"
+  "--conv ${image}oc4kh3kw3ph1pw1 ${image}oc6kh3kw2sh2ph1g3"
   "--deconv mb2ic4ih5iw4oc3kh4kw3sh2ph1pw1"
   "--pool --alg=max ${image}kh3kw3sh2ph1pw1"
   "--pool --alg=avg_np ${image}kh3kw3ph1pw1"

@@ -2,79 +2,15 @@
 
 #include <gtest/gtest.h>
 
-#include <functional>
-#include <limits>
+#include <vector>
 
 #include "distconv/error.h"
 #include "perf/model/model_testing.h"
+#include "perf/model/planner_networks.h"
 
 namespace distconv {
 namespace model {
 namespace {
-
-// conv-BN-ReLU, a pooling, a conv-ReLU, a 1x1 head with its loss.
-Network chain(Index samples, Index size) {
-  Network net;
-  net.name = "chain";
-  const Shape x{samples, 4, size, size};
-  const Op c1 = Op::convolution(same3x3(4, 8), x);
-  const Shape y = c1.dst_shape();
-  net.units.push_back({"block",
-                       {c1, Op::elementwise(OpKind::kBatchNorm, y),
-                        Op::elementwise(OpKind::kRelu, y)},
-                       {kNetworkInput}});
-  const Op pool = Op::pooling(PoolDesc::make(PoolKind::kMax, {2, 2}), y);
-  net.units.push_back({"pool", {pool}, {0}});
-  const Op c2 = Op::convolution(same3x3(8, 8), pool.dst_shape());
-  net.units.push_back(
-      {"conv", {c2, Op::elementwise(OpKind::kRelu, c2.dst_shape())}, {1}});
-  const Op head = Op::convolution(ConvDesc::make(8, 2, {1, 1}), c2.dst_shape());
-  net.units.push_back(
-      {"head", {head, Op::elementwise(OpKind::kLoss, head.dst_shape())}, {2}});
-  return net;
-}
-
-// A U-Net: the first block's output is read again by the decoder.
-Network unet(Index samples, Index size) {
-  Network net = chain(samples, size);
-  net.name = "unet";
-  net.units.pop_back();  // no head on the pooled level
-  DeconvDesc up = DeconvDesc::make(8, 8, {2, 2});
-  up.stride = {2, 2};
-  const Op deconv = Op::deconvolution(up, net.output_shape(2));
-  net.units.push_back({"up", {deconv}, {2}});
-  Shape cat = deconv.dst_shape();
-  cat[1] = 16;
-  const Op dec = Op::convolution(same3x3(16, 2), cat);
-  net.units.push_back({"decoder",
-                       {Op::elementwise(OpKind::kConcat, cat), dec,
-                        Op::elementwise(OpKind::kLoss, dec.dst_shape())},
-                       {0, 3}});  // the skip first: its split is kept
-  return net;
-}
-
-// The cheapest prediction over every combination of candidate grids.
-double brute_force(const Network& net, int ranks, const Machine& m) {
-  std::vector<std::vector<Shape>> cands;
-  for (const Unit& u : net.units) {
-    cands.push_back(
-        unit_candidates(u, ranks, ChannelSplits::kWhereSupported));
-  }
-  std::vector<Shape> grids(net.units.size());
-  double best = std::numeric_limits<double>::infinity();
-  std::function<void(size_t)> go = [&](size_t i) {
-    if (i == grids.size()) {
-      best = std::min(best, predict(net, grids, m).step_s());
-      return;
-    }
-    for (const Shape& g : cands[i]) {
-      grids[i] = g;
-      go(i + 1);
-    }
-  };
-  go(0);
-  return best;
-}
 
 TEST(Planner, CandidatesSplitSamplesAndSpaceOnly) {
   const std::vector<Shape> c = candidate_grids(Shape{4, 3, 8, 8}, 4);
@@ -127,33 +63,6 @@ TEST(Planner, SplitsChannelsWhereNothingElseSplits) {
   EXPECT_EQ(plan.grids[0], (Shape{1, 4, 1, 1}));
   o.channels = ChannelSplits::kNone;
   EXPECT_EQ(plan_network(net, o, test_machine()).grids[0][1], 1);
-}
-
-TEST(Planner, FindsTheCheapestAssignmentOfAChain) {
-  for (int ranks_per_node : {1, 2, 64}) {
-    const Machine m = test_machine(ranks_per_node);
-    const Network net = chain(4, 16);
-    PlannerOptions o;
-    o.ranks = 4;
-    const Plan plan = plan_network(net, o, m);
-    ASSERT_EQ(plan.grids.size(), net.units.size());
-    EXPECT_NEAR(plan.prediction.step_s(), brute_force(net, 4, m),
-                1e-12 * plan.prediction.step_s())
-        << "ranks per node " << ranks_per_node;
-  }
-}
-
-TEST(Planner, FindsTheCheapestAssignmentAcrossASkipConnection) {
-  for (int ranks_per_node : {1, 2}) {
-    const Machine m = test_machine(ranks_per_node);
-    const Network net = unet(2, 16);
-    PlannerOptions o;
-    o.ranks = 4;
-    const Plan plan = plan_network(net, o, m);
-    EXPECT_NEAR(plan.prediction.step_s(), brute_force(net, 4, m),
-                1e-12 * plan.prediction.step_s())
-        << "ranks per node " << ranks_per_node;
-  }
 }
 
 TEST(Planner, SplitsSamplesWhenThereAreEnoughAndSpaceWhenNot) {
