@@ -3,13 +3,32 @@
 # a machine with a GPU and no Bazel, MPI or network (it also runs anywhere
 # else: without a GPU the GPU cases skip, saying so, and the checks made
 # before any device work still run).
-#   tests/gpu/run_on_gpu_machine.sh DIR [LOG_DIR]
+#   tests/gpu/run_on_gpu_machine.sh DIR [LOG_DIR] [--only=PART,...]
 # Each test runs under DIR's own mpirun at the rank counts below (several
 # ranks share one GPU through the host-staged transport), with a time limit
 # so a deadlock fails fast; logs go to LOG_DIR (default DIR/logs). Then the
-# benchmarks run once. Exits non-zero if any test fails.
+# benchmarks run once. Exits non-zero if any test fails. The parts, in
+# order (default all; --only runs some, to split a run over short GPU
+# windows): tests, benchmarks, layers (distconv_bench --device=gpu),
+# examples (the training examples on the GPU).
 set -uo pipefail
-[[ $# -ge 1 ]] || { echo "usage: $0 DIR [LOG_DIR]" >&2; exit 2; }
+only=tests,benchmarks,layers,examples
+positional=()
+for a in "$@"; do
+  case $a in
+    --only=*) only=${a#--only=} ;;
+    *) positional+=("$a") ;;
+  esac
+done
+set -- "${positional[@]}"
+[[ $# -ge 1 ]] || { echo "usage: $0 DIR [LOG_DIR] [--only=PART,...]" >&2; exit 2; }
+for part in ${only//,/ }; do
+  case $part in
+    tests | benchmarks | layers | examples) ;;
+    *) echo "$0: --only: no part $part" >&2; exit 2 ;;
+  esac
+done
+runs() { [[ ",$only," == *",$1,"* ]]; }
 dir=$(cd "$1" && pwd)
 logs=${2:-$dir/logs}
 mkdir -p "$logs"
@@ -64,6 +83,7 @@ tests=(
 )
 failed=()
 for t in "${tests[@]}"; do
+  runs tests || break
   read -r name ranks <<<"$t"
   for n in $ranks; do
     log=$logs/${name}_np$n.log
@@ -84,7 +104,10 @@ for t in "${tests[@]}"; do
   done
 done
 # Say why cases skipped (once per message).
-cat "$logs"/*.log | grep -hE 'GPU test not run|no CUDA device' | sort | uniq -c | sed 's/^/  /'
+if runs tests; then
+  cat "$logs"/*_np*.log | grep -hE 'GPU test not run|no CUDA device' |
+    sort | uniq -c | sed 's/^/  /'
+fi
 
 # Benchmarks: each runs once; one that fails fails the run.
 bench() {
@@ -98,12 +121,14 @@ bench() {
     failed+=("$name")
   fi
 }
-bench gpu_pack_bench "$dir/bin/gpu_pack_bench"
-bench gpu_conv_bench "$dir/bin/mpirun" --allow-run-as-root -np 1 \
-  -x LD_LIBRARY_PATH -x OMPI_MCA_mca_base_component_path \
-  -x PMIX_MCA_mca_base_component_path "$dir/bin/gpu_conv_bench"
-if command -v python3 >/dev/null; then
-  bench torch_conv_bench python3 "$dir/bin/torch_conv_bench.py"
+if runs benchmarks; then
+  bench gpu_pack_bench "$dir/bin/gpu_pack_bench"
+  bench gpu_conv_bench "$dir/bin/mpirun" --allow-run-as-root -np 1 \
+    -x LD_LIBRARY_PATH -x OMPI_MCA_mca_base_component_path \
+    -x PMIX_MCA_mca_base_component_path "$dir/bin/gpu_conv_bench"
+  if command -v python3 >/dev/null; then
+    bench torch_conv_bench python3 "$dir/bin/torch_conv_bench.py"
+  fi
 fi
 
 # distconv_bench --device=gpu: every driver's layer in GPU memory against
@@ -120,118 +145,127 @@ layer_bench() {  # layer_bench RANKS ARGS...: one run, its output
     --device=gpu "$@" 2>&1
 }
 json_field() { sed -n "s/.*\"$1\": \"\{0,1\}\([^,\"}]*\).*/\1/p" | head -1; }
-echo "--- distconv_bench --device=gpu"
-probe=$(layer_bench 1 --eltwise mb1ic1ih4)
-if grep -q "no CUDA device" <<<"$probe"; then
+probe=""
+if runs layers || runs examples; then
+  echo "--- distconv_bench --device=gpu, the examples --device=gpu"
+  probe=$(layer_bench 1 --eltwise mb1ic1ih4)
+fi
+if ! runs layers && ! runs examples; then
+  :
+elif grep -q "no CUDA device" <<<"$probe"; then
   echo "  no CUDA device on this machine: distconv_bench --device=gpu and the"
   echo "  examples on the GPU not run"
 else
-  img=mb2ic3ih10iw7
-  # ranks|arguments (the grid: all ranks along H unless given).
-  checks=(
-    "1 2 4|--conv ${img}oc4kh3kw3ph1pw1 ${img}oc6kh3kw2sh2ph1g3 mb2ic16ih64oc16kh3ph1"
-    "1 2 4|--conv --dt=f64 ${img}oc4kh3kw3ph1pw1 mb1ic4id12ih10iw8oc4kd3kh3kw3pd1ph1pw1"
-    "4|--conv --grid=4x1x1x1 ${img}oc4kh3kw3ph1pw1"
-    "1 2 4|--conv --math=tf32 mb2ic16ih64oc16kh3ph1"
-    "1 2 4|--deconv mb2ic4ih5iw4oc3kh4kw3sh2ph1pw1 mb2ic16ih32oc16kh2sh2"
-    "1 2 4|--deconv --dt=f64 mb2ic4ih5iw4oc3kh4kw3sh2ph1pw1"
-    "1 2 4|--pool --alg=max ${img}kh3kw3sh2ph1pw1 mb2ic16ih64kh3sh2ph1"
-    "1 2 4|--pool --alg=avg_np ${img}kh3kw3ph1pw1"
-    "1 2 4|--pool --alg=avg_p --dt=f64 ${img}kh2kw2sh2"
-    "1 2 4|--bnorm $img mb4ic16ih64"
-    "1 2 4|--bnorm --dt=f64 $img"
-    "1 2 4|--eltwise --alg=relu $img"
-    "1 2 4|--eltwise --alg=leaky_relu $img"
-    "1 2 4|--eltwise --alg=add $img"
-    "1 2 4|--eltwise --alg=concat $img"
-    "1 2 4|--eltwise --alg=nearest --dt=f64 $img"
-  )
-  rm -f "$logs"/distconv_bench_*.log
-  for i in "${!checks[@]}"; do
-    IFS='|' read -r ranks args <<<"${checks[$i]}"
-    for n in $ranks; do
-      read -ra a <<<"$args"
-      out=$(layer_bench "$n" "${a[@]}")
-      rc=$?
-      printf '### -np %s %s\n%s\n' "$n" "$args" "$out" \
-        >>"$logs/distconv_bench_checks.log"
-      if ((rc == 0)); then
-        echo "PASS distconv_bench -np $n $args ($(grep -c ' PASS ' <<<"$out") problems)"
+  if runs layers; then
+    img=mb2ic3ih10iw7
+    # ranks|arguments (the grid: all ranks along H unless given).
+    checks=(
+      "1 2 4|--conv ${img}oc4kh3kw3ph1pw1 ${img}oc6kh3kw2sh2ph1g3 mb2ic16ih64oc16kh3ph1"
+      "1 2 4|--conv --dt=f64 ${img}oc4kh3kw3ph1pw1 mb1ic4id12ih10iw8oc4kd3kh3kw3pd1ph1pw1"
+      "4|--conv --grid=4x1x1x1 ${img}oc4kh3kw3ph1pw1"
+      "1 2 4|--conv --math=tf32 mb2ic16ih64oc16kh3ph1"
+      "1 2 4|--deconv mb2ic4ih5iw4oc3kh4kw3sh2ph1pw1 mb2ic16ih32oc16kh2sh2"
+      "1 2 4|--deconv --dt=f64 mb2ic4ih5iw4oc3kh4kw3sh2ph1pw1"
+      "1 2 4|--pool --alg=max ${img}kh3kw3sh2ph1pw1 mb2ic16ih64kh3sh2ph1"
+      "1 2 4|--pool --alg=avg_np ${img}kh3kw3ph1pw1"
+      "1 2 4|--pool --alg=avg_p --dt=f64 ${img}kh2kw2sh2"
+      "1 2 4|--bnorm $img mb4ic16ih64"
+      "1 2 4|--bnorm --dt=f64 $img"
+      "1 2 4|--eltwise --alg=relu $img"
+      "1 2 4|--eltwise --alg=leaky_relu $img"
+      "1 2 4|--eltwise --alg=add $img"
+      "1 2 4|--eltwise --alg=concat $img"
+      "1 2 4|--eltwise --alg=nearest --dt=f64 $img"
+    )
+    rm -f "$logs"/distconv_bench_*.log
+    for i in "${!checks[@]}"; do
+      IFS='|' read -r ranks args <<<"${checks[$i]}"
+      for n in $ranks; do
+        read -ra a <<<"$args"
+        out=$(layer_bench "$n" "${a[@]}")
+        rc=$?
+        printf '### -np %s %s\n%s\n' "$n" "$args" "$out" \
+          >>"$logs/distconv_bench_checks.log"
+        if ((rc == 0)); then
+          echo "PASS distconv_bench -np $n $args ($(grep -c ' PASS ' <<<"$out") problems)"
+        else
+          echo "FAIL distconv_bench -np $n $args (exit $rc)"
+          grep -v ' PASS ' <<<"$out" | tail -5 | sed 's/^/    /'
+          failed+=("distconv_bench_check${i}_np$n")
+        fi
+      done
+    done
+    timed=(
+      "--conv mb1ic16ih1024oc16kh3ph1"
+      "--conv mb8ic64ih256oc64kh3ph1"
+      "--conv --math=tf32 mb8ic64ih256oc64kh3ph1"
+      "--conv mb1ic16id128ih128oc16kd3kh3pd1ph1"
+      "--deconv mb1ic32ih512oc16kh2sh2"
+      "--pool --alg=max mb1ic16ih1024kh3sh2ph1"
+      "--pool --alg=avg_np mb8ic64ih256kh2sh2"
+      "--bnorm mb8ic64ih256"
+      "--eltwise --alg=relu mb8ic64ih256"
+      "--eltwise --alg=add mb8ic64ih256"
+    )
+    for i in "${!timed[@]}"; do
+      t=${timed[$i]}
+      read -ra a <<<"$t"
+      layer=$(layer_bench 1 --mode=perf --json "${a[@]}")
+      base=$(layer_bench 1 --mode=perf --json --impl=cudnn "${a[@]}")
+      printf '### %s\n%s\n%s\n' "$t" "$layer" "$base" \
+        >>"$logs/distconv_bench_perf.log"
+      l=$(json_field median_ms <<<"$layer") b=$(json_field median_ms <<<"$base")
+      if [[ $(json_field status <<<"$layer") == OK &&
+            $(json_field status <<<"$base") == OK ]]; then
+        echo "RATIO cudnn/layer $(awk -v b="$b" -v l="$l" 'BEGIN{printf "%.3f", b / l}'): $t (layer $l ms, cudnn $b ms)"
       else
-        echo "FAIL distconv_bench -np $n $args (exit $rc)"
-        grep -v ' PASS ' <<<"$out" | tail -5 | sed 's/^/    /'
-        failed+=("distconv_bench_check${i}_np$n")
+        echo "FAIL distconv_bench --mode=perf $t"
+        echo "$layer" "$base" | tail -4 | sed 's/^/    /'
+        failed+=("distconv_bench_timed$i")
       fi
     done
-  done
-  timed=(
-    "--conv mb1ic16ih1024oc16kh3ph1"
-    "--conv mb8ic64ih256oc64kh3ph1"
-    "--conv --math=tf32 mb8ic64ih256oc64kh3ph1"
-    "--conv mb1ic16id128ih128oc16kd3kh3pd1ph1"
-    "--deconv mb1ic32ih512oc16kh2sh2"
-    "--pool --alg=max mb1ic16ih1024kh3sh2ph1"
-    "--pool --alg=avg_np mb8ic64ih256kh2sh2"
-    "--bnorm mb8ic64ih256"
-    "--eltwise --alg=relu mb8ic64ih256"
-    "--eltwise --alg=add mb8ic64ih256"
-  )
-  for i in "${!timed[@]}"; do
-    t=${timed[$i]}
-    read -ra a <<<"$t"
-    layer=$(layer_bench 1 --mode=perf --json "${a[@]}")
-    base=$(layer_bench 1 --mode=perf --json --impl=cudnn "${a[@]}")
-    printf '### %s\n%s\n%s\n' "$t" "$layer" "$base" \
-      >>"$logs/distconv_bench_perf.log"
-    l=$(json_field median_ms <<<"$layer") b=$(json_field median_ms <<<"$base")
-    if [[ $(json_field status <<<"$layer") == OK &&
-          $(json_field status <<<"$base") == OK ]]; then
-      echo "RATIO cudnn/layer $(awk -v b="$b" -v l="$l" 'BEGIN{printf "%.3f", b / l}'): $t (layer $l ms, cudnn $b ms)"
-    else
-      echo "FAIL distconv_bench --mode=perf $t"
-      echo "$layer" "$base" | tail -4 | sed 's/^/    /'
-      failed+=("distconv_bench_timed$i")
-    fi
-  done
-  for n in 2 4; do
-    out=$(layer_bench "$n" --mode=perf --json --conv mb1ic16ih1024oc16kh3ph1)
-    printf '### -np %s\n%s\n' "$n" "$out" >>"$logs/distconv_bench_perf.log"
-    m=$(json_field median_ms <<<"$out") w=$(json_field comm_wait_ms <<<"$out")
-    if [[ -n $w && $(json_field status <<<"$out") == OK ]]; then
-      echo "SHARED GPU -np $n conv mb1ic16ih1024oc16kh3ph1: step $m ms, blocked $w ms ($(awk -v w="$w" -v m="$m" 'BEGIN{printf "%.1f", 100 * w / m}')%)"
-    else
-      echo "FAIL distconv_bench -np $n --mode=perf --conv"
-      failed+=("distconv_bench_perf_np$n")
-    fi
-  done
+    for n in 2 4; do
+      out=$(layer_bench "$n" --mode=perf --json --conv mb1ic16ih1024oc16kh3ph1)
+      printf '### -np %s\n%s\n' "$n" "$out" >>"$logs/distconv_bench_perf.log"
+      m=$(json_field median_ms <<<"$out") w=$(json_field comm_wait_ms <<<"$out")
+      if [[ -n $w && $(json_field status <<<"$out") == OK ]]; then
+        echo "SHARED GPU -np $n conv mb1ic16ih1024oc16kh3ph1: step $m ms, blocked $w ms ($(awk -v w="$w" -v m="$m" 'BEGIN{printf "%.1f", 100 * w / m}')%)"
+      else
+        echo "FAIL distconv_bench -np $n --mode=perf --conv"
+        failed+=("distconv_bench_perf_np$n")
+      fi
+    done
+  fi
 
-  # The examples trained in GPU memory: their loss curves within 1e-4 of
-  # the host's on one rank, on 1 to 4 ranks (3: uneven splits, which move
-  # tensors between layers; a grid per unit: moves between grids).
-  loss_curves() {  # loss_curves EXAMPLE "FLAGS" RUNS...
-    local name=$1 flags=$2
-    shift 2
-    echo "--- $name --device=gpu"
-    if MPIRUN_TEST="$dir/bin/pack_mpirun.sh" TEST_TMPDIR=$(mktemp -d) \
-        bash "$dir/bin/loss_curve_test.sh" "$dir/bin/$name" 300 1e-4 \
-        "$flags" "$@" >"$logs/${name}_gpu.log" 2>&1; then
-      echo "PASS $name: $(tail -1 "$logs/${name}_gpu.log")"
-    else
-      echo "FAIL $name --device=gpu: $logs/${name}_gpu.log"
-      tail -12 "$logs/${name}_gpu.log" | sed 's/^/    /'
-      failed+=("${name}_gpu")
-    fi
-  }
-  loss_curves segmentation \
-    "--size=50 --samples=2 --channels=5 --width=8 --steps=4 --lr=0.05" \
-    1:1x1x1x1 1:1x1x1x1:--device=gpu 2:1x1x2x1:--device=gpu \
-    3:1x1x3x1:--device=gpu 4:2x1x2x1:--device=gpu \
-    4:1x1x4x1,2x1x2x1,1x1x1x4:--device=gpu
-  loss_curves cosmoflow \
-    "--size=16 --samples=4 --stacks=2 --width=4 --hidden=8 --steps=4 --lr=0.002" \
-    1:1x1x1x1x1 1:1x1x1x1x1:--device=gpu 2:1x1x2x1x1:--device=gpu \
-    3:1x1x1x1x3:--device=gpu 4:2x1x1x2x1:--device=gpu \
-    4:1x1x2x2x1,4x1x1x1x1,2x1x2x1x1:--device=gpu
+  if runs examples; then
+    # The examples trained in GPU memory: their loss curves within 1e-4 of
+    # the host's on one rank, on 1 to 4 ranks (3: uneven splits, which move
+    # tensors between layers; a grid per unit: moves between grids).
+    loss_curves() {  # loss_curves EXAMPLE "FLAGS" RUNS...
+      local name=$1 flags=$2
+      shift 2
+      echo "--- $name --device=gpu"
+      if MPIRUN_TEST="$dir/bin/pack_mpirun.sh" TEST_TMPDIR=$(mktemp -d) \
+          bash "$dir/bin/loss_curve_test.sh" "$dir/bin/$name" 300 1e-4 \
+          "$flags" "$@" >"$logs/${name}_gpu.log" 2>&1; then
+        echo "PASS $name: $(tail -1 "$logs/${name}_gpu.log")"
+      else
+        echo "FAIL $name --device=gpu: $logs/${name}_gpu.log"
+        tail -12 "$logs/${name}_gpu.log" | sed 's/^/    /'
+        failed+=("${name}_gpu")
+      fi
+    }
+    loss_curves segmentation \
+      "--size=50 --samples=2 --channels=5 --width=8 --steps=4 --lr=0.05" \
+      1:1x1x1x1 1:1x1x1x1:--device=gpu 2:1x1x2x1:--device=gpu \
+      3:1x1x3x1:--device=gpu 4:2x1x2x1:--device=gpu \
+      4:1x1x4x1,2x1x2x1,1x1x1x4:--device=gpu
+    loss_curves cosmoflow \
+      "--size=16 --samples=4 --stacks=2 --width=4 --hidden=8 --steps=4 --lr=0.002" \
+      1:1x1x1x1x1 1:1x1x1x1x1:--device=gpu 2:1x1x2x1x1:--device=gpu \
+      3:1x1x1x1x3:--device=gpu 4:2x1x1x2x1:--device=gpu \
+      4:1x1x2x2x1,4x1x1x1x1,2x1x2x1x1:--device=gpu
+  fi
 fi
 
 if ((${#failed[@]})); then
