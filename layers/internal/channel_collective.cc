@@ -71,8 +71,21 @@ void ChannelCollective<T>::reduce_scatter(const T* full, T* block) {
             "MPI_Reduce_scatter");
 }
 
+template <typename T>
+void sendrecv(MPI_Comm comm, const T* send, Index n_send, int to, T* recv,
+              Index n_recv, int from) {
+  check_mpi(MPI_Sendrecv(send, static_cast<int>(n_send), mpi_datatype<T>(), to,
+                         0, recv, static_cast<int>(n_recv), mpi_datatype<T>(),
+                         from, 0, comm, MPI_STATUS_IGNORE),
+            "MPI_Sendrecv");
+}
+
 template class ChannelCollective<float>;
 template class ChannelCollective<double>;
 template class ChannelCollective<bf16>;
+template void sendrecv(MPI_Comm, const float*, Index, int, float*, Index, int);
+template void sendrecv(MPI_Comm, const double*, Index, int, double*, Index,
+                       int);
+template void sendrecv(MPI_Comm, const bf16*, Index, int, bf16*, Index, int);
 
 }  // namespace distconv::internal

@@ -13,7 +13,8 @@
 //
 // Each is the other's adjoint. Both are blocking MPI collectives with exact
 // counts (MPI_Allgatherv, MPI_Reduce_scatter), staged through one buffer of
-// blocks, member after member.
+// blocks, member after member. Host memory; DeviceChannelCollective
+// (device_channel_collective.h) runs them on GPU memory.
 //
 //   ChannelCollective<float> gather(grid.along(1), dist.partition(1), cells);
 //   gather.allgather(x.buffer().data(), x_full.data());
@@ -64,6 +65,14 @@ class ChannelCollective {
   std::vector<T> staging_;            // the blocks, member after member
   SumOp<T> sum_;
 };
+
+// Sends `n_send` elements of `send` to rank `to` of `comm` while receiving
+// `n_recv` into `recv` from rank `from` (host memory; the counts must fit
+// MPI's int, as the convolution checks when it is made). Defined for
+// float, double and bf16.
+template <typename T>
+void sendrecv(MPI_Comm comm, const T* send, Index n_send, int to, T* recv,
+              Index n_recv, int from);
 
 }  // namespace distconv::internal
 

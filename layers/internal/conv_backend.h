@@ -8,18 +8,22 @@
 //                                               // backward_weights on views
 //     using Grads = GradientSum<Compute<T>>;    // the gradient allreduce
 //     struct Context;                           // made from the options
-//     static constexpr bool kChannelSplits;     // channel parallelism runs
+//     using Channels = ChannelCollective<T>;    // channel parallelism's
+//                                               // allgather, reduce_scatter
+//     using Array = std::vector<T>;             // a buffer of the space
 //     static std::optional<Kernel> kernel(Context&, call);
 //     static void fill_bias(const Context&, view, bias);  // or 0
 //     static void zero(const Context&, view);
 //     static void add_per_channel(const Context&, view, values);
 //     static void sum_per_channel(const Context&, view, sums);
 //     static void copy(const Context&, from, to);
+//     static void swap(Context&, comm, send, n_send, to, recv, n_recv,
+//                      from);                   // MPI_Sendrecv
 //   };
 //
 // Defined in layers/internal/host_conv_backend.h (oneDNN and reference
 // kernels, MPI gradient sums) and layers/internal/device_conv_backend.h
-// (cuDNN, GPU gradient sums).
+// (cuDNN, GPU gradient sums, host-staged channel collectives).
 #ifndef DISTCONV_LAYERS_INTERNAL_CONV_BACKEND_H_
 #define DISTCONV_LAYERS_INTERNAL_CONV_BACKEND_H_
 

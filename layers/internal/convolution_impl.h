@@ -24,7 +24,6 @@
 #include "distconv/internal/mpi_util.h"
 #include "halo/halo_exchange.h"
 #include "layers/convolution.h"
-#include "layers/internal/channel_collective.h"
 #include "layers/internal/conv_backend.h"
 #include "layers/internal/given_plan.h"
 #include "layers/internal/plan_fingerprints.h"
@@ -59,9 +58,9 @@ struct Convolution<T, Space>::Impl {
   // way between members.
   std::optional<ProcessGrid> slice, members;
   std::optional<DistTensor<T, Space>> x_full, y_full, dy_full, dx_full;
-  std::optional<internal::ChannelCollective<T>> x_gather, y_sum, dy_gather,
+  std::optional<typename Backend::Channels> x_gather, y_sum, dy_gather,
       dx_sum;
-  std::vector<T> y_piece, dy_piece;
+  typename Backend::Array y_piece, dy_piece;
   // The src tensor forward() gathered, and the diff_dst tensor a backward
   // pass gathered since (null: none).
   const DistTensor<T, Space>* gathered_x = nullptr;
@@ -80,9 +79,6 @@ struct Convolution<T, Space>::Impl {
   Impl(const ProcessGrid& g, ConvPlan p, const HaloSetupOptions& halo,
        const GpuConvOptions& gpu)
       : grid(&g), plan(std::move(p)), context(halo, gpu) {
-    require(!plan.channels.split || Backend::kChannelSplits,
-            ErrorKind::kUnsupported,
-            "convolution: channel parallelism runs in host memory only");
     if (plan.channels.split) {
       check_counts();
       slice.emplace(g.slice(1), plan.slice_shape);
@@ -127,12 +123,12 @@ struct Convolution<T, Space>::Impl {
   // The tensor and collective of a full-channel tensor of the plan.
   void full_tensor(const std::optional<ConvChannelTensor>& planned,
                    std::optional<DistTensor<T, Space>>& tensor,
-                   std::optional<internal::ChannelCollective<T>>& coll) {
+                   std::optional<typename Backend::Channels>& coll) {
     if (!planned) return;
     tensor.emplace(*slice, planned->layout);
     const Index n = planned->block.extent();
-    coll.emplace(members->along(planned->members_dim), planned->block,
-                 n > 0 ? tensor->size() / n : 0);
+    coll.emplace(context, members->along(planned->members_dim),
+                 planned->block, n > 0 ? tensor->size() / n : 0);
   }
 
   // The channel collectives count in int: every rank agrees (collectively,
@@ -216,13 +212,9 @@ struct Convolution<T, Space>::Impl {
   // Sends `n_send` elements to member `to` while receiving `n_recv` from
   // member `from` (counts checked by check_counts).
   void swap_piece(const T* send, Index n_send, int to, T* recv, Index n_recv,
-                  int from) const {
-    internal::check_mpi(
-        MPI_Sendrecv(send, static_cast<int>(n_send),
-                     internal::mpi_datatype<T>(), to, 0, recv,
-                     static_cast<int>(n_recv), internal::mpi_datatype<T>(),
-                     from, 0, members->comm(), MPI_STATUS_IGNORE),
-        "MPI_Sendrecv");
+                  int from) {
+    Backend::swap(context, members->comm(), send, n_send, to, recv, n_recv,
+                  from);
   }
 
   template <typename Fn>

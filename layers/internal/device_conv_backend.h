@@ -1,7 +1,8 @@
 // Internal: ConvBackend<T, DeviceSpace> (layers/internal/conv_backend.h):
 // cuDNN kernels (CudnnConv) and per-channel operations on the stream of
-// the halo options, gradients summed by DeviceGradientSum. GPU builds
-// only.
+// the halo options, gradients summed by DeviceGradientSum, channel blocks
+// gathered and summed by DeviceChannelCollective (staged through the
+// host). GPU builds only.
 #ifndef DISTCONV_LAYERS_INTERNAL_DEVICE_CONV_BACKEND_H_
 #define DISTCONV_LAYERS_INTERNAL_DEVICE_CONV_BACKEND_H_
 
@@ -16,6 +17,7 @@
 #include "kernels/gpu_conv_options.h"
 #include "layers/conv_kernel_call.h"
 #include "layers/internal/conv_backend.h"
+#include "layers/internal/device_channel_collective.h"
 #include "layers/internal/device_gradient_sum.h"
 
 namespace distconv::internal {
@@ -35,7 +37,26 @@ struct ConvBackend<T, DeviceSpace> {
     Grads(Context& c, MPI_Comm comm, Index weights, Index bias)
         : DeviceGradientSum<T>(c.cudnn.stream(), comm, weights, bias) {}
   };
-  static constexpr bool kChannelSplits = false;
+  struct Channels : DeviceChannelCollective<T> {
+    Channels(Context& c, MPI_Comm comm, const BlockPartition& channels,
+             Index positions)
+        : DeviceChannelCollective<T>(c.cudnn.stream(), comm, channels,
+                                     positions) {}
+  };
+  // A device array of T (zeroed by resize()).
+  class Array {
+   public:
+    void resize(Index n) {
+      buffer_ = DeviceBuffer(sizeof(T) * n);
+      size_ = n;
+    }
+    T* data() { return static_cast<T*>(buffer_.get()); }
+    Index size() const { return size_; }
+
+   private:
+    DeviceBuffer buffer_;
+    Index size_ = 0;
+  };
 
   static std::optional<Kernel> kernel(Context& c,
                                       const std::optional<ConvKernelCall>& k) {
@@ -61,6 +82,11 @@ struct ConvBackend<T, DeviceSpace> {
   }
   static void copy(const Context& c, const ConstView& from, const View& to) {
     cudnn_copy(c.cudnn, from, to);
+  }
+  static void swap(Context& c, MPI_Comm comm, const T* send, Index n_send,
+                   int to, T* recv, Index n_recv, int from) {
+    staged_sendrecv(c.cudnn.stream(), comm, send, n_send, to, recv, n_recv,
+                    from);
   }
 };
 

@@ -1,10 +1,11 @@
 // Internal: ConvBackend<T, HostSpace> (layers/internal/conv_backend.h):
-// oneDNN and reference kernels (LocalConv), gradients summed with MPI,
-// per-channel loops over channels-last runs.
+// oneDNN and reference kernels (LocalConv), gradients summed and channel
+// blocks gathered with MPI, per-channel loops over channels-last runs.
 #ifndef DISTCONV_LAYERS_INTERNAL_HOST_CONV_BACKEND_H_
 #define DISTCONV_LAYERS_INTERNAL_HOST_CONV_BACKEND_H_
 
 #include <optional>
+#include <vector>
 
 #include "distconv/strided_view.h"
 #include "halo/halo_options.h"
@@ -12,6 +13,7 @@
 #include "kernels/local_conv.h"
 #include "layers/conv_kernel_call.h"
 #include "layers/internal/channel_cells.h"
+#include "layers/internal/channel_collective.h"
 #include "layers/internal/conv_backend.h"
 #include "layers/internal/gradient_sum.h"
 #include "layers/internal/local_conv_of.h"
@@ -30,7 +32,12 @@ struct ConvBackend<T, HostSpace> {
     Grads(Context&, MPI_Comm comm, Index weights, Index bias)
         : GradientSum<P>(comm, weights, bias) {}
   };
-  static constexpr bool kChannelSplits = true;
+  struct Channels : ChannelCollective<T> {
+    Channels(Context&, MPI_Comm comm, const BlockPartition& channels,
+             Index positions)
+        : ChannelCollective<T>(comm, channels, positions) {}
+  };
+  using Array = std::vector<T>;
 
   static std::optional<Kernel> kernel(Context&,
                                       const std::optional<ConvKernelCall>& c) {
@@ -53,6 +60,10 @@ struct ConvBackend<T, HostSpace> {
   static void copy(const Context&, const StridedView<const T>& from,
                    const StridedView<T>& to) {
     internal::copy(from, to);
+  }
+  static void swap(Context&, MPI_Comm comm, const T* send, Index n_send,
+                   int to, T* recv, Index n_recv, int from) {
+    sendrecv(comm, send, n_send, to, recv, n_recv, from);
   }
 };
 

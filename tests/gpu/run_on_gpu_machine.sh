@@ -163,6 +163,9 @@ else
       "1 2 4|--conv ${img}oc4kh3kw3ph1pw1 ${img}oc6kh3kw2sh2ph1g3 mb2ic16ih64oc16kh3ph1"
       "1 2 4|--conv --dt=f64 ${img}oc4kh3kw3ph1pw1 mb1ic4id12ih10iw8oc4kd3kh3kw3pd1ph1pw1"
       "4|--conv --grid=4x1x1x1 ${img}oc4kh3kw3ph1pw1"
+      "2|--conv --grid=1x2x1x1 mb2ic8ih10iw7oc6kh3kw3ph1pw1"
+      "4|--conv --grid=1x2x2x1 --channels=stationary_input mb2ic8ih10iw7oc6kh3kw3ph1pw1"
+      "4|--conv --grid=1x4x1x1 --channels=stationary_weights --dt=f64 mb2ic8ih10iw7oc6kh3kw3ph1pw1"
       "1 2 4|--conv --math=tf32 mb2ic16ih64oc16kh3ph1"
       "1 2 4|--deconv mb2ic4ih5iw4oc3kh4kw3sh2ph1pw1 mb2ic16ih32oc16kh2sh2"
       "1 2 4|--deconv --dt=f64 mb2ic4ih5iw4oc3kh4kw3sh2ph1pw1"
@@ -240,7 +243,8 @@ else
   if runs examples; then
     # The examples trained in GPU memory: their loss curves within 1e-4 of
     # the host's on one rank, on 1 to 4 ranks (3: uneven splits, which move
-    # tensors between layers; a grid per unit: moves between grids).
+    # tensors between layers; a grid per unit: moves between grids; a first unit
+    # splitting channels).
     loss_curves() {  # loss_curves EXAMPLE "FLAGS" RUNS...
       local name=$1 flags=$2
       shift 2
@@ -259,12 +263,14 @@ else
       "--size=50 --samples=2 --channels=5 --width=8 --steps=4 --lr=0.05" \
       1:1x1x1x1 1:1x1x1x1:--device=gpu 2:1x1x2x1:--device=gpu \
       3:1x1x3x1:--device=gpu 4:2x1x2x1:--device=gpu \
-      4:1x1x4x1,2x1x2x1,1x1x1x4:--device=gpu
+      4:1x1x4x1,2x1x2x1,1x1x1x4:--device=gpu \
+      4:1x2x2x1,2x1x2x1,1x1x4x1:--device=gpu
     loss_curves cosmoflow \
       "--size=16 --samples=4 --stacks=2 --width=4 --hidden=8 --steps=4 --lr=0.002" \
       1:1x1x1x1x1 1:1x1x1x1x1:--device=gpu 2:1x1x2x1x1:--device=gpu \
       3:1x1x1x1x3:--device=gpu 4:2x1x1x2x1:--device=gpu \
-      4:1x1x2x2x1,4x1x1x1x1,2x1x2x1x1:--device=gpu
+      4:1x1x2x2x1,4x1x1x1x1,2x1x2x1x1:--device=gpu \
+      4:1x2x2x1x1,1x1x4x1x1,2x1x2x1x1:--device=gpu
   fi
 fi
 
