@@ -174,8 +174,9 @@ TEST_F(DeviceHalo, Fp64ForwardAndReverseLikeTheHost) {
   }
 }
 
-// fp16 and bf16: copies and max commute with rounding, so they match the
-// fp32 host exchange exactly; sums are not compared (rounded each step).
+// fp16 and bf16 (CUDA's and distconv's): copies and max commute with
+// rounding, so they match the fp32 host exchange exactly; sums are not
+// compared (rounded each step).
 TEST_F(DeviceHalo, Fp16AndBf16ForwardAndReverseMaxLikeTheHost) {
   for (HaloCallOptions o : {kForward, kReverseMax}) {
     ForEveryGridAndLayout(configs(),
@@ -183,6 +184,7 @@ TEST_F(DeviceHalo, Fp16AndBf16ForwardAndReverseMaxLikeTheHost) {
                               const HaloSetupOptions& t) {
                             ExpectLikeTheHost<__half>(l, g, t, o);
                             ExpectLikeTheHost<__nv_bfloat16>(l, g, t, o);
+                            ExpectLikeTheHost<bf16>(l, g, t, o);
                           });
   }
 }

@@ -278,6 +278,7 @@ template class LocalConv<double>;
 template class LocalConv<bf16>;
 template void copy_view(StridedView<const float>, StridedView<float>);
 template void copy_view(StridedView<const double>, StridedView<double>);
+template void copy_view(StridedView<const bf16>, StridedView<bf16>);
 template void copy_view(StridedView<const bf16>, StridedView<float>);
 template void copy_view(StridedView<const float>, StridedView<bf16>);
 

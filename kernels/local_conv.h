@@ -66,7 +66,7 @@ class LocalConv {
 };
 
 // Copies `from` into `to` (same extents, any strides), converting each
-// element when the types differ (defined for float and double to
+// element when the types differ (defined for float, double and bf16 to
 // themselves, bf16 to float and float to bf16).
 template <typename From, typename To>
 void copy_view(StridedView<const From> from, StridedView<To> to);

@@ -11,5 +11,6 @@ namespace distconv {
 
 template class Convolution<float, DeviceSpace>;
 template class Convolution<double, DeviceSpace>;
+template class Convolution<bf16, DeviceSpace>;
 
 }  // namespace distconv

@@ -3,8 +3,9 @@
 // gradients summed over the ranks), 2D and 3D, sample and spatial splits,
 // uneven and empty shards, stride, groups, bias; channel and filter
 // parallelism (every scheme, host-staged collectives) on every grid that
-// splits channels. fp64 to 1e-10, fp32 to 1e-5. Several ranks share one
-// GPU (halos host-staged). Skips, visibly, on a machine without a GPU.
+// splits channels. fp64 to 1e-10, fp32 to 1e-5, bf16 (fp32 weights)
+// within its rounding. Several ranks share one GPU (halos host-staged).
+// Skips, visibly, on a machine without a GPU.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -111,16 +112,17 @@ void CheckAgainstTheHost(const Case& c, double tol) {
   ASSERT_EQ(host.plan(), dev.plan());
   std::mt19937_64 rng(17 + world_rank());
   std::uniform_real_distribution<double> val(-1, 1);
-  auto random = [&](Index n) {
-    std::vector<T> v(n);
-    for (T& x : v) x = val(rng);
+  auto random = [&](Index n) {  // values T holds exactly
+    std::vector<Compute<T>> v(n);
+    for (auto& x : v) x = T(val(rng));
     return v;
   };
-  const std::vector<T> w = random(host.weights_block().extent.volume());
-  const std::vector<T> b = c.desc.bias == ConvBias::kAdd
-                               ? random(host.bias_block().extent.volume())
-                               : std::vector<T>();
-  testing::expect_same_weighted_passes(grid, host, dev, w, b, rng, tol);
+  const std::vector<Compute<T>> w =
+      random(host.weights_block().extent.volume());
+  const std::vector<Compute<T>> b =
+      c.desc.bias == ConvBias::kAdd ? random(host.bias_block().extent.volume())
+                                    : std::vector<Compute<T>>();
+  testing::expect_same_weighted_passes<T>(grid, host, dev, w, b, rng, tol);
 }
 
 TEST_F(DeviceConvolution, DoubleMatchesTheHostLayer) {
@@ -131,6 +133,13 @@ TEST_F(DeviceConvolution, FloatMatchesTheHostLayer) {
   for (const Case& c : cases()) CheckAgainstTheHost<float>(c, 1e-5);
 }
 
+// bf16 tensors (fp32 weights): cuDNN and the host kernels both sum in
+// fp32 and round each output once, in different orders; the GPU rounds
+// each piece's weight gradient to bf16 once before adding it.
+TEST_F(DeviceConvolution, Bf16IsWithinItsRoundingOfTheHostLayer) {
+  for (const Case& c : cases()) CheckAgainstTheHost<bf16>(c, 2e-2);
+}
+
 TEST_F(DeviceConvolution, DoubleChannelSplitsMatchTheHostLayer) {
   if (world_size() < 2) GTEST_SKIP() << "needs two ranks to split channels";
   for (const Case& c : channel_cases()) CheckAgainstTheHost<double>(c, 1e-10);
@@ -139,6 +148,11 @@ TEST_F(DeviceConvolution, DoubleChannelSplitsMatchTheHostLayer) {
 TEST_F(DeviceConvolution, FloatChannelSplitsMatchTheHostLayer) {
   if (world_size() < 2) GTEST_SKIP() << "needs two ranks to split channels";
   for (const Case& c : channel_cases()) CheckAgainstTheHost<float>(c, 1e-5);
+}
+
+TEST_F(DeviceConvolution, Bf16ChannelSplitsAreWithinTheirRounding) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two ranks to split channels";
+  for (const Case& c : channel_cases()) CheckAgainstTheHost<bf16>(c, 2e-2);
 }
 
 }  // namespace

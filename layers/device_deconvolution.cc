@@ -11,5 +11,6 @@ namespace distconv {
 
 template class Deconvolution<float, DeviceSpace>;
 template class Deconvolution<double, DeviceSpace>;
+template class Deconvolution<bf16, DeviceSpace>;
 
 }  // namespace distconv

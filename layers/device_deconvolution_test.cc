@@ -5,10 +5,10 @@
 // ranks that splits samples and space (uneven and empty shards): forward
 // (halo contributions summed home, bias added), backward-data and
 // backward-weights (the gradients summed over the ranks), twice each (the
-// plan is reused). fp64 to 1e-10, fp32
-// to 1e-5. Several ranks share one GPU (halos host-staged). A grid
-// splitting channels throws on every rank. Skips, visibly, on a machine
-// without a GPU.
+// plan is reused). fp64 to 1e-10, fp32 to 1e-5, bf16 (fp32 weights)
+// within its rounding. Several ranks share one GPU (halos host-staged). A
+// grid splitting channels throws on every rank. Skips, visibly, on a
+// machine without a GPU.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -47,12 +47,12 @@ void CheckAgainstTheHost(const DeconvCase& c, const Shape& g, double tol) {
   // rank's own.
   std::mt19937_64 shared(7), rng(23 + world_rank());
   std::uniform_real_distribution<double> val(-1, 1);
-  std::vector<T> w(c.desc.weights_shape().volume()),
+  std::vector<Compute<T>> w(c.desc.weights_shape().volume()),
       b(c.desc.bias == ConvBias::kAdd ? c.desc.out_channels : 0);
-  for (T& v : w) v = val(shared);
-  for (T& v : b) v = val(shared);
+  for (auto& v : w) v = T(val(shared));  // values T holds exactly
+  for (auto& v : b) v = T(val(shared));
   for (int round = 0; round < 2; ++round) {  // the plan reused
-    testing::expect_same_weighted_passes(grid, host, dev, w, b, rng, tol);
+    testing::expect_same_weighted_passes<T>(grid, host, dev, w, b, rng, tol);
   }
 }
 
@@ -71,6 +71,10 @@ TEST_F(DeviceDeconvolution, DoubleMatchesTheHostLayer) {
 }
 
 TEST_F(DeviceDeconvolution, FloatMatchesTheHostLayer) { CheckAll<float>(1e-5); }
+
+// bf16 tensors (fp32 weights): both sum in fp32 and round once, in
+// different orders.
+TEST_F(DeviceDeconvolution, Bf16IsWithinItsRounding) { CheckAll<bf16>(2e-2); }
 
 TEST_F(DeviceDeconvolution, ChannelSplitsFailOnEveryRank) {
   if (world_size() < 2) GTEST_SKIP() << "needs two ranks to split channels";

@@ -137,12 +137,14 @@ class DeviceStream {
 // take weight and bias arrays (Convolution, Deconvolution), on the same
 // random input and output gradient: forward, backward-weights (the
 // gradients summed over the ranks) and backward-data, compared within tol.
-// w and b are the host arrays (b empty without a bias).
+// w and b are the host arrays (b empty without a bias), of Compute<T>.
 template <typename T, typename HostLayer, typename DeviceLayer>
 void expect_same_weighted_passes(const ProcessGrid& grid, HostLayer& host,
-                                 DeviceLayer& dev, const std::vector<T>& w,
-                                 const std::vector<T>& b, std::mt19937_64& rng,
-                                 double tol) {
+                                 DeviceLayer& dev,
+                                 const std::vector<Compute<T>>& w,
+                                 const std::vector<Compute<T>>& b,
+                                 std::mt19937_64& rng, double tol) {
+  using P = Compute<T>;
   std::uniform_real_distribution<double> val(-1, 1);
   DistTensor<T> x(grid, host.src_layout()), y(grid, host.dst_layout());
   DistTensor<T> dy(grid, host.diff_dst_layout()),
@@ -155,9 +157,9 @@ void expect_same_weighted_passes(const ProcessGrid& grid, HostLayer& host,
       dxd(grid, dev.diff_src_layout());
   DeviceSpace::copy_to_device(xd.data(), x.data(), sizeof(T) * x.size());
   DeviceSpace::copy_to_device(dyd.data(), dy.data(), sizeof(T) * dy.size());
-  DeviceArray<T> wd(w), bd(b);
-  std::vector<T> dw(w.size(), T(5)), db(b.size(), T(5));
-  DeviceArray<T> dwd(dw), dbd(db);
+  DeviceArray<P> wd(w), bd(b);
+  std::vector<P> dw(w.size(), P(5)), db(b.size(), P(5));
+  DeviceArray<P> dwd(dw), dbd(db);
 
   host.forward(x, w.data(), has_bias ? b.data() : nullptr, y);
   dev.forward(xd, wd.data, has_bias ? bd.data : nullptr, yd);

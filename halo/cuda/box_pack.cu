@@ -32,6 +32,17 @@ struct alignas(sizeof(T) * W) Lanes {
   T v[W];
 };
 
+// The CUDA type of elements of T: distconv's bf16 combines as CUDA's.
+template <typename T>
+struct CudaElement {
+  using type = T;
+};
+template <>
+struct CudaElement<bf16> {
+  using type = __nv_bfloat16;
+};
+static_assert(sizeof(bf16) == sizeof(__nv_bfloat16));
+
 template <typename T>
 using Accumulator =
     std::conditional_t<std::is_same_v<T, double>, double, float>;
@@ -243,7 +254,8 @@ void DeviceBoxCopy<T>::unpack(const T* packed, T* array, BoxCombine combine,
     with_width<T>(p.host.width, [&](auto width) {
       constexpr int W = decltype(width)::value;
       using Unit = typename CopyUnit<sizeof(T) * W>::type;
-      using L = Lanes<T, W>;
+      using E = typename CudaElement<T>::type;
+      using L = Lanes<E, W>;
       const L* in = reinterpret_cast<const L*>(packed);
       L* out = reinterpret_cast<L*>(array);
       switch (combine) {
@@ -253,11 +265,11 @@ void DeviceBoxCopy<T>::unpack(const T* packed, T* array, BoxCombine combine,
               reinterpret_cast<Unit*>(array));
           break;
         case BoxCombine::kSum:
-          combine_kernel<T, W><<<grid, kThreads, 0, stream>>>(segments, in,
+          combine_kernel<E, W><<<grid, kThreads, 0, stream>>>(segments, in,
                                                               out, SumOp());
           break;
         case BoxCombine::kMax:
-          combine_kernel<T, W><<<grid, kThreads, 0, stream>>>(segments, in,
+          combine_kernel<E, W><<<grid, kThreads, 0, stream>>>(segments, in,
                                                               out, MaxOp());
           break;
       }
@@ -270,5 +282,6 @@ template class DeviceBoxCopy<float>;
 template class DeviceBoxCopy<double>;
 template class DeviceBoxCopy<__half>;
 template class DeviceBoxCopy<__nv_bfloat16>;
+template class DeviceBoxCopy<bf16>;
 
 }  // namespace distconv

@@ -17,8 +17,9 @@
 // fp16/bf16 are computed in fp32, of fp64 in fp64).
 //
 // All calls are asynchronous on `stream`; the pointers must stay valid until
-// the stream has run them. Defined for float, double, __half and
-// __nv_bfloat16. Built only with --config=cuda.
+// the stream has run them. Defined for float, double, __half,
+// __nv_bfloat16 and distconv's bf16 (combined as __nv_bfloat16). Built
+// only with --config=cuda.
 #ifndef DISTCONV_HALO_CUDA_BOX_PACK_H_
 #define DISTCONV_HALO_CUDA_BOX_PACK_H_
 
@@ -29,6 +30,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "distconv/bf16.h"
 #include "distconv/box.h"
 #include "distconv/shape.h"
 #include "halo/cuda/box_segments.h"

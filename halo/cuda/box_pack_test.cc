@@ -29,7 +29,8 @@ class BoxPack : public ::testing::Test {
   }
 };
 
-using ElementTypes = ::testing::Types<float, double, __half, __nv_bfloat16>;
+using ElementTypes =
+    ::testing::Types<float, double, __half, __nv_bfloat16, bf16>;
 TYPED_TEST_SUITE(BoxPack, ElementTypes);
 
 template <typename T>

@@ -10,6 +10,7 @@
 
 #include "distconv/halo_layout.h"
 #include "distconv/internal/cuda_check.h"
+#include "kernels/cuda/narrow_kernels.h"
 #include "kernels/cudnn/cudnn_descriptors.h"
 
 namespace distconv {
@@ -69,6 +70,9 @@ std::vector<Candidate> candidates(const Perf* perf, int n) {
 
 template <typename T>
 struct CudnnConv<T>::Impl {
+  // bf16: the fp32 parameters are rounded for cuDNN, gradients widened.
+  static constexpr bool kNarrow = !std::is_same_v<T, P>;
+
   CudnnContext* ctx;
   ConvPass pass;
   GpuConvOptions options;
@@ -86,11 +90,14 @@ struct CudnnConv<T>::Impl {
   cudnn::TensorDesc w_caller, w_kernel;  // the weights as tensors
   cudnn::ConvolutionDesc conv;
   DeviceBuffer padded, out, w_copy;  // the copies; channels-last weights
+  // kNarrow: the weights (caller's layout) and bias (or their gradients)
+  // in T.
+  DeviceBuffer w_narrow, b_narrow;
   int algo = 0;
   std::size_t workspace = 0;
   cudnnMathType_t math = CUDNN_DEFAULT_MATH;
 
-  const T one = 1, zero = 0;
+  const cudnn::Scale<T> one = 1, zero = 0;
   cudnnHandle_t h() const { return ctx->handle(); }
   void* ws() const { return ctx->workspace(); }
 
@@ -108,12 +115,32 @@ struct CudnnConv<T>::Impl {
                                      to.get(), to_data),
                 what);
   }
-  // The weights as cuDNN reads them (rearranged on the stream if need be).
-  const void* kernel_weights(const T* weights) const {
-    if (w_copy.get() == nullptr) return weights;
-    transform(w_caller, weights, w_kernel, w_copy.get(),
+  // `values` (n of them) as cuDNN reads them: themselves, or rounded to
+  // T in `narrow` on the stream.
+  const void* narrowed(const P* values, const DeviceBuffer& narrow,
+                       Index n) const {
+    if constexpr (kNarrow) {
+      launch_narrow(values, static_cast<T*>(narrow.get()), n, ctx->stream());
+      return narrow.get();
+    } else {
+      return values;
+    }
+  }
+  // The weights as cuDNN reads them (rounded and rearranged on the stream
+  // if need be).
+  const void* kernel_weights(const P* weights) const {
+    const void* w_t = narrowed(weights, w_narrow, w_extent.volume());
+    if (w_copy.get() == nullptr) return w_t;
+    transform(w_caller, w_t, w_kernel, w_copy.get(),
               "cudnnTransformTensor of the weights");
     return w_copy.get();
+  }
+  // Adds n gradients of T (kNarrow: in `narrow`) to `to`.
+  void add_widened(const DeviceBuffer& narrow, P* to, Index n) const {
+    if constexpr (kNarrow) {
+      launch_add_widened(static_cast<const T*>(narrow.get()), to, n,
+                         ctx->stream());
+    }
   }
   T* inner_cells() const {
     return static_cast<T*>(padded.get()) + inner_offset;
@@ -161,6 +188,10 @@ CudnnConv<T>::Impl::Impl(CudnnContext& c, const ConvDesc& desc, const Shape& se,
   bias_extent[1] = de[1];
   bias.set(type, bias_extent,
            dense_strides(bias_extent, StorageOrder::kChannelsFirst));
+  if (kNarrow) {
+    w_narrow = DeviceBuffer(sizeof(T) * w_extent.volume());
+    b_narrow = DeviceBuffer(sizeof(T) * de[1]);
+  }
   require(
       configure(desc, false) || configure(desc, true), ErrorKind::kUnsupported,
       "cuDNN has no algorithm for this convolution (input ", se, ", output ",
@@ -217,7 +248,8 @@ bool CudnnConv<T>::Impl::configure(const ConvDesc& desc, bool copies) {
                  dense_strides(w_extent, StorageOrder::kChannelsLast));
     w_copy = DeviceBuffer(sizeof(T) * w_extent.volume());
   }
-  conv.set(type, pads, desc.stride, desc.dilation, desc.groups);
+  conv.set(cudnn::compute_type<T>(), pads, desc.stride, desc.dilation,
+           desc.groups);
   // The input side's extent cuDNN derives must be the window's output.
   std::vector<int> dims(nd);
   check_cudnn(cudnnGetConvolutionNdForwardOutputDim(conv.get(), x.get(),
@@ -231,6 +263,8 @@ bool CudnnConv<T>::Impl::configure(const ConvDesc& desc, bool copies) {
   if (std::is_same_v<T, float>) {
     math =
         options.math == GpuMath::kTf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+  } else if (kNarrow) {
+    math = CUDNN_TENSOR_OP_MATH;
   }
   check_cudnn(cudnnSetConvolutionMathType(conv.get(), math),
               "cudnnSetConvolutionMathType");
@@ -361,7 +395,9 @@ std::string CudnnConv<T>::implementation() const {
   if (s.empty) return "cudnn: empty";
   std::string out = std::string("cudnn ") + algorithm_name(s.pass, s.algo) +
                     (s.last ? ", channels-last" : ", channels-first");
-  if (s.math == CUDNN_TENSOR_OP_MATH) out += ", tf32";
+  if (s.math == CUDNN_TENSOR_OP_MATH) {
+    out += std::is_same_v<T, float> ? ", tf32" : ", tensor cores";
+  }
   if (s.y_copy) return out + ", dense copies";
   return out + (s.x_copy ? ", padded input copy" : ", in place");
 }
@@ -381,7 +417,7 @@ void CudnnConv<T>::set_algorithm(int algorithm) {
 }
 
 template <typename T>
-void CudnnConv<T>::forward(View<const T> src, const T* weights, const T* bias,
+void CudnnConv<T>::forward(View<const T> src, const P* weights, const P* bias,
                            View<T> dst) const {
   const Impl& s = *impl_;
   if (s.empty) return;
@@ -393,9 +429,10 @@ void CudnnConv<T>::forward(View<const T> src, const T* weights, const T* bias,
                   s.workspace, &s.zero, s.y.get(), y),
               "cudnnConvolutionForward");
   if (bias != nullptr) {
-    check_cudnn(
-        cudnnAddTensor(s.h(), &s.one, s.bias.get(), bias, &s.one, s.y.get(), y),
-        "cudnnAddTensor of the bias");
+    check_cudnn(cudnnAddTensor(s.h(), &s.one, s.bias.get(),
+                               s.narrowed(bias, s.b_narrow, s.dst_extent[1]),
+                               &s.one, s.y.get(), y),
+                "cudnnAddTensor of the bias");
   }
   if (s.y_copy) {
     s.transform(s.y, y, s.dst, dst.data(),
@@ -404,7 +441,7 @@ void CudnnConv<T>::forward(View<const T> src, const T* weights, const T* bias,
 }
 
 template <typename T>
-void CudnnConv<T>::backward_data(View<const T> diff_dst, const T* weights,
+void CudnnConv<T>::backward_data(View<const T> diff_dst, const P* weights,
                                  View<T> diff_src) const {
   const Impl& s = *impl_;
   if (s.empty) return;
@@ -423,32 +460,42 @@ void CudnnConv<T>::backward_data(View<const T> diff_dst, const T* weights,
 
 template <typename T>
 void CudnnConv<T>::backward_weights(View<const T> src, View<const T> diff_dst,
-                                    T* diff_weights, T* diff_bias) const {
+                                    P* diff_weights, P* diff_bias) const {
   const Impl& s = *impl_;
   if (s.empty) return;
   const bool rearrange = s.w_copy.get() != nullptr;
+  // Where cuDNN's weight gradient goes, and the caller's layout's copy of
+  // it: added into diff_weights, or (kNarrow) written to w_narrow and
+  // widened into it.
+  void* caller = Impl::kNarrow ? s.w_narrow.get() : diff_weights;
+  const auto& caller_beta = Impl::kNarrow ? s.zero : s.one;
   const void* dy = s.gradient(diff_dst.data());
   check_cudnn(
       cudnnConvolutionBackwardFilter(
           s.h(), &s.one, s.x.get(), s.input(src.data()), s.y.get(), dy,
           s.conv.get(), static_cast<cudnnConvolutionBwdFilterAlgo_t>(s.algo),
-          s.ws(), s.workspace, rearrange ? &s.zero : &s.one, s.w.get(),
-          rearrange ? s.w_copy.get() : diff_weights),
+          s.ws(), s.workspace, rearrange ? &s.zero : &caller_beta, s.w.get(),
+          rearrange ? s.w_copy.get() : caller),
       "cudnnConvolutionBackwardFilter");
-  if (rearrange) {  // added into the caller's (F, C / groups, k...) layout
+  if (rearrange) {  // into the caller's (F, C / groups, k...) layout
     check_cudnn(
         cudnnTransformTensor(s.h(), &s.one, s.w_kernel.get(), s.w_copy.get(),
-                             &s.one, s.w_caller.get(), diff_weights),
+                             &caller_beta, s.w_caller.get(), caller),
         "cudnnTransformTensor of the weight gradient");
   }
+  s.add_widened(s.w_narrow, diff_weights, s.w_extent.volume());
   if (diff_bias != nullptr) {
+    void* bias_out = Impl::kNarrow ? s.b_narrow.get() : diff_bias;
     check_cudnn(cudnnConvolutionBackwardBias(s.h(), &s.one, s.y.get(), dy,
-                                             &s.one, s.bias.get(), diff_bias),
+                                             &caller_beta, s.bias.get(),
+                                             bias_out),
                 "cudnnConvolutionBackwardBias");
+    s.add_widened(s.b_narrow, diff_bias, s.dst_extent[1]);
   }
 }
 
 template class CudnnConv<float>;
 template class CudnnConv<double>;
+template class CudnnConv<bf16>;
 
 }  // namespace distconv

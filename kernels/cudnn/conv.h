@@ -23,13 +23,19 @@
 // The algorithm of the pass is picked at construction (GpuConvOptions:
 // cuDNN's heuristics, or timed runs on scratch buffers) among those whose
 // workspace fits the limit, and the context's workspace is grown to it.
-// Defined for float and double.
+//
+// Defined for float, double and bf16. Weights, bias and their gradients
+// are Compute<T> (distconv/bf16.h): for bf16 tensors they are fp32 arrays,
+// rounded to bf16 on the stream before cuDNN reads them; cuDNN accumulates
+// in fp32 (tensor cores allowed), and the bf16 gradients it writes are
+// added to the fp32 ones (one rounding each).
 #ifndef DISTCONV_KERNELS_CUDNN_CONV_H_
 #define DISTCONV_KERNELS_CUDNN_CONV_H_
 
 #include <memory>
 #include <string>
 
+#include "distconv/bf16.h"
 #include "distconv/conv_desc.h"
 #include "distconv/device_space.h"
 #include "distconv/shape.h"
@@ -45,6 +51,7 @@ class CudnnConv {
  public:
   template <typename U>
   using View = StridedView<U, DeviceSpace>;
+  using P = Compute<T>;  // weights, bias, gradients
 
   // Throws kUnsupported where cuDNN has no algorithm for the problem within
   // the workspace limit, kDevice where a CUDA or cuDNN call fails.
@@ -64,15 +71,15 @@ class CudnnConv {
   void set_algorithm(int algorithm);
 
   // dst = conv(src) (+ bias, where not null).
-  void forward(View<const T> src, const T* weights, const T* bias,
+  void forward(View<const T> src, const P* weights, const P* bias,
                View<T> dst) const;
   // diff_src = the adjoint of forward applied to diff_dst (overwrites).
-  void backward_data(View<const T> diff_dst, const T* weights,
+  void backward_data(View<const T> diff_dst, const P* weights,
                      View<T> diff_src) const;
   // Adds this piece's weight gradient to diff_weights and, where
   // diff_bias is not null, its bias gradient to diff_bias.
   void backward_weights(View<const T> src, View<const T> diff_dst,
-                        T* diff_weights, T* diff_bias) const;
+                        P* diff_weights, P* diff_bias) const;
 
   struct Impl;
 

@@ -1,8 +1,9 @@
 // CudnnConv against the reference loops (kernels/reference/conv.h) on
 // random problems: 2D and 3D, groups, stride, dilation, asymmetric padding,
 // bias, views inside larger channels-last and channels-first buffers (as a
-// shard sits inside its halos). fp64 to 1e-10, fp32 to 1e-5; TF32 within
-// its rounding. Skips, visibly, on a machine without a GPU.
+// shard sits inside its halos). fp64 to 1e-10, fp32 to 1e-5; TF32 and bf16
+// (fp32 weights, bf16 tensors) within their rounding. Skips, visibly, on a
+// machine without a GPU.
 #include "kernels/cudnn/conv.h"
 
 #include <gtest/gtest.h>
@@ -29,18 +30,28 @@ using testing::Embedded;
 using testing::expect_close;
 
 bool have_gpu() { return DeviceSpace::device_count() > 0; }
+
+// The values of T as Compute<T> (the reference loops' type).
+template <typename T>
+std::vector<Compute<T>> widen(const std::vector<T>& v) {
+  return std::vector<Compute<T>>(v.begin(), v.end());
+}
 #define SKIP_WITHOUT_GPU()                                              \
   if (!have_gpu()) {                                                    \
     GTEST_SKIP() << "no CUDA device on this machine: GPU test not run"; \
   }
 
+// Weights, bias and their gradients are Compute<T>; every value drawn is
+// one T holds exactly, so that cuDNN and the reference read the same.
 template <typename T>
 void CheckRandomPieces(const GpuConvOptions& options, double tol, int trials) {
+  using P = Compute<T>;
   std::mt19937_64 rng(5);
   auto u = [&](Index lo, Index hi) {
     return std::uniform_int_distribution<Index>(lo, hi)(rng);
   };
-  std::uniform_real_distribution<double> val(-1, 1);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  auto val = [&](std::mt19937_64& r) { return T(uniform(r)); };
   CudnnContext ctx;
   int run = 0;
   for (int trial = 0; run < trials && trial < 10 * trials; ++trial) {
@@ -57,14 +68,15 @@ void CheckRandomPieces(const GpuConvOptions& options, double tol, int trials) {
     Embedded<T> x = embed<T>(src, rng, dense, order);
     Embedded<T> y = embed<T>(dst, rng, dense, order);
     Embedded<T> dx = embed<T>(src, rng, dense, order);
-    std::vector<T> w(c.weights_shape().volume()), b(c.out_channels);
-    for (T& v : w) v = val(rng);
-    for (T& v : b) v = val(rng);
+    std::vector<P> w(c.weights_shape().volume()), b(c.out_channels);
+    for (P& v : w) v = val(rng);
+    for (P& v : b) v = val(rng);
     x.view.for_each([&](const Shape&, T& v) { v = val(rng); });
     y.view.for_each([&](const Shape&, T& v) { v = val(rng); });
-    const std::vector<T> x0 = dense_of(x.view), y0 = dense_of(y.view);
+    const std::vector<P> x0 = widen(dense_of(x.view)),
+                         y0 = widen(dense_of(y.view));
     const bool has_bias = c.bias == ConvBias::kAdd;
-    DeviceArray<T> dw_dev(w), db_dev(b);
+    DeviceArray<P> dw_dev(w), db_dev(b);
     DeviceView<T> xd(x), yd(y), dxd(dx);
 
     // Forward.
@@ -76,21 +88,21 @@ void CheckRandomPieces(const GpuConvOptions& options, double tol, int trials) {
                  << ", dilation " << c.dilation << ", padding "
                  << c.padding_lower << "/" << c.padding_upper << ", groups "
                  << c.groups);
-    std::vector<T> want(dst.volume());
+    std::vector<P> want(dst.volume());
     reference::conv_fwd(c, src, x0.data(), w.data(),
                         has_bias ? b.data() : nullptr, dst, want.data());
     DeviceView<T> yf(y);
     f.forward(xd.view, dw_dev.data, has_bias ? db_dev.data : nullptr,
               yf.view);
-    expect_close(yf.cells(y), want, tol, "forward");
+    expect_close(widen(yf.cells(y)), want, tol, "forward");
 
     // Backward-data overwrites the view (and nothing around it).
     CudnnConv<T> bd(ctx, c, src, dx.view.strides(), dst, y.view.strides(),
                     ConvPass::kBackwardData, options);
-    std::vector<T> want_dx(src.volume());
+    std::vector<P> want_dx(src.volume());
     reference::conv_bwd_data(c, dst, y0.data(), w.data(), src, want_dx.data());
     bd.backward_data(yd.view, dw_dev.data, dxd.view);
-    expect_close(dxd.cells(dx), want_dx, tol, "backward data");
+    expect_close(widen(dxd.cells(dx)), want_dx, tol, "backward data");
     std::vector<T> around = dxd.buffer.read();
     StridedView<T>(around.data() + (dx.view.data() - dx.buffer.data()), src,
                    dx.view.strides())
@@ -100,19 +112,19 @@ void CheckRandomPieces(const GpuConvOptions& options, double tol, int trials) {
     }
 
     // Backward-weights adds to what is there.
-    std::vector<T> want_dw(w.size()), want_db(b.size());
+    std::vector<P> want_dw(w.size()), want_db(b.size());
     reference::conv_bwd_weights(c, src, x0.data(), dst, y0.data(),
                                 want_dw.data(), want_db.data());
-    std::vector<T> ones_w(w.size(), T(1)), ones_b(b.size(), T(1));
-    DeviceArray<T> gw(ones_w), gb(ones_b);
+    std::vector<P> ones_w(w.size(), P(1)), ones_b(b.size(), P(1));
+    DeviceArray<P> gw(ones_w), gb(ones_b);
     CudnnConv<T> bw(ctx, c, src, x.view.strides(), dst, y.view.strides(),
                     ConvPass::kBackwardWeights, options);
     bw.backward_weights(xd.view, yd.view, gw.data,
                         has_bias ? gb.data : nullptr);
-    for (T& v : want_dw) v += 1;
+    for (P& v : want_dw) v += 1;
     expect_close(gw.read(), want_dw, tol, "diff weights");
     if (has_bias) {
-      for (T& v : want_db) v += 1;
+      for (P& v : want_db) v += 1;
       expect_close(gb.read(), want_db, tol, "diff bias");
     }
     if (::testing::Test::HasFailure()) return;
@@ -128,6 +140,13 @@ TEST(CudnnConv, DoubleMatchesTheReference) {
 TEST(CudnnConv, FloatMatchesTheReference) {
   SKIP_WITHOUT_GPU();
   CheckRandomPieces<float>({}, 1e-5, 60);
+}
+
+TEST(CudnnConv, Bf16IsWithinItsRounding) {
+  SKIP_WITHOUT_GPU();
+  // fp32 sums of exact products, each result rounded once to bf16 (8
+  // significant bits); gradients rounded once before they are added.
+  CheckRandomPieces<bf16>({}, 1e-2, 40);
 }
 
 TEST(CudnnConv, MeasuredSearchMatchesTheReference) {

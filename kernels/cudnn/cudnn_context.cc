@@ -24,6 +24,7 @@ CudnnContext::CudnnContext(cudaStream_t stream) : stream_(stream) {
 
 CudnnContext::~CudnnContext() {
   if (workspace_ != nullptr) cudaFree(workspace_);
+  if (scratch_ != nullptr) cudaFree(scratch_);
   cudnnDestroy(handle_);
 }
 
@@ -37,6 +38,19 @@ void CudnnContext::reserve(std::size_t bytes) {
   internal::check_cuda(cudaMalloc(&workspace_, bytes),
                        "cudaMalloc of a cuDNN workspace of ", bytes, " bytes");
   size_ = bytes;
+}
+
+void* CudnnContext::scratch(std::size_t bytes) const {
+  if (bytes <= scratch_size_) return scratch_;
+  if (scratch_ != nullptr) {
+    internal::check_cuda(cudaFree(scratch_), "cudaFree of the scratch array");
+    scratch_ = nullptr;
+    scratch_size_ = 0;
+  }
+  internal::check_cuda(cudaMalloc(&scratch_, bytes),
+                       "cudaMalloc of a scratch array of ", bytes, " bytes");
+  scratch_size_ = bytes;
+  return scratch_;
 }
 
 }  // namespace distconv

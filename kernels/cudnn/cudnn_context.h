@@ -40,11 +40,19 @@ class CudnnContext {
   void* workspace() const { return workspace_; }
   std::size_t workspace_size() const { return size_; }
 
+  // A scratch array of at least `bytes` for operations between kernels
+  // (per-channel values rounded to bf16), apart from the workspace. Grown
+  // on the first calls to the largest size asked; growth synchronises the
+  // device, so a layer's steady state allocates nothing.
+  void* scratch(std::size_t bytes) const;
+
  private:
   cudnnHandle_t handle_ = nullptr;
   cudaStream_t stream_ = nullptr;
   void* workspace_ = nullptr;
   std::size_t size_ = 0;
+  mutable void* scratch_ = nullptr;
+  mutable std::size_t scratch_size_ = 0;
 };
 
 }  // namespace distconv

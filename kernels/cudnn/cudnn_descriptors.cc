@@ -24,6 +24,10 @@ template <>
 cudnnDataType_t data_type<double>() {
   return CUDNN_DATA_DOUBLE;
 }
+template <>
+cudnnDataType_t data_type<bf16>() {
+  return CUDNN_DATA_BFLOAT16;
+}
 
 TensorDesc::TensorDesc() {
   check_cudnn(cudnnCreateTensorDescriptor(&d_), "cudnnCreateTensorDescriptor");

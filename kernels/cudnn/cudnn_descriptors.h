@@ -6,8 +6,10 @@
 
 #include <cudnn.h>
 
+#include <type_traits>
 #include <vector>
 
+#include "distconv/bf16.h"
 #include "distconv/shape.h"
 #include "kernels/cudnn/cudnn_context.h"
 
@@ -16,8 +18,18 @@ namespace distconv::cudnn {
 // The entries as cuDNN's ints; throws kUnsupported past INT_MAX.
 std::vector<int> ints(const Shape& s);
 
+// cuDNN's type of elements of T (float, double, bf16).
 template <typename T>
 cudnnDataType_t data_type();
+
+// What cuDNN accumulates elements of T in, and the type of the scaling
+// factors (alpha, beta) it takes with them: double for double, else float.
+template <typename T>
+cudnnDataType_t compute_type() {
+  return std::is_same_v<T, double> ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+}
+template <typename T>
+using Scale = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 class TensorDesc {
  public:

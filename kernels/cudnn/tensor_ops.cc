@@ -1,10 +1,16 @@
 #include "kernels/cudnn/tensor_ops.h"
 
+#include <type_traits>
+
 #include "distconv/halo_layout.h"
+#include "kernels/cuda/narrow_kernels.h"
 #include "kernels/cudnn/cudnn_descriptors.h"
 
 namespace distconv {
 namespace {
+
+template <typename T>
+constexpr bool kNarrow = !std::is_same_v<T, Compute<T>>;
 
 // (1, C, 1...): one value per channel of `v`.
 template <typename V>
@@ -16,53 +22,82 @@ cudnn::TensorDesc per_channel_desc(const V& v, cudnnDataType_t type) {
   return d;
 }
 
+template <typename T, typename V>
+cudnn::TensorDesc view_desc(const V& v) {
+  cudnn::TensorDesc d;
+  d.set(cudnn::data_type<T>(), v.extent(), v.strides());
+  return d;
+}
+
+// The per-channel values as cuDNN reads them with views of T: themselves,
+// or rounded to bf16 in the context's scratch (on its stream).
+template <typename T>
+const T* per_channel_values(const CudnnContext& context, const Compute<T>* v,
+                            Index channels) {
+  if constexpr (kNarrow<T>) {
+    T* narrow = static_cast<T*>(context.scratch(sizeof(T) * channels));
+    launch_narrow(v, narrow, channels, context.stream());
+    return narrow;
+  } else {
+    return v;
+  }
+}
+
 }  // namespace
 
 template <typename T>
 void cudnn_fill_bias(const CudnnContext& context,
-                     const StridedView<T, DeviceSpace>& v, const T* bias) {
+                     const StridedView<T, DeviceSpace>& v,
+                     const Compute<T>* bias) {
   if (v.size() == 0) return;
-  const cudnnDataType_t type = cudnn::data_type<T>();
-  cudnn::TensorDesc d;
-  d.set(type, v.extent(), v.strides());
-  const T zero = 0, one = 1;
+  const cudnn::TensorDesc d = view_desc<T>(v);
+  const cudnn::Scale<T> zero = 0, one = 1;
   check_cudnn(cudnnSetTensor(context.handle(), d.get(), v.data(), &zero),
               "cudnnSetTensor");
   if (bias == nullptr) return;
-  const cudnn::TensorDesc b = per_channel_desc(v, type);
-  check_cudnn(cudnnAddTensor(context.handle(), &one, b.get(), bias, &one,
-                             d.get(), v.data()),
-              "cudnnAddTensor of the bias");
+  const cudnn::TensorDesc b = per_channel_desc(v, cudnn::data_type<T>());
+  check_cudnn(
+      cudnnAddTensor(context.handle(), &one, b.get(),
+                     per_channel_values<T>(context, bias, v.extent()[1]), &one,
+                     d.get(), v.data()),
+      "cudnnAddTensor of the bias");
 }
 
 template <typename T>
 void cudnn_add_per_channel(const CudnnContext& context,
                            const StridedView<T, DeviceSpace>& v,
-                           const T* values) {
+                           const Compute<T>* values) {
   if (v.size() == 0) return;
-  const cudnnDataType_t type = cudnn::data_type<T>();
-  cudnn::TensorDesc d;
-  d.set(type, v.extent(), v.strides());
-  const cudnn::TensorDesc b = per_channel_desc(v, type);
-  const T one = 1;
-  check_cudnn(cudnnAddTensor(context.handle(), &one, b.get(), values, &one,
-                             d.get(), v.data()),
-              "cudnnAddTensor of per-channel values");
+  const cudnn::TensorDesc d = view_desc<T>(v);
+  const cudnn::TensorDesc b = per_channel_desc(v, cudnn::data_type<T>());
+  const cudnn::Scale<T> one = 1;
+  check_cudnn(
+      cudnnAddTensor(context.handle(), &one, b.get(),
+                     per_channel_values<T>(context, values, v.extent()[1]),
+                     &one, d.get(), v.data()),
+      "cudnnAddTensor of per-channel values");
 }
 
 template <typename T>
 void cudnn_sum_per_channel(const CudnnContext& context,
                            const StridedView<const T, DeviceSpace>& v,
-                           T* sums) {
+                           Compute<T>* sums) {
   if (v.size() == 0) return;
-  const cudnnDataType_t type = cudnn::data_type<T>();
-  cudnn::TensorDesc d;
-  d.set(type, v.extent(), v.strides());
-  const cudnn::TensorDesc s = per_channel_desc(v, type);
-  const T one = 1;
-  check_cudnn(cudnnConvolutionBackwardBias(context.handle(), &one, d.get(),
-                                           v.data(), &one, s.get(), sums),
-              "cudnnConvolutionBackwardBias");
+  const cudnn::TensorDesc d = view_desc<T>(v);
+  const cudnn::TensorDesc s = per_channel_desc(v, cudnn::data_type<T>());
+  const cudnn::Scale<T> zero = 0, one = 1;
+  if constexpr (kNarrow<T>) {  // summed in fp32, rounded once, then added
+    const Index channels = v.extent()[1];
+    T* narrow = static_cast<T*>(context.scratch(sizeof(T) * channels));
+    check_cudnn(cudnnConvolutionBackwardBias(context.handle(), &one, d.get(),
+                                             v.data(), &zero, s.get(), narrow),
+                "cudnnConvolutionBackwardBias");
+    launch_add_widened(narrow, sums, channels, context.stream());
+  } else {
+    check_cudnn(cudnnConvolutionBackwardBias(context.handle(), &one, d.get(),
+                                             v.data(), &one, s.get(), sums),
+                "cudnnConvolutionBackwardBias");
+  }
 }
 
 template <typename T>
@@ -70,38 +105,29 @@ void cudnn_copy(const CudnnContext& context,
                 const StridedView<const T, DeviceSpace>& from,
                 const StridedView<T, DeviceSpace>& to) {
   if (to.size() == 0) return;
-  const cudnnDataType_t type = cudnn::data_type<T>();
-  cudnn::TensorDesc f, t;
-  f.set(type, from.extent(), from.strides());
-  t.set(type, to.extent(), to.strides());
-  const T zero = 0, one = 1;
+  const cudnn::TensorDesc f = view_desc<T>(from), t = view_desc<T>(to);
+  const cudnn::Scale<T> zero = 0, one = 1;
   check_cudnn(cudnnTransformTensor(context.handle(), &one, f.get(),
                                    from.data(), &zero, t.get(), to.data()),
               "cudnnTransformTensor");
 }
 
-template void cudnn_copy(const CudnnContext&,
-                         const StridedView<const float, DeviceSpace>&,
-                         const StridedView<float, DeviceSpace>&);
-template void cudnn_copy(const CudnnContext&,
-                         const StridedView<const double, DeviceSpace>&,
-                         const StridedView<double, DeviceSpace>&);
-template void cudnn_fill_bias(const CudnnContext&,
-                              const StridedView<float, DeviceSpace>&,
-                              const float*);
-template void cudnn_fill_bias(const CudnnContext&,
-                              const StridedView<double, DeviceSpace>&,
-                              const double*);
-template void cudnn_add_per_channel(const CudnnContext&,
-                                    const StridedView<float, DeviceSpace>&,
-                                    const float*);
-template void cudnn_add_per_channel(const CudnnContext&,
-                                    const StridedView<double, DeviceSpace>&,
-                                    const double*);
-template void cudnn_sum_per_channel(
-    const CudnnContext&, const StridedView<const float, DeviceSpace>&, float*);
-template void cudnn_sum_per_channel(
-    const CudnnContext&, const StridedView<const double, DeviceSpace>&,
-    double*);
+#define DISTCONV_CUDNN_TENSOR_OPS(T)                                         \
+  template void cudnn_copy(const CudnnContext&,                              \
+                           const StridedView<const T, DeviceSpace>&,         \
+                           const StridedView<T, DeviceSpace>&);              \
+  template void cudnn_fill_bias(const CudnnContext&,                         \
+                                const StridedView<T, DeviceSpace>&,          \
+                                const Compute<T>*);                          \
+  template void cudnn_add_per_channel(                                       \
+      const CudnnContext&, const StridedView<T, DeviceSpace>&,               \
+      const Compute<T>*);                                                    \
+  template void cudnn_sum_per_channel(                                       \
+      const CudnnContext&, const StridedView<const T, DeviceSpace>&,         \
+      Compute<T>*);
+DISTCONV_CUDNN_TENSOR_OPS(float)
+DISTCONV_CUDNN_TENSOR_OPS(double)
+DISTCONV_CUDNN_TENSOR_OPS(bf16)
+#undef DISTCONV_CUDNN_TENSOR_OPS
 
 }  // namespace distconv

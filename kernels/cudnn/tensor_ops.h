@@ -1,10 +1,14 @@
 // Per-channel operations on strided views of GPU memory through cuDNN, for
 // the cells of a layer that no convolution kernel writes. Queued on the
 // context's stream; views with a zero extent are left alone. Built only
-// with --config=cuda. Defined for float and double.
+// with --config=cuda. Defined for float, double and bf16; per-channel
+// values are Compute<T> (fp32 for bf16 views: rounded to bf16 in the
+// context's scratch before cuDNN adds them, and bf16 sums rounded once
+// before they are added to fp32 ones).
 #ifndef DISTCONV_KERNELS_CUDNN_TENSOR_OPS_H_
 #define DISTCONV_KERNELS_CUDNN_TENSOR_OPS_H_
 
+#include "distconv/bf16.h"
 #include "distconv/device_space.h"
 #include "distconv/strided_view.h"
 #include "kernels/cudnn/cudnn_context.h"
@@ -14,18 +18,20 @@ namespace distconv {
 // v(n, c, ...) = bias[c] in every cell; 0 where bias is null.
 template <typename T>
 void cudnn_fill_bias(const CudnnContext& context,
-                     const StridedView<T, DeviceSpace>& v, const T* bias);
+                     const StridedView<T, DeviceSpace>& v,
+                     const Compute<T>* bias);
 
 // v(n, c, ...) += values[c] in every cell (a bias added after the fact).
 template <typename T>
 void cudnn_add_per_channel(const CudnnContext& context,
                            const StridedView<T, DeviceSpace>& v,
-                           const T* values);
+                           const Compute<T>* values);
 
 // sums[c] += the sum of v(n, c, ...) over every cell (a bias gradient).
 template <typename T>
 void cudnn_sum_per_channel(const CudnnContext& context,
-                           const StridedView<const T, DeviceSpace>& v, T* sums);
+                           const StridedView<const T, DeviceSpace>& v,
+                           Compute<T>* sums);
 
 // to = from (views of the same extent).
 template <typename T>

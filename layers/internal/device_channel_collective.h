@@ -22,7 +22,7 @@
 
 namespace distconv::internal {
 
-// Defined for float and double.
+// Defined for float, double and bf16.
 template <typename T>
 class DeviceChannelCollective {
  public:

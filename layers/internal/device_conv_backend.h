@@ -25,6 +25,7 @@ namespace distconv::internal {
 template <typename T>
 struct ConvBackend<T, DeviceSpace> {
   using Kernel = CudnnConv<T>;
+  using P = Compute<T>;  // weights, bias, gradients
   using View = StridedView<T, DeviceSpace>;
   using ConstView = StridedView<const T, DeviceSpace>;
   struct Context {
@@ -33,9 +34,9 @@ struct ConvBackend<T, DeviceSpace> {
     Context(const HaloSetupOptions& halo, const GpuConvOptions& options)
         : cudnn(halo.stream), gpu(options) {}
   };
-  struct Grads : DeviceGradientSum<T> {
+  struct Grads : DeviceGradientSum<P> {
     Grads(Context& c, MPI_Comm comm, Index weights, Index bias)
-        : DeviceGradientSum<T>(c.cudnn.stream(), comm, weights, bias) {}
+        : DeviceGradientSum<P>(c.cudnn.stream(), comm, weights, bias) {}
   };
   struct Channels : DeviceChannelCollective<T> {
     Channels(Context& c, MPI_Comm comm, const BlockPartition& channels,
@@ -67,17 +68,17 @@ struct ConvBackend<T, DeviceSpace> {
     }
     return out;
   }
-  static void fill_bias(const Context& c, const View& out, const T* b) {
+  static void fill_bias(const Context& c, const View& out, const P* b) {
     cudnn_fill_bias(c.cudnn, out, b);
   }
   static void zero(const Context& c, const View& v) {
     cudnn_fill_bias<T>(c.cudnn, v, nullptr);
   }
   static void add_per_channel(const Context& c, const View& v,
-                              const T* values) {
+                              const P* values) {
     cudnn_add_per_channel(c.cudnn, v, values);
   }
-  static void sum_per_channel(const Context& c, const ConstView& v, T* sums) {
+  static void sum_per_channel(const Context& c, const ConstView& v, P* sums) {
     cudnn_sum_per_channel(c.cudnn, v, sums);
   }
   static void copy(const Context& c, const ConstView& from, const View& to) {
