@@ -2,7 +2,8 @@
 # The examples' --device option: --device=gpu exits 2 with a message saying
 # why where it cannot run (a build without the GPU backend, a machine
 # without a GPU), or trains where it can; --device=gpu with
-# --precision=bf16 and an unknown device exit 2 naming the problem.
+# --precision=bf16 and an unknown device exit 2 naming the problem, as
+# does a grid splitting channels (the examples keep parameters whole).
 #   device_option_test.sh SEGMENTATION COSMOFLOW
 set -uo pipefail
 source tests/mpi_env.sh
@@ -41,4 +42,7 @@ for binary in "$1" "$2"; do
   expect 1 "$binary" "trains in fp32" --size=16 --device=gpu --precision=bf16
   expect 1 "$binary" "the device is cpu or gpu" --size=16 --device=tpu
 done
+expect 2 "$1" "splits channels" --size=16 --grid=1x2x1x1
+expect 2 "$2" "splits channels" --size=16 --stacks=2 \
+  --grids=1x1x2x1x1,1x2x1x1x1,2x1x1x1x1
 exit $failed

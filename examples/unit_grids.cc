@@ -50,6 +50,7 @@ UnitGrids::UnitGrids(MPI_Comm comm, const model::Network& net,
         broadcast_file(comm, opt.machine_path), opt.machine_path);
     model::PlannerOptions po;
     po.ranks = ranks;
+    po.channels = model::ChannelSplits::kNone;  // parameters stay whole
     const model::Plan plan = model::plan_network(net, po, m);
     shapes = plan.grids;
     modelled_s_ = plan.prediction.step_s();
@@ -64,6 +65,13 @@ UnitGrids::UnitGrids(MPI_Comm comm, const model::Network& net,
   } else {
     shapes.assign(net.units.size(),
                   grid_or(opt.grid, fallback, fallback.ndims()));
+  }
+  for (size_t u = 0; u < shapes.size(); ++u) {
+    require(shapes[u].ndims() < 2 || shapes[u][1] == 1,
+            ErrorKind::kUnsupported, "the grid ", shapes[u], " of ",
+            net.units[u].name,
+            " splits channels; the examples keep channels whole (their "
+            "parameters are whole on every rank)");
   }
   std::vector<Shape> made;
   for (size_t u = 0; u < shapes.size(); ++u) {

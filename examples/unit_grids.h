@@ -30,8 +30,9 @@ namespace examples {
 
 class UnitGrids {
  public:
-  // Collective over `comm`: plans (kAuto), then creates one ProcessGrid
-  // per distinct grid in unit order.
+  // Collective over `comm`: plans (kAuto; grids keeping channels whole),
+  // then creates one ProcessGrid per distinct grid in unit order. Throws
+  // kUnsupported, on every rank, for a given grid splitting channels.
   UnitGrids(MPI_Comm comm, const model::Network& net, const TrainOptions& opt,
             const Shape& fallback);
 

@@ -1,5 +1,3 @@
-#include "kernels/cuda/narrow_kernels.h"
-
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
@@ -7,6 +5,7 @@
 
 #include "distconv/internal/cuda_check.h"
 #include "kernels/cuda/grid_stride.h"
+#include "kernels/cuda/narrow_kernels.h"
 
 namespace distconv {
 namespace {
@@ -19,7 +18,8 @@ static_assert(sizeof(bf16) == sizeof(__nv_bfloat16));
 
 __global__ void __launch_bounds__(kThreadsPerBlock)
     narrow_kernel(const float* from, __nv_bfloat16* to, std::int64_t n) {
-  for_each_element(n, [&](std::int64_t i) { to[i] = __float2bfloat16_rn(from[i]); });
+  for_each_element(
+      n, [&](std::int64_t i) { to[i] = __float2bfloat16_rn(from[i]); });
 }
 
 __global__ void __launch_bounds__(kThreadsPerBlock)

@@ -277,6 +277,9 @@ bool CudnnConv<T>::Impl::configure(const ConvDesc& desc, bool copies) {
       continue;
     }
     algo = k.algo;
+    math = k.math;  // the chosen algorithm's (cuDNN's heuristics give it)
+    check_cudnn(cudnnSetConvolutionMathType(conv.get(), math),
+                "cudnnSetConvolutionMathType");
     return true;
   }
   return false;

@@ -43,6 +43,9 @@ void CudnnContext::reserve(std::size_t bytes) {
 void* CudnnContext::scratch(std::size_t bytes) const {
   if (bytes <= scratch_size_) return scratch_;
   if (scratch_ != nullptr) {
+    // Work queued on the stream may still read the old array.
+    internal::check_cuda(cudaStreamSynchronize(stream_),
+                         "cudaStreamSynchronize before growing the scratch");
     internal::check_cuda(cudaFree(scratch_), "cudaFree of the scratch array");
     scratch_ = nullptr;
     scratch_size_ = 0;

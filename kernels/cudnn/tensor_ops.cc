@@ -51,7 +51,8 @@ void cudnn_fill_bias(const CudnnContext& context,
                      const Compute<T>* bias) {
   if (v.size() == 0) return;
   const cudnn::TensorDesc d = view_desc<T>(v);
-  const cudnn::Scale<T> zero = 0, one = 1;
+  const T zero = T(0);  // cudnnSetTensor reads a value of the tensor's type
+  const cudnn::Scale<T> one = 1;
   check_cudnn(cudnnSetTensor(context.handle(), d.get(), v.data(), &zero),
               "cudnnSetTensor");
   if (bias == nullptr) return;

@@ -61,15 +61,18 @@ void staged_sendrecv(cudaStream_t stream, MPI_Comm comm, const T* send,
   to_host(stream, out.data(), send, n_send);
   sendrecv(comm, out.data(), n_send, to, in.data(), n_recv, from);
   to_device(stream, recv, in.data(), n_recv);
+  // `in` is freed on return: the copy must have read it.
+  check_cuda(cudaStreamSynchronize(stream),
+             "channel collective: waiting for the stream");
 }
 
 template class DeviceChannelCollective<float>;
 template class DeviceChannelCollective<double>;
 template class DeviceChannelCollective<bf16>;
-template void staged_sendrecv(cudaStream_t, MPI_Comm, const float*, Index,
-                              int, float*, Index, int);
-template void staged_sendrecv(cudaStream_t, MPI_Comm, const double*, Index,
-                              int, double*, Index, int);
+template void staged_sendrecv(cudaStream_t, MPI_Comm, const float*, Index, int,
+                              float*, Index, int);
+template void staged_sendrecv(cudaStream_t, MPI_Comm, const double*, Index, int,
+                              double*, Index, int);
 template void staged_sendrecv(cudaStream_t, MPI_Comm, const bf16*, Index, int,
                               bf16*, Index, int);
 

@@ -43,8 +43,8 @@ class DeviceChannelCollective {
 };
 
 // sendrecv (channel_collective.h) on device arrays, staged through the
-// host: waits for the stream before sending; the received elements' copy
-// is queued on the stream.
+// host: waits for the stream before sending, and for the received
+// elements' copy to the device.
 template <typename T>
 void staged_sendrecv(cudaStream_t stream, MPI_Comm comm, const T* send,
                      Index n_send, int to, T* recv, Index n_recv, int from);
