@@ -2,6 +2,7 @@
 
 #include <cuda_runtime.h>
 
+#include "distconv/error.h"
 #include "distconv/internal/cuda_check.h"
 
 namespace distconv {
@@ -45,6 +46,15 @@ int DeviceSpace::device_count() noexcept {
     return 0;
   }
   return n;
+}
+
+int DeviceSpace::use_device_of_rank(int rank) {
+  const int count = device_count();
+  require(count > 0, ErrorKind::kUnsupported,
+          "no CUDA device on this machine");
+  const int device = rank % count;
+  check_cuda(cudaSetDevice(device), "cudaSetDevice(", device, ")");
+  return device;
 }
 
 }  // namespace distconv

@@ -26,6 +26,11 @@ struct DeviceSpace {
   static void copy_to_host(void* dst, const void* src, std::size_t bytes);
   // Number of usable GPUs; 0 when there is no device or no driver.
   static int device_count() noexcept;
+  // Makes GPU `rank` % device_count() this process's current device (the
+  // ranks of a node take its GPUs round robin, several per GPU where they
+  // outnumber them) and returns its number. Throws kUnsupported where
+  // there is no GPU, kDevice where it cannot be made current.
+  static int use_device_of_rank(int rank);
 };
 
 // A zeroed device array of `bytes` bytes (none for 0), freed on

@@ -17,14 +17,9 @@ namespace {
 // Rank r on GPU r % GPUs; the same error on every rank where there is
 // none (every rank of these runs sees the same machine's GPUs).
 void use_rank_gpu() {
-  const int count = DeviceSpace::device_count();
-  require(count > 0, ErrorKind::kUnsupported,
-          "--device=gpu: no CUDA device on this machine");
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const cudaError_t e = cudaSetDevice(rank % count);
-  require(e == cudaSuccess, ErrorKind::kDevice, "cudaSetDevice(", rank % count,
-          "): ", cudaGetErrorString(e));
+  DeviceSpace::use_device_of_rank(rank);
 }
 
 }  // namespace

@@ -40,8 +40,7 @@ class DeviceLayerTest : public ::testing::Test {
     if (DeviceSpace::device_count() == 0) {
       GTEST_SKIP() << "no CUDA device on this machine: GPU test not run";
     }
-    ASSERT_EQ(cudaSetDevice(world_rank() % DeviceSpace::device_count()),
-              cudaSuccess);
+    ASSERT_NO_THROW(DeviceSpace::use_device_of_rank(world_rank()));
   }
 };
 

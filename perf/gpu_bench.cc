@@ -48,16 +48,6 @@ void synchronize() {
   check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
 
-// Rank r on GPU r % GPUs.
-void use_rank_device() {
-  const int count = DeviceSpace::device_count();
-  require(count > 0, ErrorKind::kUnsupported,
-          "--device=gpu: no CUDA device on this machine");
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  check_cuda(cudaSetDevice(rank % count), "cudaSetDevice");
-}
-
 // Uniform values in [-1, 1) in t's shard, from `seed` and the rank.
 template <typename T>
 void fill_random(DistTensor<T>& t, unsigned seed) {
@@ -198,7 +188,9 @@ BenchResult run_cudnn(const BenchOptions& o, const ConvProblem& p) {
 }  // namespace
 
 BenchResult run_gpu_bench(const BenchOptions& o, const ConvProblem& p) {
-  use_rank_device();
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  DeviceSpace::use_device_of_rank(rank);  // rank r on GPU r % GPUs
   if (o.impl == BenchImpl::kCudnn) return run_cudnn(o, p);
   if (o.dt == BenchDataType::kF64) return run_layer<double>(o, p);
   return run_layer<float>(o, p);

@@ -227,57 +227,50 @@ void Redistribution<T, Space>::move(
   // Messages travel in the sender's storage order: packing is then a copy
   // of contiguous runs, and only a receiver of the other order transposes.
   const StorageOrder order = from.layout().storage_order();
-  if constexpr (Space::kHostAccessible) {
-    // Host memory: packed straight into the send buffer, each message
-    // unpacked as it arrives.
-    for (size_t i = 0; i < out.size(); ++i) {
-      Copy::copy(stream, shard_view(from, out[i].box),
-                 packed_view<T, Space>(out_buf + out_off[i], out[i].box,
-                                       order));
+  // Host memory: packed straight into the send buffer, each message
+  // unpacked as it arrives. Device memory: packed on the device (after the
+  // work queued before), staged through the host, unpacked on the device.
+  constexpr bool kHost = Space::kHostAccessible;
+  T* const packed_out = kHost ? out_buf : out_dev;
+  T* const packed_in = kHost ? in_buf : in_dev;
+  for (size_t i = 0; i < out.size(); ++i) {
+    Copy::copy(stream, shard_view(from, out[i].box),
+               packed_view<T, Space>(packed_out + out_off[i], out[i].box,
+                                     order));
+  }
+  if constexpr (!kHost) {
+    if (out_off.back() > 0) {
+      internal::RedistributionStaging<Space>::to_host(
+          stream, out_buf, out_dev, sizeof(T) * out_off.back());
     }
-    post(out, out_off, in, in_off, out_buf, in_buf);
-    if (!plan_.kept.empty()) {
-      Copy::copy(stream, shard_view(from, plan_.kept),
-                 shard_view(to, plan_.kept));
-    }
+  }
+  post(out, out_off, in, in_off, out_buf, in_buf);
+  if (!plan_.kept.empty()) {
+    Copy::copy(stream, shard_view(from, plan_.kept),
+               shard_view(to, plan_.kept));
+  }
+  auto unpack = [&](int i) {
+    const StridedView<T, Space> packed =
+        packed_view<T, Space>(packed_in + in_off[i], in[i].box, order);
+    Copy::copy(stream, StridedView<const T, Space>(packed),
+               shard_view(to, in[i].box));
+  };
+  if constexpr (kHost) {
     for (size_t k = 0; k < in.size(); ++k) {
       int i = MPI_UNDEFINED;
       internal::check_mpi(MPI_Waitany(static_cast<int>(in.size()),
                                       requests_.data(), &i,
                                       MPI_STATUS_IGNORE),
                           "MPI_Waitany");
-      const StridedView<T, Space> packed =
-          packed_view<T, Space>(in_buf + in_off[i], in[i].box, order);
-      Copy::copy(stream, StridedView<const T, Space>(packed),
-                 shard_view(to, in[i].box));
+      unpack(i);
     }
   } else {
-    // Device memory: packed on the device (after the work queued before),
-    // staged through the host, unpacked on the device.
-    using Staging = internal::RedistributionStaging<Space>;
-    for (size_t i = 0; i < out.size(); ++i) {
-      Copy::copy(stream, shard_view(from, out[i].box),
-                 packed_view<T, Space>(out_dev + out_off[i], out[i].box,
-                                       order));
-    }
-    if (!plan_.kept.empty()) {
-      Copy::copy(stream, shard_view(from, plan_.kept),
-                 shard_view(to, plan_.kept));
-    }
-    if (out_off.back() > 0) {
-      Staging::to_host(stream, out_buf, out_dev, sizeof(T) * out_off.back());
-    }
-    post(out, out_off, in, in_off, out_buf, in_buf);
     internal::wait_all(static_cast<int>(in.size()), requests_.data());
     if (in_off.back() > 0) {
-      Staging::to_device(stream, in_dev, in_buf, sizeof(T) * in_off.back());
+      internal::RedistributionStaging<Space>::to_device(
+          stream, in_dev, in_buf, sizeof(T) * in_off.back());
     }
-    for (size_t i = 0; i < in.size(); ++i) {
-      const StridedView<T, Space> packed =
-          packed_view<T, Space>(in_dev + in_off[i], in[i].box, order);
-      Copy::copy(stream, StridedView<const T, Space>(packed),
-                 shard_view(to, in[i].box));
-    }
+    for (size_t i = 0; i < in.size(); ++i) unpack(static_cast<int>(i));
   }
   internal::wait_all(static_cast<int>(out.size()),
                      requests_.data() + in.size());
