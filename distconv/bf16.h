@@ -22,39 +22,64 @@
 #include <cstring>
 #include <type_traits>
 
+// Compiled for the GPU too under nvcc (the CUDA kernels of the layers run
+// on bf16 elements with the host's arithmetic); plain C++ elsewhere.
+#if defined(__CUDACC__)
+#define DISTCONV_BF16_HD __host__ __device__
+#else
+#define DISTCONV_BF16_HD
+#endif
+
 namespace distconv {
 
 class bf16 {
  public:
   bf16() = default;  // value-initialised (bf16{}, std::vector): +0
-  bf16(float f) : bits_(round(f)) {}  // NOLINT: implicit, as float's are
-  operator float() const {            // NOLINT: exact
-    const std::uint32_t u = std::uint32_t{bits_} << 16;
-    float f;
-    std::memcpy(&f, &u, sizeof f);
-    return f;
+  DISTCONV_BF16_HD bf16(float f)  // NOLINT: implicit, as float's are
+      : bits_(round(f)) {}
+  DISTCONV_BF16_HD operator float() const {  // NOLINT: exact
+    return float_of(std::uint32_t{bits_} << 16);
   }
 
-  static bf16 from_bits(std::uint16_t bits) {
+  DISTCONV_BF16_HD static bf16 from_bits(std::uint16_t bits) {
     bf16 b;
     b.bits_ = bits;
     return b;
   }
-  std::uint16_t bits() const { return bits_; }
+  DISTCONV_BF16_HD std::uint16_t bits() const { return bits_; }
 
  private:
   // Round to nearest, ties to even; NaN made quiet (its sign and top
   // payload bits kept). Branch-free, the NaN case chosen with masks
   // rather than a select (which GCC keeps as a branch), so that loops of
   // it vectorise (convert()).
-  static std::uint16_t round(float f) {
-    std::uint32_t u;
-    std::memcpy(&u, &f, sizeof u);
+  DISTCONV_BF16_HD static std::uint16_t round(float f) {
+    const std::uint32_t u = bits_of(f);
     const std::uint32_t nearest = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
     const std::uint32_t quiet = (u >> 16) | 0x40u;
     const bool is_nan = (u & 0x7fffffffu) > 0x7f800000u;
     const std::uint32_t nan = 0u - static_cast<std::uint32_t>(is_nan);
     return static_cast<std::uint16_t>((nearest & ~nan) | (quiet & nan));
+  }
+
+  // A float's bits and back.
+  DISTCONV_BF16_HD static std::uint32_t bits_of(float f) {
+#if defined(__CUDA_ARCH__)
+    return __float_as_uint(f);
+#else
+    std::uint32_t u;
+    std::memcpy(&u, &f, sizeof u);
+    return u;
+#endif
+  }
+  DISTCONV_BF16_HD static float float_of(std::uint32_t u) {
+#if defined(__CUDA_ARCH__)
+    return __uint_as_float(u);
+#else
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+#endif
   }
 
   std::uint16_t bits_;
@@ -78,5 +103,7 @@ template <typename T>
 using Compute = typename ComputeTypeOf<T>::type;
 
 }  // namespace distconv
+
+#undef DISTCONV_BF16_HD
 
 #endif  // DISTCONV_BF16_H_

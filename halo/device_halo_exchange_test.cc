@@ -28,17 +28,17 @@ using testing::world_size;
 
 bool have_gpu() { return DeviceSpace::device_count() > 0; }
 
-// Ranks take GPUs round robin; NCCL is tested where each rank has its own,
-// through one communicator over MPI_COMM_WORLD (grids over it number ranks
-// alike) handed to the exchanges, as a framework would.
+// Ranks take GPUs round robin. CUDA IPC is tested always (ranks sharing a
+// GPU or not); NCCL where each rank has its own, through one communicator
+// over MPI_COMM_WORLD (grids over it number ranks alike) handed to the
+// exchanges, as a framework would.
 class DeviceHalo : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!have_gpu()) {
       GTEST_SKIP() << "no CUDA device on this machine: GPU test not run";
     }
-    ASSERT_EQ(cudaSetDevice(world_rank() % DeviceSpace::device_count()),
-              cudaSuccess);
+    ASSERT_NO_THROW(DeviceSpace::use_device_of_rank(world_rank()));
     if (world_size() > DeviceSpace::device_count()) return;
     ncclUniqueId id;
     ncclResult_t made = ncclSuccess;  // every rank reaches the Bcast
@@ -58,7 +58,9 @@ class DeviceHalo : public ::testing::Test {
     return out;
   }
   std::vector<HaloTransport> transports() const {
-    std::vector<HaloTransport> t{HaloTransport::kHostStaged};
+    // The test scripts run every rank on one node: CUDA IPC always runs.
+    std::vector<HaloTransport> t{HaloTransport::kHostStaged,
+                                 HaloTransport::kCudaIpc};
     if (nccl_ != nullptr) t.push_back(HaloTransport::kNccl);
     return t;
   }

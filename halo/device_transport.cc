@@ -1,8 +1,9 @@
 // The device-memory transports behind HaloExchange<T, DeviceSpace>:
-// host-staged MPI and NCCL (halo_options.h says how each moves cells). Both
-// pack and unpack the boxes with halo/cuda/box_pack.h on the caller's
-// stream and move the packed cells on the exchange's own stream; they
-// differ only in how the packed cells cross between ranks.
+// host-staged MPI, NCCL and CUDA IPC (halo_options.h says how each moves
+// cells; the IPC links are in ipc_route.h). All pack and unpack the boxes
+// with halo/cuda/box_pack.h on the caller's stream and move the packed
+// cells on the exchange's own stream; they differ only in how the packed
+// cells cross between ranks.
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 #include <nccl.h>
@@ -21,6 +22,7 @@
 #include "distconv/internal/mpi_util.h"
 #include "halo/cuda/box_pack.h"
 #include "halo/halo_exchange.h"
+#include "halo/ipc_route.h"
 #include "halo/transport.h"
 
 namespace distconv::internal {
@@ -149,6 +151,7 @@ class DeviceTransport final : public Transport {
     T* out_staged;  // pinned host (kHostStaged)
     T* in_staged;   // pinned host (kHostStaged)
     int tag_offset;
+    IpcRoute* ipc;  // kCudaIpc
   };
 
   const HaloLayout& layout;  // the exchange's, which outlive the transport
@@ -162,6 +165,7 @@ class DeviceTransport final : public Transport {
   std::optional<DeviceBoxCopy<T>> shard_boxes, halo_boxes;
   DeviceBuffer<T> shard_cells, halo_cells;
   PinnedBuffer<T> shard_staged, halo_staged;
+  std::unique_ptr<IpcRoute> forward_ipc, reverse_ipc;  // kCudaIpc
   cudaStream_t comm_stream = nullptr;  // where messages travel
   cudaEvent_t packed = nullptr, arrived = nullptr;
   Route forward{}, reverse{};
@@ -189,6 +193,14 @@ class DeviceTransport final : public Transport {
         nccl = make_nccl_comm(comm);
         owns_nccl = true;
       }
+      if (transport == HaloTransport::kCudaIpc) {
+        forward_ipc = std::make_unique<IpcRoute>(
+            comm, plan.sends, plan.recvs, send_off, recv_off, sizeof(T),
+            shard_cells.get(), halo_cells.get(), 0);
+        reverse_ipc = std::make_unique<IpcRoute>(
+            comm, plan.recvs, plan.sends, recv_off, send_off, sizeof(T),
+            halo_cells.get(), shard_cells.get(), kReverseTag);
+      }
     } catch (...) {
       release();
       throw;
@@ -203,11 +215,12 @@ class DeviceTransport final : public Transport {
                halo_cells.get(),
                shard_staged.get(),
                halo_staged.get(),
-               0};
+               0,
+               forward_ipc.get()};
     reverse = {&plan.recvs,        &plan.sends,       &*halo_boxes,
                &*shard_boxes,      &recv_off,         &send_off,
                halo_cells.get(),   shard_cells.get(), halo_staged.get(),
-               shard_staged.get(), kReverseTag};
+               shard_staged.get(), kReverseTag,       reverse_ipc.get()};
     requests.reserve(plan.sends.size() + plan.recvs.size());
   }
 
@@ -254,6 +267,8 @@ class DeviceTransport final : public Transport {
     // Kernels and copies may still use the buffers.
     if (comm_stream != nullptr) cudaStreamSynchronize(comm_stream);
     if (shard_boxes) cudaStreamSynchronize(stream);
+    forward_ipc.reset();  // collective: meets the peers' streams idle
+    reverse_ipc.reset();
     if (packed != nullptr) cudaEventDestroy(packed);
     if (arrived != nullptr) cudaEventDestroy(arrived);
     if (comm_stream != nullptr) cudaStreamDestroy(comm_stream);
@@ -277,6 +292,10 @@ class DeviceTransport final : public Transport {
     check_cuda(cudaEventRecord(packed, stream), "cudaEventRecord");
     check_cuda(cudaStreamWaitEvent(comm_stream, packed, 0),
                "cudaStreamWaitEvent");
+    if (transport == HaloTransport::kCudaIpc) {
+      r.ipc->send(comm_stream);
+      return;
+    }
     const std::vector<HaloMessage>& out = *r.out;
     const std::vector<HaloMessage>& in = *r.in;
     if (transport == HaloTransport::kNccl) {
@@ -327,8 +346,11 @@ class DeviceTransport final : public Transport {
   }
 
   // Completes the exchange in flight: the arrivals are in r.in_cells for
-  // work on the caller's stream (finish() queues their unpack there).
+  // work on the caller's stream (finish() queues their unpack there). The
+  // caller's stream also waits for the exchange's own stream, whose sends
+  // read r.out_cells, which the next pack overwrites.
   void complete(const Route& r) {
+    if (transport == HaloTransport::kCudaIpc) r.ipc->receive(stream);
     if (transport == HaloTransport::kHostStaged) {
       wait_all(requests);
       const std::size_t in_bytes = sizeof(T) * r.in_off->back();
@@ -362,11 +384,24 @@ class DeviceTransport final : public Transport {
   void finish() override {
     complete(route_in_flight());
     unpack(route_in_flight());
+    release_arrivals(route_in_flight());
   }
 
-  void drain() override { complete(route_in_flight()); }
+  void drain() override {
+    complete(route_in_flight());
+    release_arrivals(route_in_flight());
+  }
 
-  void abandon() noexcept override { free_requests(requests); }
+  // kCudaIpc: the senders may overwrite r.in_cells once the caller's
+  // stream is past the arrivals' use.
+  void release_arrivals(const Route& r) {
+    if (transport == HaloTransport::kCudaIpc) r.ipc->release(stream);
+  }
+
+  void abandon() noexcept override {
+    free_requests(requests);
+    if (Route& r = route_in_flight(); r.ipc != nullptr) r.ipc->abandon();
+  }
 };
 
 }  // namespace
@@ -379,7 +414,9 @@ std::unique_ptr<Transport> make_transport(const ProcessGrid& grid,
   static_assert(std::is_same_v<Space, DeviceSpace>);
   const HaloTransport transport = resolve_transport(
       setup.transport, HaloTransport::kHostStaged,
-      {HaloTransport::kHostStaged, HaloTransport::kNccl}, DeviceSpace::kName);
+      {HaloTransport::kHostStaged, HaloTransport::kNccl,
+       HaloTransport::kCudaIpc},
+      DeviceSpace::kName);
   return std::make_unique<DeviceTransport<T>>(grid, layout, plan, transport,
                                               setup);
 }

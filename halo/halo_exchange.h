@@ -38,9 +38,12 @@
 // transfer; wait() makes the stream wait for the arrivals and queues their
 // unpack on it. The host never waits for the stream's own work, except
 // that kHostStaged's start() waits for the pack and its copy to the host.
+// kCudaIpc's start() waits (on the host) until every receiver has called
+// wait() on this exchange's previous exchange in that direction, so ranks
+// with several exchanges must interleave their calls alike.
 //
 // Defined for float, double and bf16 in host memory (//halo:halo_exchange)
-// and for float, double, __half and __nv_bfloat16 in device memory
+// and for float, double, bf16, __half and __nv_bfloat16 in device memory
 // (//halo:device_transport, built only with --config=cuda).
 #ifndef DISTCONV_HALO_HALO_EXCHANGE_H_
 #define DISTCONV_HALO_HALO_EXCHANGE_H_
@@ -106,8 +109,8 @@ class HaloExchange {
   // for a layout over another grid; kInvalidArgument for a transport of
   // another memory space or one the ranks disagree on; kUnsupported for a
   // message over MPI's count limits, for device memory on a rank without a
-  // GPU, or for kNccl with ranks sharing a GPU; kDevice where a CUDA or
-  // NCCL call fails on some rank.
+  // GPU, for kNccl with ranks sharing a GPU, or for kCudaIpc with ranks on
+  // several nodes; kDevice where a CUDA or NCCL call fails on some rank.
   HaloExchange(const ProcessGrid& grid, const HaloLayout& layout,
                const HaloSetupOptions& setup = {})
       : core_(grid, layout, setup, &internal::make_transport<T, Space>,

@@ -327,7 +327,8 @@ TEST(HaloExchange, MisuseFailsOnEveryRankWithoutHanging) {
                             [&] { HaloExchange<float> h(other, layout); });
   // A transport for device memory cannot move host memory.
   for (HaloTransport device :
-       {HaloTransport::kHostStaged, HaloTransport::kNccl}) {
+       {HaloTransport::kHostStaged, HaloTransport::kNccl,
+        HaloTransport::kCudaIpc}) {
     expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kInvalidArgument,
                               "does not move host memory", [&] {
                                 HaloExchange<float> h(grid, layout, {device});

@@ -16,6 +16,8 @@ const char* to_string(HaloTransport transport) {
       return "host_staged";
     case HaloTransport::kNccl:
       return "nccl";
+    case HaloTransport::kCudaIpc:
+      return "cuda_ipc";
   }
   return "unknown";
 }

@@ -32,7 +32,7 @@ struct HaloCallOptions {
 };
 
 // How message data leaves and enters the tensor's buffer. The first three
-// move host memory, the last two device memory; an exchange refuses one
+// move host memory, the last three device memory; an exchange refuses one
 // made for the other memory space. Every transport of a space is tested on
 // every grid, with the same results bit for bit; docs/performance.md
 // compares the host ones.
@@ -59,6 +59,15 @@ enum class HaloTransport {
   // synchronisation at all. Needs one GPU per rank (construction says so,
   // on every rank, where ranks share one).
   kNccl,
+  // Device. Each rank's GPU copies its packed cells straight into the
+  // receiver's device buffer, opened through CUDA IPC; interprocess events
+  // order the copies, zero-byte MPI messages order the events (the host
+  // waits for a peer's message, never for the GPU: start() waits until the
+  // receivers are done with the previous exchange in that direction).
+  // Needs every rank on one node (construction says so, on every rank);
+  // several ranks may share a GPU, ranks on different GPUs use peer
+  // access.
+  kCudaIpc,
 };
 
 // "shared_memory", "packed_buffers", ... ("default" for kDefault).

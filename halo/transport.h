@@ -10,7 +10,7 @@
 //
 // The host transports (shared-memory window, packed point-to-point, MPI
 // datatypes) live in host_transport.cc, the device ones (host-staged,
-// NCCL; CUDA only) in device_transport.cc. Each memory space has a factory,
+// NCCL, CUDA IPC; CUDA only) in device_transport.cc and ipc_route.cc. Each memory space has a factory,
 // make_transport<T, Space> (declared in halo_exchange.h), chosen by the
 // exchange at compile time. A transport reads the exchange's layout and
 // plan, which outlive it. The interface takes the buffer untyped, so one

@@ -3,9 +3,9 @@
 # 3 ranks: split along H (10 rows over 3 ranks: uneven) and along samples
 # (2 samples over 3 ranks: one rank empty); fp32 and fp64. Each run checks
 # the gathered results against the reference kernels and exits non-zero
-# on FAIL or ERROR. Then --device=gpu: in a build without the GPU backend
-# (or on a machine without a GPU) a clear error naming why, on every
-# problem, not a crash.
+# on FAIL or ERROR; --transport on two of them. Then --device=gpu: in a
+# build without the GPU backend (or on a machine without a GPU) a clear
+# error naming why, on every problem, not a crash.
 #   bench_check_test.sh BENCH
 set -uo pipefail
 bench=$1
@@ -46,6 +46,9 @@ for d in "${drivers[@]}"; do
   run 3 --dt=f64 "${args[@]}"
   run 3 --grid=3x1x1x1 "${args[@]}"
 done
+# --transport: the layers with halos over another host transport.
+run 3 --transport=packed_buffers --conv "${image}oc4kh3kw3ph1pw1"
+run 3 --transport=mpi_datatypes --pool --alg=max "${image}kh3kw3sh2ph1pw1"
 
 # --device=gpu: every problem reports the same clear error (exit 1).
 out=$(timeout 120 mpirun --allow-run-as-root --oversubscribe --bind-to none \

@@ -39,6 +39,19 @@ Shape parse_grid(const std::string& v) {
   return grid;
 }
 
+HaloTransport halo_transport_named(const std::string& name) {
+  for (HaloTransport t :
+       {HaloTransport::kSharedMemory, HaloTransport::kPackedBuffers,
+        HaloTransport::kMpiDatatypes, HaloTransport::kHostStaged,
+        HaloTransport::kNccl, HaloTransport::kCudaIpc}) {
+    if (name == to_string(t)) return t;
+  }
+  throw Error(ErrorKind::kInvalidArgument,
+              "--transport=" + name +
+                  " is not shared_memory, packed_buffers, mpi_datatypes, "
+                  "host_staged, nccl or cuda_ipc");
+}
+
 // --device and what goes with it.
 void check_device(const BenchOptions& o) {
   const bool gpu = o.device == BenchDevice::kGpu;
@@ -125,6 +138,11 @@ n"name"; dilation 0 = dense; id/kd make it 3D).
                          weights
   --channel-blocks=K     stationary_weights: K input-channel blocks (must
                          divide the grid's C; default: the squarest split)
+  --transport=NAME       the halo transport of --conv, --deconv and --pool:
+                         shared_memory, packed_buffers or mpi_datatypes
+                         (host memory; default shared_memory), host_staged,
+                         nccl or cuda_ipc (--device=gpu; default
+                         host_staged)
   --device=cpu|gpu       the layers in host memory (default) or in GPU
                          memory (a build with --config=cuda; rank r uses GPU
                          r % GPUs). gpu: --dt=f32 or f64; correctness mode
@@ -265,6 +283,8 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
       o.channels = channel_parallelism_named(v, "--channels");
     } else if (take(arg, "--channel-blocks", &v)) {
       o.channel_blocks = positive_int("--channel-blocks", v, 1);
+    } else if (take(arg, "--transport", &v)) {
+      o.transport = halo_transport_named(v);
     } else if (take(arg, "--impl", &v)) {
       require(v == "distconv" || v == "onednn" || v == "cudnn",
               ErrorKind::kInvalidArgument, "--impl=", v,

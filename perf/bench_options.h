@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "halo/halo_options.h"
 #include "layers/convolution.h"
 #include "distconv/shape.h"
 #include "perf/conv_problem.h"
@@ -58,6 +59,9 @@ struct BenchOptions {
   // --conv on grids splitting channels: the channel/filter scheme.
   ChannelParallelism channels = ChannelParallelism::kStationaryOutput;
   int channel_blocks = 0;  // --channel-blocks (0: the squarest split)
+  // --transport: the halo transport of the layers of --device (the host
+  // layers a GPU run is checked against keep their default).
+  HaloTransport transport = HaloTransport::kDefault;
   BenchImpl impl = BenchImpl::kDistconv;
   BenchDevice device = BenchDevice::kCpu;
   // --device=gpu --conv/--deconv: cuDNN's fp32 arithmetic (--math=tf32

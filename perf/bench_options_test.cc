@@ -106,6 +106,16 @@ TEST(BenchOptions, DeviceAndItsBaseline) {
                                  "mb1ic16ih64oc16kh3ph1"})
                 .gpu_math,
             GpuMath::kTf32);
+  EXPECT_EQ(parse_bench_options({"mb1ic16ih64oc16kh3ph1"}).transport,
+            HaloTransport::kDefault);
+  EXPECT_EQ(parse_bench_options({"--device=gpu", "--transport=cuda_ipc",
+                                 "mb1ic16ih64oc16kh3ph1"})
+                .transport,
+            HaloTransport::kCudaIpc);
+  EXPECT_EQ(parse_bench_options({"--transport=mpi_datatypes",
+                                 "mb1ic16ih64oc16kh3ph1"})
+                .transport,
+            HaloTransport::kMpiDatatypes);
 }
 
 TEST(BenchOptions, BadArgumentsAreNamed) {
@@ -118,6 +128,7 @@ TEST(BenchOptions, BadArgumentsAreNamed) {
            {"--grid=2xx1x1", "mb1ic1ih4oc1kh1"},
            {"--reps=0", "mb1ic1ih4oc1kh1"},
            {"--dump-format=zarr", "mb1ic1ih4oc1kh1"},
+           {"--transport=ipc", "mb1ic1ih4oc1kh1"},
            {"--frobnicate", "mb1ic1ih4oc1kh1"},
            {"--impl=onednn", "--dt=f64", "mb1ic1ih4oc1kh1"},
            {"--dt=f8", "mb1ic1ih4oc1kh1"},

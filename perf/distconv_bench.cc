@@ -73,6 +73,7 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
   copt.overlap = o.overlap;
   copt.channels = o.channels;
   copt.channel_blocks = o.channel_blocks;
+  copt.halo.transport = o.transport;
   using P = Compute<T>;  // weights, bias, gradients (fp32 for bf16)
   ConvRun<T> layer(grid, desc, src_shape, copt);
   Convolution<T>& conv = layer.conv;

@@ -56,6 +56,15 @@ void add_weighted_passes(std::shared_ptr<Layer> layer, const ProcessGrid& grid,
   c->plan = layer->describe();
 }
 
+// --transport for the layers of --device; the host layers a GPU run is
+// checked against keep their default.
+template <typename Space>
+HaloTransport bench_transport(const BenchOptions& o) {
+  const bool on_gpu = !Space::kHostAccessible;
+  return on_gpu == (o.device == BenchDevice::kGpu) ? o.transport
+                                                    : HaloTransport::kDefault;
+}
+
 template <typename T, typename Space>
 LayerCase<T, Space> make_conv_case(const BenchOptions& o, const ConvProblem& p,
                                    const ProcessGrid& grid,
@@ -67,16 +76,14 @@ LayerCase<T, Space> make_conv_case(const BenchOptions& o, const ConvProblem& p,
   options.channels = o.channels;
   options.channel_blocks = o.channel_blocks;
   options.halo.stream = stream;
+  options.halo.transport = bench_transport<Space>(o);
   options.gpu.math = o.gpu_math;
-  // Whole parameters: a layer splitting channels takes blocks of them.
-  require(grid.shape()[1] == 1, ErrorKind::kUnsupported,
-          "--device=gpu: the convolution in GPU memory keeps channels whole "
-          "(grid C = 1)");
   auto conv = std::make_shared<Convolution<T, Space>>(
       grid, desc, Distribution(p.src_shape, grid.shape()), options);
   LayerCase<T, Space> c;
-  add_weighted_passes(conv, grid, desc.weights_shape(), desc.out_channels,
-                      &c);
+  // A layer splitting channels takes this rank's blocks of the parameters.
+  add_weighted_passes(conv, grid, conv->weights_block().extent,
+                      conv->bias_block().extent.volume(), &c);
   return c;
 }
 
@@ -89,6 +96,7 @@ LayerCase<T, Space> make_deconv_case(const BenchOptions& o,
   desc.bias = ConvBias::kAdd;
   DeconvolutionOptions options;
   options.halo.stream = stream;
+  options.halo.transport = bench_transport<Space>(o);
   GpuConvOptions gpu;
   gpu.math = o.gpu_math;
   auto deconv = std::make_shared<Deconvolution<T, Space>>(
@@ -106,6 +114,7 @@ LayerCase<T, Space> make_pool_case(const BenchOptions& o, const ConvProblem& p,
                                    CUstream_st* stream) {
   PoolingOptions options;
   options.halo.stream = stream;
+  options.halo.transport = bench_transport<Space>(o);
   auto pool = std::make_shared<Pooling<T, Space>>(
       grid, pool_desc(p, o.alg), Distribution(p.src_shape, grid.shape()),
       options);

@@ -163,6 +163,9 @@ else
       "1 2 4|--conv ${img}oc4kh3kw3ph1pw1 ${img}oc6kh3kw2sh2ph1g3 mb2ic16ih64oc16kh3ph1"
       "1 2 4|--conv --dt=f64 ${img}oc4kh3kw3ph1pw1 mb1ic4id12ih10iw8oc4kd3kh3kw3pd1ph1pw1"
       "4|--conv --grid=4x1x1x1 ${img}oc4kh3kw3ph1pw1"
+      "2 4|--conv --transport=cuda_ipc ${img}oc4kh3kw3ph1pw1 mb2ic16ih64oc16kh3ph1"
+      "2 4|--pool --alg=max --transport=cuda_ipc ${img}kh3kw3sh2ph1pw1"
+      "2 4|--deconv --transport=cuda_ipc mb2ic4ih5iw4oc3kh4kw3sh2ph1pw1"
       "2|--conv --grid=1x2x1x1 mb2ic8ih10iw7oc6kh3kw3ph1pw1"
       "4|--conv --grid=1x2x2x1 --channels=stationary_input mb2ic8ih10iw7oc6kh3kw3ph1pw1"
       "4|--conv --grid=1x4x1x1 --channels=stationary_weights --dt=f64 mb2ic8ih10iw7oc6kh3kw3ph1pw1"
@@ -227,24 +230,27 @@ else
         failed+=("distconv_bench_timed$i")
       fi
     done
-    for n in 2 4; do
-      out=$(layer_bench "$n" --mode=perf --json --conv mb1ic16ih1024oc16kh3ph1)
-      printf '### -np %s\n%s\n' "$n" "$out" >>"$logs/distconv_bench_perf.log"
-      m=$(json_field median_ms <<<"$out") w=$(json_field comm_wait_ms <<<"$out")
-      if [[ -n $w && $(json_field status <<<"$out") == OK ]]; then
-        echo "SHARED GPU -np $n conv mb1ic16ih1024oc16kh3ph1: step $m ms, blocked $w ms ($(awk -v w="$w" -v m="$m" 'BEGIN{printf "%.1f", 100 * w / m}')%)"
-      else
-        echo "FAIL distconv_bench -np $n --mode=perf --conv"
-        failed+=("distconv_bench_perf_np$n")
-      fi
+    for transport in host_staged cuda_ipc; do
+      for n in 2 4; do
+        out=$(layer_bench "$n" --mode=perf --json --transport=$transport \
+          --conv mb1ic16ih1024oc16kh3ph1)
+        printf '### -np %s %s\n%s\n' "$n" "$transport" "$out" \
+          >>"$logs/distconv_bench_perf.log"
+        m=$(json_field median_ms <<<"$out") w=$(json_field comm_wait_ms <<<"$out")
+        if [[ -n $w && $(json_field status <<<"$out") == OK ]]; then
+          echo "SHARED GPU -np $n $transport conv mb1ic16ih1024oc16kh3ph1: step $m ms, blocked $w ms ($(awk -v w="$w" -v m="$m" 'BEGIN{printf "%.1f", 100 * w / m}')%)"
+        else
+          echo "FAIL distconv_bench -np $n --mode=perf --transport=$transport --conv"
+          failed+=("distconv_bench_perf_np${n}_$transport")
+        fi
+      done
     done
   fi
 
   if runs examples; then
     # The examples trained in GPU memory: their loss curves within 1e-4 of
     # the host's on one rank, on 1 to 4 ranks (3: uneven splits, which move
-    # tensors between layers; a grid per unit: moves between grids; a first unit
-    # splitting channels).
+    # tensors between layers; a grid per unit: moves between grids).
     loss_curves() {  # loss_curves EXAMPLE "FLAGS" RUNS...
       local name=$1 flags=$2
       shift 2
@@ -263,14 +269,12 @@ else
       "--size=50 --samples=2 --channels=5 --width=8 --steps=4 --lr=0.05" \
       1:1x1x1x1 1:1x1x1x1:--device=gpu 2:1x1x2x1:--device=gpu \
       3:1x1x3x1:--device=gpu 4:2x1x2x1:--device=gpu \
-      4:1x1x4x1,2x1x2x1,1x1x1x4:--device=gpu \
-      4:1x2x2x1,2x1x2x1,1x1x4x1:--device=gpu
+      4:1x1x4x1,2x1x2x1,1x1x1x4:--device=gpu
     loss_curves cosmoflow \
       "--size=16 --samples=4 --stacks=2 --width=4 --hidden=8 --steps=4 --lr=0.002" \
       1:1x1x1x1x1 1:1x1x1x1x1:--device=gpu 2:1x1x2x1x1:--device=gpu \
       3:1x1x1x1x3:--device=gpu 4:2x1x1x2x1:--device=gpu \
-      4:1x1x2x2x1,4x1x1x1x1,2x1x2x1x1:--device=gpu \
-      4:1x2x2x1x1,1x1x4x1x1,2x1x2x1x1:--device=gpu
+      4:1x1x2x2x1,4x1x1x1x1,2x1x2x1x1:--device=gpu
   fi
 fi
 
