@@ -1,9 +1,9 @@
 #!/bin/bash
-# The examples' --device option: --device=gpu exits 2 with a message saying
-# why where it cannot run (a build without the GPU backend, a machine
-# without a GPU), or trains where it can; --device=gpu with
-# --precision=bf16 and an unknown device exit 2 naming the problem, as
-# does a grid splitting channels (the examples keep parameters whole).
+# The examples' --device option: --device=gpu (fp32 and bf16) exits 2 with
+# a message saying why where it cannot run (a build without the GPU
+# backend, a machine without a GPU), or trains where it can; an unknown
+# device exits 2 naming the problem, as does a grid splitting channels (the
+# examples keep parameters whole).
 #   device_option_test.sh SEGMENTATION COSMOFLOW
 set -uo pipefail
 source tests/mpi_env.sh
@@ -32,14 +32,15 @@ expect() {  # expect RANKS BINARY PATTERN ARGS...: exit 2, PATTERN printed
 }
 # The options are parsed alike on every rank: one rank checks the refusals.
 for binary in "$1" "$2"; do
-  run 2 "$binary" --size=16 --device=gpu
-  if ((rc == 0)) && grep -q "step   1" <<<"$out"; then
-    echo "ok: $(basename "$binary") --device=gpu trained on a GPU"
-  else
-    said "$(basename "$binary") --device=gpu" \
-      "built without the GPU backend\|no CUDA device"
-  fi
-  expect 1 "$binary" "trains in fp32" --size=16 --device=gpu --precision=bf16
+  for precision in f32 bf16; do
+    run 2 "$binary" --size=16 --device=gpu --precision=$precision
+    if ((rc == 0)) && grep -q "step   1" <<<"$out"; then
+      echo "ok: $(basename "$binary") --device=gpu $precision trained on a GPU"
+    else
+      said "$(basename "$binary") --device=gpu --precision=$precision" \
+        "built without the GPU backend\|no CUDA device"
+    fi
+  done
   expect 1 "$binary" "the device is cpu or gpu" --size=16 --device=tpu
 done
 expect 2 "$1" "splits channels" --size=16 --grid=1x2x1x1

@@ -22,22 +22,31 @@ void use_rank_gpu() {
   DeviceSpace::use_device_of_rank(rank);
 }
 
+template <typename T>
+using SegmentationOnGpu = SegmentationNet<T, DeviceSpace>;
+template <typename T>
+using CosmoflowOnGpu = CosmoflowNet<T, DeviceSpace>;
+
 }  // namespace
 
 void train_segmentation_on_gpu(const TrainOptions& opt,
                                const SegmentationShape& shape,
                                const UnitGrids& grids) {
   use_rank_gpu();
-  SegmentationNet<float, DeviceSpace> net(grids, shape);
-  train(net, net.loss_grid(), opt, shape.samples);
+  train_in_precision<SegmentationOnGpu>(
+      opt, shape.samples,
+      [](auto& net) -> const ProcessGrid& { return net.loss_grid(); }, grids,
+      shape);
 }
 
 void train_cosmoflow_on_gpu(const TrainOptions& opt,
                             const CosmoflowShape& shape,
                             const UnitGrids& grids) {
   use_rank_gpu();
-  CosmoflowNet<float, DeviceSpace> net(grids, shape);
-  train(net, net.head_grid(), opt, shape.samples);
+  train_in_precision<CosmoflowOnGpu>(
+      opt, shape.samples,
+      [](auto& net) -> const ProcessGrid& { return net.head_grid(); }, grids,
+      shape);
 }
 
 }  // namespace examples

@@ -129,10 +129,6 @@ void parse_args(int argc, char** argv, TrainOptions* train,
     }
     require(known, ErrorKind::kInvalidArgument, "unknown option ", arg);
   }
-  require(train->device == Device::kCpu ||
-              train->precision == Precision::kF32,
-          ErrorKind::kUnsupported,
-          "--device=gpu trains in fp32 (--precision=bf16 runs on the host)");
 }
 
 Shape grid_or(const Shape& grid, const Shape& fallback, int ndims) {

@@ -265,13 +265,17 @@ void read_as(DistTensor<T>& t, std::optional<DistTensor<float>>& staging,
 }
 
 // `from`'s whole buffer into `to` (the same layout), in either memory
-// space.
-template <typename T, typename Space>
-void to_space(const DistTensor<T>& from, DistTensor<T, Space>& to) {
+// space, each element converted to To (fp32 data rounded to bf16).
+template <typename From, typename To, typename Space>
+void to_space(const DistTensor<From>& from, DistTensor<To, Space>& to) {
   if constexpr (Space::kHostAccessible) {
     std::copy(from.data(), from.data() + from.size(), to.data());
+  } else if constexpr (std::is_same_v<From, To>) {
+    Space::copy_to_device(to.data(), from.data(), sizeof(To) * from.size());
   } else {
-    Space::copy_to_device(to.data(), from.data(), sizeof(T) * from.size());
+    const std::vector<To> converted(from.data(), from.data() + from.size());
+    Space::copy_to_device(to.data(), converted.data(),
+                          sizeof(To) * converted.size());
   }
 }
 

@@ -56,9 +56,9 @@ void Check(const Shape& global, const Shape& g, const ActivationDesc& desc) {
   const HaloLayout h1_first = h1.with_storage(StorageOrder::kChannelsFirst);
   std::mt19937_64 rng(41 + world_rank());
   std::uniform_real_distribution<double> val(-2, 2);
-  const T special[] = {T(0), -T(0), std::numeric_limits<T>::infinity(),
-                       -std::numeric_limits<T>::infinity(),
-                       std::numeric_limits<T>::quiet_NaN()};
+  using Limits = std::numeric_limits<Compute<T>>;  // bf16: fp32's
+  const T special[] = {T(0), -T(0), T(Limits::infinity()),
+                       T(-Limits::infinity()), T(Limits::quiet_NaN())};
   auto fill = [&](DistTensor<T>& t) {
     Index i = 0;
     t.buffer().for_each([&](const Shape&, T& v) {
@@ -110,6 +110,8 @@ void CheckAll() {
 TEST_F(DeviceActivation, FloatMatchesTheHostBitForBit) { CheckAll<float>(); }
 
 TEST_F(DeviceActivation, DoubleMatchesTheHostBitForBit) { CheckAll<double>(); }
+
+TEST_F(DeviceActivation, Bf16MatchesTheHostBitForBit) { CheckAll<bf16>(); }
 
 // A tensor of another distribution is refused before anything is queued.
 TEST_F(DeviceActivation, RefusesATensorOfAnotherDistribution) {

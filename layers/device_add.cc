@@ -17,6 +17,7 @@ namespace distconv {
       DistTensor<T, DeviceSpace>&, const AddOptions&);
 DISTCONV_INSTANTIATE(float)
 DISTCONV_INSTANTIATE(double)
+DISTCONV_INSTANTIATE(bf16)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

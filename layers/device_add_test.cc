@@ -84,6 +84,8 @@ TEST_F(DeviceAdd, FloatMatchesTheHostBitForBit) { CheckAll<float>(); }
 
 TEST_F(DeviceAdd, DoubleMatchesTheHostBitForBit) { CheckAll<double>(); }
 
+TEST_F(DeviceAdd, Bf16MatchesTheHostBitForBit) { CheckAll<bf16>(); }
+
 // A tensor of another distribution is refused before anything is queued.
 TEST_F(DeviceAdd, RefusesATensorOfAnotherDistribution) {
   Shape g = Shape::filled(4, 1);

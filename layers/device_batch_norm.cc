@@ -18,14 +18,15 @@ namespace internal {
 template <typename T>
 struct BatchNormBackend<T, DeviceSpace> {
   using Kernel = CudaBatchNorm<T>;
+  using P = Compute<T>;  // scale, shift and their gradients
   static Kernel kernel(Index channels, const BatchNormDeviceOptions& d) {
     return Kernel(channels, d.stream);
   }
   // The device array's values, once the work queued before is done.
-  static const T* read(const BatchNormDeviceOptions& d, const T* p, Index n,
-                       std::vector<T>& copy) {
+  static const P* read(const BatchNormDeviceOptions& d, const P* p, Index n,
+                       std::vector<P>& copy) {
     copy.resize(static_cast<size_t>(n));
-    check_cuda(cudaMemcpyAsync(copy.data(), p, sizeof(T) * n,
+    check_cuda(cudaMemcpyAsync(copy.data(), p, sizeof(P) * n,
                                cudaMemcpyDeviceToHost, d.stream),
                "copying batch normalisation parameters to the host");
     check_cuda(cudaStreamSynchronize(d.stream),
@@ -34,8 +35,8 @@ struct BatchNormBackend<T, DeviceSpace> {
   }
   // Queued on the stream; returns once `from` is staged (pageable memory).
   static void write(const BatchNormDeviceOptions& d,
-                    const std::vector<T>& from, T* to) {
-    check_cuda(cudaMemcpyAsync(to, from.data(), sizeof(T) * from.size(),
+                    const std::vector<P>& from, P* to) {
+    check_cuda(cudaMemcpyAsync(to, from.data(), sizeof(P) * from.size(),
                                cudaMemcpyHostToDevice, d.stream),
                "copying batch normalisation gradients to the device");
   }
@@ -45,5 +46,6 @@ struct BatchNormBackend<T, DeviceSpace> {
 
 template class BatchNorm<float, DeviceSpace>;
 template class BatchNorm<double, DeviceSpace>;
+template class BatchNorm<bf16, DeviceSpace>;
 
 }  // namespace distconv

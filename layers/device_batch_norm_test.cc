@@ -1,7 +1,7 @@
 // BatchNorm<T, DeviceSpace> against BatchNorm<T> (host memory) on the same
 // data, for each statistics scope, on every grid the rank count factors
-// into (channel splits included; uneven and empty shards), 2D and 3D, fp64
-// and fp32: two training steps (forward, backward, the batch and running
+// into (channel splits included; uneven and empty shards), 2D and 3D, fp64,
+// fp32 and bf16: two training steps (forward, backward, the batch and running
 // statistics), then inference forward and backward, on a stream of the
 // caller's own; in place; 1e4 + noise. Skips, visibly, on a machine
 // without a GPU.
@@ -63,11 +63,12 @@ void Check(const Shape& global, const Shape& g, BatchNormStats stats,
   BatchNorm<T, DeviceSpace> dev(grid, dist, options, device);
   const Index c = global[1];
   const unsigned seed = 17 * static_cast<unsigned>(world_rank()) + 1;
-  const std::vector<T> scale = random_values<T>(c, 3, 1.0);
-  const std::vector<T> shift = random_values<T>(c, 4, 0.0);
-  DeviceArray<T> scale_d(scale), shift_d(shift);
-  std::vector<T> dscale(c), dshift(c);
-  DeviceArray<T> dscale_d(dscale), dshift_d(dshift);
+  using P = Compute<T>;  // scale, shift and their gradients
+  const std::vector<P> scale = random_values<P>(c, 3, 1.0);
+  const std::vector<P> shift = random_values<P>(c, 4, 0.0);
+  DeviceArray<P> scale_d(scale), shift_d(shift);
+  std::vector<P> dscale(c), dshift(c);
+  DeviceArray<P> dscale_d(dscale), dshift_d(dshift);
 
   DistTensor<T> x(grid, host.src_layout()), y(grid, host.dst_layout());
   DistTensor<T> dy(grid, host.diff_dst_layout());
@@ -130,6 +131,12 @@ TEST_F(DeviceBatchNorm, DoubleMatchesTheHostLayerOnEveryGridAndScope) {
 
 TEST_F(DeviceBatchNorm, FloatMatchesTheHostLayerOnEveryGridAndScope) {
   CheckEveryGrid<float>(1e-5);
+}
+
+// bf16 tensors (fp32 scale and shift): both compute in double from the same
+// bf16 values and round each output once.
+TEST_F(DeviceBatchNorm, Bf16IsWithinItsRoundingOnEveryGridAndScope) {
+  CheckEveryGrid<bf16>(1e-2);
 }
 
 // 1e4 + noise: both layers keep the noise's precision.

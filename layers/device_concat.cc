@@ -11,5 +11,7 @@ template class Concat<float, DeviceSpace>;
 template class Concat<double, DeviceSpace>;
 template class Slice<float, DeviceSpace>;
 template class Slice<double, DeviceSpace>;
+template class Concat<bf16, DeviceSpace>;
+template class Slice<bf16, DeviceSpace>;
 
 }  // namespace distconv

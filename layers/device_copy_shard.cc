@@ -13,5 +13,8 @@ template void copy_shard<float, DeviceSpace>(
 template void copy_shard<double, DeviceSpace>(
     const DistTensor<double, DeviceSpace>&, DistTensor<double, DeviceSpace>&,
     const CopyShardOptions&);
+template void copy_shard<bf16, DeviceSpace>(
+    const DistTensor<bf16, DeviceSpace>&, DistTensor<bf16, DeviceSpace>&,
+    const CopyShardOptions&);
 
 }  // namespace distconv

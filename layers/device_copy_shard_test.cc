@@ -69,6 +69,7 @@ TEST_F(DeviceCopyShard, MatchesTheHostOnEveryOneDimensionSplit) {
   // 4 ranks).
   expect_same_copies<double>(Shape{3, 4, 5, 6});
   expect_same_copies<float>(Shape{2, 3, 5, 4, 3});
+  expect_same_copies<bf16>(Shape{2, 3, 5, 4});
 }
 
 TEST_F(DeviceCopyShard, AnotherDistributionFailsOnEveryRank) {

@@ -1,13 +1,13 @@
 // Loss<T, DeviceSpace> against Loss<T> (host memory) on the same data:
-// cross-entropy on class indices (with ignored cells) and on
-// probabilities, mean squared error, mean and sum reductions; the loss,
-// every sample's loss and the gradient, on grids splitting samples and
-// space (uneven and empty shards), 2D and 3D, with tensors of different
-// halo widths and storage orders, samples of one to 16,900 cells, the
-// gradient in place too; within 1e-5 (float) and 1e-10 (double), halo
-// cells untouched; on a stream of the caller's own. A class index out
-// of range throws the same kInvalidArgument on every rank, in forward and
-// backward. Skips, visibly, on a machine without a GPU.
+// cross-entropy on class indices (with ignored cells) and on probabilities,
+// mean squared error, mean and sum reductions; the loss, every sample's loss
+// and the gradient, on grids splitting samples and space (uneven and empty
+// shards), 2D and 3D, with tensors of different halo widths and storage
+// orders, samples of one to 16,900 cells, the gradient in place too; within
+// 1e-5 (float), 1e-10 (double) and 1e-2 (bf16), halo cells untouched; on a
+// stream of the caller's own. A class index out of range throws the same
+// kInvalidArgument on every rank, in forward and backward. Skips, visibly,
+// on a machine without a GPU.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -127,6 +127,8 @@ void CheckAll() {
 TEST_F(DeviceLoss, FloatMatchesTheHost) { CheckAll<float>(); }
 
 TEST_F(DeviceLoss, DoubleMatchesTheHost) { CheckAll<double>(); }
+
+TEST_F(DeviceLoss, Bf16IsWithinItsRoundingOfTheHost) { CheckAll<bf16>(); }
 
 // Rank 0's first cell holds class C: every rank throws, in both passes.
 TEST_F(DeviceLoss, AClassOutOfRangeThrowsOnEveryRank) {

@@ -31,5 +31,6 @@ struct PoolBackend<T, DeviceSpace> {
 
 template class Pooling<float, DeviceSpace>;
 template class Pooling<double, DeviceSpace>;
+template class Pooling<bf16, DeviceSpace>;
 
 }  // namespace distconv

@@ -2,8 +2,8 @@
 // and grids: forward and backward, max and both averages, 2D and 3D,
 // sample, channel and spatial splits, uneven and empty shards, asymmetric
 // and circular padding. fp64 to 1e-10, fp32 to 1e-5 (the host runs oneDNN
-// there). Several ranks share one GPU (halos host-staged). Skips, visibly,
-// on a machine without a GPU.
+// there), bf16 within its rounding. Several ranks share one GPU (halos
+// host-staged). Skips, visibly, on a machine without a GPU.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -134,6 +134,14 @@ TEST_F(DevicePooling, DoubleMatchesTheHostLayer) {
 TEST_F(DevicePooling, FloatMatchesTheHostLayer) {
   for (const Case& c : cases()) {
     for (PoolKind k : kKinds) CheckAgainstTheHost<float>(c, k, 1e-5);
+  }
+}
+
+// bf16: both sum in fp32 and round once (maxima exactly; averages within
+// one rounding: the host's oneDNN may sum in another order).
+TEST_F(DevicePooling, Bf16IsWithinItsRoundingOfTheHostLayer) {
+  for (const Case& c : cases()) {
+    for (PoolKind k : kKinds) CheckAgainstTheHost<bf16>(c, k, 1e-2);
   }
 }
 

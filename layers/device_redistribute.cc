@@ -39,5 +39,6 @@ struct RedistributionStaging<DeviceSpace> {
 
 template class Redistribution<float, DeviceSpace>;
 template class Redistribution<double, DeviceSpace>;
+template class Redistribution<bf16, DeviceSpace>;
 
 }  // namespace distconv

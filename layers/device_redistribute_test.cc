@@ -118,6 +118,16 @@ TEST_F(DeviceRedistribution, MatchesTheHostIn5dAndInFloat) {
   }
 }
 
+TEST_F(DeviceRedistribution, MatchesTheHostInBf16) {
+  const testing::DeviceStream stream;
+  const std::vector<Shape> grids = testing::factorizations(world_size(), 4);
+  for (size_t i = 0; i < grids.size(); ++i) {
+    const Shape& to = grids[(i * 5 + 1) % grids.size()];
+    expect_same_moves<bf16>(Shape{3, 4, 7, 5}, grids[i], to, int(i % 2),
+                            int(i / 2 % 2), stream);
+  }
+}
+
 TEST_F(DeviceRedistribution, ATensorOfAnotherLayoutFailsOnEveryRank) {
   const Shape grid = testing::factorizations(world_size(), 4).back();
   const ProcessGrid g(MPI_COMM_WORLD, grid);

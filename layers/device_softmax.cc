@@ -47,5 +47,6 @@ class SoftmaxBackend<T, DeviceSpace> {
 
 template class Softmax<float, DeviceSpace>;
 template class Softmax<double, DeviceSpace>;
+template class Softmax<bf16, DeviceSpace>;
 
 }  // namespace distconv

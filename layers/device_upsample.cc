@@ -37,5 +37,6 @@ struct UpsampleBackend<T, DeviceSpace> {
 
 template class Upsample<float, DeviceSpace>;
 template class Upsample<double, DeviceSpace>;
+template class Upsample<bf16, DeviceSpace>;
 
 }  // namespace distconv

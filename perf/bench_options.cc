@@ -62,9 +62,8 @@ void check_device(const BenchOptions& o) {
   require(gpu || o.gpu_math == GpuMath::kStrict, ErrorKind::kInvalidArgument,
           "--math=tf32 is for --device=gpu");
   if (!gpu) return;
-  require(o.dt == BenchDataType::kF32 || o.dt == BenchDataType::kF64,
-          ErrorKind::kInvalidArgument,
-          "--device=gpu runs --dt=f32 or f64, not ", to_string(o.dt));
+  require(o.dt != BenchDataType::kF16, ErrorKind::kInvalidArgument,
+          "--device=gpu runs --dt=f32, f64 or bf16, not ", to_string(o.dt));
   require(o.impl != BenchImpl::kCudnn || o.dt == BenchDataType::kF32,
           ErrorKind::kInvalidArgument, "--impl=cudnn runs --dt=f32");
   require(o.check == BenchCheck::kReference, ErrorKind::kInvalidArgument,
@@ -145,10 +144,11 @@ n"name"; dilation 0 = dense; id/kd make it 3D).
                          host_staged)
   --device=cpu|gpu       the layers in host memory (default) or in GPU
                          memory (a build with --config=cuda; rank r uses GPU
-                         r % GPUs). gpu: --dt=f32 or f64; correctness mode
-                         runs the host layer on the same grid and inputs and
-                         compares the gathered outputs and gradients with it
-                         (the bounds above)
+                         r % GPUs). gpu: --dt=f32, f64 or bf16;
+                         correctness mode runs the host layer on the same
+                         grid and inputs and compares the gathered outputs
+                         and gradients with it (the bounds above; bf16:
+                         2^-7, gradients included)
   --math=strict|tf32     --device=gpu: cuDNN's fp32 convolution arithmetic
                          (tf32: tensor cores round inputs to TF32)
   --impl=distconv|onednn|cudnn

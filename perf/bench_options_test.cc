@@ -108,6 +108,10 @@ TEST(BenchOptions, DeviceAndItsBaseline) {
             GpuMath::kTf32);
   EXPECT_EQ(parse_bench_options({"mb1ic16ih64oc16kh3ph1"}).transport,
             HaloTransport::kDefault);
+  EXPECT_EQ(parse_bench_options({"--device=gpu", "--dt=bf16",
+                                 "mb1ic16ih64oc16kh3ph1"})
+                .dt,
+            BenchDataType::kBf16);
   EXPECT_EQ(parse_bench_options({"--device=gpu", "--transport=cuda_ipc",
                                  "mb1ic16ih64oc16kh3ph1"})
                 .transport,
@@ -155,7 +159,8 @@ TEST(BenchOptions, BadArgumentsAreNamed) {
            {"--impl=cuda", "mb1ic1ih4oc1kh1"},
            {"--impl=cudnn", "mb1ic1ih4oc1kh1"},
            {"--impl=onednn", "--device=gpu", "mb1ic1ih4oc1kh1"},
-           {"--device=gpu", "--dt=bf16", "mb1ic1ih4oc1kh1"},
+           {"--device=gpu", "--dt=f16", "mb1ic1ih4oc1kh1"},
+           {"--device=gpu", "--impl=cudnn", "--dt=bf16", "mb1ic1ih4oc1kh1"},
            {"--device=gpu", "--impl=cudnn", "--dt=f64", "mb1ic1ih4oc1kh1"},
            {"--device=gpu", "--check=serial", "mb1ic1ih4oc1kh1"},
            {"--device=gpu", "--dump-dir=/tmp/d", "mb1ic1ih4oc1kh1"},

@@ -100,6 +100,9 @@ double operations(const BenchOptions& o, const ConvProblem& p) {
 // --math=tf32, the bound of TF32's 10-bit inputs (as cudnn_conv_test's).
 template <typename T>
 double tolerance(const BenchOptions& o, const ConvProblem& p) {
+  // bf16: outputs rounded (as on the host), and weight and bias gradients
+  // that cuDNN rounds to bf16 per piece before they are summed in fp32.
+  if (std::is_same_v<T, bf16>) return 0x1p-7;
   if (o.driver == ProblemKind::kConvolution ||
       o.driver == ProblemKind::kDeconvolution) {
     if (std::is_same_v<T, float> && o.gpu_math == GpuMath::kTf32) return 2e-2;
@@ -156,12 +159,12 @@ BenchResult run_layer(const BenchOptions& o, const ConvProblem& p) {
   time_once(run, &r);
   host.run(o.dir);
   r.gflops = operations(o, p) / (r.median_ms * 1e-3) / 1e9;
-  std::vector<std::vector<T>> got;
+  std::vector<std::vector<Compute<T>>> got;
   for (const auto& t : dev.outputs) {
-    got.push_back(gathered_from_device(*t.tensor));
+    got.push_back(widened(gathered_from_device(*t.tensor)));
   }
   for (const auto& a : dev.grads) got.push_back(a.array.read());
-  const std::vector<std::vector<T>> want = case_results(host);
+  const std::vector<std::vector<Compute<T>>> want = case_results(host);
   if (grid.rank() == 0) {
     score_case(host, o.dir, got, want, tolerance<T>(o, p), &r);
   }
@@ -192,8 +195,7 @@ BenchResult run_gpu_bench(const BenchOptions& o, const ConvProblem& p) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   DeviceSpace::use_device_of_rank(rank);  // rank r on GPU r % GPUs
   if (o.impl == BenchImpl::kCudnn) return run_cudnn(o, p);
-  if (o.dt == BenchDataType::kF64) return run_layer<double>(o, p);
-  return run_layer<float>(o, p);
+  return for_dt(o, [&](auto t) { return run_layer<decltype(t)>(o, p); });
 }
 
 }  // namespace distconv

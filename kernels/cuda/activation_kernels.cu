@@ -15,7 +15,9 @@ void launch_activation_forward(const ActivationDesc& desc,
     launch_pointwise(dims, ReluForward<T>{}, stream, "relu", dst, src);
   } else {
     launch_pointwise(
-        dims, LeakyReluForward<T, T>{static_cast<T>(desc.negative_slope)},
+        dims,
+        LeakyReluForward<T, Compute<T>>{
+            static_cast<Compute<T>>(desc.negative_slope)},
         stream, "leaky relu", dst, src);
   }
 }
@@ -30,26 +32,23 @@ void launch_activation_backward(const ActivationDesc& desc,
                      diff_src, sign_of, diff_dst);
   } else {
     launch_pointwise(
-        dims, LeakyReluBackward<T, T>{static_cast<T>(desc.negative_slope)},
+        dims,
+        LeakyReluBackward<T, Compute<T>>{
+            static_cast<Compute<T>>(desc.negative_slope)},
         stream, "leaky relu backward", diff_src, sign_of, diff_dst);
   }
 }
 
-template void launch_activation_forward<float>(const ActivationDesc&,
-                                               const PointwiseDims<2>&,
-                                               float*, const float*,
-                                               CUstream_st*);
-template void launch_activation_forward<double>(const ActivationDesc&,
-                                                const PointwiseDims<2>&,
-                                                double*, const double*,
-                                                CUstream_st*);
-template void launch_activation_backward<float>(const ActivationDesc&,
-                                                const PointwiseDims<3>&,
-                                                float*, const float*,
-                                                const float*, CUstream_st*);
-template void launch_activation_backward<double>(const ActivationDesc&,
-                                                 const PointwiseDims<3>&,
-                                                 double*, const double*,
-                                                 const double*, CUstream_st*);
+#define DISTCONV_INSTANTIATE(T)                                              \
+  template void launch_activation_forward<T>(                                \
+      const ActivationDesc&, const PointwiseDims<2>&, T*, const T*,          \
+      CUstream_st*);                                                         \
+  template void launch_activation_backward<T>(                               \
+      const ActivationDesc&, const PointwiseDims<3>&, T*, const T*, const T*, \
+      CUstream_st*);
+DISTCONV_INSTANTIATE(float)
+DISTCONV_INSTANTIATE(double)
+DISTCONV_INSTANTIATE(bf16)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "distconv/bf16.h"
 #include "distconv/device_space.h"
 #include "distconv/shape.h"
 
@@ -35,7 +36,7 @@ struct CUstream_st;  // cudaStream_t
 
 namespace distconv {
 
-// Defined for float and double.
+// Defined for float, double and bf16.
 template <typename T>
 class CudaBatchNorm {
  public:

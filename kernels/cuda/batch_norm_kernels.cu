@@ -173,6 +173,7 @@ void launch_batch_norm_diff_src(const T* x, const T* dy, Index elements,
       const double*, const double*, T*, CUstream_st*);
 DISTCONV_INSTANTIATE(float)
 DISTCONV_INSTANTIATE(double)
+DISTCONV_INSTANTIATE(bf16)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -2,8 +2,8 @@
 // kernels/cuda/batch_norm.h): per-channel sums and the element-wise passes
 // over a dense channels-last array of `rows` x `channels` values (value i
 // in channel i % channels), queued on `stream`. Every pointer is device
-// memory; per-channel arrays hold `channels` doubles. Defined for float and
-// double. Built only with --config=cuda.
+// memory; per-channel arrays hold `channels` doubles. Defined for float,
+// double and bf16. Built only with --config=cuda.
 //
 // Sums accumulate in double in a fixed order (no atomics): each block
 // sums a tile of rows into a partial per channel, then one thread per
@@ -13,6 +13,7 @@
 #ifndef DISTCONV_KERNELS_CUDA_BATCH_NORM_KERNELS_H_
 #define DISTCONV_KERNELS_CUDA_BATCH_NORM_KERNELS_H_
 
+#include "distconv/bf16.h"
 #include "distconv/shape.h"
 
 struct CUstream_st;  // cudaStream_t

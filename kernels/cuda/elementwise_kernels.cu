@@ -51,6 +51,11 @@ template void launch_copy<double>(const PointwiseDims<2>&, double*,
                                   const double*, CUstream_st*);
 template void launch_zero<float>(const PointwiseDims<1>&, float*,
                                  CUstream_st*);
+template void launch_add<bf16>(const PointwiseDims<3>&, bf16*, const bf16*,
+                               const bf16*, CUstream_st*);
+template void launch_copy<bf16>(const PointwiseDims<2>&, bf16*, const bf16*,
+                                CUstream_st*);
+template void launch_zero<bf16>(const PointwiseDims<1>&, bf16*, CUstream_st*);
 template void launch_zero<double>(const PointwiseDims<1>&, double*,
                                   CUstream_st*);
 

@@ -119,6 +119,8 @@ DISTCONV_INSTANTIATE(float, float)
 DISTCONV_INSTANTIATE(float, std::int64_t)
 DISTCONV_INSTANTIATE(double, double)
 DISTCONV_INSTANTIATE(double, std::int64_t)
+DISTCONV_INSTANTIATE(bf16, bf16)
+DISTCONV_INSTANTIATE(bf16, std::int64_t)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

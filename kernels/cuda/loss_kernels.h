@@ -1,12 +1,13 @@
 // The CUDA kernels of the losses on GPU memory (Loss<T, DeviceSpace>),
 // running kernels/channel_cells.h's cell functions (the host loops' own
 // code, in double), queued on `stream`. Targets are class indices
-// (Target = std::int64_t) or values (Target = T). Defined for float and
-// double. Throw Error(kDevice) if a launch fails. Built only with
+// (Target = std::int64_t) or values (Target = T). Defined for float,
+// double and bf16. Throw Error(kDevice) if a launch fails. Built only with
 // --config=cuda.
 #ifndef DISTCONV_KERNELS_CUDA_LOSS_KERNELS_H_
 #define DISTCONV_KERNELS_CUDA_LOSS_KERNELS_H_
 
+#include "distconv/bf16.h"
 #include "distconv/shape.h"
 #include "kernels/channel_cells.h"
 

@@ -49,5 +49,6 @@ void CudaPool<T>::backward(StridedView<const T, DeviceSpace> src,
 
 template class CudaPool<float>;
 template class CudaPool<double>;
+template class CudaPool<bf16>;
 
 }  // namespace distconv

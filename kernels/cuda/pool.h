@@ -16,7 +16,7 @@
 //   pool.backward(src, diff_dst, diff_src);      // overwrites diff_src
 //
 // Calls are asynchronous on the stream given; views must stay valid until
-// it has run them. Defined for float and double. Built only with
+// it has run them. Defined for float, double and bf16. Built only with
 // --config=cuda.
 #ifndef DISTCONV_KERNELS_CUDA_POOL_H_
 #define DISTCONV_KERNELS_CUDA_POOL_H_

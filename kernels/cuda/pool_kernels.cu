@@ -19,7 +19,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     forward_kernel(PoolWindow w, const T* __restrict__ src,
                    T* __restrict__ dst, std::int64_t cells) {
   for_each_element(cells, [&](std::int64_t k) {
-    pool_forward_cell<T>(w, src, dst, k);
+    pool_forward_cell<T, Compute<T>>(w, src, dst, k);
   });
 }
 
@@ -29,7 +29,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
                     const T* __restrict__ diff_dst, T* __restrict__ diff_src,
                     std::int64_t cells) {
   for_each_element(cells, [&](std::int64_t k) {
-    pool_backward_cell<T>(w, src, diff_dst, diff_src, k);
+    pool_backward_cell<T, Compute<T>>(w, src, diff_dst, diff_src, k);
   });
 }
 
@@ -56,14 +56,14 @@ void launch_pool_backward(const PoolWindow& w, const T* src,
   internal::check_cuda(cudaGetLastError(), "the GPU pooling backward launch");
 }
 
-template void launch_pool_forward<float>(const PoolWindow&, const float*,
-                                         float*, CUstream_st*);
-template void launch_pool_forward<double>(const PoolWindow&, const double*,
-                                          double*, CUstream_st*);
-template void launch_pool_backward<float>(const PoolWindow&, const float*,
-                                          const float*, float*, CUstream_st*);
-template void launch_pool_backward<double>(const PoolWindow&, const double*,
-                                           const double*, double*,
-                                           CUstream_st*);
+#define DISTCONV_INSTANTIATE(T)                                               \
+  template void launch_pool_forward<T>(const PoolWindow&, const T*, T*,       \
+                                       CUstream_st*);                         \
+  template void launch_pool_backward<T>(const PoolWindow&, const T*,          \
+                                        const T*, T*, CUstream_st*);
+DISTCONV_INSTANTIATE(float)
+DISTCONV_INSTANTIATE(double)
+DISTCONV_INSTANTIATE(bf16)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

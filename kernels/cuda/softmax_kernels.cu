@@ -70,6 +70,7 @@ void launch_softmax_backward(SoftmaxKind kind, const CellWalk<3>& walk, T* dx,
       SoftmaxKind, const CellWalk<3>&, T*, const T*, const T*, CUstream_st*);
 DISTCONV_INSTANTIATE(float)
 DISTCONV_INSTANTIATE(double)
+DISTCONV_INSTANTIATE(bf16)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -54,19 +54,20 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
                     const T* dy, UpsampleGeometry dxs,
                     T* dx, std::int64_t n) {
   for_each_element(n, [&](std::int64_t e) {
+    using A = Compute<T>;  // bf16 sums in fp32, rounded once (as the host)
     const Cell in = cell_of(dxs, e);
-    T sum = T(0);
+    A sum = A(0);
     bool first = true;
     for (std::int64_t k0 = 0; k0 < f.f[0]; ++k0)
       for (std::int64_t k1 = 0; k1 < f.f[1]; ++k1)
         for (std::int64_t k2 = 0; k2 < f.f[2]; ++k2) {
-          const T v = dy[dys.offset(in.n, in.c, in.i[0] * f.f[0] + k0,
-                                    in.i[1] * f.f[1] + k1,
-                                    in.i[2] * f.f[2] + k2)];
-          sum = first ? v : T(sum + v);
+          const A v = A(dy[dys.offset(in.n, in.c, in.i[0] * f.f[0] + k0,
+                                      in.i[1] * f.f[1] + k1,
+                                      in.i[2] * f.f[2] + k2)]);
+          sum = first ? v : A(sum + v);
           first = false;
         }
-    dx[dxs.offset(in.n, in.c, in.i[0], in.i[1], in.i[2])] = sum;
+    dx[dxs.offset(in.n, in.c, in.i[0], in.i[1], in.i[2])] = T(sum);
   });
 }
 
@@ -107,6 +108,7 @@ void launch_upsample_backward(const UpsampleFactors& f,
       const UpsampleGeometry&, T*, CUstream_st*);
 DISTCONV_INSTANTIATE(float)
 DISTCONV_INSTANTIATE(double)
+DISTCONV_INSTANTIATE(bf16)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

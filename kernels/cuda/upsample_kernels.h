@@ -1,11 +1,13 @@
 // The CUDA kernels of nearest upsampling on GPU memory (Upsample<T,
 // DeviceSpace>), queued on `stream`. The pointers are the views' first
 // elements, their shapes UpsampleGeometry (kernels/upsample_geometry.h).
-// Defined for float and double. Throw Error(kDevice) if a launch fails.
-// Built only with --config=cuda.
+// Defined for float, double and bf16 (gradients summed in fp32, rounded
+// once, as on the host). Throw Error(kDevice) if a launch fails. Built
+// only with --config=cuda.
 #ifndef DISTCONV_KERNELS_CUDA_UPSAMPLE_KERNELS_H_
 #define DISTCONV_KERNELS_CUDA_UPSAMPLE_KERNELS_H_
 
+#include "distconv/bf16.h"
 #include "kernels/upsample_geometry.h"
 
 struct CUstream_st;  // cudaStream_t

@@ -182,6 +182,16 @@ else
       "1 2 4|--eltwise --alg=add $img"
       "1 2 4|--eltwise --alg=concat $img"
       "1 2 4|--eltwise --alg=nearest --dt=f64 $img"
+      "1 2 4|--conv --dt=bf16 ${img}oc4kh3kw3ph1pw1 mb2ic16ih64oc16kh3ph1"
+      "2|--conv --dt=bf16 --grid=1x2x1x1 mb2ic8ih10iw7oc6kh3kw3ph1pw1"
+      "1 2 4|--deconv --dt=bf16 mb2ic4ih5iw4oc3kh4kw3sh2ph1pw1"
+      "1 2 4|--pool --alg=max --dt=bf16 ${img}kh3kw3sh2ph1pw1"
+      "1 2 4|--pool --alg=avg_p --dt=bf16 ${img}kh2kw2sh2"
+      "1 2 4|--bnorm --dt=bf16 $img"
+      "1 2 4|--eltwise --alg=leaky_relu --dt=bf16 $img"
+      "1 2 4|--eltwise --alg=add --dt=bf16 $img"
+      "1 2 4|--eltwise --alg=concat --dt=bf16 $img"
+      "1 2 4|--eltwise --alg=nearest --dt=bf16 $img"
     )
     rm -f "$logs"/distconv_bench_*.log
     for i in "${!checks[@]}"; do
@@ -251,30 +261,40 @@ else
     # The examples trained in GPU memory: their loss curves within 1e-4 of
     # the host's on one rank, on 1 to 4 ranks (3: uneven splits, which move
     # tensors between layers; a grid per unit: moves between grids).
-    loss_curves() {  # loss_curves EXAMPLE "FLAGS" RUNS...
-      local name=$1 flags=$2
-      shift 2
-      echo "--- $name --device=gpu"
+    loss_curves() {  # loss_curves EXAMPLE TOLERANCE TAG "FLAGS" RUNS...
+      local name=$1 tolerance=$2 tag=$3 flags=$4
+      shift 4
+      echo "--- $name --device=gpu $tag"
+      local log="$logs/${name}_gpu_$tag.log"
       if MPIRUN_TEST="$dir/bin/pack_mpirun.sh" TEST_TMPDIR=$(mktemp -d) \
-          bash "$dir/bin/loss_curve_test.sh" "$dir/bin/$name" 300 1e-4 \
-          "$flags" "$@" >"$logs/${name}_gpu.log" 2>&1; then
-        echo "PASS $name: $(tail -1 "$logs/${name}_gpu.log")"
+          bash "$dir/bin/loss_curve_test.sh" "$dir/bin/$name" 300 \
+          "$tolerance" "$flags" "$@" >"$log" 2>&1; then
+        echo "PASS $name $tag: $(tail -1 "$log")"
       else
-        echo "FAIL $name --device=gpu: $logs/${name}_gpu.log"
-        tail -12 "$logs/${name}_gpu.log" | sed 's/^/    /'
-        failed+=("${name}_gpu")
+        echo "FAIL $name --device=gpu $tag: $log"
+        tail -12 "$log" | sed 's/^/    /'
+        failed+=("${name}_gpu_$tag")
       fi
     }
-    loss_curves segmentation \
+    loss_curves segmentation 1e-4 f32 \
       "--size=50 --samples=2 --channels=5 --width=8 --steps=4 --lr=0.05" \
       1:1x1x1x1 1:1x1x1x1:--device=gpu 2:1x1x2x1:--device=gpu \
       3:1x1x3x1:--device=gpu 4:2x1x2x1:--device=gpu \
       4:1x1x4x1,2x1x2x1,1x1x1x4:--device=gpu
-    loss_curves cosmoflow \
+    loss_curves cosmoflow 1e-4 f32 \
       "--size=16 --samples=4 --stacks=2 --width=4 --hidden=8 --steps=4 --lr=0.002" \
       1:1x1x1x1x1 1:1x1x1x1x1:--device=gpu 2:1x1x2x1x1:--device=gpu \
       3:1x1x1x1x3:--device=gpu 4:2x1x1x2x1:--device=gpu \
       4:1x1x2x2x1,4x1x1x1x1,2x1x2x1x1:--device=gpu
+    # bf16 (fp32 parameters) in GPU memory against the host's bf16 run on
+    # one rank, within the bounds the host's bf16 curves keep to fp32's.
+    loss_curves segmentation 1e-3 bf16 \
+      "--size=50 --samples=2 --channels=5 --width=8 --steps=4 --lr=0.05 --precision=bf16" \
+      1:1x1x1x1 1:1x1x1x1:--device=gpu 2:1x1x2x1:--device=gpu \
+      4:2x1x2x1:--device=gpu
+    loss_curves cosmoflow 4e-2 bf16 \
+      "--size=16 --samples=4 --stacks=2 --width=4 --hidden=8 --steps=4 --lr=0.002 --precision=bf16" \
+      1:1x1x1x1x1 1:1x1x1x1x1:--device=gpu 3:1x1x1x1x3:--device=gpu
   fi
 fi
 
