@@ -18,9 +18,10 @@ enum class GpuAlgoSearch {
   // cuDNN's heuristics: no run at plan time; the same shapes give the same
   // algorithm on every rank.
   kHeuristic,
-  // cuDNN times its algorithms on scratch buffers when the kernel is made.
-  // Ranks time separately, so ranks with the same shapes may pick
-  // different (equally correct) algorithms.
+  // cuDNN times its algorithms on scratch buffers when the kernel is made,
+  // each rank on its own pieces; the layers then run, for each problem,
+  // the fastest algorithm any rank chose for it (the same shapes run the
+  // same algorithm on every rank).
   kMeasured,
 };
 

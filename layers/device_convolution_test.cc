@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <string>
 #include <vector>
 
 #include "distconv/device_space.h"
@@ -153,6 +154,46 @@ TEST_F(DeviceConvolution, FloatChannelSplitsMatchTheHostLayer) {
 TEST_F(DeviceConvolution, Bf16ChannelSplitsAreWithinTheirRounding) {
   if (world_size() < 2) GTEST_SKIP() << "needs two ranks to split channels";
   for (const Case& c : channel_cases()) CheckAgainstTheHost<bf16>(c, 2e-2);
+}
+
+// The algorithm names in a layer's description ("cudnn NAME, ..."), in
+// order.
+std::string algorithms_of(const std::string& described) {
+  std::string out;
+  for (std::size_t at = described.find("cudnn "); at != std::string::npos;
+       at = described.find("cudnn ", at + 1)) {
+    const std::size_t end = described.find(',', at);
+    out += described.substr(at, end - at) + ";";
+  }
+  return out;
+}
+
+// Rank 0's `s` on every rank.
+std::string from_rank_0(std::string s) {
+  long long n = static_cast<long long>(s.size());
+  MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+  s.resize(static_cast<std::size_t>(n));
+  MPI_Bcast(s.data(), static_cast<int>(n), MPI_CHAR, 0, MPI_COMM_WORLD);
+  return s;
+}
+
+// cuDNN's timed search runs on each rank's own pieces; the layer then runs,
+// for each problem, the fastest algorithm any rank chose for it. Split
+// along samples, every rank has the same pieces, so every rank runs the
+// same algorithms, and the results still match the host layer.
+TEST_F(DeviceConvolution, TimedSearchesAgreeAcrossRanks) {
+  Shape g = Shape::filled(4, 1);
+  g[0] = world_size();
+  Case c{{2 * world_size(), 8, 16, 12}, g,
+         conv3(8, 8, 2, 1, 1, ConvBias::kAdd)};
+  c.options.gpu.search = GpuAlgoSearch::kMeasured;
+  ProcessGrid grid(MPI_COMM_WORLD, g);
+  Convolution<float, DeviceSpace> dev(grid, c.desc,
+                                      Distribution(c.global, g), c.options);
+  const std::string mine = algorithms_of(dev.describe());
+  EXPECT_FALSE(mine.empty()) << dev.describe();
+  EXPECT_EQ(mine, from_rank_0(mine));
+  CheckAgainstTheHost<float>(c, 1e-5);
 }
 
 }  // namespace

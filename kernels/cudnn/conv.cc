@@ -54,6 +54,7 @@ struct Candidate {
   cudnnStatus_t status;
   std::size_t memory;
   cudnnMathType_t math;
+  float ms;  // timed searches only
 };
 
 template <typename Perf>
@@ -61,7 +62,7 @@ std::vector<Candidate> candidates(const Perf* perf, int n) {
   std::vector<Candidate> out;
   for (int i = 0; i < n; ++i) {
     out.push_back({static_cast<int>(perf[i].algo), perf[i].status,
-                   perf[i].memory, perf[i].mathType});
+                   perf[i].memory, perf[i].mathType, perf[i].time});
   }
   return out;
 }
@@ -94,6 +95,8 @@ struct CudnnConv<T>::Impl {
   // in T.
   DeviceBuffer w_narrow, b_narrow;
   int algo = 0;
+  float algo_ms = 0;
+  std::string problem;  // see CudnnConv::problem()
   std::size_t workspace = 0;
   cudnnMathType_t math = CUDNN_DEFAULT_MATH;
 
@@ -179,6 +182,14 @@ CudnnConv<T>::Impl::Impl(CudnnContext& c, const ConvDesc& desc, const Shape& se,
   const int nd = se.ndims();
   require(nd == 4 || nd == 5, ErrorKind::kUnsupported,
           "cuDNN convolution: 2D or 3D views, not extent ", se);
+  problem = internal::str(
+      "pass ", static_cast<int>(p), " type ",
+      static_cast<int>(cudnn::data_type<T>()), " math ",
+      static_cast<int>(o.math), " channels ", desc.in_channels, " ",
+      desc.out_channels, " groups ", desc.groups, " kernel ", desc.kernel,
+      " stride ", desc.stride, " dilation ", desc.dilation, " padding ",
+      desc.padding_lower, " ", desc.padding_upper, " src ", se, " ", ss,
+      " dst ", de, " ", ds);
   empty = se.volume() == 0 || de.volume() == 0;
   if (empty) return;
   const cudnnDataType_t type = cudnn::data_type<T>();
@@ -277,6 +288,7 @@ bool CudnnConv<T>::Impl::configure(const ConvDesc& desc, bool copies) {
       continue;
     }
     algo = k.algo;
+    algo_ms = options.search == GpuAlgoSearch::kMeasured ? k.ms : 0.0f;
     math = k.math;  // the chosen algorithm's (cuDNN's heuristics give it)
     check_cudnn(cudnnSetConvolutionMathType(conv.get(), math),
                 "cudnnSetConvolutionMathType");
@@ -408,6 +420,16 @@ std::string CudnnConv<T>::implementation() const {
 template <typename T>
 int CudnnConv<T>::algorithm() const {
   return impl_->algo;
+}
+
+template <typename T>
+const std::string& CudnnConv<T>::problem() const {
+  return impl_->problem;
+}
+
+template <typename T>
+float CudnnConv<T>::algorithm_ms() const {
+  return impl_->algo_ms;
 }
 
 template <typename T>

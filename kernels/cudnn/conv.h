@@ -69,6 +69,12 @@ class CudnnConv {
   // and the choice of another one, as a layer's ranks agree on.
   int algorithm() const;
   void set_algorithm(int algorithm);
+  // What ranks compare to agree on algorithms: the pass, element type,
+  // math, window and the views' extents and strides as text (equal for
+  // equal problems), and the chosen algorithm's time in cuDNN's timed
+  // search, in ms (0 with cuDNN's heuristics).
+  const std::string& problem() const;
+  float algorithm_ms() const;
 
   // dst = conv(src) (+ bias, where not null).
   void forward(View<const T> src, const P* weights, const P* bias,

@@ -28,31 +28,33 @@ CudnnContext::~CudnnContext() {
   cudnnDestroy(handle_);
 }
 
-void CudnnContext::reserve(std::size_t bytes) {
-  if (bytes <= size_) return;
-  if (workspace_ != nullptr) {
-    internal::check_cuda(cudaFree(workspace_), "cudaFree of the workspace");
-    workspace_ = nullptr;
-    size_ = 0;
+namespace {
+
+// Makes `array` (of `size` bytes) at least `bytes` large, once work queued
+// on `stream` is done with the old one.
+void grow(cudaStream_t stream, void*& array, std::size_t& size,
+          std::size_t bytes, const char* what) {
+  if (bytes <= size) return;
+  if (array != nullptr) {
+    internal::check_cuda(cudaStreamSynchronize(stream),
+                         "cudaStreamSynchronize before growing the ", what);
+    internal::check_cuda(cudaFree(array), "cudaFree of the ", what);
+    array = nullptr;
+    size = 0;
   }
-  internal::check_cuda(cudaMalloc(&workspace_, bytes),
-                       "cudaMalloc of a cuDNN workspace of ", bytes, " bytes");
-  size_ = bytes;
+  internal::check_cuda(cudaMalloc(&array, bytes), "cudaMalloc of a ", what,
+                       " of ", bytes, " bytes");
+  size = bytes;
+}
+
+}  // namespace
+
+void CudnnContext::reserve(std::size_t bytes) {
+  grow(stream_, workspace_, size_, bytes, "cuDNN workspace");
 }
 
 void* CudnnContext::scratch(std::size_t bytes) const {
-  if (bytes <= scratch_size_) return scratch_;
-  if (scratch_ != nullptr) {
-    // Work queued on the stream may still read the old array.
-    internal::check_cuda(cudaStreamSynchronize(stream_),
-                         "cudaStreamSynchronize before growing the scratch");
-    internal::check_cuda(cudaFree(scratch_), "cudaFree of the scratch array");
-    scratch_ = nullptr;
-    scratch_size_ = 0;
-  }
-  internal::check_cuda(cudaMalloc(&scratch_, bytes),
-                       "cudaMalloc of a scratch array of ", bytes, " bytes");
-  scratch_size_ = bytes;
+  grow(stream_, scratch_, scratch_size_, bytes, "scratch array");
   return scratch_;
 }
 

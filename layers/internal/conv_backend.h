@@ -12,6 +12,8 @@
 //                                               // allgather, reduce_scatter
 //     using Array = std::vector<T>;             // a buffer of the space
 //     static std::optional<Kernel> kernel(Context&, call);
+//     static void agree(comm, kernels);         // ranks pick alike
+//                                               // (collective)
 //     static void fill_bias(const Context&, view, bias);  // or 0
 //     static void zero(const Context&, view);
 //     static void add_per_channel(const Context&, view, values);

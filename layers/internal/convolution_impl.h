@@ -106,6 +106,12 @@ struct Convolution<T, Space>::Impl {
     data_early = make_kernels(plan.data_early);
     data_late = make_kernels(plan.data_late);
     weights_kernel = Backend::kernel(context, plan.weights_piece.kernel);
+    std::vector<std::optional<Kernel>*> all{&weights_kernel};
+    for (Kernels* ks :
+         {&forward_early, &forward_late, &data_early, &data_late}) {
+      for (std::optional<Kernel>& k : *ks) all.push_back(&k);
+    }
+    Backend::agree(g.comm(), all);
   }
 
   // The local kernels of `pieces`, in order.

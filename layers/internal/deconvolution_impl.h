@@ -48,7 +48,9 @@ struct Deconvolution<T, Space>::Impl {
         data_kernel(Backend::kernel(context, plan.data_kernel)),
         weights_kernel(Backend::kernel(context, plan.weights_kernel)),
         grads(context, g.comm(), plan.desc.weights_shape().volume(),
-              plan.desc.bias == ConvBias::kAdd ? plan.desc.out_channels : 0) {}
+              plan.desc.bias == ConvBias::kAdd ? plan.desc.out_channels : 0) {
+    Backend::agree(g.comm(), {&forward_kernel, &data_kernel, &weights_kernel});
+  }
 
   template <typename Tensor>
   void check_layout(const Tensor& t, const HaloLayout& want,

@@ -7,6 +7,7 @@
 #define DISTCONV_LAYERS_INTERNAL_DEVICE_CONV_BACKEND_H_
 
 #include <optional>
+#include <vector>
 
 #include "distconv/device_space.h"
 #include "distconv/error.h"
@@ -16,6 +17,8 @@
 #include "kernels/cudnn/tensor_ops.h"
 #include "kernels/gpu_conv_options.h"
 #include "layers/conv_kernel_call.h"
+#include "distconv/internal/mpi_util.h"
+#include "layers/internal/algo_agreement.h"
 #include "layers/internal/conv_backend.h"
 #include "layers/internal/device_channel_collective.h"
 #include "layers/internal/device_gradient_sum.h"
@@ -67,6 +70,25 @@ struct ConvBackend<T, DeviceSpace> {
                   k->dst_extent, k->dst_strides, k->pass, c.gpu);
     }
     return out;
+  }
+  // Collective over `comm`: for each problem, every rank runs the fastest
+  // algorithm any rank chose for it (layers/internal/algo_agreement.h).
+  static void agree(MPI_Comm comm,
+                    const std::vector<std::optional<Kernel>*>& kernels) {
+    std::vector<AlgoChoice> mine;
+    std::vector<Kernel*> chosen;
+    for (std::optional<Kernel>* k : kernels) {
+      if (!*k) continue;
+      mine.push_back({problem_key((*k)->problem()), (*k)->algorithm(),
+                      (*k)->algorithm_ms()});
+      chosen.push_back(&**k);
+    }
+    const std::vector<int> use = agree_on_algorithms(comm, mine);
+    run_collectively(comm, [&] {
+      for (std::size_t i = 0; i < chosen.size(); ++i) {
+        chosen[i]->set_algorithm(use[i]);
+      }
+    });
   }
   static void fill_bias(const Context& c, const View& out, const P* b) {
     cudnn_fill_bias(c.cudnn, out, b);

@@ -43,6 +43,8 @@ struct ConvBackend<T, HostSpace> {
                                       const std::optional<ConvKernelCall>& c) {
     return local_conv_of<T>(c);
   }
+  // The host kernels have no algorithms to agree on.
+  static void agree(MPI_Comm, const std::vector<std::optional<Kernel>*>&) {}
   static void fill_bias(const Context&, const StridedView<T>& out, const P* b) {
     out.for_each([&](const Shape& i, T& v) { v = b ? T(b[i[1]]) : T(0); });
   }
