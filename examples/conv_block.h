@@ -34,9 +34,9 @@
 namespace distconv {
 namespace examples {
 
-// In host memory (float, bf16; fp32 parameters either way) or device
-// memory (float): the layers, tensors and the parameters' copies in Space,
-// the parameters themselves (params()) on the host.
+// In host or device memory (float, bf16; fp32 parameters either way): the
+// layers, tensors and the parameters' copies in Space, the parameters
+// themselves (params()) on the host.
 template <typename T, typename Space = HostSpace>
 class ConvBnRelu {
  public:

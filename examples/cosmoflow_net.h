@@ -1,7 +1,7 @@
 // The CosmoFlow example's network (examples/cosmoflow.cc,
-// examples/cosmoflow.md) in host memory (float, bf16) or device memory
-// (float), and its synthetic data: volumes of plane waves weighted by each
-// sample's 4 parameters.
+// examples/cosmoflow.md) in host or device memory (float, bf16), and its
+// synthetic data: volumes of plane waves weighted by each sample's 4
+// parameters.
 //
 //   CosmoflowNet<float> net(grids, shape);          // host memory
 //   CosmoflowNet<float, DeviceSpace> gpu(grids, shape);

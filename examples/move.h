@@ -25,7 +25,7 @@
 namespace distconv {
 namespace examples {
 
-// In host memory (float, bf16) or device memory (float).
+// In host or device memory (float, bf16).
 template <typename T, typename Space = HostSpace>
 class Move {
  public:

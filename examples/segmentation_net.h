@@ -1,7 +1,7 @@
 // The segmentation example's network (examples/segmentation.cc,
-// examples/segmentation.md) in host memory (float, bf16) or device memory
-// (float), and its synthetic data: plane waves and the class of their
-// mean at each pixel.
+// examples/segmentation.md) in host or device memory (float, bf16), and
+// its synthetic data: plane waves and the class of their mean at each
+// pixel.
 //
 //   SegmentationNet<float> net(grids, shape);          // host memory
 //   SegmentationNet<float, DeviceSpace> gpu(grids, shape);

@@ -144,8 +144,9 @@ struct Sgd {
 //                        type: fp32 (default), or bf16 with fp32
 //                        parameters, gradients and SGD (mixed precision)
 //   --device=cpu|gpu     the layers in host memory (default) or in GPU
-//                        memory (fp32; a build with --config=cuda; rank r
-//                        on GPU r % GPUs); SGD runs on the host either way
+//                        memory (either precision; a build with
+//                        --config=cuda; rank r on GPU r % GPUs); SGD runs
+//                        on the host either way
 //   --write-data=FILE.h5 [--data-samples=M]
 //                        write the example's synthetic data set of M
 //                        samples (default: one batch) for --data, and exit

@@ -94,11 +94,13 @@ struct LayerCase {
                                const HaloLayout& layout) {
     return add(&outputs, name, grid, layout);
   }
-  // A parameter of `shape` holding random values from `seed`.
+  // A parameter of `shape` holding random values from `seed`, each one T
+  // holds exactly (bf16: the GPU's convolutions round their fp32
+  // parameters to bf16, the host's do not).
   P* param(const std::string& name, const Shape& shape, unsigned seed) {
-    params.push_back({name, shape,
-                      SpaceArray<P, Space>(random_vector<P>(shape.volume(),
-                                                            seed))});
+    std::vector<P> values = random_vector<P>(shape.volume(), seed);
+    for (P& v : values) v = P(T(v));
+    params.push_back({name, shape, SpaceArray<P, Space>(values)});
     return params.back().array.data();
   }
   P* grad(const std::string& name, const Shape& shape) {
