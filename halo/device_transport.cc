@@ -23,15 +23,11 @@
 #include "halo/cuda/box_pack.h"
 #include "halo/halo_exchange.h"
 #include "halo/ipc_route.h"
+#include "halo/nccl_comm.h"
 #include "halo/transport.h"
 
 namespace distconv::internal {
 namespace {
-
-void check_nccl(ncclResult_t code, const char* call) {
-  require(code == ncclSuccess, ErrorKind::kDevice, call,
-          " failed: ", ncclGetErrorString(code));
-}
 
 // Tags of MPI messages (kHostStaged): the plan's tag (< 3^5), offset for
 // the reverse direction.
@@ -55,54 +51,6 @@ void validate_collectively(MPI_Comm comm, const HaloPlan& plan,
           " bytes exceeds MPI's count limit of ", INT_MAX);
 }
 
-// kNccl needs one GPU per rank: every rank compares all ranks' GPUs.
-void require_distinct_gpus(MPI_Comm comm) {
-  char mine[16] = {};
-  run_collectively(comm, [&] {
-    int device = 0;
-    check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-    cudaDeviceProp prop;
-    check_cuda(cudaGetDeviceProperties(&prop, device),
-               "cudaGetDeviceProperties");
-    std::memcpy(mine, prop.uuid.bytes, sizeof(mine));
-  });
-  int size = 0;
-  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
-  std::vector<char> all(16 * static_cast<size_t>(size));
-  check_mpi(MPI_Allgather(mine, 16, MPI_CHAR, all.data(), 16, MPI_CHAR, comm),
-            "MPI_Allgather");
-  for (int a = 0; a < size; ++a) {
-    for (int b = a + 1; b < size; ++b) {
-      require(std::memcmp(&all[16 * a], &all[16 * b], 16) != 0,
-              ErrorKind::kUnsupported,
-              "the NCCL halo transport needs one GPU per rank, and ranks ", a,
-              " and ", b, " share one; use kHostStaged");
-    }
-  }
-}
-
-// A communicator over `comm`'s ranks, made collectively.
-ncclComm_t make_nccl_comm(MPI_Comm comm) {
-  int rank = 0, size = 0;
-  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
-  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
-  ncclUniqueId id;
-  run_collectively(comm, [&] {
-    if (rank == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
-  });
-  check_mpi(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, comm), "MPI_Bcast");
-  ncclComm_t nccl = nullptr;
-  try {
-    run_collectively(comm, [&] {
-      check_nccl(ncclCommInitRank(&nccl, size, id, rank), "ncclCommInitRank");
-    });
-  } catch (...) {
-    // Made here but not on some other rank: abort (local, unlike destroy).
-    if (nccl != nullptr) ncclCommAbort(nccl);
-    throw;
-  }
-  return nccl;
-}
 
 template <typename U>
 struct DeviceFree {
@@ -189,7 +137,7 @@ class DeviceTransport final : public Transport {
                 "MPI_Comm_set_errhandler");
       run_collectively(comm, [&] { allocate(grid, config); });
       if (transport == HaloTransport::kNccl && config.nccl_comm == nullptr) {
-        require_distinct_gpus(comm);
+        require_distinct_gpus(comm, "the NCCL halo transport");
         nccl = make_nccl_comm(comm);
         owns_nccl = true;
       }

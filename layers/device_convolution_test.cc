@@ -108,9 +108,13 @@ void CheckAgainstTheHost(const Case& c, double tol) {
                << to_string(c.options.channels));
   ProcessGrid grid(MPI_COMM_WORLD, c.grid);
   const Distribution dist(c.global, c.grid);
-  Convolution<T> host(grid, c.desc, dist, c.options);
+  ConvolutionOptions host_options = c.options;  // a host transport
+  host_options.halo = HaloSetupOptions{};
+  Convolution<T> host(grid, c.desc, dist, host_options);
   Convolution<T, DeviceSpace> dev(grid, c.desc, dist, c.options);
-  ASSERT_EQ(host.plan(), dev.plan());
+  if (c.options.halo.transport == HaloTransport::kDefault) {
+    ASSERT_EQ(host.plan(), dev.plan());  // plans name their transport
+  }
   std::mt19937_64 rng(17 + world_rank());
   std::uniform_real_distribution<double> val(-1, 1);
   auto random = [&](Index n) {  // values T holds exactly
@@ -154,6 +158,27 @@ TEST_F(DeviceConvolution, FloatChannelSplitsMatchTheHostLayer) {
 TEST_F(DeviceConvolution, Bf16ChannelSplitsAreWithinTheirRounding) {
   if (world_size() < 2) GTEST_SKIP() << "needs two ranks to split channels";
   for (const Case& c : channel_cases()) CheckAgainstTheHost<bf16>(c, 2e-2);
+}
+
+// With the NCCL halo transport (one GPU per rank) the gradients are summed
+// by NCCL on a stream of their own; the passes still match the host layer,
+// with channel splits too (a communicator of the layer's own for each
+// channel slice).
+TEST_F(DeviceConvolution, NcclSumsTheGradientsOnTheGpu) {
+  if (world_size() > DeviceSpace::device_count()) {
+    GTEST_SKIP() << "NCCL needs one GPU per rank: " << world_size()
+                 << " ranks, " << DeviceSpace::device_count() << " GPU(s)";
+  }
+  std::vector<Case> all = cases();
+  for (const Case& c : channel_cases()) {
+    if (c.options.channels == ChannelParallelism::kStationaryOutput) {
+      all.push_back(c);
+    }
+  }
+  for (Case c : all) {
+    c.options.halo.transport = HaloTransport::kNccl;
+    CheckAgainstTheHost<float>(c, 1e-5);
+  }
 }
 
 // The algorithm names in a layer's description ("cudnn NAME, ..."), in

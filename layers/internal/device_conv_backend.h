@@ -12,6 +12,7 @@
 #include "distconv/device_space.h"
 #include "distconv/error.h"
 #include "halo/halo_options.h"
+#include "halo/nccl_comm.h"
 #include "kernels/cudnn/conv.h"
 #include "kernels/cudnn/cudnn_context.h"
 #include "kernels/cudnn/tensor_ops.h"
@@ -34,12 +35,27 @@ struct ConvBackend<T, DeviceSpace> {
   struct Context {
     CudnnContext cudnn;
     GpuConvOptions gpu;
-    Context(const HaloSetupOptions& halo, const GpuConvOptions& options)
-        : cudnn(halo.stream), gpu(options) {}
+    HaloSetupOptions halo;
+    Context(const HaloSetupOptions& h, const GpuConvOptions& options)
+        : cudnn(h.stream), gpu(options), halo(h) {}
   };
-  struct Grads : DeviceGradientSum<P> {
+  // With the NCCL halo transport the gradients are summed by NCCL too, on
+  // a communicator over the summing ranks (the caller's where it spans
+  // them, else one of the layer's own); made collectively.
+  struct GradientComm {
+    std::optional<NcclComm> nccl;
+    GradientComm(const Context& c, MPI_Comm comm) {
+      if (c.halo.transport == HaloTransport::kNccl) {
+        nccl.emplace(comm, c.halo.nccl_comm);
+      }
+    }
+  };
+  struct Grads : private GradientComm, DeviceGradientSum<P> {
     Grads(Context& c, MPI_Comm comm, Index weights, Index bias)
-        : DeviceGradientSum<P>(c.cudnn.stream(), comm, weights, bias) {}
+        : GradientComm(c, comm),
+          DeviceGradientSum<P>(c.cudnn.stream(), comm, weights, bias,
+                               GradientComm::nccl ? GradientComm::nccl->get()
+                                                  : nullptr) {}
   };
   struct Channels : DeviceChannelCollective<T> {
     Channels(Context& c, MPI_Comm comm, const BlockPartition& channels,

@@ -9,31 +9,70 @@
 
 namespace distconv::internal {
 
+namespace {
+
+template <typename T>
+ncclDataType_t nccl_type() {
+  return sizeof(T) == sizeof(double) ? ncclFloat64 : ncclFloat32;
+}
+
+}  // namespace
+
 template <typename T>
 DeviceGradientSum<T>::DeviceGradientSum(cudaStream_t stream, MPI_Comm comm,
-                                        Index weights_size, Index bias_size)
+                                        Index weights_size, Index bias_size,
+                                        ncclComm_t nccl)
     : stream_(stream),
       weights_size_(weights_size),
       bias_size_(bias_size),
+      nccl_(nccl),
       host_(comm, weights_size, bias_size),
-      host_sums_(weights_size + bias_size) {
+      host_sums_(nccl != nullptr ? 0 : weights_size + bias_size) {
   int size = 0;
   check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
   alone_ = size == 1;
   sums_ = static_cast<T*>(
       DeviceSpace::allocate(sizeof(T) * (weights_size + bias_size)));
+  if (nccl_ == nullptr || alone_) return;
+  try {
+    check_cuda(cudaStreamCreateWithFlags(&sum_stream_, cudaStreamNonBlocking),
+               "cudaStreamCreateWithFlags");
+    for (cudaEvent_t* e : {&ready_, &summed_}) {
+      check_cuda(cudaEventCreateWithFlags(e, cudaEventDisableTiming),
+                 "cudaEventCreateWithFlags");
+    }
+  } catch (...) {
+    release();
+    throw;
+  }
 }
 
 template <typename T>
 DeviceGradientSum<T>::~DeviceGradientSum() {
+  release();
+}
+
+template <typename T>
+void DeviceGradientSum<T>::release() noexcept {
+  if (sum_stream_ != nullptr) {
+    cudaStreamSynchronize(sum_stream_);
+    cudaStreamDestroy(sum_stream_);
+  }
+  for (cudaEvent_t e : {ready_, summed_}) {
+    if (e != nullptr) cudaEventDestroy(e);
+  }
+  sum_stream_ = nullptr;
+  ready_ = summed_ = nullptr;
   DeviceSpace::deallocate(sums_);
+  sums_ = nullptr;
 }
 
 template <typename T>
 void DeviceGradientSum<T>::zero() {
   require(!in_flight_, ErrorKind::kState,
           "backward_weights called again before wait_gradients");
-  check_cuda(cudaMemsetAsync(sums_, 0, sizeof(T) * host_sums_.size(), stream_),
+  check_cuda(cudaMemsetAsync(sums_, 0,
+                             sizeof(T) * (weights_size_ + bias_size_), stream_),
              "cudaMemsetAsync of the gradient sums");
 }
 
@@ -45,7 +84,18 @@ void DeviceGradientSum<T>::start(T* diff_weights, T* diff_bias) {
           ErrorKind::kInvalidArgument, "diff_weights is null");
   require(diff_bias != nullptr || bias_size_ == 0, ErrorKind::kInvalidArgument,
           "the layer adds a bias but diff_bias is null");
-  if (!alone_) {
+  if (!alone_ && sum_stream_ != nullptr) {  // NCCL
+    check_cuda(cudaEventRecord(ready_, stream_), "cudaEventRecord");
+    check_cuda(cudaStreamWaitEvent(sum_stream_, ready_, 0),
+               "cudaStreamWaitEvent");
+    const ncclResult_t code = ncclAllReduce(
+        sums_, sums_, static_cast<std::size_t>(weights_size_ + bias_size_),
+        nccl_type<T>(), ncclSum, nccl_, sum_stream_);
+    require(code == ncclSuccess, ErrorKind::kDevice,
+            "ncclAllReduce of the gradients failed: ",
+            ncclGetErrorString(code));
+    check_cuda(cudaEventRecord(summed_, sum_stream_), "cudaEventRecord");
+  } else if (!alone_) {
     check_cuda(
         cudaMemcpyAsync(host_.weights(), sums_, sizeof(T) * host_sums_.size(),
                         cudaMemcpyDeviceToHost, stream_),
@@ -66,7 +116,10 @@ double DeviceGradientSum<T>::wait() {
   double waited = 0;
   const T* from = sums_;
   cudaMemcpyKind kind = cudaMemcpyDeviceToDevice;
-  if (!alone_) {
+  if (!alone_ && sum_stream_ != nullptr) {  // the sums stay on the device
+    check_cuda(cudaStreamWaitEvent(stream_, summed_, 0),
+               "cudaStreamWaitEvent");
+  } else if (!alone_) {
     waited = host_.wait();
     from = host_sums_.data();
     kind = cudaMemcpyHostToDevice;
