@@ -41,11 +41,14 @@ struct ConvBackend<T, DeviceSpace> {
   };
   // With the NCCL halo transport the gradients are summed by NCCL too, on
   // a communicator over the summing ranks (the caller's where it spans
-  // them, else one of the layer's own); made collectively.
+  // them, else one of the layer's own), made collectively; none for one
+  // rank.
   struct GradientComm {
     std::optional<NcclComm> nccl;
     GradientComm(const Context& c, MPI_Comm comm) {
-      if (c.halo.transport == HaloTransport::kNccl) {
+      int size = 0;
+      check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+      if (c.halo.transport == HaloTransport::kNccl && size > 1) {
         nccl.emplace(comm, c.halo.nccl_comm);
       }
     }

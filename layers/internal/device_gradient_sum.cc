@@ -1,6 +1,7 @@
 #include "layers/internal/device_gradient_sum.h"
 
 #include <chrono>
+#include <type_traits>
 
 #include "distconv/device_space.h"
 #include "distconv/error.h"
@@ -13,7 +14,8 @@ namespace {
 
 template <typename T>
 ncclDataType_t nccl_type() {
-  return sizeof(T) == sizeof(double) ? ncclFloat64 : ncclFloat32;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+  return std::is_same_v<T, double> ? ncclFloat64 : ncclFloat32;
 }
 
 }  // namespace
@@ -31,16 +33,21 @@ DeviceGradientSum<T>::DeviceGradientSum(cudaStream_t stream, MPI_Comm comm,
   int size = 0;
   check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
   alone_ = size == 1;
-  sums_ = static_cast<T*>(
-      DeviceSpace::allocate(sizeof(T) * (weights_size + bias_size)));
-  if (nccl_ == nullptr || alone_) return;
+  // Collectively: a rank failing alone here would leave the others in
+  // the NCCL communicator's teardown.
   try {
-    check_cuda(cudaStreamCreateWithFlags(&sum_stream_, cudaStreamNonBlocking),
-               "cudaStreamCreateWithFlags");
-    for (cudaEvent_t* e : {&ready_, &summed_}) {
-      check_cuda(cudaEventCreateWithFlags(e, cudaEventDisableTiming),
-                 "cudaEventCreateWithFlags");
-    }
+    run_collectively(comm, [&] {
+      sums_ = static_cast<T*>(
+          DeviceSpace::allocate(sizeof(T) * (weights_size + bias_size)));
+      if (nccl_ == nullptr || alone_) return;
+      check_cuda(
+          cudaStreamCreateWithFlags(&sum_stream_, cudaStreamNonBlocking),
+          "cudaStreamCreateWithFlags");
+      for (cudaEvent_t* e : {&ready_, &summed_}) {
+        check_cuda(cudaEventCreateWithFlags(e, cudaEventDisableTiming),
+                   "cudaEventCreateWithFlags");
+      }
+    });
   } catch (...) {
     release();
     throw;
@@ -84,7 +91,7 @@ void DeviceGradientSum<T>::start(T* diff_weights, T* diff_bias) {
           ErrorKind::kInvalidArgument, "diff_weights is null");
   require(diff_bias != nullptr || bias_size_ == 0, ErrorKind::kInvalidArgument,
           "the layer adds a bias but diff_bias is null");
-  if (!alone_ && sum_stream_ != nullptr) {  // NCCL
+  if (on_nccl()) {
     check_cuda(cudaEventRecord(ready_, stream_), "cudaEventRecord");
     check_cuda(cudaStreamWaitEvent(sum_stream_, ready_, 0),
                "cudaStreamWaitEvent");
@@ -95,7 +102,7 @@ void DeviceGradientSum<T>::start(T* diff_weights, T* diff_bias) {
             "ncclAllReduce of the gradients failed: ",
             ncclGetErrorString(code));
     check_cuda(cudaEventRecord(summed_, sum_stream_), "cudaEventRecord");
-  } else if (!alone_) {
+  } else if (!alone_ && sum_stream_ == nullptr) {  // MPI on host copies
     check_cuda(
         cudaMemcpyAsync(host_.weights(), sums_, sizeof(T) * host_sums_.size(),
                         cudaMemcpyDeviceToHost, stream_),
@@ -116,10 +123,10 @@ double DeviceGradientSum<T>::wait() {
   double waited = 0;
   const T* from = sums_;
   cudaMemcpyKind kind = cudaMemcpyDeviceToDevice;
-  if (!alone_ && sum_stream_ != nullptr) {  // the sums stay on the device
+  if (on_nccl()) {  // the sums stayed on the device
     check_cuda(cudaStreamWaitEvent(stream_, summed_, 0),
                "cudaStreamWaitEvent");
-  } else if (!alone_) {
+  } else if (!alone_ && sum_stream_ == nullptr) {
     waited = host_.wait();
     from = host_sums_.data();
     kind = cudaMemcpyHostToDevice;

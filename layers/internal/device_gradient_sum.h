@@ -43,6 +43,11 @@ class DeviceGradientSum {
 
  private:
   void release() noexcept;
+  // Whether the sums travel by NCCL (none of zero gradients: the sizes
+  // are alike on every rank).
+  bool on_nccl() const {
+    return sum_stream_ != nullptr && weights_size_ + bias_size_ > 0;
+  }
 
   cudaStream_t stream_;
   Index weights_size_, bias_size_;
