@@ -2,15 +2,13 @@
 // CudaBatchNorm's passes on the stream of the device options; scale, shift
 // and their gradients in device memory. The layer itself is
 // layers/internal/batch_norm_impl.h. Built only with --config=cuda.
-#include <cuda_runtime_api.h>
-
 #include <vector>
 
 #include "distconv/device_space.h"
-#include "distconv/internal/cuda_check.h"
 #include "kernels/cuda/batch_norm.h"
 #include "layers/batch_norm.h"
 #include "layers/internal/batch_norm_impl.h"
+#include "layers/internal/device_staging.h"
 
 namespace distconv {
 namespace internal {
@@ -26,19 +24,15 @@ struct BatchNormBackend<T, DeviceSpace> {
   static const P* read(const BatchNormDeviceOptions& d, const P* p, Index n,
                        std::vector<P>& copy) {
     copy.resize(static_cast<size_t>(n));
-    check_cuda(cudaMemcpyAsync(copy.data(), p, sizeof(P) * n,
-                               cudaMemcpyDeviceToHost, d.stream),
-               "copying batch normalisation parameters to the host");
-    check_cuda(cudaStreamSynchronize(d.stream),
-               "waiting for batch normalisation parameters");
+    stage_to_host(d.stream, copy.data(), p, sizeof(P) * n,
+                  "batch normalisation parameters");
     return copy.data();
   }
   // Queued on the stream; returns once `from` is staged (pageable memory).
   static void write(const BatchNormDeviceOptions& d,
                     const std::vector<P>& from, P* to) {
-    check_cuda(cudaMemcpyAsync(to, from.data(), sizeof(P) * from.size(),
-                               cudaMemcpyHostToDevice, d.stream),
-               "copying batch normalisation gradients to the device");
+    stage_to_device(d.stream, to, from.data(), sizeof(P) * from.size(),
+                    "batch normalisation gradients");
   }
 };
 

@@ -9,6 +9,7 @@
 #include "distconv/device_space.h"
 #include "distconv/internal/cuda_check.h"
 #include "layers/internal/device_pointwise.h"
+#include "layers/internal/device_staging.h"
 #include "layers/internal/redistribute_impl.h"
 #include "layers/redistribute.h"
 
@@ -19,17 +20,11 @@ template <>
 struct RedistributionStaging<DeviceSpace> {
   static void to_host(CUstream_st* stream, void* host, const void* device,
                       std::size_t bytes) {
-    check_cuda(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost,
-                               stream),
-               "redistribution: copying the packed messages to the host");
-    check_cuda(cudaStreamSynchronize(stream),
-               "redistribution: waiting for the packed messages");
+    stage_to_host(stream, host, device, bytes, "redistribution");
   }
   static void to_device(CUstream_st* stream, void* device, const void* host,
                         std::size_t bytes) {
-    check_cuda(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice,
-                               stream),
-               "redistribution: copying the received messages to the GPU");
+    stage_to_device(stream, device, host, bytes, "redistribution");
     check_cuda(cudaStreamSynchronize(stream),
                "redistribution: waiting for the received messages");
   }

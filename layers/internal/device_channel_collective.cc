@@ -1,32 +1,21 @@
 #include "layers/internal/device_channel_collective.h"
 
 #include "distconv/internal/cuda_check.h"
+#include "layers/internal/device_staging.h"
 
 namespace distconv::internal {
 namespace {
 
-// Copies `n` elements of device memory to the host and waits for them
-// (and for everything queued before on the stream).
+constexpr const char* kWhat = "channel collective";
+
 template <typename T>
 void to_host(cudaStream_t stream, T* host, const T* device, Index n) {
-  if (n > 0) {
-    check_cuda(cudaMemcpyAsync(host, device, sizeof(T) * n,
-                               cudaMemcpyDeviceToHost, stream),
-               "channel collective: copying to the host");
-  }
-  check_cuda(cudaStreamSynchronize(stream),
-             "channel collective: waiting for the stream");
+  stage_to_host(stream, host, device, sizeof(T) * n, kWhat);
 }
 
-// Queues the copy of `n` host elements to the device on the stream. The
-// host array may change once this returns: a copy from pageable memory
-// returns after the elements have been staged.
 template <typename T>
 void to_device(cudaStream_t stream, T* device, const T* host, Index n) {
-  if (n == 0) return;
-  check_cuda(cudaMemcpyAsync(device, host, sizeof(T) * n,
-                             cudaMemcpyHostToDevice, stream),
-             "channel collective: copying to the GPU");
+  stage_to_device(stream, device, host, sizeof(T) * n, kWhat);
 }
 
 }  // namespace
