@@ -11,9 +11,10 @@
 // bf16's largest finite value round to infinity, subnormals are kept.
 //
 // Compute<T> is the type a layer on elements of T computes in and keeps
-// its parameters, statistics and gradients in: float for bf16, T itself
-// for float and double. A layer on bf16 tensors thus takes fp32 weights
-// (the optimizer's master copy) and gives fp32 weight gradients.
+// its parameters, statistics and gradients in: float for bf16 and fp16
+// (distconv/fp16.h, included here), T itself for float and double. A
+// layer on bf16 or fp16 tensors thus takes fp32 weights (the optimizer's
+// master copy) and gives fp32 weight gradients.
 #ifndef DISTCONV_BF16_H_
 #define DISTCONV_BF16_H_
 
@@ -21,6 +22,8 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+
+#include "distconv/fp16.h"
 
 // Compiled for the GPU too under nvcc (the CUDA kernels of the layers run
 // on bf16 elements with the host's arithmetic); plain C++ elsewhere.
@@ -99,8 +102,17 @@ template <>
 struct ComputeTypeOf<bf16> {
   using type = float;
 };
+template <>
+struct ComputeTypeOf<fp16> {
+  using type = float;
+};
 template <typename T>
 using Compute = typename ComputeTypeOf<T>::type;
+
+// Whether elements of T are stored narrower than they are computed in
+// (bf16, fp16): such layers stage their kernels in Compute<T>.
+template <typename T>
+inline constexpr bool kNarrow = !std::is_same_v<T, Compute<T>>;
 
 }  // namespace distconv
 

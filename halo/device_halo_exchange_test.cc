@@ -176,7 +176,7 @@ TEST_F(DeviceHalo, Fp64ForwardAndReverseLikeTheHost) {
   }
 }
 
-// fp16 and bf16 (CUDA's and distconv's): copies and max commute with
+// fp16 and bf16 (CUDA's and distconv's each): copies and max commute with
 // rounding, so they match the fp32 host exchange exactly; sums are not
 // compared (rounded each step).
 TEST_F(DeviceHalo, Fp16AndBf16ForwardAndReverseMaxLikeTheHost) {
@@ -187,6 +187,7 @@ TEST_F(DeviceHalo, Fp16AndBf16ForwardAndReverseMaxLikeTheHost) {
                             ExpectLikeTheHost<__half>(l, g, t, o);
                             ExpectLikeTheHost<__nv_bfloat16>(l, g, t, o);
                             ExpectLikeTheHost<bf16>(l, g, t, o);
+                            ExpectLikeTheHost<fp16>(l, g, t, o);
                           });
   }
 }

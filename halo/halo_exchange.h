@@ -42,8 +42,9 @@
 // wait() on this exchange's previous exchange in that direction, so ranks
 // with several exchanges must interleave their calls alike.
 //
-// Defined for float, double and bf16 in host memory (//halo:halo_exchange)
-// and for float, double, bf16, __half and __nv_bfloat16 in device memory
+// Defined for float, double, bf16 and fp16 in host memory
+// (//halo:halo_exchange) and for float, double, bf16, fp16, __half and
+// __nv_bfloat16 in device memory
 // (//halo:device_transport, built only with --config=cuda).
 #ifndef DISTCONV_HALO_HALO_EXCHANGE_H_
 #define DISTCONV_HALO_HALO_EXCHANGE_H_

@@ -179,26 +179,29 @@ TEST(HaloExchange, ReverseIsTheAdjointOfForward) {
   ForEveryGridAndLayout(ExpectAdjoint);
 }
 
-// bf16 cells travel as their 16 bits: forward gives every halo cell its
-// owner's bits (any finite pattern); the reverse sum adds in fp32, exact
-// here (small integers).
-void ExpectBf16(const HaloLayout& layout, const ProcessGrid& grid,
-                HaloTransport transport) {
+// N and fp16 cells travel as their 16 bits: forward gives every halo
+// cell its owner's bits (any finite pattern); the reverse sum adds in
+// fp32, exact here (small integers).
+template <typename N>
+void ExpectNarrow(const HaloLayout& layout, const ProcessGrid& grid,
+                  HaloTransport transport) {
+  // Below the first infinity's bits.
+  constexpr std::uint64_t kFinite = std::is_same_v<N, bf16> ? 0x7f00 : 0x7b00;
   const Shape& global = layout.distribution().global_shape();
   const auto bits = [&](const Shape& g) {
     const auto k = static_cast<std::uint64_t>(linear_index(g, global));
-    return bf16::from_bits(static_cast<std::uint16_t>(k * 2654435761u % 0x7f00));
+    return N::from_bits(static_cast<std::uint16_t>(k * 2654435761u % kFinite));
   };
-  const bf16 sentinel = -1.0f;
-  DistTensor<bf16> x(grid, layout);
+  const N sentinel = -1.0f;
+  DistTensor<N> x(grid, layout);
   const Box interior = layout.interior(grid.rank());
   const Shape origin = x.buffer_box().lower;
-  x.buffer().for_each([&](const Shape& i, bf16& v) {
+  x.buffer().for_each([&](const Shape& i, N& v) {
     v = interior.contains(i) ? bits(i + origin) : sentinel;
   });
-  HaloExchange<bf16> halo(grid, layout, {transport});
+  HaloExchange<N> halo(grid, layout, {transport});
   halo.exchange(x);
-  x.buffer().for_each([&](const Shape& i, bf16& v) {
+  x.buffer().for_each([&](const Shape& i, N& v) {
     const auto src = source_of(layout, i + origin);
     ASSERT_EQ(v.bits(), (src ? bits(*src) : sentinel).bits())
         << "local cell " << i << " on rank " << grid.rank();
@@ -209,7 +212,7 @@ void ExpectBf16(const HaloLayout& layout, const ProcessGrid& grid,
   const auto owned = [&](const Shape& g) {
     return static_cast<double>(linear_index(g, global) % 17);
   };
-  x.buffer().for_each([&](const Shape& i, bf16& v) {
+  x.buffer().for_each([&](const Shape& i, N& v) {
     v = static_cast<float>(interior.contains(i)
                                ? owned(i + origin)
                                : contribution(grid.rank(), i, local));
@@ -218,7 +221,7 @@ void ExpectBf16(const HaloLayout& layout, const ProcessGrid& grid,
   const std::vector<double> added =
       SerialReverse(layout, grid.rank(), HaloReduction::kSum);
   const Box shard = layout.shard(grid.rank());
-  x.buffer().for_each([&](const Shape& i, bf16& v) {
+  x.buffer().for_each([&](const Shape& i, N& v) {
     if (!interior.contains(i)) return;
     const Shape g = i + origin;
     // SerialReverse starts from global_value (1 + the index): take it off.
@@ -228,7 +231,13 @@ void ExpectBf16(const HaloLayout& layout, const ProcessGrid& grid,
   });
 }
 
-TEST(HaloExchange, MovesAndSumsBf16Cells) { ForEveryGridAndLayout(ExpectBf16); }
+TEST(HaloExchange, MovesAndSumsBf16Cells) {
+  ForEveryGridAndLayout(ExpectNarrow<bf16>);
+}
+
+TEST(HaloExchange, MovesAndSumsFp16Cells) {
+  ForEveryGridAndLayout(ExpectNarrow<fp16>);
+}
 
 TEST(HaloExchange, TwoExchangesInFlightWithComputeBetween) {
   ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, world_size(), 1});

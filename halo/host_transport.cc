@@ -418,5 +418,8 @@ template std::unique_ptr<Transport> make_transport<double, HostSpace>(
 template std::unique_ptr<Transport> make_transport<bf16, HostSpace>(
     const ProcessGrid&, const HaloLayout&, const HaloPlan&,
     const HaloSetupOptions&);
+template std::unique_ptr<Transport> make_transport<fp16, HostSpace>(
+    const ProcessGrid&, const HaloLayout&, const HaloPlan&,
+    const HaloSetupOptions&);
 
 }  // namespace distconv::internal

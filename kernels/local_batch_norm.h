@@ -109,14 +109,16 @@ void merge_moments(Index channels, Index rows, Index part_rows,
                    double* mean, double* m2);
 }  // namespace internal
 
-// bf16: the fp32 passes on fp32 copies of chunks of the arrays (a whole
-// number of positions, about 64 Ki values each, so the copies stay in
-// cache); each output rounded once. Statistics in double, as for float:
-// the moments of the chunks merge as moments() merges its tiles.
-template <>
-class LocalBatchNorm<bf16> {
+// T and fp16 (T stored narrower than its Compute<T>, float): the fp32
+// passes on fp32 copies of chunks of the arrays (a whole number of
+// positions, about 64 Ki values each, so the copies stay in cache); each
+// output rounded once. Statistics in double, as for float: the moments of
+// the chunks merge as moments() merges its tiles. LocalBatchNorm<T>
+// and LocalBatchNorm<fp16> are this class.
+template <typename T>
+class NarrowBatchNorm {
  public:
-  explicit LocalBatchNorm(Index channels);
+  explicit NarrowBatchNorm(Index channels);
 
   Index channels() const { return fp32_.channels(); }
   Index period() const { return fp32_.period(); }
@@ -126,14 +128,13 @@ class LocalBatchNorm<bf16> {
     fp32_.set_streaming_threshold(bytes);
   }
 
-  void moments(const bf16* x, Index elements, double* sums, double* m2);
-  void affine(const bf16* x, Index elements, const double* mean,
-              const double* a, const double* b, bf16* y);
-  void gradient_sums(const bf16* x, const bf16* dy, Index elements,
+  void moments(const T* x, Index elements, double* sums, double* m2);
+  void affine(const T* x, Index elements, const double* mean, const double* a,
+              const double* b, T* y);
+  void gradient_sums(const T* x, const T* dy, Index elements,
                      const double* mean, double* sum_dy, double* sum_dy_dev);
-  void diff_src(const bf16* x, const bf16* dy, Index elements,
-                const double* mean, const double* a, const double* dy_mean,
-                const double* k, bf16* dx);
+  void diff_src(const T* x, const T* dy, Index elements, const double* mean,
+                const double* a, const double* dy_mean, const double* k, T* dx);
 
  private:
   // Calls fn(offset, length) over [0, elements) in chunks of chunk_.
@@ -143,12 +144,23 @@ class LocalBatchNorm<bf16> {
       fn(s, std::min(chunk_, elements - s));
     }
   }
-  const float* widen(const bf16* from, Index n, std::vector<float>& to) const;
+  const float* widen(const T* from, Index n, std::vector<float>& to) const;
 
   LocalBatchNorm<float> fp32_;
   Index chunk_;  // a multiple of the channel count
   std::vector<float> x_, dy_, out_;
   std::vector<double> sums_, m2_, mean_;  // one chunk's moments, running mean
+};
+
+template <>
+class LocalBatchNorm<bf16> : public NarrowBatchNorm<bf16> {
+ public:
+  using NarrowBatchNorm<bf16>::NarrowBatchNorm;
+};
+template <>
+class LocalBatchNorm<fp16> : public NarrowBatchNorm<fp16> {
+ public:
+  using NarrowBatchNorm<fp16>::NarrowBatchNorm;
 };
 
 }  // namespace distconv

@@ -229,22 +229,29 @@ TEST(LocalBatchNorm, NoChannels) {
 namespace distconv {
 namespace {
 
-// bf16 runs the fp32 passes on chunks of fp32 copies: over several chunks,
-// its moments and gradient sums are the fp32 kernel's (in double, merged
-// another way), and its outputs are the fp32 outputs rounded once.
-TEST(LocalBatchNorm, Bf16IsTheFp32KernelOnChunks) {
+// bf16 and fp16 run the fp32 passes on chunks of fp32 copies: over
+// several chunks, their moments and gradient sums are the fp32 kernel's
+// (in double, merged another way), and their outputs are the fp32 outputs
+// rounded once.
+template <typename N>
+class NarrowBatchNormTest : public ::testing::Test {};
+using NarrowTypes = ::testing::Types<bf16, fp16>;
+TYPED_TEST_SUITE(NarrowBatchNormTest, NarrowTypes);
+
+TYPED_TEST(NarrowBatchNormTest, IsTheFp32KernelOnChunks) {
+  using N = TypeParam;
   for (Index channels : {Index{3}, Index{64}, Index{1}}) {
     SCOPED_TRACE(channels);
     const Index elements = channels * 70001;  // several chunks, a partial one
     std::mt19937_64 rng(9);
     std::uniform_real_distribution<float> u(-3, 5);
-    std::vector<bf16> xb(elements), dyb(elements), yb(elements), dxb(elements);
-    for (bf16& v : xb) v = u(rng) + 100.0f;
-    for (bf16& v : dyb) v = u(rng);
+    std::vector<N> xb(elements), dyb(elements), yb(elements), dxb(elements);
+    for (N& v : xb) v = u(rng) + 100.0f;
+    for (N& v : dyb) v = u(rng);
     const std::vector<float> xf(xb.begin(), xb.end()),
         dyf(dyb.begin(), dyb.end());
     std::vector<float> yf(elements), dxf(elements);
-    LocalBatchNorm<bf16> h(channels);
+    LocalBatchNorm<N> h(channels);
     LocalBatchNorm<float> f(channels);
     EXPECT_NE(h.implementation().find("fp32"), std::string::npos);
     std::vector<double> s1(channels), m1(channels), s2(channels), m2(channels);
@@ -277,8 +284,8 @@ TEST(LocalBatchNorm, Bf16IsTheFp32KernelOnChunks) {
     f.diff_src(xf.data(), dyf.data(), elements, mean.data(), a.data(),
                b.data(), k.data(), dxf.data());
     for (Index i = 0; i < elements; ++i) {
-      ASSERT_EQ(yb[i].bits(), bf16(yf[i]).bits()) << "affine at " << i;
-      ASSERT_EQ(dxb[i].bits(), bf16(dxf[i]).bits()) << "diff_src at " << i;
+      ASSERT_EQ(yb[i].bits(), N(yf[i]).bits()) << "affine at " << i;
+      ASSERT_EQ(dxb[i].bits(), N(dxf[i]).bits()) << "diff_src at " << i;
     }
   }
 }

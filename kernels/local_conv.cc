@@ -198,12 +198,11 @@ template <typename T>
 std::string LocalConv<T>::implementation() const {
   const Impl& s = *impl_;
   if (!s.onednn) {
-    return std::string("reference, staged") +
-           (std::is_same_v<T, bf16> ? " in fp32" : "") + " (" +
-           s.why_reference + ")";
+    return std::string("reference, staged") + (kNarrow<T> ? " in fp32" : "") +
+           " (" + s.why_reference + ")";
   }
   const char* how[] = {"in place", "per sample", "staged"};
-  const char* converted = std::is_same_v<T, bf16> ? " in fp32" : "";
+  const char* converted = kNarrow<T> ? " in fp32" : "";
   return s.onednn->implementation() + ", " + how[static_cast<int>(s.mode)] +
          converted;
 }
@@ -276,10 +275,14 @@ void LocalConv<T>::backward_weights(StridedView<const T> src,
 template class LocalConv<float>;
 template class LocalConv<double>;
 template class LocalConv<bf16>;
+template class LocalConv<fp16>;
 template void copy_view(StridedView<const float>, StridedView<float>);
 template void copy_view(StridedView<const double>, StridedView<double>);
 template void copy_view(StridedView<const bf16>, StridedView<bf16>);
+template void copy_view(StridedView<const fp16>, StridedView<fp16>);
 template void copy_view(StridedView<const bf16>, StridedView<float>);
+template void copy_view(StridedView<const fp16>, StridedView<float>);
 template void copy_view(StridedView<const float>, StridedView<bf16>);
+template void copy_view(StridedView<const float>, StridedView<fp16>);
 
 }  // namespace distconv

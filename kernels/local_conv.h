@@ -31,7 +31,7 @@
 
 namespace distconv {
 
-// Defined for float, double and bf16.
+// Defined for float, double, bf16 and fp16.
 template <typename T>
 class LocalConv {
  public:
@@ -66,7 +66,7 @@ class LocalConv {
 };
 
 // Copies `from` into `to` (same extents, any strides), converting each
-// element when the types differ (defined for float, double and bf16 to
+// element when the types differ (defined for float, double, bf16 and fp16 to
 // themselves, bf16 to float and float to bf16).
 template <typename From, typename To>
 void copy_view(StridedView<const From> from, StridedView<To> to);

@@ -105,10 +105,16 @@ TEST(LocalConv, DenseChannelsLastFloatRunsInPlace) {
   EXPECT_NE(d.implementation().find("reference"), std::string::npos);
 }
 
-// bf16 views run the fp32 kernel on fp32 copies: on bf16-exact inputs each
-// output is the fp32 layer's, rounded once, bit for bit; weight gradients
-// are fp32 and equal to the fp32 kernel's.
-TEST(LocalConv, Bf16IsTheFp32KernelRoundedOnce) {
+// bf16 and fp16 views run the fp32 kernel on fp32 copies: on exact inputs
+// each output is the fp32 layer's, rounded once, bit for bit; weight
+// gradients are fp32 and equal to the fp32 kernel's.
+template <typename N>
+class NarrowLocalConv : public ::testing::Test {};
+using NarrowTypes = ::testing::Types<bf16, fp16>;
+TYPED_TEST_SUITE(NarrowLocalConv, NarrowTypes);
+
+TYPED_TEST(NarrowLocalConv, IsTheFp32KernelRoundedOnce) {
+  using N = TypeParam;
   ConvDesc c = ConvDesc::make(16, 8, {3, 3});
   c.padding_lower = c.padding_upper = {1, 1};
   c.bias = ConvBias::kAdd;
@@ -117,16 +123,16 @@ TEST(LocalConv, Bf16IsTheFp32KernelRoundedOnce) {
   const Shape ys = dense_strides(y, StorageOrder::kChannelsLast);
   std::mt19937_64 rng(5);
   std::uniform_real_distribution<float> val(-1, 1);
-  std::vector<bf16> xb(x.volume()), yb(y.volume()), dyb(y.volume());
+  std::vector<N> xb(x.volume()), yb(y.volume()), dyb(y.volume());
   std::vector<float> w(c.weights_shape().volume()), b(8);
-  for (bf16& v : xb) v = val(rng);
-  for (bf16& v : dyb) v = val(rng);
+  for (N& v : xb) v = val(rng);
+  for (N& v : dyb) v = val(rng);
   for (float& v : w) v = val(rng);
   for (float& v : b) v = val(rng);
   const std::vector<float> xf(xb.begin(), xb.end()), dyf(dyb.begin(), dyb.end());
   std::vector<float> yf(y.volume()), dxf(x.volume()), dwf(w.size(), 0.5f),
       dbf(8, 0.5f);
-  std::vector<bf16> dxb(x.volume());
+  std::vector<N> dxb(x.volume());
   std::vector<float> dwb(w.size(), 0.5f), dbb(8, 0.5f);
   const auto view = [](auto& v, const Shape& e, const Shape& s) {
     using E = std::remove_reference_t<decltype(v[0])>;
@@ -135,20 +141,20 @@ TEST(LocalConv, Bf16IsTheFp32KernelRoundedOnce) {
   for (ConvPass pass : {ConvPass::kForward, ConvPass::kBackwardData,
                         ConvPass::kBackwardWeights}) {
     LocalConv<float> f(c, x, xs, y, ys, pass);
-    LocalConv<bf16> h(c, x, xs, y, ys, pass);
+    LocalConv<N> h(c, x, xs, y, ys, pass);
     SCOPED_TRACE(h.implementation());
     EXPECT_NE(h.implementation().find("in fp32"), std::string::npos);
     if (pass == ConvPass::kForward) {
       f.forward(view(xf, x, xs), w.data(), b.data(), view(yf, y, ys));
       h.forward(view(xb, x, xs), w.data(), b.data(), view(yb, y, ys));
       for (size_t i = 0; i < yb.size(); ++i) {
-        ASSERT_EQ(yb[i].bits(), bf16(yf[i]).bits()) << "forward at " << i;
+        ASSERT_EQ(yb[i].bits(), N(yf[i]).bits()) << "forward at " << i;
       }
     } else if (pass == ConvPass::kBackwardData) {
       f.backward_data(view(dyf, y, ys), w.data(), view(dxf, x, xs));
       h.backward_data(view(dyb, y, ys), w.data(), view(dxb, x, xs));
       for (size_t i = 0; i < dxb.size(); ++i) {
-        ASSERT_EQ(dxb[i].bits(), bf16(dxf[i]).bits()) << "backward at " << i;
+        ASSERT_EQ(dxb[i].bits(), N(dxf[i]).bits()) << "backward at " << i;
       }
     } else {
       f.backward_weights(view(xf, x, xs), view(dyf, y, ys), dwf.data(),

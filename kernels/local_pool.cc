@@ -139,7 +139,7 @@ LocalPool<T>& LocalPool<T>::operator=(LocalPool&&) noexcept = default;
 template <typename T>
 std::string LocalPool<T>::implementation() const {
   const Impl& s = *impl_;
-  const std::string fp32 = std::is_same_v<T, bf16> ? " in fp32" : "";
+  const std::string fp32 = kNarrow<T> ? " in fp32" : "";
   if (!s.onednn) {
     return "reference, staged" + fp32 + " (" + s.why_reference + ")";
   }
@@ -214,5 +214,6 @@ void LocalPool<T>::backward(StridedView<const T> src,
 template class LocalPool<float>;
 template class LocalPool<double>;
 template class LocalPool<bf16>;
+template class LocalPool<fp16>;
 
 }  // namespace distconv

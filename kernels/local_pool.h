@@ -29,8 +29,8 @@
 
 namespace distconv {
 
-// Defined for float, double and bf16 (staged: computed on fp32 copies,
-// each result rounded once).
+// Defined for float, double, bf16 and fp16 (16-bit types staged: computed
+// on fp32 copies, each result rounded once).
 template <typename T>
 class LocalPool {
  public:

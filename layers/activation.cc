@@ -40,5 +40,6 @@ struct ActivationBackend<T, HostSpace> {
 template class Activation<float>;
 template class Activation<double>;
 template class Activation<bf16>;
+template class Activation<fp16>;
 
 }  // namespace distconv

@@ -38,8 +38,7 @@ struct AddOptions {
   CUstream_st* stream = nullptr;
 };
 
-// Defined for float, double and bf16 in host memory, float and double in
-// device memory.
+// Defined for float, double, bf16 and fp16 in host and device memory.
 template <typename T, typename Space>
 void add(const DistTensor<T, Space>& a, const DistTensor<T, Space>& b,
          DistTensor<T, Space>& dst, const AddOptions& options = {});

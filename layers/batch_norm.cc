@@ -34,5 +34,6 @@ struct BatchNormBackend<T, HostSpace> {
 template class BatchNorm<float>;
 template class BatchNorm<double>;
 template class BatchNorm<bf16>;
+template class BatchNorm<fp16>;
 
 }  // namespace distconv

@@ -11,6 +11,8 @@ template class Concat<double>;
 template class Slice<float>;
 template class Slice<double>;
 template class Concat<bf16>;
+template class Concat<fp16>;
 template class Slice<bf16>;
+template class Slice<fp16>;
 
 }  // namespace distconv

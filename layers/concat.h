@@ -64,8 +64,7 @@ struct ConcatOptions {
   CUstream_st* stream = nullptr;
 };
 
-// Defined for float, double and bf16 in host memory, float and double in
-// device memory.
+// Defined for float, double, bf16 and fp16 in host and device memory.
 template <typename T, typename Space = HostSpace>
 class Concat {
  public:
@@ -103,8 +102,7 @@ class Concat {
   ConcatOptions options_;
 };
 
-// Defined for float, double and bf16 in host memory, float and double in
-// device memory.
+// Defined for float, double, bf16 and fp16 in host and device memory.
 template <typename T, typename Space = HostSpace>
 class Slice {
  public:

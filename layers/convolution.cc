@@ -11,5 +11,6 @@ namespace distconv {
 template class Convolution<float>;
 template class Convolution<double>;
 template class Convolution<bf16>;
+template class Convolution<fp16>;
 
 }  // namespace distconv

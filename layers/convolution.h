@@ -109,9 +109,10 @@
 
 namespace distconv {
 
-// Defined for float, double and bf16 in host memory (//layers:convolution)
-// and in device memory (Convolution<T, DeviceSpace>, target
-// //layers:device_convolution, built only with --config=cuda).
+// Defined for float, double, bf16 and fp16 in host memory
+// (//layers:convolution) and in device memory (Convolution<T,
+// DeviceSpace>, target //layers:device_convolution, built only with
+// --config=cuda).
 template <typename T, typename Space = HostSpace>
 class Convolution {
  public:

@@ -267,17 +267,18 @@ struct ReferencePasses {
   }
 };
 
-// bf16 tensors with fp32 weights against the double reference on the same
-// (bf16-exact) data: y and dx within 4 bf16 roundings of their magnitude,
-// the fp32 weight gradients as the fp32 layer's.
-void ExpectBf16MatchesReference(const ConvCase& c, const ProcessGrid& grid,
-                                const ConvolutionOptions& options) {
+// Tensors of N (N or fp16) with fp32 weights against the double
+// reference on the same (N-exact) data: y and dx within 4 roundings of N
+// of their magnitude, the fp32 weight gradients as the fp32 layer's.
+template <typename N>
+void ExpectNarrowMatchesReference(const ConvCase& c, const ProcessGrid& grid,
+                                  const ConvolutionOptions& options) {
   const ConvDesc& desc = c.desc;
   const Shape dst_shape = desc.dst_shape(c.src_shape);
-  const auto x = random_vector<bf16>(c.src_shape.volume(), 1);
+  const auto x = random_vector<N>(c.src_shape.volume(), 1);
   const auto w = random_vector<float>(desc.weights_shape().volume(), 2);
   const auto b = random_vector<float>(desc.out_channels, 3);
-  const auto dy = random_vector<bf16>(dst_shape.volume(), 4);
+  const auto dy = random_vector<N>(dst_shape.volume(), 4);
   const auto wide = [](const auto& v) {
     return std::vector<double>(v.begin(), v.end());
   };
@@ -287,18 +288,19 @@ void ExpectBf16MatchesReference(const ConvCase& c, const ProcessGrid& grid,
                             absolute(wide(w)), absolute(wide(b)),
                             absolute(wide(dy)));
   const float* bias = desc.bias == ConvBias::kAdd ? b.data() : nullptr;
-  ConvRun<bf16> run(grid, desc, c.src_shape, options);
+  ConvRun<N> run(grid, desc, c.src_shape, options);
   run.scatter_inputs(x.data(), dy.data());
-  run.y.buffer().for_each([](const Shape&, bf16& v) { v = 1e6f; });
-  run.dx.buffer().for_each([](const Shape&, bf16& v) { v = 1e6f; });
+  run.y.buffer().for_each([](const Shape&, N& v) { v = 1e6f; });
+  run.dx.buffer().for_each([](const Shape&, N& v) { v = 1e6f; });
   std::vector<float> dw(w.size(), 5.0f), db(b.size(), 5.0f);
   run.all_passes(w.data(), bias, dw.data(), db.data());
-  std::vector<bf16> y(dst_shape.volume()), dx(c.src_shape.volume());
+  std::vector<N> y(dst_shape.volume()), dx(c.src_shape.volume());
   run.gather_outputs(y.data(), dx.data());
-  constexpr double kBf16 = 0x1p-8;
+  // Half a unit in the last place at 1.
+  constexpr double kRounding = std::is_same_v<N, bf16> ? 0x1p-8 : 0x1p-11;
   if (grid.rank() == 0) {
-    EXPECT_EQ(cells_outside(y, ref.y, mag.y, 4 * kBf16), 0) << "forward";
-    EXPECT_EQ(cells_outside(dx, ref.dx, mag.dx, 4 * kBf16), 0)
+    EXPECT_EQ(cells_outside(y, ref.y, mag.y, 4 * kRounding), 0) << "forward";
+    EXPECT_EQ(cells_outside(dx, ref.dx, mag.dx, 4 * kRounding), 0)
         << "backward-data";
   }
   EXPECT_LE(max_relative_error(wide(dw), ref.dw), 2e-5) << "backward-weights";
@@ -321,12 +323,32 @@ TEST(Convolution, Bf16MatchesTheReferenceOnEveryGrid) {
         ConvolutionOptions options;
         options.channels = scheme;
         if (cuts_a_group(c, shape)) break;
-        ExpectBf16MatchesReference(c, grid, options);
+        ExpectNarrowMatchesReference<bf16>(c, grid, options);
         if (testing::max_over(MPI_COMM_WORLD,
                               ::testing::Test::HasFailure()) != 0) {
           return;
         }
         if (shape[1] == 1) break;  // the scheme matters on channel splits
+      }
+    }
+  }
+}
+
+// fp16 on every case and grid with the default scheme: the same staging
+// and collectives as bf16 (summed in fp32), with fp16's rounding.
+TEST(Convolution, Fp16MatchesTheReferenceOnEveryGrid) {
+  for (const ConvCase& c : cases()) {
+    std::vector<Shape> grids = grids_without_channel_split(c.src_shape.ndims());
+    for (const Shape& g :
+         testing::grids_with_channel_split(c.src_shape.ndims()))
+      grids.push_back(g);
+    for (const Shape& shape : grids) {
+      SCOPED_TRACE(c.name + " on grid " + shape.to_string());
+      if (cuts_a_group(c, shape)) continue;
+      ProcessGrid grid(MPI_COMM_WORLD, shape);
+      ExpectNarrowMatchesReference<fp16>(c, grid, ConvolutionOptions{});
+      if (testing::max_over(MPI_COMM_WORLD, ::testing::Test::HasFailure())) {
+        return;
       }
     }
   }

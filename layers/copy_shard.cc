@@ -35,6 +35,7 @@ void copy_shard(const DistTensor<T>& from, const StridedView<T>& to) {
 DISTCONV_INSTANTIATE(float)
 DISTCONV_INSTANTIATE(double)
 DISTCONV_INSTANTIATE(bf16)
+DISTCONV_INSTANTIATE(fp16)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

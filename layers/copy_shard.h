@@ -32,12 +32,11 @@ struct CopyShardOptions {
   CUstream_st* stream = nullptr;
 };
 
-// Defined for float, double and bf16 in host memory, float and double in
-// device memory.
+// Defined for float, double, bf16 and fp16 in host and device memory.
 template <typename T, typename Space>
 void copy_shard(const DistTensor<T, Space>& from, DistTensor<T, Space>& to,
                 const CopyShardOptions& options = {});
-// Host memory: float, double and bf16.
+// Host memory: float, double, bf16 and fp16.
 template <typename T>
 void copy_shard(const StridedView<const T>& from, DistTensor<T>& to);
 template <typename T>

@@ -11,5 +11,6 @@ namespace distconv {
 template class Deconvolution<float>;
 template class Deconvolution<double>;
 template class Deconvolution<bf16>;
+template class Deconvolution<fp16>;
 
 }  // namespace distconv

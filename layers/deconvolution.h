@@ -76,9 +76,9 @@
 
 namespace distconv {
 
-// Defined for float, double and bf16 (fp32 weights and gradients, the
-// local kernels on fp32 copies; forward's halo contributions are summed
-// in fp32 and rounded per sum) in host memory; float and double in GPU
+// Defined for float, double, bf16 and fp16 (16-bit types: fp32 weights and
+// gradients, the local kernels on fp32 copies; forward's halo
+// contributions are summed in fp32 and rounded per sum) in host and GPU
 // memory.
 template <typename T, typename Space = HostSpace>
 class Deconvolution {

@@ -92,24 +92,27 @@ void ExpectMatchesReference(const DeconvCase& c, const ProcessGrid& grid,
   }
 }
 
-// bf16 tensors with fp32 weights against the double reference on the same
-// (bf16-exact) data: y and dx within 4 bf16 roundings of their magnitude
-// (the same passes on |x|, |w|), the fp32 weight gradients as in fp32.
-void ExpectBf16MatchesReference(const DeconvCase& c, const ProcessGrid& grid) {
+// Tensors of N (N or fp16) with fp32 weights against the double
+// reference on the same (N-exact) data: y and dx within 4 roundings of N
+// of their magnitude (the same passes on |x|, |w|), the fp32 weight
+// gradients as in fp32.
+template <typename N>
+void ExpectNarrowMatchesReference(const DeconvCase& c,
+                                  const ProcessGrid& grid) {
   const DeconvDesc& d = c.desc;
   const Shape y_shape = d.dst_shape(c.src_shape);
   const bool bias = d.bias == ConvBias::kAdd;
-  const auto x = random_vector<bf16>(c.src_shape.volume(), 1);
+  const auto x = random_vector<N>(c.src_shape.volume(), 1);
   const auto w = random_vector<float>(d.weights_shape().volume(), 2);
   const auto b = random_vector<float>(bias ? d.out_channels : 0, 3);
-  const auto dy = random_vector<bf16>(y_shape.volume(), 4);
+  const auto dy = random_vector<N>(y_shape.volume(), 4);
   const auto wide = [](const auto& v) {
     return std::vector<double>(v.begin(), v.end());
   };
-  Deconvolution<bf16> layer(grid, d, Distribution(c.src_shape, grid.shape()));
-  DistTensor<bf16> xt(grid, layer.src_layout()), yt(grid, layer.dst_layout());
-  DistTensor<bf16> dyt(grid, layer.diff_dst_layout());
-  DistTensor<bf16> dxt(grid, layer.diff_src_layout());
+  Deconvolution<N> layer(grid, d, Distribution(c.src_shape, grid.shape()));
+  DistTensor<N> xt(grid, layer.src_layout()), yt(grid, layer.dst_layout());
+  DistTensor<N> dyt(grid, layer.diff_dst_layout());
+  DistTensor<N> dxt(grid, layer.diff_src_layout());
   scatter(x.data(), xt, 0);
   scatter(dy.data(), dyt, 0);
   std::vector<float> dw(w.size(), 1e6f), db(b.size(), 1e6f);
@@ -117,29 +120,31 @@ void ExpectBf16MatchesReference(const DeconvCase& c, const ProcessGrid& grid) {
   layer.backward_weights(xt, dyt, dw.data(), bias ? db.data() : nullptr);
   layer.backward_data(dyt, w.data(), dxt);
   layer.wait_gradients();
-  const std::vector<bf16> y = gathered(yt), dx = gathered(dxt);
+  const std::vector<N> y = gathered(yt), dx = gathered(dxt);
   if (grid.rank() != 0) return;
   const Global<double> r =
       reference_results(d, c.src_shape, wide(x), wide(w), wide(b), wide(dy));
   const Global<double> m = reference_results(
       d, c.src_shape, absolute(wide(x)), absolute(wide(w)), absolute(wide(b)),
       absolute(wide(dy)));
-  constexpr double kBf16 = 0x1p-8;
-  EXPECT_EQ(cells_outside(y, r.y, m.y, 4 * kBf16), 0) << "forward";
-  EXPECT_EQ(cells_outside(dx, r.dx, m.dx, 4 * kBf16), 0) << "backward-data";
+  // Half a unit in the last place at 1.
+  constexpr double kRounding = std::is_same_v<N, bf16> ? 0x1p-8 : 0x1p-11;
+  EXPECT_EQ(cells_outside(y, r.y, m.y, 4 * kRounding), 0) << "forward";
+  EXPECT_EQ(cells_outside(dx, r.dx, m.dx, 4 * kRounding), 0) << "backward-data";
   EXPECT_LE(max_relative_error(wide(dw), r.dw), 2e-5) << "backward-weights";
   if (bias) {
     EXPECT_LE(max_relative_error(wide(db), r.db), 2e-5) << "bias gradient";
   }
 }
 
-TEST(Deconvolution, Bf16MatchesTheReferenceOnEveryGrid) {
+TEST(Deconvolution, Bf16AndFp16MatchTheReferenceOnEveryGrid) {
   for (const DeconvCase& c : deconv_cases()) {
     for (const Shape& shape :
          grids_without_channel_split(c.src_shape.ndims())) {
       ProcessGrid grid(MPI_COMM_WORLD, shape);
       SCOPED_TRACE(c.name + " on grid " + shape.to_string());
-      ExpectBf16MatchesReference(c, grid);
+      ExpectNarrowMatchesReference<bf16>(c, grid);
+      ExpectNarrowMatchesReference<fp16>(c, grid);
       if (testing::max_over(MPI_COMM_WORLD, ::testing::Test::HasFailure()) !=
           0) {
         return;

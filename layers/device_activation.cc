@@ -39,5 +39,6 @@ struct ActivationBackend<T, DeviceSpace> {
 template class Activation<float, DeviceSpace>;
 template class Activation<double, DeviceSpace>;
 template class Activation<bf16, DeviceSpace>;
+template class Activation<fp16, DeviceSpace>;
 
 }  // namespace distconv

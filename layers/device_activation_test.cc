@@ -112,6 +112,7 @@ TEST_F(DeviceActivation, FloatMatchesTheHostBitForBit) { CheckAll<float>(); }
 TEST_F(DeviceActivation, DoubleMatchesTheHostBitForBit) { CheckAll<double>(); }
 
 TEST_F(DeviceActivation, Bf16MatchesTheHostBitForBit) { CheckAll<bf16>(); }
+TEST_F(DeviceActivation, Fp16MatchesTheHostBitForBit) { CheckAll<fp16>(); }
 
 // A tensor of another distribution is refused before anything is queued.
 TEST_F(DeviceActivation, RefusesATensorOfAnotherDistribution) {

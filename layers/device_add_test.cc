@@ -85,6 +85,7 @@ TEST_F(DeviceAdd, FloatMatchesTheHostBitForBit) { CheckAll<float>(); }
 TEST_F(DeviceAdd, DoubleMatchesTheHostBitForBit) { CheckAll<double>(); }
 
 TEST_F(DeviceAdd, Bf16MatchesTheHostBitForBit) { CheckAll<bf16>(); }
+TEST_F(DeviceAdd, Fp16MatchesTheHostBitForBit) { CheckAll<fp16>(); }
 
 // A tensor of another distribution is refused before anything is queued.
 TEST_F(DeviceAdd, RefusesATensorOfAnotherDistribution) {

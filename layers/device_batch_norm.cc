@@ -41,5 +41,6 @@ struct BatchNormBackend<T, DeviceSpace> {
 template class BatchNorm<float, DeviceSpace>;
 template class BatchNorm<double, DeviceSpace>;
 template class BatchNorm<bf16, DeviceSpace>;
+template class BatchNorm<fp16, DeviceSpace>;
 
 }  // namespace distconv

@@ -139,6 +139,10 @@ TEST_F(DeviceBatchNorm, Bf16IsWithinItsRoundingOnEveryGridAndScope) {
   CheckEveryGrid<bf16>(1e-2);
 }
 
+TEST_F(DeviceBatchNorm, Fp16IsWithinItsRoundingOnEveryGridAndScope) {
+  CheckEveryGrid<fp16>(2e-3);
+}
+
 // 1e4 + noise: both layers keep the noise's precision.
 TEST_F(DeviceBatchNorm, LargeOffsetsKeepPrecision) {
   Check<float>({4, 3, 8, 8}, testing::spatial_grid(4),

@@ -12,6 +12,8 @@ template class Concat<double, DeviceSpace>;
 template class Slice<float, DeviceSpace>;
 template class Slice<double, DeviceSpace>;
 template class Concat<bf16, DeviceSpace>;
+template class Concat<fp16, DeviceSpace>;
 template class Slice<bf16, DeviceSpace>;
+template class Slice<fp16, DeviceSpace>;
 
 }  // namespace distconv

@@ -142,6 +142,7 @@ TEST_F(DeviceConcat, FloatMatchesTheHostBitForBit) { CheckAll<float>(); }
 TEST_F(DeviceConcat, DoubleMatchesTheHostBitForBit) { CheckAll<double>(); }
 
 TEST_F(DeviceConcat, Bf16MatchesTheHostBitForBit) { CheckAll<bf16>(); }
+TEST_F(DeviceConcat, Fp16MatchesTheHostBitForBit) { CheckAll<fp16>(); }
 
 }  // namespace
 }  // namespace distconv

@@ -12,5 +12,6 @@ namespace distconv {
 template class Convolution<float, DeviceSpace>;
 template class Convolution<double, DeviceSpace>;
 template class Convolution<bf16, DeviceSpace>;
+template class Convolution<fp16, DeviceSpace>;
 
 }  // namespace distconv

@@ -145,6 +145,11 @@ TEST_F(DeviceConvolution, Bf16IsWithinItsRoundingOfTheHostLayer) {
   for (const Case& c : cases()) CheckAgainstTheHost<bf16>(c, 2e-2);
 }
 
+// fp16 likewise, within its rounding (2^-11 where bf16's is 2^-8).
+TEST_F(DeviceConvolution, Fp16IsWithinItsRoundingOfTheHostLayer) {
+  for (const Case& c : cases()) CheckAgainstTheHost<fp16>(c, 4e-3);
+}
+
 TEST_F(DeviceConvolution, DoubleChannelSplitsMatchTheHostLayer) {
   if (world_size() < 2) GTEST_SKIP() << "needs two ranks to split channels";
   for (const Case& c : channel_cases()) CheckAgainstTheHost<double>(c, 1e-10);
@@ -158,6 +163,11 @@ TEST_F(DeviceConvolution, FloatChannelSplitsMatchTheHostLayer) {
 TEST_F(DeviceConvolution, Bf16ChannelSplitsAreWithinTheirRounding) {
   if (world_size() < 2) GTEST_SKIP() << "needs two ranks to split channels";
   for (const Case& c : channel_cases()) CheckAgainstTheHost<bf16>(c, 2e-2);
+}
+
+TEST_F(DeviceConvolution, Fp16ChannelSplitsAreWithinTheirRounding) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two ranks to split channels";
+  for (const Case& c : channel_cases()) CheckAgainstTheHost<fp16>(c, 4e-3);
 }
 
 // With the NCCL halo transport (one GPU per rank) the gradients are summed

@@ -16,5 +16,8 @@ template void copy_shard<double, DeviceSpace>(
 template void copy_shard<bf16, DeviceSpace>(
     const DistTensor<bf16, DeviceSpace>&, DistTensor<bf16, DeviceSpace>&,
     const CopyShardOptions&);
+template void copy_shard<fp16, DeviceSpace>(
+    const DistTensor<fp16, DeviceSpace>&, DistTensor<fp16, DeviceSpace>&,
+    const CopyShardOptions&);
 
 }  // namespace distconv

@@ -70,6 +70,7 @@ TEST_F(DeviceCopyShard, MatchesTheHostOnEveryOneDimensionSplit) {
   expect_same_copies<double>(Shape{3, 4, 5, 6});
   expect_same_copies<float>(Shape{2, 3, 5, 4, 3});
   expect_same_copies<bf16>(Shape{2, 3, 5, 4});
+  expect_same_copies<fp16>(Shape{2, 3, 5, 4});
 }
 
 TEST_F(DeviceCopyShard, AnotherDistributionFailsOnEveryRank) {

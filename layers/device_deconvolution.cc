@@ -12,5 +12,6 @@ namespace distconv {
 template class Deconvolution<float, DeviceSpace>;
 template class Deconvolution<double, DeviceSpace>;
 template class Deconvolution<bf16, DeviceSpace>;
+template class Deconvolution<fp16, DeviceSpace>;
 
 }  // namespace distconv

@@ -5,10 +5,10 @@
 // ranks that splits samples and space (uneven and empty shards): forward
 // (halo contributions summed home, bias added), backward-data and
 // backward-weights (the gradients summed over the ranks), twice each (the
-// plan is reused). fp64 to 1e-10, fp32 to 1e-5, bf16 (fp32 weights)
-// within its rounding. Several ranks share one GPU (halos host-staged). A
-// grid splitting channels throws on every rank. Skips, visibly, on a
-// machine without a GPU.
+// plan is reused). fp64 to 1e-10, fp32 to 1e-5, bf16 and fp16 (fp32
+// weights) within their rounding. Several ranks share one GPU (halos
+// host-staged). A grid splitting channels throws on every rank. Skips, visibly,
+// on a machine without a GPU.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -75,6 +75,7 @@ TEST_F(DeviceDeconvolution, FloatMatchesTheHostLayer) { CheckAll<float>(1e-5); }
 // bf16 tensors (fp32 weights): both sum in fp32 and round once, in
 // different orders.
 TEST_F(DeviceDeconvolution, Bf16IsWithinItsRounding) { CheckAll<bf16>(2e-2); }
+TEST_F(DeviceDeconvolution, Fp16IsWithinItsRounding) { CheckAll<fp16>(4e-3); }
 
 TEST_F(DeviceDeconvolution, ChannelSplitsFailOnEveryRank) {
   if (world_size() < 2) GTEST_SKIP() << "needs two ranks to split channels";

@@ -32,19 +32,21 @@
 namespace distconv::testing {
 
 // How close a GPU layer's results must come to the host layer's where
-// their arithmetic differs: fp32 to 1e-5, fp64 to 1e-10, bf16 to 1e-2 (one
-// rounding of results that differ in their last bits before it).
+// their arithmetic differs: fp32 to 1e-5, fp64 to 1e-10, bf16 to 1e-2 and
+// fp16 to 2e-3 (one rounding of results that differ in their last bits
+// before it: 2^-8 and 2^-11 relative, with room).
 template <typename T>
-constexpr double kTolerance = std::is_same_v<T, bf16> ? 1e-2
-                              : sizeof(T) == 4        ? 1e-5
-                                                      : 1e-10;
+constexpr double kTolerance = std::is_same_v<T, bf16>   ? 1e-2
+                              : std::is_same_v<T, fp16> ? 2e-3
+                              : sizeof(T) == 4          ? 1e-5
+                                                        : 1e-10;
 
 // The bound on |got - want| for a cell: tol * (1 + |want|), relative to
-// |want| alone down to 1e-3 for bf16 (whose tolerance spans one rounding
-// step of the value itself, so small values keep a tight bound).
+// |want| alone down to 1e-3 for bf16 and fp16 (whose tolerance spans one
+// rounding step of the value itself, so small values keep a tight bound).
 template <typename T>
 double allowed(double tol, double want) {
-  return tol * ((std::is_same_v<T, bf16> ? 1e-3 : 1.0) + std::abs(want));
+  return tol * ((kNarrow<T> ? 1e-3 : 1.0) + std::abs(want));
 }
 
 class DeviceLayerTest : public ::testing::Test {

@@ -78,5 +78,6 @@ class LossBackend<T, DeviceSpace> {
 template class Loss<float, DeviceSpace>;
 template class Loss<double, DeviceSpace>;
 template class Loss<bf16, DeviceSpace>;
+template class Loss<fp16, DeviceSpace>;
 
 }  // namespace distconv

@@ -129,6 +129,7 @@ TEST_F(DeviceLoss, FloatMatchesTheHost) { CheckAll<float>(); }
 TEST_F(DeviceLoss, DoubleMatchesTheHost) { CheckAll<double>(); }
 
 TEST_F(DeviceLoss, Bf16IsWithinItsRoundingOfTheHost) { CheckAll<bf16>(); }
+TEST_F(DeviceLoss, Fp16IsWithinItsRoundingOfTheHost) { CheckAll<fp16>(); }
 
 // Rank 0's first cell holds class C: every rank throws, in both passes.
 TEST_F(DeviceLoss, AClassOutOfRangeThrowsOnEveryRank) {

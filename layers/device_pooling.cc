@@ -32,5 +32,6 @@ struct PoolBackend<T, DeviceSpace> {
 template class Pooling<float, DeviceSpace>;
 template class Pooling<double, DeviceSpace>;
 template class Pooling<bf16, DeviceSpace>;
+template class Pooling<fp16, DeviceSpace>;
 
 }  // namespace distconv

@@ -145,6 +145,12 @@ TEST_F(DevicePooling, Bf16IsWithinItsRoundingOfTheHostLayer) {
   }
 }
 
+TEST_F(DevicePooling, Fp16IsWithinItsRoundingOfTheHostLayer) {
+  for (const Case& c : cases()) {
+    for (PoolKind k : kKinds) CheckAgainstTheHost<fp16>(c, k, 2e-3);
+  }
+}
+
 // A second forward and backward on a stream of the caller's own, with new
 // data, gives what the host gives; max pooling's backward before any
 // forward throws kState on every rank and leaves the layer usable.

@@ -35,5 +35,6 @@ struct RedistributionStaging<DeviceSpace> {
 template class Redistribution<float, DeviceSpace>;
 template class Redistribution<double, DeviceSpace>;
 template class Redistribution<bf16, DeviceSpace>;
+template class Redistribution<fp16, DeviceSpace>;
 
 }  // namespace distconv

@@ -125,6 +125,8 @@ TEST_F(DeviceRedistribution, MatchesTheHostInBf16) {
     const Shape& to = grids[(i * 5 + 1) % grids.size()];
     expect_same_moves<bf16>(Shape{3, 4, 7, 5}, grids[i], to, int(i % 2),
                             int(i / 2 % 2), stream);
+    expect_same_moves<fp16>(Shape{3, 4, 7, 5}, grids[i], to, int(i % 2),
+                            int(i / 2 % 2), stream);
   }
 }
 

@@ -48,5 +48,6 @@ class SoftmaxBackend<T, DeviceSpace> {
 template class Softmax<float, DeviceSpace>;
 template class Softmax<double, DeviceSpace>;
 template class Softmax<bf16, DeviceSpace>;
+template class Softmax<fp16, DeviceSpace>;
 
 }  // namespace distconv

@@ -110,6 +110,7 @@ TEST_F(DeviceSoftmax, FloatMatchesTheHost) { CheckAll<float>(); }
 TEST_F(DeviceSoftmax, DoubleMatchesTheHost) { CheckAll<double>(); }
 
 TEST_F(DeviceSoftmax, Bf16IsWithinItsRoundingOfTheHost) { CheckAll<bf16>(); }
+TEST_F(DeviceSoftmax, Fp16IsWithinItsRoundingOfTheHost) { CheckAll<fp16>(); }
 
 TEST_F(DeviceSoftmax, RefusesAChannelSplitAndAnotherDistribution) {
   if (world_size() > 1) {

@@ -38,5 +38,6 @@ struct UpsampleBackend<T, DeviceSpace> {
 template class Upsample<float, DeviceSpace>;
 template class Upsample<double, DeviceSpace>;
 template class Upsample<bf16, DeviceSpace>;
+template class Upsample<fp16, DeviceSpace>;
 
 }  // namespace distconv

@@ -81,6 +81,7 @@ TEST_F(DeviceUpsample, FloatMatchesTheHostBitForBit) { CheckAll<float>(); }
 TEST_F(DeviceUpsample, DoubleMatchesTheHostBitForBit) { CheckAll<double>(); }
 
 TEST_F(DeviceUpsample, Bf16MatchesTheHostBitForBit) { CheckAll<bf16>(); }
+TEST_F(DeviceUpsample, Fp16MatchesTheHostBitForBit) { CheckAll<fp16>(); }
 
 }  // namespace
 }  // namespace distconv

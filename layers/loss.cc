@@ -57,5 +57,6 @@ class LossBackend<T, HostSpace> {
 template class Loss<float>;
 template class Loss<double>;
 template class Loss<bf16>;
+template class Loss<fp16>;
 
 }  // namespace distconv

@@ -95,8 +95,8 @@ struct LossOptions {
   CUstream_st* stream = nullptr;
 };
 
-// Defined for float, double and bf16 predictions (bf16 reduced in double)
-// in host memory; float and double in GPU memory.
+// Defined for float, double, bf16 and fp16 predictions (bf16 and fp16 reduced
+// in double) in host and GPU memory.
 template <typename T, typename Space = HostSpace>
 class Loss {
  public:

@@ -24,5 +24,6 @@ struct PoolBackend<T, HostSpace> {
 template class Pooling<float>;
 template class Pooling<double>;
 template class Pooling<bf16>;
+template class Pooling<fp16>;
 
 }  // namespace distconv

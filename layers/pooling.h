@@ -64,8 +64,8 @@
 
 namespace distconv {
 
-// Defined for float, double and bf16 (on fp32 copies, rounded once) in host
-// memory (//layers:pooling), for float and double in device memory
+// Defined for float, double, bf16 and fp16 (bf16 and fp16 on fp32 copies,
+// rounded once) in host memory (//layers:pooling) and in device memory
 // (Pooling<T, DeviceSpace>, target //layers:device_pooling, built only
 // with --config=cuda).
 template <typename T, typename Space = HostSpace>

@@ -98,5 +98,6 @@ RedistributionPlan plan_redistribution(const Distribution& from,
 template class Redistribution<float>;
 template class Redistribution<double>;
 template class Redistribution<bf16>;
+template class Redistribution<fp16>;
 
 }  // namespace distconv

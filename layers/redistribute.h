@@ -110,8 +110,8 @@ struct RedistributionOptions {
   CUstream_st* stream = nullptr;
 };
 
-// Defined for float, double and bf16 in host memory, float and double in
-// device memory (cells are copied, never summed).
+// Defined for float, double, bf16 and fp16 in host and device memory (cells are
+// copied, never summed).
 template <typename T, typename Space = HostSpace>
 class Redistribution {
  public:

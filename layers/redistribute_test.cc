@@ -232,9 +232,9 @@ TEST(Redistribution, MovesFloatTensors) {
   }
 }
 
-// bf16 cells are copied bit for bit (the shapes hold fewer than 256 cells,
-// so every global value is exact in bf16 and distinct).
-TEST(Redistribution, MovesBf16Tensors) {
+// bf16 and fp16 cells are copied bit for bit (the shapes hold fewer than
+// 256 cells, so every global value is exact in both and distinct).
+TEST(Redistribution, MovesBf16AndFp16Tensors) {
   for (int ndims : {4, 5}) {
     const std::vector<ProcessGrid> grids = all_grids(ndims);
     const Shape global = ndims == 4 ? Shape{5, 2, 6, 3} : Shape{2, 2, 4, 3, 5};
@@ -244,6 +244,7 @@ TEST(Redistribution, MovesBf16Tensors) {
                      grids[j].shape().to_string());
         std::mt19937_64 rng(17 * i + j);
         check_move<bf16>(grids[i], grids[j], global, rng);
+        check_move<fp16>(grids[i], grids[j], global, rng);
       }
     }
   }

@@ -92,5 +92,6 @@ class SoftmaxBackend<T, HostSpace> {
 template class Softmax<float>;
 template class Softmax<double>;
 template class Softmax<bf16>;
+template class Softmax<fp16>;
 
 }  // namespace distconv

@@ -59,8 +59,7 @@
 
 namespace distconv {
 
-// Defined for float, double and bf16 in host memory; float and double in
-// GPU memory.
+// Defined for float, double, bf16 and fp16 in host and GPU memory.
 template <typename T, typename Space = HostSpace>
 class Softmax {
  public:

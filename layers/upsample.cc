@@ -140,5 +140,6 @@ void UpsampleBackend<T, HostSpace>::backward(
 template class Upsample<float>;
 template class Upsample<double>;
 template class Upsample<bf16>;
+template class Upsample<fp16>;
 
 }  // namespace distconv

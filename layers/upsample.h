@@ -53,8 +53,7 @@ struct UpsampleOptions {
   CUstream_st* stream = nullptr;
 };
 
-// Defined for float, double and bf16 in host memory, float and double in
-// device memory.
+// Defined for float, double, bf16 and fp16 in host and device memory.
 template <typename T, typename Space = HostSpace>
 class Upsample {
  public:

@@ -188,5 +188,9 @@ template <>
 const char* element_name<bf16>() {
   return "bfloat16";
 }
+template <>
+const char* element_name<fp16>() {
+  return "float16";
+}
 
 }  // namespace distconv::internal

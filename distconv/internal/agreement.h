@@ -84,6 +84,8 @@ template <>
 const char* element_name<double>();
 template <>
 const char* element_name<bf16>();
+template <>
+const char* element_name<fp16>();
 
 }  // namespace distconv::internal
 

@@ -19,19 +19,23 @@ void check_mpi(int code, const char* call) {
 
 namespace {
 
-void add_bf16(void* in, void* inout, int* count, MPI_Datatype*) {
-  const bf16* a = static_cast<const bf16*>(in);
-  bf16* b = static_cast<bf16*>(inout);
+template <typename T>
+void add_narrow(void* in, void* inout, int* count, MPI_Datatype*) {
+  const T* a = static_cast<const T*>(in);
+  T* b = static_cast<T*>(inout);
   for (int i = 0; i < *count; ++i) b[i] = float(a[i]) + float(b[i]);
 }
 
 }  // namespace
 
-MPI_Op make_bf16_sum() {
+template <typename T>
+MPI_Op make_narrow_sum() {
   MPI_Op op = MPI_OP_NULL;
-  check_mpi(MPI_Op_create(&add_bf16, /*commute=*/1, &op), "MPI_Op_create");
+  check_mpi(MPI_Op_create(&add_narrow<T>, /*commute=*/1, &op), "MPI_Op_create");
   return op;
 }
+template MPI_Op make_narrow_sum<bf16>();
+template MPI_Op make_narrow_sum<fp16>();
 
 void wait_all(std::vector<MPI_Request>& requests) {
   // Cleared on the way out, thrown or not; the capacity stays for the

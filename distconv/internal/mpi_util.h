@@ -39,20 +39,23 @@ template <> inline MPI_Datatype mpi_datatype<double>() { return MPI_DOUBLE; }
 template <> inline MPI_Datatype mpi_datatype<std::int32_t>() { return MPI_INT32_T; }
 template <> inline MPI_Datatype mpi_datatype<std::int64_t>() { return MPI_INT64_T; }
 template <> inline MPI_Datatype mpi_datatype<std::uint8_t>() { return MPI_UINT8_T; }
-// bf16 travels as its 16 bits; sums need SumOp<bf16>.
+// bf16 and fp16 travel as their 16 bits; sums need SumOp<T>.
 template <> inline MPI_Datatype mpi_datatype<bf16>() { return MPI_UINT16_T; }
+template <> inline MPI_Datatype mpi_datatype<fp16>() { return MPI_UINT16_T; }
 
-// An MPI op that adds two arrays of bf16 sent as mpi_datatype<bf16>(), in
-// fp32 with one rounding per element (MPI_Op_create; MPI_Op_free it).
-MPI_Op make_bf16_sum();
+// An MPI op that adds two arrays of T (bf16 or fp16) sent as
+// mpi_datatype<T>(), in fp32 with one rounding per element (MPI_Op_create;
+// MPI_Op_free it).
+template <typename T>
+MPI_Op make_narrow_sum();
 
 // The MPI op summing elements of T: MPI_SUM for float and double; for bf16
-// an op of this object's (make_bf16_sum), freed with it.
+// and fp16 an op of this object's (make_narrow_sum), freed with it.
 template <typename T>
 class SumOp {
  public:
   SumOp() {
-    if constexpr (std::is_same_v<T, bf16>) op_ = make_bf16_sum();
+    if constexpr (kNarrow<T>) op_ = make_narrow_sum<T>();
   }
   ~SumOp() {
     if (op_ != MPI_SUM && op_ != MPI_OP_NULL) MPI_Op_free(&op_);

@@ -32,7 +32,8 @@ struct alignas(sizeof(T) * W) Lanes {
   T v[W];
 };
 
-// The CUDA type of elements of T: distconv's bf16 combines as CUDA's.
+// The CUDA type of elements of T: distconv's bf16 and fp16 combine as
+// CUDA's.
 template <typename T>
 struct CudaElement {
   using type = T;
@@ -42,6 +43,11 @@ struct CudaElement<bf16> {
   using type = __nv_bfloat16;
 };
 static_assert(sizeof(bf16) == sizeof(__nv_bfloat16));
+template <>
+struct CudaElement<fp16> {
+  using type = __half;
+};
+static_assert(sizeof(fp16) == sizeof(__half));
 
 template <typename T>
 using Accumulator =
@@ -283,5 +289,6 @@ template class DeviceBoxCopy<double>;
 template class DeviceBoxCopy<__half>;
 template class DeviceBoxCopy<__nv_bfloat16>;
 template class DeviceBoxCopy<bf16>;
+template class DeviceBoxCopy<fp16>;
 
 }  // namespace distconv

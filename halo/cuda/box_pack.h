@@ -18,7 +18,8 @@
 //
 // All calls are asynchronous on `stream`; the pointers must stay valid until
 // the stream has run them. Defined for float, double, __half,
-// __nv_bfloat16 and distconv's bf16 (combined as __nv_bfloat16). Built
+// __nv_bfloat16 and distconv's bf16 and fp16 (combined as __nv_bfloat16
+// and __half). Built
 // only with --config=cuda.
 #ifndef DISTCONV_HALO_CUDA_BOX_PACK_H_
 #define DISTCONV_HALO_CUDA_BOX_PACK_H_

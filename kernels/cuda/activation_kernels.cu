@@ -49,6 +49,7 @@ void launch_activation_backward(const ActivationDesc& desc,
 DISTCONV_INSTANTIATE(float)
 DISTCONV_INSTANTIATE(double)
 DISTCONV_INSTANTIATE(bf16)
+DISTCONV_INSTANTIATE(fp16)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

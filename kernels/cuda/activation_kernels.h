@@ -2,8 +2,8 @@
 // DeviceSpace>): one thread per element of a PointwiseDims walk, running
 // kernels/activation_ops.h's math, queued on `stream`. The pointers are the
 // views' first elements; dst may be one of the inputs (the same elements:
-// in place), not a partial overlap. Defined for float, double and bf16
-// (the slope in fp32, as on the host). Built only with --config=cuda.
+// in place), not a partial overlap. Defined for float, double, bf16
+// and fp16 (the slope in fp32, as on the host). Built only with --config=cuda.
 #ifndef DISTCONV_KERNELS_CUDA_ACTIVATION_KERNELS_H_
 #define DISTCONV_KERNELS_CUDA_ACTIVATION_KERNELS_H_
 

@@ -110,5 +110,6 @@ void CudaBatchNorm<T>::diff_src(const T* x, const T* dy, Index elements,
 template class CudaBatchNorm<float>;
 template class CudaBatchNorm<double>;
 template class CudaBatchNorm<bf16>;
+template class CudaBatchNorm<fp16>;
 
 }  // namespace distconv

@@ -36,7 +36,7 @@ struct CUstream_st;  // cudaStream_t
 
 namespace distconv {
 
-// Defined for float, double and bf16.
+// Defined for float, double, bf16 and fp16.
 template <typename T>
 class CudaBatchNorm {
  public:

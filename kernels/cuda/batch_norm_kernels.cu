@@ -174,6 +174,7 @@ void launch_batch_norm_diff_src(const T* x, const T* dy, Index elements,
 DISTCONV_INSTANTIATE(float)
 DISTCONV_INSTANTIATE(double)
 DISTCONV_INSTANTIATE(bf16)
+DISTCONV_INSTANTIATE(fp16)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -3,7 +3,7 @@
 // over a dense channels-last array of `rows` x `channels` values (value i
 // in channel i % channels), queued on `stream`. Every pointer is device
 // memory; per-channel arrays hold `channels` doubles. Defined for float,
-// double and bf16. Built only with --config=cuda.
+// double, bf16 and fp16. Built only with --config=cuda.
 //
 // Sums accumulate in double in a fixed order (no atomics): each block
 // sums a tile of rows into a partial per channel, then one thread per

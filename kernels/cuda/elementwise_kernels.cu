@@ -56,6 +56,11 @@ template void launch_add<bf16>(const PointwiseDims<3>&, bf16*, const bf16*,
 template void launch_copy<bf16>(const PointwiseDims<2>&, bf16*, const bf16*,
                                 CUstream_st*);
 template void launch_zero<bf16>(const PointwiseDims<1>&, bf16*, CUstream_st*);
+template void launch_add<fp16>(const PointwiseDims<3>&, fp16*, const fp16*,
+                               const fp16*, CUstream_st*);
+template void launch_copy<fp16>(const PointwiseDims<2>&, fp16*, const fp16*,
+                                CUstream_st*);
+template void launch_zero<fp16>(const PointwiseDims<1>&, fp16*, CUstream_st*);
 template void launch_zero<double>(const PointwiseDims<1>&, double*,
                                   CUstream_st*);
 

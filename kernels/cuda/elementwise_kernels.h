@@ -2,8 +2,8 @@
 // views on GPU memory (add, its backward, concatenation and slicing): one
 // thread per element of a PointwiseDims walk, queued on `stream`. The
 // pointers are the views' first elements; dst may be a source (the same
-// elements: in place), not a partial overlap. Defined for float, double
-// and bf16 (added in fp32, rounded once). Throw Error(kDevice) if a launch
+// elements: in place), not a partial overlap. Defined for float, double,
+// bf16 and fp16 (added in fp32, rounded once). Throw Error(kDevice) if a launch
 // fails. Built only with --config=cuda.
 #ifndef DISTCONV_KERNELS_CUDA_ELEMENTWISE_KERNELS_H_
 #define DISTCONV_KERNELS_CUDA_ELEMENTWISE_KERNELS_H_

@@ -2,8 +2,8 @@
 // running kernels/channel_cells.h's cell functions (the host loops' own
 // code, in double), queued on `stream`. Targets are class indices
 // (Target = std::int64_t) or values (Target = T). Defined for float,
-// double and bf16. Throw Error(kDevice) if a launch fails. Built only with
-// --config=cuda.
+// double, bf16 and fp16. Throw Error(kDevice) if a launch fails. Built
+// only with --config=cuda.
 #ifndef DISTCONV_KERNELS_CUDA_LOSS_KERNELS_H_
 #define DISTCONV_KERNELS_CUDA_LOSS_KERNELS_H_
 

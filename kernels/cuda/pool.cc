@@ -50,5 +50,6 @@ void CudaPool<T>::backward(StridedView<const T, DeviceSpace> src,
 template class CudaPool<float>;
 template class CudaPool<double>;
 template class CudaPool<bf16>;
+template class CudaPool<fp16>;
 
 }  // namespace distconv

@@ -64,6 +64,7 @@ void launch_pool_backward(const PoolWindow& w, const T* src,
 DISTCONV_INSTANTIATE(float)
 DISTCONV_INSTANTIATE(double)
 DISTCONV_INSTANTIATE(bf16)
+DISTCONV_INSTANTIATE(fp16)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

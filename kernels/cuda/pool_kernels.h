@@ -1,8 +1,8 @@
 // The CUDA pooling kernels CudaPool (pool.h) launches: pool_window.h's
 // per-cell functions over every output cell (forward) or input-gradient
 // cell (backward), on `stream`, asynchronously. Pointers are the views'
-// first cells; the window holds their strides. Defined for float, double
-// and bf16 (averages summed in fp32, rounded once, as on the host). Built
+// first cells; the window holds their strides. Defined for float, double,
+// bf16 and fp16 (averages summed in fp32, rounded once, as on the host). Built
 // only with --config=cuda.
 #ifndef DISTCONV_KERNELS_CUDA_POOL_KERNELS_H_
 #define DISTCONV_KERNELS_CUDA_POOL_KERNELS_H_

@@ -71,6 +71,7 @@ void launch_softmax_backward(SoftmaxKind kind, const CellWalk<3>& walk, T* dx,
 DISTCONV_INSTANTIATE(float)
 DISTCONV_INSTANTIATE(double)
 DISTCONV_INSTANTIATE(bf16)
+DISTCONV_INSTANTIATE(fp16)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -2,8 +2,8 @@
 // (Softmax<T, DeviceSpace>): one thread per (n, spatial) cell, running
 // kernels/channel_cells.h's cell functions (the host loops' own code, in
 // double), queued on `stream`. Views dst, src... in that order in the
-// CellWalk; outputs may be their inputs. Defined for float, double and
-// bf16. Throw Error(kDevice) if a launch fails. Built only with
+// CellWalk; outputs may be their inputs. Defined for float, double,
+// bf16 and fp16. Throw Error(kDevice) if a launch fails. Built only with
 // --config=cuda.
 #ifndef DISTCONV_KERNELS_CUDA_SOFTMAX_KERNELS_H_
 #define DISTCONV_KERNELS_CUDA_SOFTMAX_KERNELS_H_

@@ -71,8 +71,9 @@ std::vector<Candidate> candidates(const Perf* perf, int n) {
 
 template <typename T>
 struct CudnnConv<T>::Impl {
-  // bf16: the fp32 parameters are rounded for cuDNN, gradients widened.
-  static constexpr bool kNarrow = !std::is_same_v<T, P>;
+  // bf16, fp16: the fp32 parameters are rounded for cuDNN, gradients
+  // widened.
+  static constexpr bool kNarrow = distconv::kNarrow<T>;
 
   CudnnContext* ctx;
   ConvPass pass;
@@ -522,5 +523,6 @@ void CudnnConv<T>::backward_weights(View<const T> src, View<const T> diff_dst,
 template class CudnnConv<float>;
 template class CudnnConv<double>;
 template class CudnnConv<bf16>;
+template class CudnnConv<fp16>;
 
 }  // namespace distconv

@@ -1,9 +1,9 @@
 // CudnnConv against the reference loops (kernels/reference/conv.h) on
 // random problems: 2D and 3D, groups, stride, dilation, asymmetric padding,
 // bias, views inside larger channels-last and channels-first buffers (as a
-// shard sits inside its halos). fp64 to 1e-10, fp32 to 1e-5; TF32 and bf16
-// (fp32 weights, bf16 tensors) within their rounding. Skips, visibly, on a
-// machine without a GPU.
+// shard sits inside its halos). fp64 to 1e-10, fp32 to 1e-5; TF32, bf16
+// and fp16 (fp32 weights, 16-bit tensors) within their rounding. Skips,
+// visibly, on a machine without a GPU.
 #include "kernels/cudnn/conv.h"
 
 #include <gtest/gtest.h>
@@ -147,6 +147,12 @@ TEST(CudnnConv, Bf16IsWithinItsRounding) {
   // fp32 sums of exact products, each result rounded once to bf16 (8
   // significant bits); gradients rounded once before they are added.
   CheckRandomPieces<bf16>({}, 1e-2, 40);
+}
+
+TEST(CudnnConv, Fp16IsWithinItsRounding) {
+  SKIP_WITHOUT_GPU();
+  // The same with 11 significant bits: one rounding is 2^-11.
+  CheckRandomPieces<fp16>({}, 2e-3, 40);
 }
 
 TEST(CudnnConv, MeasuredSearchMatchesTheReference) {

@@ -28,6 +28,10 @@ template <>
 cudnnDataType_t data_type<bf16>() {
   return CUDNN_DATA_BFLOAT16;
 }
+template <>
+cudnnDataType_t data_type<fp16>() {
+  return CUDNN_DATA_HALF;
+}
 
 TensorDesc::TensorDesc() {
   check_cudnn(cudnnCreateTensorDescriptor(&d_), "cudnnCreateTensorDescriptor");

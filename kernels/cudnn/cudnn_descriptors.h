@@ -18,7 +18,7 @@ namespace distconv::cudnn {
 // The entries as cuDNN's ints; throws kUnsupported past INT_MAX.
 std::vector<int> ints(const Shape& s);
 
-// cuDNN's type of elements of T (float, double, bf16).
+// cuDNN's type of elements of T (float, double, bf16, fp16).
 template <typename T>
 cudnnDataType_t data_type();
 

@@ -9,9 +9,6 @@
 namespace distconv {
 namespace {
 
-template <typename T>
-constexpr bool kNarrow = !std::is_same_v<T, Compute<T>>;
-
 // (1, C, 1...): one value per channel of `v`.
 template <typename V>
 cudnn::TensorDesc per_channel_desc(const V& v, cudnnDataType_t type) {
@@ -30,7 +27,7 @@ cudnn::TensorDesc view_desc(const V& v) {
 }
 
 // The per-channel values as cuDNN reads them with views of T: themselves,
-// or rounded to bf16 in the context's scratch (on its stream).
+// or rounded to T (bf16, fp16) in the context's scratch (on its stream).
 template <typename T>
 const T* per_channel_values(const CudnnContext& context, const Compute<T>* v,
                             Index channels) {
@@ -129,6 +126,7 @@ void cudnn_copy(const CudnnContext& context,
 DISTCONV_CUDNN_TENSOR_OPS(float)
 DISTCONV_CUDNN_TENSOR_OPS(double)
 DISTCONV_CUDNN_TENSOR_OPS(bf16)
+DISTCONV_CUDNN_TENSOR_OPS(fp16)
 #undef DISTCONV_CUDNN_TENSOR_OPS
 
 }  // namespace distconv

@@ -83,9 +83,11 @@ void sendrecv(MPI_Comm comm, const T* send, Index n_send, int to, T* recv,
 template class ChannelCollective<float>;
 template class ChannelCollective<double>;
 template class ChannelCollective<bf16>;
+template class ChannelCollective<fp16>;
 template void sendrecv(MPI_Comm, const float*, Index, int, float*, Index, int);
 template void sendrecv(MPI_Comm, const double*, Index, int, double*, Index,
                        int);
 template void sendrecv(MPI_Comm, const bf16*, Index, int, bf16*, Index, int);
+template void sendrecv(MPI_Comm, const fp16*, Index, int, fp16*, Index, int);
 
 }  // namespace distconv::internal

@@ -32,7 +32,8 @@
 
 namespace distconv::internal {
 
-// Defined for float, double and bf16 (summed in fp32, rounded per sum).
+// Defined for float, double, bf16 and fp16 (16-bit types summed in fp32,
+// rounded per sum).
 template <typename T>
 class ChannelCollective {
  public:
@@ -69,7 +70,7 @@ class ChannelCollective {
 // Sends `n_send` elements of `send` to rank `to` of `comm` while receiving
 // `n_recv` into `recv` from rank `from` (host memory; the counts must fit
 // MPI's int, as the convolution checks when it is made). Defined for
-// float, double and bf16.
+// float, double, bf16 and fp16.
 template <typename T>
 void sendrecv(MPI_Comm comm, const T* send, Index n_send, int to, T* recv,
               Index n_recv, int from);

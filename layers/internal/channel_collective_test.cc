@@ -49,7 +49,8 @@ BlockPartition partition(const Case& c, int parts) {
 }
 
 // A value per (position, channel, contributing member), exact in T, as are
-// the sums of up to 8 of them (bf16 holds integers up to 256 exactly).
+// the sums of up to 8 of them (bf16 holds integers up to 256 exactly,
+// fp16 up to 2048).
 template <typename T>
 double value(Index p, Index c, int member) {
   const Index range = std::is_same_v<T, bf16> ? 31 : 97;
@@ -105,6 +106,7 @@ TEST(ChannelCollective, GathersAndSumsEveryBlock) {
       ExpectGathersAndSums<float>(c, positions);
       ExpectGathersAndSums<double>(c, positions);
       ExpectGathersAndSums<bf16>(c, positions);
+      ExpectGathersAndSums<fp16>(c, positions);
     }
   }
 }

@@ -58,11 +58,14 @@ void staged_sendrecv(cudaStream_t stream, MPI_Comm comm, const T* send,
 template class DeviceChannelCollective<float>;
 template class DeviceChannelCollective<double>;
 template class DeviceChannelCollective<bf16>;
+template class DeviceChannelCollective<fp16>;
 template void staged_sendrecv(cudaStream_t, MPI_Comm, const float*, Index, int,
                               float*, Index, int);
 template void staged_sendrecv(cudaStream_t, MPI_Comm, const double*, Index, int,
                               double*, Index, int);
 template void staged_sendrecv(cudaStream_t, MPI_Comm, const bf16*, Index, int,
                               bf16*, Index, int);
+template void staged_sendrecv(cudaStream_t, MPI_Comm, const fp16*, Index, int,
+                              fp16*, Index, int);
 
 }  // namespace distconv::internal

@@ -22,7 +22,7 @@
 
 namespace distconv::internal {
 
-// Defined for float, double and bf16.
+// Defined for float, double, bf16 and fp16.
 template <typename T>
 class DeviceChannelCollective {
  public:

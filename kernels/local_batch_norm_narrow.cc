@@ -1,4 +1,5 @@
-// LocalBatchNorm<bf16>: the fp32 passes on fp32 copies of chunks.
+// NarrowBatchNorm<T> (LocalBatchNorm<bf16>, <fp16>): the fp32 passes on
+// fp32 copies of chunks.
 #include <algorithm>
 
 #include "distconv/error.h"
@@ -9,33 +10,38 @@ namespace {
 
 constexpr Index kChunkValues = 1 << 16;
 
-void narrow(const float* from, Index n, bf16* to) {
+template <typename T>
+void narrow(const float* from, Index n, T* to) {
   convert(from, static_cast<std::size_t>(n), to);
 }
 
 }  // namespace
 
-LocalBatchNorm<bf16>::LocalBatchNorm(Index channels)
+template <typename T>
+NarrowBatchNorm<T>::NarrowBatchNorm(Index channels)
     : fp32_(channels),
-      chunk_(channels * std::max<Index>(1, kChunkValues /
-                                               std::max<Index>(1, channels))),
+      chunk_(channels *
+             std::max<Index>(1, kChunkValues / std::max<Index>(1, channels))),
       sums_(channels),
       m2_(channels),
       mean_(channels) {}
 
-std::string LocalBatchNorm<bf16>::implementation() {
+template <typename T>
+std::string NarrowBatchNorm<T>::implementation() {
   return LocalBatchNorm<float>::implementation() + " on fp32 copies";
 }
 
-const float* LocalBatchNorm<bf16>::widen(const bf16* from, Index n,
-                                         std::vector<float>& to) const {
+template <typename T>
+const float* NarrowBatchNorm<T>::widen(const T* from, Index n,
+                                       std::vector<float>& to) const {
   to.resize(static_cast<size_t>(std::max(to.size(), size_t(n))));
   convert(from, static_cast<std::size_t>(n), to.data());
   return to.data();
 }
 
-void LocalBatchNorm<bf16>::moments(const bf16* x, Index elements,
-                                   double* sums, double* m2) {
+template <typename T>
+void NarrowBatchNorm<T>::moments(const T* x, Index elements, double* sums,
+                                 double* m2) {
   const Index c = channels();
   std::fill(sums, sums + c, 0.0);
   std::fill(m2, m2 + c, 0.0);
@@ -54,9 +60,9 @@ void LocalBatchNorm<bf16>::moments(const bf16* x, Index elements,
   });
 }
 
-void LocalBatchNorm<bf16>::affine(const bf16* x, Index elements,
-                                  const double* mean, const double* a,
-                                  const double* b, bf16* y) {
+template <typename T>
+void NarrowBatchNorm<T>::affine(const T* x, Index elements, const double* mean,
+                                const double* a, const double* b, T* y) {
   chunks(elements, [&](Index s, Index n) {
     out_.resize(std::max(out_.size(), size_t(n)));
     fp32_.affine(widen(x + s, n, x_), n, mean, a, b, out_.data());
@@ -64,9 +70,10 @@ void LocalBatchNorm<bf16>::affine(const bf16* x, Index elements,
   });
 }
 
-void LocalBatchNorm<bf16>::gradient_sums(const bf16* x, const bf16* dy,
-                                         Index elements, const double* mean,
-                                         double* sum_dy, double* sum_dy_dev) {
+template <typename T>
+void NarrowBatchNorm<T>::gradient_sums(const T* x, const T* dy, Index elements,
+                                       const double* mean, double* sum_dy,
+                                       double* sum_dy_dev) {
   const Index c = channels();
   std::fill(sum_dy, sum_dy + c, 0.0);
   std::fill(sum_dy_dev, sum_dy_dev + c, 0.0);
@@ -80,10 +87,11 @@ void LocalBatchNorm<bf16>::gradient_sums(const bf16* x, const bf16* dy,
   });
 }
 
-void LocalBatchNorm<bf16>::diff_src(const bf16* x, const bf16* dy,
-                                    Index elements, const double* mean,
-                                    const double* a, const double* dy_mean,
-                                    const double* k, bf16* dx) {
+template <typename T>
+void NarrowBatchNorm<T>::diff_src(const T* x, const T* dy, Index elements,
+                                  const double* mean, const double* a,
+                                  const double* dy_mean, const double* k,
+                                  T* dx) {
   chunks(elements, [&](Index s, Index n) {
     out_.resize(std::max(out_.size(), size_t(n)));
     fp32_.diff_src(widen(x + s, n, x_), widen(dy + s, n, dy_), n, mean, a,
@@ -91,5 +99,8 @@ void LocalBatchNorm<bf16>::diff_src(const bf16* x, const bf16* dy,
     narrow(out_.data(), n, dx + s);
   });
 }
+
+template class NarrowBatchNorm<bf16>;
+template class NarrowBatchNorm<fp16>;
 
 }  // namespace distconv
