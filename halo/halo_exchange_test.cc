@@ -179,7 +179,7 @@ TEST(HaloExchange, ReverseIsTheAdjointOfForward) {
   ForEveryGridAndLayout(ExpectAdjoint);
 }
 
-// N and fp16 cells travel as their 16 bits: forward gives every halo
+// bf16 and fp16 cells travel as their 16 bits: forward gives every halo
 // cell its owner's bits (any finite pattern); the reverse sum adds in
 // fp32, exact here (small integers).
 template <typename N>

@@ -11,7 +11,29 @@
 #include <mpi.h>
 #include <nccl.h>
 
+#include "distconv/bf16.h"
+
 namespace distconv::internal {
+
+// NCCL's type of elements of T: float, double, bf16 or fp16.
+template <typename T>
+ncclDataType_t nccl_type();
+template <>
+inline ncclDataType_t nccl_type<float>() {
+  return ncclFloat32;
+}
+template <>
+inline ncclDataType_t nccl_type<double>() {
+  return ncclFloat64;
+}
+template <>
+inline ncclDataType_t nccl_type<bf16>() {
+  return ncclBfloat16;
+}
+template <>
+inline ncclDataType_t nccl_type<fp16>() {
+  return ncclFloat16;
+}
 
 // Turns a failed NCCL call into Error(kDevice) naming the call.
 void check_nccl(ncclResult_t code, const char* call);

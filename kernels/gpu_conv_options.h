@@ -5,6 +5,9 @@
 #define DISTCONV_KERNELS_GPU_CONV_OPTIONS_H_
 
 #include <cstddef>
+#include <memory>
+
+#include "kernels/gpu_algo_cache.h"
 
 namespace distconv {
 
@@ -30,6 +33,10 @@ struct GpuConvOptions {
   GpuAlgoSearch search = GpuAlgoSearch::kHeuristic;
   // Largest workspace an algorithm may use, in bytes.
   std::size_t workspace_limit = std::size_t{1} << 30;
+  // With kMeasured: the searches' results to reuse and add to, shared by
+  // the layers given the same cache (kernels/gpu_algo_cache.h); none by
+  // default (each layer times its own pieces).
+  std::shared_ptr<GpuAlgoCache> cache;
 };
 
 }  // namespace distconv

@@ -109,11 +109,11 @@ void merge_moments(Index channels, Index rows, Index part_rows,
                    double* mean, double* m2);
 }  // namespace internal
 
-// T and fp16 (T stored narrower than its Compute<T>, float): the fp32
+// bf16 and fp16 (T stored narrower than its Compute<T>, float): the fp32
 // passes on fp32 copies of chunks of the arrays (a whole number of
 // positions, about 64 Ki values each, so the copies stay in cache); each
 // output rounded once. Statistics in double, as for float: the moments of
-// the chunks merge as moments() merges its tiles. LocalBatchNorm<T>
+// the chunks merge as moments() merges its tiles. LocalBatchNorm<bf16>
 // and LocalBatchNorm<fp16> are this class.
 template <typename T>
 class NarrowBatchNorm {

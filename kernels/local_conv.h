@@ -7,9 +7,10 @@
 //   3. oneDNN staged (float): views copied to dense scratch and back;
 //   4. reference staged (double, or what oneDNN refuses): the plain loops
 //      of kernels/reference on dense scratch.
-// bf16 views are always staged: converted to fp32 scratch, computed by 1.
-// or 4. in fp32 (fp32 accumulation) and rounded once into the bf16 view;
-// weights, bias and their gradients are fp32 (Compute<bf16>).
+// bf16 and fp16 views are always staged: converted to fp32 scratch,
+// computed by 1. or 4. in fp32 (fp32 accumulation) and rounded once into
+// the 16-bit view; weights, bias and their gradients are fp32
+// (Compute<T>).
 // implementation() names the choice, e.g. "brgconv:avx512_core, in place".
 //
 //   LocalConv<float> piece(window_desc, src_view.extent(), src_view.strides(),
@@ -66,8 +67,8 @@ class LocalConv {
 };
 
 // Copies `from` into `to` (same extents, any strides), converting each
-// element when the types differ (defined for float, double, bf16 and fp16 to
-// themselves, bf16 to float and float to bf16).
+// element when the types differ (defined for float, double, bf16 and fp16
+// to themselves, bf16 and fp16 to float and float to bf16 and fp16).
 template <typename From, typename To>
 void copy_view(StridedView<const From> from, StridedView<To> to);
 

@@ -267,7 +267,7 @@ struct ReferencePasses {
   }
 };
 
-// Tensors of N (N or fp16) with fp32 weights against the double
+// Tensors of N (bf16 or fp16) with fp32 weights against the double
 // reference on the same (N-exact) data: y and dx within 4 roundings of N
 // of their magnitude, the fp32 weight gradients as the fp32 layer's.
 template <typename N>

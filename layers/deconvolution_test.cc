@@ -92,7 +92,7 @@ void ExpectMatchesReference(const DeconvCase& c, const ProcessGrid& grid,
   }
 }
 
-// Tensors of N (N or fp16) with fp32 weights against the double
+// Tensors of N (bf16 or fp16) with fp32 weights against the double
 // reference on the same (N-exact) data: y and dx within 4 roundings of N
 // of their magnitude (the same passes on |x|, |w|), the fp32 weight
 // gradients as in fp32.

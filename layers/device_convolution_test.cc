@@ -3,12 +3,14 @@
 // gradients summed over the ranks), 2D and 3D, sample and spatial splits,
 // uneven and empty shards, stride, groups, bias; channel and filter
 // parallelism (every scheme, host-staged collectives) on every grid that
-// splits channels. fp64 to 1e-10, fp32 to 1e-5, bf16 (fp32 weights)
-// within its rounding. Several ranks share one GPU (halos host-staged).
+// splits channels. fp64 to 1e-10, fp32 to 1e-5, bf16 and fp16 (fp32
+// weights) within their rounding; timed searches agreed across ranks and
+// shared through a cache. Several ranks share one GPU (halos host-staged).
 // Skips, visibly, on a machine without a GPU.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -171,20 +173,17 @@ TEST_F(DeviceConvolution, Fp16ChannelSplitsAreWithinTheirRounding) {
 }
 
 // With the NCCL halo transport (one GPU per rank) the gradients are summed
-// by NCCL on a stream of their own; the passes still match the host layer,
-// with channel splits too (a communicator of the layer's own for each
-// channel slice).
-TEST_F(DeviceConvolution, NcclSumsTheGradientsOnTheGpu) {
+// by NCCL on a stream of their own, and the channel collectives run over
+// NCCL on the layer's stream; the passes still match the host layer, with
+// channel splits of every scheme (communicators of the layer's own for
+// each channel slice and channel group).
+TEST_F(DeviceConvolution, NcclRunsTheGradientSumsAndChannelCollectives) {
   if (world_size() > DeviceSpace::device_count()) {
     GTEST_SKIP() << "NCCL needs one GPU per rank: " << world_size()
                  << " ranks, " << DeviceSpace::device_count() << " GPU(s)";
   }
   std::vector<Case> all = cases();
-  for (const Case& c : channel_cases()) {
-    if (c.options.channels == ChannelParallelism::kStationaryOutput) {
-      all.push_back(c);
-    }
-  }
+  for (const Case& c : channel_cases()) all.push_back(c);
   for (Case c : all) {
     c.options.halo.transport = HaloTransport::kNccl;
     CheckAgainstTheHost<float>(c, 1e-5);
@@ -228,6 +227,32 @@ TEST_F(DeviceConvolution, TimedSearchesAgreeAcrossRanks) {
   const std::string mine = algorithms_of(dev.describe());
   EXPECT_FALSE(mine.empty()) << dev.describe();
   EXPECT_EQ(mine, from_rank_0(mine));
+  CheckAgainstTheHost<float>(c, 1e-5);
+}
+
+// Layers given one cache share their timed searches: a second layer of
+// the same shapes finds every problem there and runs the same algorithms
+// without timing any; the results still match the host layer.
+TEST_F(DeviceConvolution, LayersShareTheirTimedSearchesThroughACache) {
+  Shape g = Shape::filled(4, 1);
+  g[2] = world_size();
+  Case c{{2, 8, 4 * world_size() + 3, 12},
+         g,
+         conv3(8, 8, 2, 1, 1, ConvBias::kAdd)};
+  c.options.gpu.search = GpuAlgoSearch::kMeasured;
+  c.options.gpu.cache = std::make_shared<GpuAlgoCache>();
+  const GpuAlgoCache& cache = *c.options.gpu.cache;
+  ProcessGrid grid(MPI_COMM_WORLD, g);
+  const Distribution dist(c.global, g);
+  Convolution<float, DeviceSpace> first(grid, c.desc, dist, c.options);
+  EXPECT_EQ(cache.hits(), 0u);
+  const std::size_t searched = cache.misses();
+  EXPECT_GT(searched, 0u);
+  EXPECT_GT(cache.size(), 0u);
+  Convolution<float, DeviceSpace> second(grid, c.desc, dist, c.options);
+  EXPECT_EQ(cache.misses(), searched) << "the second layer searched again";
+  EXPECT_GT(cache.hits(), 0u);
+  EXPECT_EQ(algorithms_of(second.describe()), algorithms_of(first.describe()));
   CheckAgainstTheHost<float>(c, 1e-5);
 }
 

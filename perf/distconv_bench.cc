@@ -182,16 +182,17 @@ Result run_onednn(const BenchOptions& o, const ConvProblem& problem) {
   return r;
 }
 
-// fp16: distconv has no fp16 tensors on the CPU; the error says whether
-// oneDNN could run the problem in f16 here (the baseline can, where it
-// has f16 kernels for this CPU).
+// fp16: the layers take fp16 tensors, but this driver does not time them;
+// the error says whether oneDNN could run the problem in f16 here (the
+// baseline can, where it has f16 kernels for this CPU).
 Result run_f16(const ConvProblem& problem) {
   std::string onednn =
       onednn_lacks(problem.desc, problem.src_shape, BenchDataType::kF16);
   if (onednn.empty()) onednn = "oneDNN has an f16 convolution for this CPU";
   throw Error(ErrorKind::kUnsupported,
-              "--dt=f16: distconv has no fp16 layers (bf16 is the reduced "
-              "precision it supports); " + onednn);
+              "--dt=f16: this driver does not time distconv's fp16 layers "
+              "(--dt=bf16 times the 16-bit path they share); " +
+                  onednn);
 }
 
 std::string json_escape(const std::string& s) {

@@ -30,7 +30,7 @@ class BoxPack : public ::testing::Test {
 };
 
 using ElementTypes =
-    ::testing::Types<float, double, __half, __nv_bfloat16, bf16>;
+    ::testing::Types<float, double, __half, __nv_bfloat16, bf16, fp16>;
 TYPED_TEST_SUITE(BoxPack, ElementTypes);
 
 template <typename T>

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -280,22 +281,42 @@ bool CudnnConv<T>::Impl::configure(const ConvDesc& desc, bool copies) {
   }
   check_cudnn(cudnnSetConvolutionMathType(conv.get(), math),
               "cudnnSetConvolutionMathType");
-  for (const Candidate& k :
-       search(options.search == GpuAlgoSearch::kMeasured)) {
-    if (k.status != CUDNN_STATUS_SUCCESS) continue;
-    if (k.memory > options.workspace_limit) continue;
-    if (std::is_same_v<T, float> && options.math == GpuMath::kStrict &&
-        k.math != CUDNN_FMA_MATH) {
-      continue;
+  const bool measured = options.search == GpuAlgoSearch::kMeasured;
+  // A timed search's result in the cache, on this layout, is taken from
+  // cuDNN's heuristic list (no run; it gives the workspace), with its
+  // math, if it is usable here; otherwise cuDNN's algorithms are searched
+  // as without a cache.
+  GpuAlgoCache* cache = measured ? options.cache.get() : nullptr;
+  std::optional<GpuAlgoCache::Entry> cached;
+  if (cache != nullptr) cached = cache->find(problem_key(problem));
+  if (cached && cached->copies != copies) cached.reset();
+  const auto pick = [&](const std::vector<Candidate>& list,
+                        const std::optional<GpuAlgoCache::Entry>& only) {
+    for (const Candidate& k : list) {
+      if (only && (k.algo != only->algorithm || k.math != only->math)) {
+        continue;
+      }
+      if (k.status != CUDNN_STATUS_SUCCESS) continue;
+      if (k.memory > options.workspace_limit) continue;
+      if (std::is_same_v<T, float> && options.math == GpuMath::kStrict &&
+          k.math != CUDNN_FMA_MATH) {
+        continue;
+      }
+      algo = k.algo;
+      algo_ms = only ? only->ms : measured ? k.ms : 0.0f;
+      math = k.math;  // the chosen algorithm's (cuDNN's heuristics give it)
+      check_cudnn(cudnnSetConvolutionMathType(conv.get(), math),
+                  "cudnnSetConvolutionMathType");
+      return true;
     }
-    algo = k.algo;
-    algo_ms = options.search == GpuAlgoSearch::kMeasured ? k.ms : 0.0f;
-    math = k.math;  // the chosen algorithm's (cuDNN's heuristics give it)
-    check_cudnn(cudnnSetConvolutionMathType(conv.get(), math),
-                "cudnnSetConvolutionMathType");
+    return false;
+  };
+  if (cached && pick(search(false), cached)) {
+    cache->record_lookup(true);
     return true;
   }
-  return false;
+  if (cache != nullptr) cache->record_lookup(false);
+  return pick(search(measured), std::nullopt);
 }
 
 template <typename T>
@@ -434,9 +455,28 @@ float CudnnConv<T>::algorithm_ms() const {
 }
 
 template <typename T>
-void CudnnConv<T>::set_algorithm(int algorithm) {
+const GpuConvOptions& CudnnConv<T>::options() const {
+  return impl_->options;
+}
+
+template <typename T>
+int CudnnConv<T>::math() const {
+  return static_cast<int>(impl_->math);
+}
+
+template <typename T>
+bool CudnnConv<T>::on_copies() const {
+  return impl_->y_copy;
+}
+
+template <typename T>
+void CudnnConv<T>::set_algorithm(int algorithm, int math) {
   Impl& s = *impl_;
-  if (s.empty || algorithm == s.algo) return;
+  if (s.empty || (algorithm == s.algo && math == s.math)) return;
+  const auto m = static_cast<cudnnMathType_t>(math);
+  check_cudnn(cudnnSetConvolutionMathType(s.conv.get(), m),
+              "cudnnSetConvolutionMathType");
+  s.math = m;
   s.workspace = s.workspace_of(algorithm);  // throws for an unknown one
   s.algo = algorithm;
   s.ctx->reserve(s.workspace);

@@ -65,16 +65,22 @@ class CudnnConv {
 
   // "cudnn implicit_precomp_gemm, channels-last, in place".
   std::string implementation() const;
-  // cuDNN's number for the pass's algorithm (a cudnnConvolution*Algo_t),
-  // and the choice of another one, as a layer's ranks agree on.
+  // cuDNN's number for the pass's algorithm (a cudnnConvolution*Algo_t)
+  // and its math (a cudnnMathType_t: cuDNN lists algorithms per math), and
+  // the choice of another pair, as a layer's ranks agree on.
   int algorithm() const;
-  void set_algorithm(int algorithm);
+  int math() const;
+  void set_algorithm(int algorithm, int math);
+  // Whether cuDNN runs on dense copies rather than the views themselves.
+  bool on_copies() const;
   // What ranks compare to agree on algorithms: the pass, element type,
   // math, window and the views' extents and strides as text (equal for
   // equal problems), and the chosen algorithm's time in cuDNN's timed
   // search, in ms (0 with cuDNN's heuristics).
   const std::string& problem() const;
   float algorithm_ms() const;
+  // As made (the layers put their agreed algorithms in options().cache).
+  const GpuConvOptions& options() const;
 
   // dst = conv(src) (+ bias, where not null).
   void forward(View<const T> src, const P* weights, const P* bias,

@@ -162,6 +162,35 @@ TEST(CudnnConv, MeasuredSearchMatchesTheReference) {
   CheckRandomPieces<float>(o, 1e-5, 15);
 }
 
+// A kernel made with a cache runs the algorithm cached for its problem
+// without timing cuDNN's (the layers put what their ranks agreed on);
+// without an entry it searches, as without a cache.
+TEST(CudnnConv, ACachedChoiceIsTakenWithoutASearch) {
+  SKIP_WITHOUT_GPU();
+  CudnnContext ctx;
+  ConvDesc c = ConvDesc::make(16, 16, {3, 3});
+  c.padding_lower = c.padding_upper = {1, 1};
+  const Shape x{1, 16, 32, 32};
+  const Shape s = dense_strides(x, StorageOrder::kChannelsLast);
+  GpuConvOptions o;
+  o.search = GpuAlgoSearch::kMeasured;
+  o.cache = std::make_shared<GpuAlgoCache>();
+  CudnnConv<float> searched(ctx, c, x, s, x, s, ConvPass::kForward, o);
+  EXPECT_EQ(o.cache->misses(), 1u);
+  EXPECT_GT(searched.algorithm_ms(), 0.0f);
+  // Implicit GEMM (0: every problem has it) with strict fp32's math,
+  // whatever the search chose.
+  o.cache->put(problem_key(searched.problem()),
+               {0, searched.math(), 1e-6f, searched.on_copies()});
+  CudnnConv<float> cached(ctx, c, x, s, x, s, ConvPass::kForward, o);
+  EXPECT_EQ(o.cache->hits(), 1u);
+  EXPECT_EQ(o.cache->misses(), 1u);
+  EXPECT_EQ(cached.algorithm(), 0);
+  EXPECT_EQ(cached.algorithm_ms(), 1e-6f);
+  EXPECT_NE(cached.implementation().find("implicit_gemm"), std::string::npos)
+      << cached.implementation();
+}
+
 TEST(CudnnConv, Tf32IsWithinItsRounding) {
   SKIP_WITHOUT_GPU();
   GpuConvOptions o;
@@ -182,7 +211,7 @@ TEST(CudnnConv, NamesItsAlgorithmAndTakesAnother) {
   EXPECT_NE(f.implementation().find("channels-last, in place"),
             std::string::npos)
       << f.implementation();
-  f.set_algorithm(0);  // implicit GEMM: every problem has it
+  f.set_algorithm(0, f.math());  // implicit GEMM: every problem has it
   EXPECT_EQ(f.algorithm(), 0);
   EXPECT_NE(f.implementation().find("implicit_gemm"), std::string::npos);
   c.padding_upper = {0, 0};

@@ -41,8 +41,8 @@ class CudnnContext {
   std::size_t workspace_size() const { return size_; }
 
   // A scratch array of at least `bytes` for operations between kernels
-  // (per-channel values rounded to bf16), apart from the workspace. Grown
-  // on the first calls to the largest size asked; growth synchronises the
+  // (per-channel values rounded to bf16 or fp16), apart from the workspace.
+  // Grown on the first calls to the largest size asked; growth synchronises the
   // device, so a layer's steady state allocates nothing.
   void* scratch(std::size_t bytes) const;
 

@@ -2,42 +2,35 @@
 
 #include <climits>
 #include <map>
-#include <utility>
+#include <tuple>
 
 #include "distconv/error.h"
 #include "distconv/internal/mpi_util.h"
 
 namespace distconv::internal {
 
-std::uint64_t problem_key(const std::string& description) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : description) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-std::vector<int> agreed_algorithms(const std::vector<AlgoChoice>& mine,
-                                   const std::vector<AlgoChoice>& all) {
-  // The best (time, algorithm) per problem.
-  std::map<std::uint64_t, std::pair<float, int>> best;
+std::vector<AlgoChoice> agreed_algorithms(const std::vector<AlgoChoice>& mine,
+                                          const std::vector<AlgoChoice>& all) {
+  // The best (time, algorithm, math) per problem.
+  const auto rank = [](const AlgoChoice& c) {
+    return std::tuple<float, int, int>{c.ms, c.algorithm, c.math};
+  };
+  std::map<std::uint64_t, AlgoChoice> best;
   for (const AlgoChoice& c : all) {
-    const std::pair<float, int> here{c.ms, c.algorithm};
-    auto [it, added] = best.emplace(c.problem, here);
-    if (!added && here < it->second) it->second = here;
+    auto [it, added] = best.emplace(c.problem, c);
+    if (!added && rank(c) < rank(it->second)) it->second = c;
   }
-  std::vector<int> out;
+  std::vector<AlgoChoice> out;
   out.reserve(mine.size());
   for (const AlgoChoice& c : mine) {
     const auto it = best.find(c.problem);
-    out.push_back(it == best.end() ? c.algorithm : it->second.second);
+    out.push_back(it == best.end() ? c : it->second);
   }
   return out;
 }
 
-std::vector<int> agree_on_algorithms(MPI_Comm comm,
-                                     const std::vector<AlgoChoice>& mine) {
+std::vector<AlgoChoice> agree_on_algorithms(
+    MPI_Comm comm, const std::vector<AlgoChoice>& mine) {
   int size = 0;
   check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
   constexpr int kBytes = static_cast<int>(sizeof(AlgoChoice));

@@ -17,31 +17,32 @@
 #include <string>
 #include <vector>
 
+#include "kernels/gpu_algo_cache.h"
+
 namespace distconv::internal {
 
 // One kernel's pick: `problem` identifies its pass and shapes (equal on
-// every rank for equal problems: problem_key()), `algorithm` the one
-// chosen, `ms` its measured time (0 when not measured).
+// every rank for equal problems: problem_key(), kernels/gpu_algo_cache.h),
+// `algorithm` and `math` the one chosen (cuDNN's numbers), `ms` its
+// measured time (0 when not measured).
 struct AlgoChoice {
   std::uint64_t problem = 0;
   std::int32_t algorithm = 0;
+  std::int32_t math = 0;
   float ms = 0;
 };
 
-// A 64-bit FNV-1a hash of a problem's canonical description.
-std::uint64_t problem_key(const std::string& description);
-
-// For each of `mine`, the algorithm to run: among the choices in `all`
+// For each of `mine`, the choice to run: among the choices in `all`
 // (every rank's) for the same problem, the fastest; ties go to the lower
-// algorithm number. Pure; the same answer on every rank given the same
-// `all`.
-std::vector<int> agreed_algorithms(const std::vector<AlgoChoice>& mine,
-                                   const std::vector<AlgoChoice>& all);
+// algorithm number, then the lower math. Pure; the same answer on every rank
+// given the same `all`.
+std::vector<AlgoChoice> agreed_algorithms(const std::vector<AlgoChoice>& mine,
+                                          const std::vector<AlgoChoice>& all);
 
 // Collective over `comm`: gathers every rank's choices and returns
 // agreed_algorithms(mine, all of them). A rank may bring none.
-std::vector<int> agree_on_algorithms(MPI_Comm comm,
-                                     const std::vector<AlgoChoice>& mine);
+std::vector<AlgoChoice> agree_on_algorithms(
+    MPI_Comm comm, const std::vector<AlgoChoice>& mine);
 
 }  // namespace distconv::internal
 

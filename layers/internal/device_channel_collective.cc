@@ -1,6 +1,8 @@
 #include "layers/internal/device_channel_collective.h"
 
 #include "distconv/internal/cuda_check.h"
+#include "distconv/internal/mpi_util.h"
+#include "halo/nccl_comm.h"
 #include "layers/internal/device_staging.h"
 
 namespace distconv::internal {
@@ -23,24 +25,102 @@ void to_device(cudaStream_t stream, T* device, const T* host, Index n) {
 template <typename T>
 DeviceChannelCollective<T>::DeviceChannelCollective(
     cudaStream_t stream, MPI_Comm comm, const BlockPartition& channels,
-    Index positions)
+    Index positions, ncclComm_t nccl)
     : stream_(stream),
       host_(comm, channels, positions),
-      block_(host_.block_size()),
-      full_(host_.full_size()) {}
+      nccl_(nccl),
+      channels_(channels) {
+  check_mpi(MPI_Comm_rank(comm, &member_), "MPI_Comm_rank");
+  if (nccl_ == nullptr) {
+    block_.resize(static_cast<std::size_t>(host_.block_size()));
+    full_.resize(static_cast<std::size_t>(host_.full_size()));
+    return;
+  }
+  // Collectively: a rank failing alone would leave the others in NCCL.
+  run_collectively(
+      comm, [&] { blocks_ = DeviceBuffer(sizeof(T) * host_.full_size()); });
+}
+
+template <typename T>
+template <typename Fn>
+void DeviceChannelCollective<T>::for_each_block(Fn fn) const {
+  Index offset = 0;
+  for (int m = 0; m < channels_.parts(); ++m) {
+    const Index width = channels_.size(m);
+    if (host_.positions() > 0 && width > 0) {
+      fn(blocks() + offset, channels_.begin(m), width);
+    }
+    offset += host_.positions() * width;
+  }
+}
+
+template <typename T>
+void DeviceChannelCollective<T>::copy_rows(T* to, Index to_pitch, const T* from,
+                                           Index from_pitch,
+                                           Index width) const {
+  check_cuda(cudaMemcpy2DAsync(to, sizeof(T) * to_pitch, from,
+                               sizeof(T) * from_pitch, sizeof(T) * width,
+                               static_cast<std::size_t>(host_.positions()),
+                               cudaMemcpyDeviceToDevice, stream_),
+             kWhat, ": placing a channel block");
+}
 
 template <typename T>
 void DeviceChannelCollective<T>::allgather(const T* block, T* full) {
-  to_host(stream_, block_.data(), block, host_.block_size());
-  host_.allgather(block_.data(), full_.data());
-  to_device(stream_, full, full_.data(), host_.full_size());
+  if (nccl_ == nullptr) {
+    to_host(stream_, block_.data(), block, host_.block_size());
+    host_.allgather(block_.data(), full_.data());
+    to_device(stream_, full, full_.data(), host_.full_size());
+    return;
+  }
+  // Member m's block, broadcast from it, at its place in the blocks.
+  check_nccl(ncclGroupStart(), "ncclGroupStart");
+  Index offset = 0;
+  for (int m = 0; m < channels_.parts(); ++m) {
+    const Index n = host_.positions() * channels_.size(m);
+    if (n > 0) {
+      check_nccl(ncclBroadcast(m == member_ ? block : blocks() + offset,
+                               blocks() + offset, static_cast<std::size_t>(n),
+                               nccl_type<T>(), m, nccl_, stream_),
+                 "ncclBroadcast");
+    }
+    offset += n;
+  }
+  check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+  // Each block (positions x its channels) at its channels of `full`.
+  const Index all = channels_.extent();
+  for_each_block([&](const T* b, Index c0, Index width) {
+    copy_rows(full + c0, all, b, width, width);
+  });
 }
 
 template <typename T>
 void DeviceChannelCollective<T>::reduce_scatter(const T* full, T* block) {
-  to_host(stream_, full_.data(), full, host_.full_size());
-  host_.reduce_scatter(full_.data(), block_.data());
-  to_device(stream_, block, block_.data(), host_.block_size());
+  if (nccl_ == nullptr) {
+    to_host(stream_, full_.data(), full, host_.full_size());
+    host_.reduce_scatter(full_.data(), block_.data());
+    to_device(stream_, block, block_.data(), host_.block_size());
+    return;
+  }
+  const Index all = channels_.extent();
+  for_each_block([&](T* b, Index c0, Index width) {
+    copy_rows(b, width, full + c0, all, width);
+  });
+  // Every member's partial sums of member m's block, summed into it.
+  check_nccl(ncclGroupStart(), "ncclGroupStart");
+  Index offset = 0;
+  for (int m = 0; m < channels_.parts(); ++m) {
+    const Index n = host_.positions() * channels_.size(m);
+    if (n > 0) {
+      check_nccl(ncclReduce(blocks() + offset,
+                            m == member_ ? block : blocks() + offset,
+                            static_cast<std::size_t>(n), nccl_type<T>(),
+                            ncclSum, m, nccl_, stream_),
+                 "ncclReduce");
+    }
+    offset += n;
+  }
+  check_nccl(ncclGroupEnd(), "ncclGroupEnd");
 }
 
 template <typename T>

@@ -1,21 +1,28 @@
 // Internal: DeviceChannelCollective<T>, the collectives of channel and
 // filter parallelism (ChannelCollective, channel_collective.h) on GPU
-// memory: each copies its input to the host on the stream, waits for it,
-// runs the host collective there and queues the result's copy back to the
-// device on the stream. staged_sendrecv does the same for one exchange
-// between two members. Built only with --config=cuda.
+// memory, queued on a stream. Over NCCL (given a communicator) the host
+// never waits: the blocks travel by grouped ncclBroadcast (allgather) and
+// ncclReduce (reduce_scatter, summed by NCCL in T), through a device
+// buffer of blocks, member after member, and strided device copies
+// (cudaMemcpy2DAsync) place each block at its channels. Without one, each
+// copies its input to the host on the stream, waits for it, runs the host
+// collective there and queues the result's copy back to the device.
+// staged_sendrecv does the latter for one exchange between two members.
+// Built only with --config=cuda.
 //
 //   DeviceChannelCollective<float> gather(stream, grid.along(1),
-//                                         dist.partition(1), cells);
+//                                         dist.partition(1), cells, nccl);
 //   gather.allgather(x.buffer().data(), x_full.buffer().data());
 #ifndef DISTCONV_LAYERS_INTERNAL_DEVICE_CHANNEL_COLLECTIVE_H_
 #define DISTCONV_LAYERS_INTERNAL_DEVICE_CHANNEL_COLLECTIVE_H_
 
 #include <cuda_runtime_api.h>
 #include <mpi.h>
+#include <nccl.h>
 
 #include <vector>
 
+#include "distconv/device_space.h"
 #include "distconv/distribution.h"
 #include "distconv/shape.h"
 #include "layers/internal/channel_collective.h"
@@ -26,20 +33,37 @@ namespace distconv::internal {
 template <typename T>
 class DeviceChannelCollective {
  public:
-  // As ChannelCollective's; the copies are queued on `stream`.
+  // As ChannelCollective's; the work is queued on `stream`. `nccl`: a
+  // communicator over comm's ranks in the same order (kept by the
+  // caller), or null for MPI on host copies. Collective over `comm`.
   DeviceChannelCollective(cudaStream_t stream, MPI_Comm comm,
-                          const BlockPartition& channels, Index positions);
+                          const BlockPartition& channels, Index positions,
+                          ncclComm_t nccl);
 
-  // As ChannelCollective's, on device arrays. Waits for the stream (the
-  // input's producers) before the collective; the output's copy is queued
-  // on the stream.
+  // As ChannelCollective's, on device arrays. Over NCCL, queued on the
+  // stream; else waits for the stream (the input's producers) before the
+  // collective, and the output's copy is queued on the stream.
   void allgather(const T* block, T* full);
   void reduce_scatter(const T* full, T* block);
 
  private:
+  // Over NCCL: calls fn(block, first channel, channels) for each member's
+  // non-empty block in the device buffer of blocks.
+  template <typename Fn>
+  void for_each_block(Fn fn) const;
+  // Queues a copy of `rows` rows of `width` elements between buffers whose
+  // rows are `to_pitch` and `from_pitch` elements apart.
+  void copy_rows(T* to, Index to_pitch, const T* from, Index from_pitch,
+                 Index width) const;
+  T* blocks() const { return static_cast<T*>(blocks_.get()); }
+
   cudaStream_t stream_;
   ChannelCollective<T> host_;
-  std::vector<T> block_, full_;  // host staging
+  ncclComm_t nccl_;
+  int member_ = 0;
+  BlockPartition channels_;
+  DeviceBuffer blocks_;          // over NCCL: the blocks, member after member
+  std::vector<T> block_, full_;  // else: host staging
 };
 
 // sendrecv (channel_collective.h) on device arrays, staged through the

@@ -1,16 +1,20 @@
 // Internal: ConvBackend<T, DeviceSpace> (layers/internal/conv_backend.h):
 // cuDNN kernels (CudnnConv) and per-channel operations on the stream of
 // the halo options, gradients summed by DeviceGradientSum, channel blocks
-// gathered and summed by DeviceChannelCollective (staged through the
-// host). GPU builds only.
+// gathered and summed by DeviceChannelCollective (over NCCL with the NCCL
+// halo transport, else staged through the host). GPU builds only.
 #ifndef DISTCONV_LAYERS_INTERNAL_DEVICE_CONV_BACKEND_H_
 #define DISTCONV_LAYERS_INTERNAL_DEVICE_CONV_BACKEND_H_
 
+#include <map>
 #include <optional>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "distconv/device_space.h"
 #include "distconv/error.h"
+#include "distconv/internal/mpi_util.h"
 #include "halo/halo_options.h"
 #include "halo/nccl_comm.h"
 #include "kernels/cudnn/conv.h"
@@ -18,7 +22,6 @@
 #include "kernels/cudnn/tensor_ops.h"
 #include "kernels/gpu_conv_options.h"
 #include "layers/conv_kernel_call.h"
-#include "distconv/internal/mpi_util.h"
 #include "layers/internal/algo_agreement.h"
 #include "layers/internal/conv_backend.h"
 #include "layers/internal/device_channel_collective.h"
@@ -36,8 +39,28 @@ struct ConvBackend<T, DeviceSpace> {
     CudnnContext cudnn;
     GpuConvOptions gpu;
     HaloSetupOptions halo;
+    // With the NCCL halo transport: the channel collectives' NCCL
+    // communicators, one per MPI communicator (the caller's where it spans
+    // the same ranks), made collectively when the layer is made.
+    std::map<MPI_Comm, NcclComm> channel_nccl;
     Context(const HaloSetupOptions& h, const GpuConvOptions& options)
         : cudnn(h.stream), gpu(options), halo(h) {}
+    // Collective over `comm` on first use: the channel collectives' NCCL
+    // communicator over its ranks, or null (MPI on host copies) for other
+    // transports and one rank.
+    ncclComm_t channel_comm(MPI_Comm comm) {
+      int size = 0;
+      check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+      if (halo.transport != HaloTransport::kNccl || size == 1) return nullptr;
+      auto it = channel_nccl.find(comm);
+      if (it == channel_nccl.end()) {
+        it = channel_nccl
+                 .emplace(std::piecewise_construct, std::forward_as_tuple(comm),
+                          std::forward_as_tuple(comm, halo.nccl_comm))
+                 .first;
+      }
+      return it->second.get();
+    }
   };
   // With the NCCL halo transport the gradients are summed by NCCL too, on
   // a communicator over the summing ranks (the caller's where it spans
@@ -64,7 +87,7 @@ struct ConvBackend<T, DeviceSpace> {
     Channels(Context& c, MPI_Comm comm, const BlockPartition& channels,
              Index positions)
         : DeviceChannelCollective<T>(c.cudnn.stream(), comm, channels,
-                                     positions) {}
+                                     positions, c.channel_comm(comm)) {}
   };
   // A device array of T (zeroed by resize()).
   class Array {
@@ -99,13 +122,19 @@ struct ConvBackend<T, DeviceSpace> {
     for (std::optional<Kernel>* k : kernels) {
       if (!*k) continue;
       mine.push_back({problem_key((*k)->problem()), (*k)->algorithm(),
-                      (*k)->algorithm_ms()});
+                      (*k)->math(), (*k)->algorithm_ms()});
       chosen.push_back(&**k);
     }
-    const std::vector<int> use = agree_on_algorithms(comm, mine);
+    const std::vector<AlgoChoice> use = agree_on_algorithms(comm, mine);
     run_collectively(comm, [&] {
       for (std::size_t i = 0; i < chosen.size(); ++i) {
-        chosen[i]->set_algorithm(use[i]);
+        Kernel& k = *chosen[i];
+        k.set_algorithm(use[i].algorithm, use[i].math);
+        const GpuConvOptions& o = k.options();
+        if (o.cache && o.search == GpuAlgoSearch::kMeasured) {
+          o.cache->put(use[i].problem, {use[i].algorithm, use[i].math,
+                                        use[i].ms, k.on_copies()});
+        }
       }
     });
   }

@@ -7,18 +7,9 @@
 #include "distconv/error.h"
 #include "distconv/internal/cuda_check.h"
 #include "distconv/internal/mpi_util.h"
+#include "halo/nccl_comm.h"
 
 namespace distconv::internal {
-
-namespace {
-
-template <typename T>
-ncclDataType_t nccl_type() {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
-  return std::is_same_v<T, double> ? ncclFloat64 : ncclFloat32;
-}
-
-}  // namespace
 
 template <typename T>
 DeviceGradientSum<T>::DeviceGradientSum(cudaStream_t stream, MPI_Comm comm,

@@ -7,9 +7,9 @@ namespace distconv::internal {
 void stage_to_host(cudaStream_t stream, void* host, const void* device,
                    std::size_t bytes, const char* what) {
   if (bytes > 0) {
-    check_cuda(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost,
-                               stream),
-               what, ": copying to the host");
+    check_cuda(
+        cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream),
+        what, ": copying to the host");
   }
   check_cuda(cudaStreamSynchronize(stream), what, ": waiting for the stream");
 }

@@ -1,0 +1,32 @@
+#include "kernels/gpu_algo_cache.h"
+
+#include <utility>
+
+namespace distconv {
+
+std::uint64_t problem_key(const std::string& description) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : description) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::optional<GpuAlgoCache::Entry> GpuAlgoCache::find(
+    std::uint64_t problem) const {
+  const auto it = entries_.find(problem);
+  if (it == entries_.end()) return std::nullopt;
+  return it->second;
+}
+
+void GpuAlgoCache::put(std::uint64_t problem, Entry entry) {
+  auto [it, added] = entries_.emplace(problem, entry);
+  if (added) return;
+  const std::pair<float, int> here{entry.ms, entry.algorithm};
+  if (here < std::pair<float, int>{it->second.ms, it->second.algorithm}) {
+    it->second = entry;
+  }
+}
+
+}  // namespace distconv
