@@ -5,13 +5,23 @@
 # prints "tests: N passed, M failed" (counting Bazel test targets).
 #   tests/run.sh                   default build
 #   tests/run.sh --config=asan     extra arguments go to both bazel commands
+#   tests/run.sh -- //halo/...     target patterns after -- (default //...)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+options=()
+while (($#)) && [[ $1 != -- ]]; do
+  options+=("$1")
+  shift
+done
+if (($#)); then shift; fi  # the --
+targets=("$@")
+((${#targets[@]})) || targets=(//...)
 
 third_party/install_packages.sh
 tests/check_layering.sh
 
-if ! bazel build "$@" //...; then
+if ! bazel build "${options[@]}" -- "${targets[@]}"; then
   echo "tests: build failed" >&2
   exit 1
 fi
@@ -19,7 +29,7 @@ fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
-bazel test "$@" //... 2>&1 | tee "$log" || status=$?
+bazel test "${options[@]}" -- "${targets[@]}" 2>&1 | tee "$log" || status=$?
 
 # Result lines look like "//tests:foo_np4    (cached) PASSED in 1.2s".
 passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(PASSED|FLAKY)' "$log" || true)
