@@ -23,6 +23,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "distconv/float_bits.h"
 #include "distconv/fp16.h"
 
 // Compiled for the GPU too under nvcc (the CUDA kernels of the layers run
@@ -41,7 +42,7 @@ class bf16 {
   DISTCONV_BF16_HD bf16(float f)  // NOLINT: implicit, as float's are
       : bits_(round(f)) {}
   DISTCONV_BF16_HD operator float() const {  // NOLINT: exact
-    return float_of(std::uint32_t{bits_} << 16);
+    return internal::float_of(std::uint32_t{bits_} << 16);
   }
 
   DISTCONV_BF16_HD static bf16 from_bits(std::uint16_t bits) {
@@ -57,32 +58,12 @@ class bf16 {
   // rather than a select (which GCC keeps as a branch), so that loops of
   // it vectorise (convert()).
   DISTCONV_BF16_HD static std::uint16_t round(float f) {
-    const std::uint32_t u = bits_of(f);
+    const std::uint32_t u = internal::bits_of(f);
     const std::uint32_t nearest = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
     const std::uint32_t quiet = (u >> 16) | 0x40u;
     const bool is_nan = (u & 0x7fffffffu) > 0x7f800000u;
     const std::uint32_t nan = 0u - static_cast<std::uint32_t>(is_nan);
     return static_cast<std::uint16_t>((nearest & ~nan) | (quiet & nan));
-  }
-
-  // A float's bits and back.
-  DISTCONV_BF16_HD static std::uint32_t bits_of(float f) {
-#if defined(__CUDA_ARCH__)
-    return __float_as_uint(f);
-#else
-    std::uint32_t u;
-    std::memcpy(&u, &f, sizeof u);
-    return u;
-#endif
-  }
-  DISTCONV_BF16_HD static float float_of(std::uint32_t u) {
-#if defined(__CUDA_ARCH__)
-    return __uint_as_float(u);
-#else
-    float f;
-    std::memcpy(&f, &u, sizeof f);
-    return f;
-#endif
   }
 
   std::uint16_t bits_;

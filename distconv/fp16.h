@@ -17,8 +17,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
+
+#include "distconv/float_bits.h"
 
 // Compiled for the GPU too under nvcc (the CUDA kernels of the layers run
 // on fp16 elements with the host's arithmetic); plain C++ elsewhere.
@@ -49,7 +50,7 @@ class fp16 {
  private:
   // Round to nearest, ties to even.
   DISTCONV_FP16_HD static std::uint16_t round(float f) {
-    const std::uint32_t u = bits_of(f);
+    const std::uint32_t u = internal::bits_of(f);
     const std::uint32_t sign = (u >> 16) & 0x8000u;
     const std::uint32_t a = u & 0x7fffffffu;
     std::uint32_t h;
@@ -86,27 +87,7 @@ class fp16 {
       return sign ? -magnitude : magnitude;
     }
     const std::uint32_t exponent = e == 0x1fu ? 0xffu : e + 112u;
-    return float_of(sign | (exponent << 23) | (m << 13));
-  }
-
-  // A float's bits and back.
-  DISTCONV_FP16_HD static std::uint32_t bits_of(float f) {
-#if defined(__CUDA_ARCH__)
-    return __float_as_uint(f);
-#else
-    std::uint32_t u;
-    std::memcpy(&u, &f, sizeof u);
-    return u;
-#endif
-  }
-  DISTCONV_FP16_HD static float float_of(std::uint32_t u) {
-#if defined(__CUDA_ARCH__)
-    return __uint_as_float(u);
-#else
-    float f;
-    std::memcpy(&f, &u, sizeof f);
-    return f;
-#endif
+    return internal::float_of(sign | (exponent << 23) | (m << 13));
   }
 
   std::uint16_t bits_;

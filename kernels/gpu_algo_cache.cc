@@ -1,6 +1,6 @@
 #include "kernels/gpu_algo_cache.h"
 
-#include <utility>
+#include <tuple>
 
 namespace distconv {
 
@@ -23,10 +23,10 @@ std::optional<GpuAlgoCache::Entry> GpuAlgoCache::find(
 void GpuAlgoCache::put(std::uint64_t problem, Entry entry) {
   auto [it, added] = entries_.emplace(problem, entry);
   if (added) return;
-  const std::pair<float, int> here{entry.ms, entry.algorithm};
-  if (here < std::pair<float, int>{it->second.ms, it->second.algorithm}) {
-    it->second = entry;
-  }
+  const auto rank = [](const Entry& e) {
+    return std::tuple<float, int, int>{e.ms, e.algorithm, e.math};
+  };
+  if (rank(entry) < rank(it->second)) it->second = entry;
 }
 
 }  // namespace distconv

@@ -43,14 +43,14 @@ class GpuAlgoCache {
   // The entry for a problem, if any.
   std::optional<Entry> find(std::uint64_t problem) const;
   // Records a choice; of two for one problem the faster stays (ties: the
-  // lower algorithm number), as the ranks' agreement picks.
+  // lower algorithm number, then math), as the ranks' agreement picks.
   void put(std::uint64_t problem, Entry entry);
-  // Counts a kernel's lookup: its entry taken (a search saved), or a
-  // timed search run.
+  // Counts a kernel's lookup (one per kernel): its entry taken (a search
+  // saved), or not (the kernel searched).
   void record_lookup(bool taken) { ++(taken ? hits_ : misses_); }
 
   std::size_t size() const { return entries_.size(); }
-  // Kernels that took a cached choice, and timed searches run.
+  // Kernels that took a cached choice, and kernels that searched.
   std::size_t hits() const { return hits_; }
   std::size_t misses() const { return misses_; }
 

@@ -40,8 +40,10 @@ TEST(GpuAlgoCache, KeepsTheFasterChoiceOfAProblem) {
   EXPECT_EQ(cache.find(1)->algorithm, 5);
   cache.put(1, {2, 0, 2.0f});  // as fast, lower number
   EXPECT_EQ(cache.find(1)->algorithm, 2);
-  cache.put(1, {7, 0, 1.0f});  // faster
+  cache.put(1, {7, 1, 1.0f});  // faster
   EXPECT_EQ(cache.find(1)->algorithm, 7);
+  cache.put(1, {7, 0, 1.0f});  // as fast, the same number, lower math
+  EXPECT_EQ(cache.find(1)->math, 0);
   EXPECT_EQ(cache.size(), 1u);
 }
 

@@ -2,10 +2,11 @@
 // same data and grids: forward, backward-data, backward-weights (the
 // gradients summed over the ranks), 2D and 3D, sample and spatial splits,
 // uneven and empty shards, stride, groups, bias; channel and filter
-// parallelism (every scheme, host-staged collectives) on every grid that
-// splits channels. fp64 to 1e-10, fp32 to 1e-5, bf16 and fp16 (fp32
-// weights) within their rounding; timed searches agreed across ranks and
-// shared through a cache. Several ranks share one GPU (halos host-staged).
+// parallelism (every scheme; host-staged collectives, and NCCL ones where
+// each rank has its own GPU) on every grid that splits channels. fp64 to
+// 1e-10, fp32 to 1e-5, bf16 and fp16 (fp32 weights) within their
+// rounding; timed searches agreed across ranks and shared through a
+// cache. Several ranks share one GPU (halos host-staged).
 // Skips, visibly, on a machine without a GPU.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>

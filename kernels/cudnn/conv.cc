@@ -109,9 +109,11 @@ struct CudnnConv<T>::Impl {
   Impl(CudnnContext& c, const ConvDesc& desc, const Shape& se, const Shape& ss,
        const Shape& de, const Shape& ds, ConvPass p, const GpuConvOptions& o);
   // Sets cuDNN up on the views themselves (asymmetric padding aside), or,
-  // with `copies`, on dense channels-first copies; false where cuDNN has no
-  // algorithm for it.
-  bool configure(const ConvDesc& desc, bool copies);
+  // with `copies`, on dense channels-first copies, and picks an algorithm:
+  // `cached` where given (from cuDNN's heuristic list, without a timed
+  // search), else by the options' search; false where none is usable.
+  bool configure(const ConvDesc& desc, bool copies,
+                 const GpuAlgoCache::Entry* cached);
 
   void transform(const cudnn::TensorDesc& from, const void* from_data,
                  const cudnn::TensorDesc& to, void* to_data,
@@ -205,16 +207,29 @@ CudnnConv<T>::Impl::Impl(CudnnContext& c, const ConvDesc& desc, const Shape& se,
     w_narrow = DeviceBuffer(sizeof(T) * w_extent.volume());
     b_narrow = DeviceBuffer(sizeof(T) * de[1]);
   }
-  require(
-      configure(desc, false) || configure(desc, true), ErrorKind::kUnsupported,
-      "cuDNN has no algorithm for this convolution (input ", se, ", output ",
-      de, ") within a workspace of ", options.workspace_limit, " bytes");
+  // A timed search's result in the cache is taken on its layout where it
+  // is usable here; otherwise cuDNN's algorithms are searched as without
+  // a cache. One lookup per kernel.
+  GpuAlgoCache* cache = options.search == GpuAlgoSearch::kMeasured
+                            ? options.cache.get()
+                            : nullptr;
+  std::optional<GpuAlgoCache::Entry> cached;
+  if (cache != nullptr) cached = cache->find(problem_key(problem));
+  const bool taken = cached && configure(desc, cached->copies, &*cached);
+  if (cache != nullptr) cache->record_lookup(taken);
+  require(taken || configure(desc, false, nullptr) ||
+              configure(desc, true, nullptr),
+          ErrorKind::kUnsupported,
+          "cuDNN has no algorithm for this convolution (input ", se,
+          ", output ", de, ") within a workspace of ", options.workspace_limit,
+          " bytes");
   workspace = workspace_of(algo);
   ctx->reserve(workspace);
 }
 
 template <typename T>
-bool CudnnConv<T>::Impl::configure(const ConvDesc& desc, bool copies) {
+bool CudnnConv<T>::Impl::configure(const ConvDesc& desc, bool copies,
+                                   const GpuAlgoCache::Entry* cached) {
   const Shape& se = src_extent;
   const Shape& de = dst_extent;
   const int nd = se.ndims();
@@ -282,16 +297,8 @@ bool CudnnConv<T>::Impl::configure(const ConvDesc& desc, bool copies) {
   check_cudnn(cudnnSetConvolutionMathType(conv.get(), math),
               "cudnnSetConvolutionMathType");
   const bool measured = options.search == GpuAlgoSearch::kMeasured;
-  // A timed search's result in the cache, on this layout, is taken from
-  // cuDNN's heuristic list (no run; it gives the workspace), with its
-  // math, if it is usable here; otherwise cuDNN's algorithms are searched
-  // as without a cache.
-  GpuAlgoCache* cache = measured ? options.cache.get() : nullptr;
-  std::optional<GpuAlgoCache::Entry> cached;
-  if (cache != nullptr) cached = cache->find(problem_key(problem));
-  if (cached && cached->copies != copies) cached.reset();
   const auto pick = [&](const std::vector<Candidate>& list,
-                        const std::optional<GpuAlgoCache::Entry>& only) {
+                        const GpuAlgoCache::Entry* only) {
     for (const Candidate& k : list) {
       if (only && (k.algo != only->algorithm || k.math != only->math)) {
         continue;
@@ -311,12 +318,10 @@ bool CudnnConv<T>::Impl::configure(const ConvDesc& desc, bool copies) {
     }
     return false;
   };
-  if (cached && pick(search(false), cached)) {
-    cache->record_lookup(true);
-    return true;
-  }
-  if (cache != nullptr) cache->record_lookup(false);
-  return pick(search(measured), std::nullopt);
+  // A cached choice from cuDNN's heuristic list: no run; it gives the
+  // algorithm's workspace.
+  if (cached != nullptr) return pick(search(false), cached);
+  return pick(search(measured), nullptr);
 }
 
 template <typename T>
@@ -473,11 +478,20 @@ template <typename T>
 void CudnnConv<T>::set_algorithm(int algorithm, int math) {
   Impl& s = *impl_;
   if (s.empty || (algorithm == s.algo && math == s.math)) return;
-  const auto m = static_cast<cudnnMathType_t>(math);
-  check_cudnn(cudnnSetConvolutionMathType(s.conv.get(), m),
-              "cudnnSetConvolutionMathType");
-  s.math = m;
-  s.workspace = s.workspace_of(algorithm);  // throws for an unknown one
+  const auto set_math = [&](cudnnMathType_t m) {
+    check_cudnn(cudnnSetConvolutionMathType(s.conv.get(), m),
+                "cudnnSetConvolutionMathType");
+  };
+  set_math(static_cast<cudnnMathType_t>(math));
+  std::size_t workspace = 0;
+  try {
+    workspace = s.workspace_of(algorithm);  // throws for an unknown one
+  } catch (...) {
+    set_math(s.math);  // unchanged
+    throw;
+  }
+  s.math = static_cast<cudnnMathType_t>(math);
+  s.workspace = workspace;
   s.algo = algorithm;
   s.ctx->reserve(s.workspace);
 }

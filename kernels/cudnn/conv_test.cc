@@ -186,6 +186,7 @@ TEST(CudnnConv, ACachedChoiceIsTakenWithoutASearch) {
   EXPECT_EQ(o.cache->hits(), 1u);
   EXPECT_EQ(o.cache->misses(), 1u);
   EXPECT_EQ(cached.algorithm(), 0);
+  EXPECT_EQ(cached.math(), searched.math());
   EXPECT_EQ(cached.algorithm_ms(), 1e-6f);
   EXPECT_NE(cached.implementation().find("implicit_gemm"), std::string::npos)
       << cached.implementation();

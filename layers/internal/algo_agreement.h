@@ -6,8 +6,8 @@
 // then runs, for every problem, the fastest choice any rank made for it:
 // the same algorithm for the same shapes everywhere.
 //
-//   std::vector<AlgoChoice> mine = {{key, algo, ms}, ...};
-//   std::vector<int> use = agree_on_algorithms(grid.comm(), mine);
+//   std::vector<AlgoChoice> mine = {{key, algo, math, ms}, ...};
+//   std::vector<AlgoChoice> use = agree_on_algorithms(grid.comm(), mine);
 #ifndef DISTCONV_LAYERS_INTERNAL_ALGO_AGREEMENT_H_
 #define DISTCONV_LAYERS_INTERNAL_ALGO_AGREEMENT_H_
 
@@ -30,6 +30,7 @@ struct AlgoChoice {
   std::int32_t algorithm = 0;
   std::int32_t math = 0;
   float ms = 0;
+  std::int32_t unused = 0;  // zeroed padding: choices travel as bytes
 };
 
 // For each of `mine`, the choice to run: among the choices in `all`

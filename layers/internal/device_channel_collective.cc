@@ -48,10 +48,26 @@ void DeviceChannelCollective<T>::for_each_block(Fn fn) const {
   for (int m = 0; m < channels_.parts(); ++m) {
     const Index width = channels_.size(m);
     if (host_.positions() > 0 && width > 0) {
-      fn(blocks() + offset, channels_.begin(m), width);
+      fn(m, blocks() + offset, channels_.begin(m), width);
     }
     offset += host_.positions() * width;
   }
+}
+
+// The group is ended whatever happens inside it (an open group would defer
+// every later NCCL call on this thread); the first failure is thrown after.
+template <typename T>
+template <typename Call>
+void DeviceChannelCollective<T>::nccl_group(const char* what, Call call) const {
+  check_nccl(ncclGroupStart(), "ncclGroupStart");
+  ncclResult_t code = ncclSuccess;
+  for_each_block([&](int m, T* b, Index, Index width) {
+    if (code != ncclSuccess) return;
+    code = call(m, b, static_cast<std::size_t>(host_.positions() * width));
+  });
+  const ncclResult_t end = ncclGroupEnd();
+  check_nccl(code, what);
+  check_nccl(end, "ncclGroupEnd");
 }
 
 template <typename T>
@@ -74,22 +90,13 @@ void DeviceChannelCollective<T>::allgather(const T* block, T* full) {
     return;
   }
   // Member m's block, broadcast from it, at its place in the blocks.
-  check_nccl(ncclGroupStart(), "ncclGroupStart");
-  Index offset = 0;
-  for (int m = 0; m < channels_.parts(); ++m) {
-    const Index n = host_.positions() * channels_.size(m);
-    if (n > 0) {
-      check_nccl(ncclBroadcast(m == member_ ? block : blocks() + offset,
-                               blocks() + offset, static_cast<std::size_t>(n),
-                               nccl_type<T>(), m, nccl_, stream_),
-                 "ncclBroadcast");
-    }
-    offset += n;
-  }
-  check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+  nccl_group("ncclBroadcast", [&](int m, T* b, std::size_t n) {
+    return ncclBroadcast(m == member_ ? block : b, b, n, nccl_type<T>(), m,
+                         nccl_, stream_);
+  });
   // Each block (positions x its channels) at its channels of `full`.
   const Index all = channels_.extent();
-  for_each_block([&](const T* b, Index c0, Index width) {
+  for_each_block([&](int, const T* b, Index c0, Index width) {
     copy_rows(full + c0, all, b, width, width);
   });
 }
@@ -103,24 +110,14 @@ void DeviceChannelCollective<T>::reduce_scatter(const T* full, T* block) {
     return;
   }
   const Index all = channels_.extent();
-  for_each_block([&](T* b, Index c0, Index width) {
+  for_each_block([&](int, T* b, Index c0, Index width) {
     copy_rows(b, width, full + c0, all, width);
   });
   // Every member's partial sums of member m's block, summed into it.
-  check_nccl(ncclGroupStart(), "ncclGroupStart");
-  Index offset = 0;
-  for (int m = 0; m < channels_.parts(); ++m) {
-    const Index n = host_.positions() * channels_.size(m);
-    if (n > 0) {
-      check_nccl(ncclReduce(blocks() + offset,
-                            m == member_ ? block : blocks() + offset,
-                            static_cast<std::size_t>(n), nccl_type<T>(),
-                            ncclSum, m, nccl_, stream_),
-                 "ncclReduce");
-    }
-    offset += n;
-  }
-  check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+  nccl_group("ncclReduce", [&](int m, T* b, std::size_t n) {
+    return ncclReduce(b, m == member_ ? block : b, n, nccl_type<T>(), ncclSum,
+                      m, nccl_, stream_);
+  });
 }
 
 template <typename T>

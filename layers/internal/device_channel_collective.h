@@ -47,12 +47,17 @@ class DeviceChannelCollective {
   void reduce_scatter(const T* full, T* block);
 
  private:
-  // Over NCCL: calls fn(block, first channel, channels) for each member's
-  // non-empty block in the device buffer of blocks.
+  // Over NCCL: calls fn(member, block, first channel, channels) for each
+  // member's non-empty block in the device buffer of blocks.
   template <typename Fn>
   void for_each_block(Fn fn) const;
-  // Queues a copy of `rows` rows of `width` elements between buffers whose
-  // rows are `to_pitch` and `from_pitch` elements apart.
+  // Within one NCCL group: call(member, block, elements) for each
+  // non-empty block, an ncclResult_t each; throws Error(kDevice) naming
+  // `what` for the first failure, once the group is ended.
+  template <typename Call>
+  void nccl_group(const char* what, Call call) const;
+  // Queues a copy of positions() rows of `width` elements between buffers
+  // whose rows are `to_pitch` and `from_pitch` elements apart.
   void copy_rows(T* to, Index to_pitch, const T* from, Index from_pitch,
                  Index width) const;
   T* blocks() const { return static_cast<T*>(blocks_.get()); }

@@ -6,7 +6,6 @@
 #ifndef DISTCONV_LAYERS_INTERNAL_DEVICE_CONV_BACKEND_H_
 #define DISTCONV_LAYERS_INTERNAL_DEVICE_CONV_BACKEND_H_
 
-#include <map>
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -40,26 +39,32 @@ struct ConvBackend<T, DeviceSpace> {
     GpuConvOptions gpu;
     HaloSetupOptions halo;
     // With the NCCL halo transport: the channel collectives' NCCL
-    // communicators, one per MPI communicator (the caller's where it spans
-    // the same ranks), made collectively when the layer is made.
-    std::map<MPI_Comm, NcclComm> channel_nccl;
+    // communicators of the layer's own, one per MPI communicator, in the
+    // order made (the same on every rank) and destroyed in reverse.
+    std::vector<std::pair<MPI_Comm, NcclComm>> channel_nccl;
     Context(const HaloSetupOptions& h, const GpuConvOptions& options)
         : cudnn(h.stream), gpu(options), halo(h) {}
-    // Collective over `comm` on first use: the channel collectives' NCCL
-    // communicator over its ranks, or null (MPI on host copies) for other
-    // transports and one rank.
+    Context(const Context&) = delete;
+    Context& operator=(const Context&) = delete;
+    ~Context() {
+      while (!channel_nccl.empty()) channel_nccl.pop_back();
+    }
+    // Collective over `comm` on first use (when the layer is made): the
+    // channel collectives' NCCL communicator over its ranks, or null (MPI
+    // on host copies) for other transports and one rank. NCCL needs one
+    // GPU per rank: kUnsupported on every rank where two share one.
     ncclComm_t channel_comm(MPI_Comm comm) {
       int size = 0;
       check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
       if (halo.transport != HaloTransport::kNccl || size == 1) return nullptr;
-      auto it = channel_nccl.find(comm);
-      if (it == channel_nccl.end()) {
-        it = channel_nccl
-                 .emplace(std::piecewise_construct, std::forward_as_tuple(comm),
-                          std::forward_as_tuple(comm, halo.nccl_comm))
-                 .first;
+      for (const auto& [c, nccl] : channel_nccl) {
+        if (c == comm) return nccl.get();
       }
-      return it->second.get();
+      require_distinct_gpus(comm, "the NCCL channel collectives");
+      channel_nccl.emplace_back(std::piecewise_construct,
+                                std::forward_as_tuple(comm),
+                                std::forward_as_tuple(comm, nullptr));
+      return channel_nccl.back().second.get();
     }
   };
   // With the NCCL halo transport the gradients are summed by NCCL too, on

@@ -1,7 +1,6 @@
 #include "layers/internal/device_gradient_sum.h"
 
 #include <chrono>
-#include <type_traits>
 
 #include "distconv/device_space.h"
 #include "distconv/error.h"
