@@ -1,7 +1,5 @@
 #include "kernels/gpu_algo_cache.h"
 
-#include <tuple>
-
 namespace distconv {
 
 std::uint64_t problem_key(const std::string& description) {
@@ -23,10 +21,11 @@ std::optional<GpuAlgoCache::Entry> GpuAlgoCache::find(
 void GpuAlgoCache::put(std::uint64_t problem, Entry entry) {
   auto [it, added] = entries_.emplace(problem, entry);
   if (added) return;
-  const auto rank = [](const Entry& e) {
-    return std::tuple<float, int, int>{e.ms, e.algorithm, e.math};
-  };
-  if (rank(entry) < rank(it->second)) it->second = entry;
+  const Entry& old = it->second;
+  if (preference(entry.ms, entry.algorithm, entry.math) <
+      preference(old.ms, old.algorithm, old.math)) {
+    it->second = entry;
+  }
 }
 
 }  // namespace distconv

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 
 namespace distconv {
@@ -30,6 +31,14 @@ namespace distconv {
 // A 64-bit FNV-1a hash of a problem's canonical description (the pass,
 // types, window and views: CudnnConv::problem()).
 std::uint64_t problem_key(const std::string& description);
+
+// How choices of one problem rank, the preferred first: the faster, then
+// the lower algorithm number, then the lower math (the cache and the
+// ranks' agreement both keep the least).
+inline std::tuple<float, int, int> preference(float ms, int algorithm,
+                                              int math) {
+  return {ms, algorithm, math};
+}
 
 class GpuAlgoCache {
  public:
@@ -42,8 +51,8 @@ class GpuAlgoCache {
 
   // The entry for a problem, if any.
   std::optional<Entry> find(std::uint64_t problem) const;
-  // Records a choice; of two for one problem the faster stays (ties: the
-  // lower algorithm number, then math), as the ranks' agreement picks.
+  // Records a choice; of two for one problem the preferred stays
+  // (preference()), as the ranks' agreement picks.
   void put(std::uint64_t problem, Entry entry);
   // Counts a kernel's lookup (one per kernel): its entry taken (a search
   // saved), or not (the kernel searched).

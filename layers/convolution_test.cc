@@ -296,11 +296,9 @@ void ExpectNarrowMatchesReference(const ConvCase& c, const ProcessGrid& grid,
   run.all_passes(w.data(), bias, dw.data(), db.data());
   std::vector<N> y(dst_shape.volume()), dx(c.src_shape.volume());
   run.gather_outputs(y.data(), dx.data());
-  // Half a unit in the last place at 1.
-  constexpr double kRounding = std::is_same_v<N, bf16> ? 0x1p-8 : 0x1p-11;
   if (grid.rank() == 0) {
-    EXPECT_EQ(cells_outside(y, ref.y, mag.y, 4 * kRounding), 0) << "forward";
-    EXPECT_EQ(cells_outside(dx, ref.dx, mag.dx, 4 * kRounding), 0)
+    EXPECT_EQ(cells_outside(y, ref.y, mag.y, 4 * kRounding<N>), 0) << "forward";
+    EXPECT_EQ(cells_outside(dx, ref.dx, mag.dx, 4 * kRounding<N>), 0)
         << "backward-data";
   }
   EXPECT_LE(max_relative_error(wide(dw), ref.dw), 2e-5) << "backward-weights";

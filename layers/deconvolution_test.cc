@@ -127,10 +127,9 @@ void ExpectNarrowMatchesReference(const DeconvCase& c,
   const Global<double> m = reference_results(
       d, c.src_shape, absolute(wide(x)), absolute(wide(w)), absolute(wide(b)),
       absolute(wide(dy)));
-  // Half a unit in the last place at 1.
-  constexpr double kRounding = std::is_same_v<N, bf16> ? 0x1p-8 : 0x1p-11;
-  EXPECT_EQ(cells_outside(y, r.y, m.y, 4 * kRounding), 0) << "forward";
-  EXPECT_EQ(cells_outside(dx, r.dx, m.dx, 4 * kRounding), 0) << "backward-data";
+  EXPECT_EQ(cells_outside(y, r.y, m.y, 4 * kRounding<N>), 0) << "forward";
+  EXPECT_EQ(cells_outside(dx, r.dx, m.dx, 4 * kRounding<N>), 0)
+      << "backward-data";
   EXPECT_LE(max_relative_error(wide(dw), r.dw), 2e-5) << "backward-weights";
   if (bias) {
     EXPECT_LE(max_relative_error(wide(db), r.db), 2e-5) << "bias gradient";

@@ -22,6 +22,7 @@
 #include "layers/pooling.h"
 #include "layers/softmax.h"
 #include "layers/upsample.h"
+#include "tests/conv_check.h"
 #include "tests/layer_testing.h"
 #include "tests/mpi_testing.h"
 
@@ -51,10 +52,6 @@ std::vector<float> exact_values(Index n, unsigned seed, float lo = -2,
   for (float& x : v) x = exact(u(rng));
   return v;
 }
-
-// Half a unit in the last place at 1: one rounding's relative error.
-template <typename N>
-constexpr double kRounding = std::is_same_v<N, bf16> ? 0x1p-8 : 0x1p-11;
 
 template <typename T>
 std::vector<T> as(const std::vector<float>& v) {

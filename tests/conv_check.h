@@ -6,17 +6,25 @@
 //   auto m = random_values<float>(n, 2, /*offset=*/1e4);  // in 1e4 +- 1
 //   max_relative_error(got, want);   // max |got - want| / max |want|; NaN: inf
 //   cells_outside(got, want, scale, tol);  // cells off by > tol * scale
+//   kRounding<bf16>                  // one rounding's relative error
 #ifndef DISTCONV_TESTS_CONV_CHECK_H_
 #define DISTCONV_TESTS_CONV_CHECK_H_
 
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <type_traits>
 #include <vector>
 
+#include "distconv/bf16.h"
 #include "distconv/shape.h"
 
 namespace distconv {
+
+// Half a unit in the last place at 1 of a 16-bit type N (bf16, fp16): one
+// rounding's relative error.
+template <typename N>
+constexpr double kRounding = std::is_same_v<N, bf16> ? 0x1p-8 : 0x1p-11;
 
 template <typename T>
 std::vector<T> random_vector(Index n, unsigned seed) {

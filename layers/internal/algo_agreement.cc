@@ -2,7 +2,6 @@
 
 #include <climits>
 #include <map>
-#include <tuple>
 
 #include "distconv/error.h"
 #include "distconv/internal/mpi_util.h"
@@ -11,9 +10,9 @@ namespace distconv::internal {
 
 std::vector<AlgoChoice> agreed_algorithms(const std::vector<AlgoChoice>& mine,
                                           const std::vector<AlgoChoice>& all) {
-  // The best (time, algorithm, math) per problem.
+  // The preferred choice per problem.
   const auto rank = [](const AlgoChoice& c) {
-    return std::tuple<float, int, int>{c.ms, c.algorithm, c.math};
+    return preference(c.ms, c.algorithm, c.math);
   };
   std::map<std::uint64_t, AlgoChoice> best;
   for (const AlgoChoice& c : all) {

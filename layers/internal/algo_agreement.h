@@ -34,9 +34,9 @@ struct AlgoChoice {
 };
 
 // For each of `mine`, the choice to run: among the choices in `all`
-// (every rank's) for the same problem, the fastest; ties go to the lower
-// algorithm number, then the lower math. Pure; the same answer on every rank
-// given the same `all`.
+// (every rank's) for the same problem, the preferred (preference(): the
+// fastest; ties go to the lower algorithm number, then the lower math). Pure;
+// the same answer on every rank given the same `all`.
 std::vector<AlgoChoice> agreed_algorithms(const std::vector<AlgoChoice>& mine,
                                           const std::vector<AlgoChoice>& all);
 

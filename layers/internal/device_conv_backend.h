@@ -49,14 +49,19 @@ struct ConvBackend<T, DeviceSpace> {
     ~Context() {
       while (!channel_nccl.empty()) channel_nccl.pop_back();
     }
-    // Collective over `comm` on first use (when the layer is made): the
-    // channel collectives' NCCL communicator over its ranks, or null (MPI
-    // on host copies) for other transports and one rank. NCCL needs one
-    // GPU per rank: kUnsupported on every rank where two share one.
-    ncclComm_t channel_comm(MPI_Comm comm) {
+    // Whether the layer's collectives over `comm` run on NCCL: with the
+    // NCCL halo transport, over more than one rank.
+    bool nccl_over(MPI_Comm comm) const {
       int size = 0;
       check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
-      if (halo.transport != HaloTransport::kNccl || size == 1) return nullptr;
+      return halo.transport == HaloTransport::kNccl && size > 1;
+    }
+    // Collective over `comm` on first use (when the layer is made): the
+    // channel collectives' NCCL communicator over its ranks, or null (MPI
+    // on host copies) where nccl_over(comm) is false. NCCL needs one GPU
+    // per rank: kUnsupported on every rank where two share one.
+    ncclComm_t channel_comm(MPI_Comm comm) {
+      if (!nccl_over(comm)) return nullptr;
       for (const auto& [c, nccl] : channel_nccl) {
         if (c == comm) return nccl.get();
       }
@@ -74,11 +79,7 @@ struct ConvBackend<T, DeviceSpace> {
   struct GradientComm {
     std::optional<NcclComm> nccl;
     GradientComm(const Context& c, MPI_Comm comm) {
-      int size = 0;
-      check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
-      if (c.halo.transport == HaloTransport::kNccl && size > 1) {
-        nccl.emplace(comm, c.halo.nccl_comm);
-      }
+      if (c.nccl_over(comm)) nccl.emplace(comm, c.halo.nccl_comm);
     }
   };
   struct Grads : private GradientComm, DeviceGradientSum<P> {
