@@ -16,7 +16,8 @@
 
 namespace distconv {
 
-// Defined for float, double, bf16, fp16, int32_t and int64_t in HostSpace.
+// Defined for float, double, bf16, fp16, int32_t, int64_t and uint8_t in
+// HostSpace.
 template <typename T>
 void scatter(const T* global, DistTensor<T>& tensor, int root);
 template <typename T>

@@ -1,5 +1,7 @@
 #include "layers/copy_shard.h"
 
+#include <cstdint>
+
 #include "layers/internal/copy_shard_impl.h"
 #include "layers/internal/pointwise.h"
 
@@ -36,6 +38,9 @@ DISTCONV_INSTANTIATE(float)
 DISTCONV_INSTANTIATE(double)
 DISTCONV_INSTANTIATE(bf16)
 DISTCONV_INSTANTIATE(fp16)
+DISTCONV_INSTANTIATE(std::int32_t)
+DISTCONV_INSTANTIATE(std::int64_t)
+DISTCONV_INSTANTIATE(std::uint8_t)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

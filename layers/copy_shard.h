@@ -32,11 +32,12 @@ struct CopyShardOptions {
   CUstream_st* stream = nullptr;
 };
 
-// Defined for float, double, bf16 and fp16 in host and device memory.
+// Defined for float, double, bf16 and fp16 in host and device memory, and
+// for int32_t, int64_t and uint8_t in host memory.
 template <typename T, typename Space>
 void copy_shard(const DistTensor<T, Space>& from, DistTensor<T, Space>& to,
                 const CopyShardOptions& options = {});
-// Host memory: float, double, bf16 and fp16.
+// Host memory: float, double, bf16, fp16, int32_t, int64_t and uint8_t.
 template <typename T>
 void copy_shard(const StridedView<const T>& from, DistTensor<T>& to);
 template <typename T>

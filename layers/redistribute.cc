@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 
 #include "distconv/error.h"
 #include "distconv/internal/mpi_util.h"
@@ -99,5 +100,9 @@ template class Redistribution<float>;
 template class Redistribution<double>;
 template class Redistribution<bf16>;
 template class Redistribution<fp16>;
+// Data the PyTorch front end moves as it is: class labels, masks.
+template class Redistribution<std::int32_t>;
+template class Redistribution<std::int64_t>;
+template class Redistribution<std::uint8_t>;
 
 }  // namespace distconv

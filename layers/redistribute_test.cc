@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -246,6 +247,24 @@ TEST(Redistribution, MovesBf16AndFp16Tensors) {
         check_move<bf16>(grids[i], grids[j], global, rng);
         check_move<fp16>(grids[i], grids[j], global, rng);
       }
+    }
+  }
+}
+
+// Labels and masks: integer cells copied as they are (fewer than 256
+// cells, so every global value fits a uint8 and is distinct).
+TEST(Redistribution, MovesIntegerTensors) {
+  for (int ndims : {4, 5}) {
+    const std::vector<ProcessGrid> grids = all_grids(ndims);
+    const Shape global = ndims == 4 ? Shape{5, 2, 6, 3} : Shape{2, 2, 4, 3, 5};
+    for (size_t i = 0; i < grids.size(); ++i) {
+      const size_t j = grids.size() - 1 - i;
+      SCOPED_TRACE(grids[i].shape().to_string() + " -> " +
+                   grids[j].shape().to_string());
+      std::mt19937_64 rng(23 * i + j);
+      check_move<std::int64_t>(grids[i], grids[j], global, rng);
+      check_move<std::int32_t>(grids[i], grids[j], global, rng);
+      check_move<std::uint8_t>(grids[i], grids[j], global, rng);
     }
   }
 }

@@ -192,5 +192,17 @@ template <>
 const char* element_name<fp16>() {
   return "float16";
 }
+template <>
+const char* element_name<std::int32_t>() {
+  return "int32";
+}
+template <>
+const char* element_name<std::int64_t>() {
+  return "int64";
+}
+template <>
+const char* element_name<std::uint8_t>() {
+  return "uint8";
+}
 
 }  // namespace distconv::internal

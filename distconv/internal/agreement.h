@@ -86,6 +86,12 @@ template <>
 const char* element_name<bf16>();
 template <>
 const char* element_name<fp16>();
+template <>
+const char* element_name<std::int32_t>();
+template <>
+const char* element_name<std::int64_t>();
+template <>
+const char* element_name<std::uint8_t>();
 
 }  // namespace distconv::internal
 

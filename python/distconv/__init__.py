@@ -22,6 +22,7 @@ import torch  # noqa: E402
 
 from . import _distconv as _C  # noqa: E402
 from . import _functions as _F  # noqa: E402
+from . import _moves  # noqa: E402
 from . import _tensors as _T  # noqa: E402
 
 Error = _C.Error
@@ -30,24 +31,41 @@ ProcessGrid = _C.ProcessGrid
 from . import nn  # noqa: E402,F401
 
 __all__ = ["Error", "ProcessGrid", "shard", "shard_like", "gather", "scatter",
-           "gather_to_root", "cat", "add", "redistribute", "nn"]
+           "gather_to_root", "cat", "add", "redistribute",
+           "redistribute_like", "nn"]
 
 
 def _global_problem(grid, x, what):
     """What is wrong with `x` as a global tensor over `grid` ('' if
     nothing)."""
-    problem = _T.problem_of(x, what)
+    problem = _T.problem_of(x, what, data=True)
     if not problem and x.dim() != grid.ndims:
         problem = "%s of %d dimensions over a %d-dimensional grid" % (
             what, x.dim(), grid.ndims)
     return problem
 
 
+def _check_global(grid, x, what):
+    """Raises the same distconv.Error on every rank unless every rank
+    passed a fitting global tensor of one shape and dtype (collective)."""
+    _C.check(grid, _global_problem(grid, x, what))
+    shape, code = _C.broadcast_shape_and_type(grid, tuple(x.shape),
+                                              _T._CODE[x.dtype], 0)
+    problem = ""
+    if (tuple(x.shape), x.dtype) != (tuple(shape), _T.dtype_of_code(code)):
+        problem = ("%s: rank %d passed a global tensor of shape %s and "
+                   "dtype %s, rank 0 one of shape %s and dtype %s" % (
+                       what, grid.rank, tuple(x.shape), x.dtype,
+                       tuple(shape), _T.dtype_of_code(code)))
+    _C.check(grid, problem)
+
+
 def shard(grid, x):
     """This rank's block of the global tensor `x`, which every rank passes
     (balanced blocks: the first parts one larger when a dimension does not
-    divide). A copy, channels-last; differentiable."""
-    _C.check(grid, _global_problem(grid, x, "shard input"))  # on every rank
+    divide). Any dtype of data or labels (floating, int64, int32, uint8,
+    int8, bool). A copy, channels-last; differentiable."""
+    _check_global(grid, x, "shard input")
     dist = _C.Distribution(tuple(x.shape), grid.shape)
     return _T.copy_of_block(x, dist.shard(grid.rank))
 
@@ -57,19 +75,19 @@ def shard_like(grid, x, like):
     distribution that the shards `like` form, which need not be balanced
     (an upsampled or strided layer's output): to shard a target or an
     output gradient like a layer's output. A copy, channels-last."""
-    dist = _T.agree(grid, like, "shard_like reference")
-    problem = _T.problem_of(x, "shard_like input")
-    if not problem and tuple(x.shape) != tuple(dist.global_shape):
-        problem = "shard_like of a tensor of shape %s for shards of a " \
-            "tensor of shape %s" % (tuple(x.shape), dist.global_shape)
-    _C.check(grid, problem)
+    dist = _T.agree(grid, like, "shard_like reference", data=True)
+    _check_global(grid, x, "shard_like input")
+    if tuple(x.shape) != tuple(dist.global_shape):
+        raise _T.error("shape mismatch", "shard_like of a tensor of shape "
+                       "%s for shards of a tensor of shape %s" % (
+                           tuple(x.shape), dist.global_shape))
     return _T.copy_of_block(x, dist.shard(grid.rank))
 
 
 def gather(grid, x):
     """The global tensor on every rank, from every rank's shard `x`
     (contiguous). Backward keeps this rank's block of the gradient."""
-    dist = _T.agree(grid, x, "gather input")
+    dist = _T.agree(grid, x, "gather input", data=True)
     return _F.GatherFunction.apply(x, grid, dist)
 
 
@@ -82,16 +100,15 @@ def scatter(grid, x, root=0):
         problem = _global_problem(grid, x, "scatter input")
     _C.check(grid, problem)
     is_root = grid.rank == root
-    shape = _C.broadcast_shape(grid, tuple(x.shape) if is_root else (), root)
-    code = torch.tensor([_T._CODE[x.dtype] if is_root else 0],
-                        dtype=torch.float64)
-    _T.broadcast_(grid, code, root)
-    dtype = {1: torch.float32, 2: torch.float64}[int(code.item())]
+    shape, code = _C.broadcast_shape_and_type(
+        grid, tuple(x.shape) if is_root else (),
+        _T._CODE[x.dtype] if is_root else 0, root)
+    shape, dtype = tuple(shape), _T.dtype_of_code(code)
     dist = _C.Distribution(shape, grid.shape)
     _, extent = dist.shard(grid.rank)
     out = _T.empty(grid, extent, dtype)
     src = x.detach().contiguous() if is_root else None
-    getattr(_C, "scatter_from" + _T.suffix(dtype))(
+    getattr(_C, "scatter_from" + _T.data_suffix(dtype))(
         grid, dist, _T.ref(src) if is_root else (0, shape, shape),
         _T.ref(out), root)
     return out
@@ -100,65 +117,85 @@ def scatter(grid, x, root=0):
 def gather_to_root(grid, x, root=0):
     """The global tensor (contiguous) on `root`, None elsewhere, from every
     rank's shard `x`. Not differentiable."""
-    dist = _T.agree(grid, x, "gather_to_root input")
+    dist = _T.agree(grid, x, "gather_to_root input", data=True)
     out = None
     target = (0, dist.global_shape, dist.global_shape)
     if grid.rank == root:
         out = torch.empty(dist.global_shape, dtype=x.dtype)
         target = _T.ref(out)
-    getattr(_C, "gather_to" + _T.suffix(x.dtype))(grid, dist, _T.ref(x),
-                                                  target, root)
+    getattr(_C, "gather_to" + _T.data_suffix(x.dtype))(grid, dist,
+                                                       _T.ref(x), target,
+                                                       root)
     return out
 
 
-class _Cache:
-    """Layers of the functions below, kept per (function, grid, dtype,
-    distributions) so repeated calls plan once."""
-
-    def __init__(self):
-        self._layers = {}
-
-    def get(self, key, dists, make):
-        entry = self._layers.get(key)
-        if entry is None or not all(a == b for a, b in zip(entry[0], dists)):
-            entry = (dists, make())
-            self._layers[key] = entry
-        return entry[1]
-
-
-_cache = _Cache()
+def _describe_mismatch(what, dists, dims):
+    names = ("N", "C") + tuple("spatial %d" % i for i in range(3))
+    return "%s of tensors of global shapes %s (they must agree in %s)" % (
+        what, " and ".join(str(tuple(d.global_shape)) for d in dists),
+        ", ".join(names[d] for d in dims))
 
 
 def cat(grid, tensors, dim=1):
-    """Concatenation along channels (dim=1) of shards that split samples
-    and space alike; differentiable."""
+    """Concatenation along channels (dim=1); differentiable. Inputs split
+    otherwise than the first along samples and space move to its split
+    first (only the cells that change owner travel), so the output is
+    split like the first input."""
     if dim != 1:
         raise _T.error("unsupported", "distconv.cat along dim %d (channels, "
                        "dim=1, only)" % dim)
     tensors = list(tensors)
-    dists = [_T.agree(grid, t, "cat input %d" % i, tensors[0].dtype)
-             for i, t in enumerate(tensors)]
-    key = ("cat", id(grid), tensors[0].dtype, len(tensors))
-    layer = _cache.get(key, dists, lambda: getattr(
+    if not tensors:
+        raise _T.error("invalid argument", "distconv.cat of no tensors")
+    dists = [_T.agree(grid, t, "cat input %d" % i, problem=(
+        _T.same_dtype_problem(t, tensors[0], "cat input %d" % i)))
+        for i, t in enumerate(tensors)]
+    others = [d for d in range(len(dists[0].global_shape)) if d != 1]
+    for d in dists[1:]:
+        if any(d.global_shape[k] != dists[0].global_shape[k]
+               for k in others):
+            raise _T.error("shape mismatch", _describe_mismatch(
+                "distconv.cat", dists, others))
+    for i in range(1, len(tensors)):
+        target = _moves.with_sizes(dists[i], dists[0], others)
+        tensors[i] = _moves.move(grid, tensors[i], dists[i], target)
+        dists[i] = target
+    key = ("cat", tensors[0].dtype, tuple(_moves.key_of(d) for d in dists))
+    layer = _moves.layers_of(grid).get(key, lambda: getattr(
         _C, "Concat" + _T.suffix(tensors[0].dtype))(grid, dists))
     return _F.ConcatFunction.apply(layer, grid, *tensors)
 
 
+def _aligned(grid, x, dist, like, what):
+    """x moved to the distribution `like` (same global shape)."""
+    if tuple(dist.global_shape) != tuple(like.global_shape):
+        raise _T.error("shape mismatch", _describe_mismatch(
+            what, [like, dist], range(len(dist.global_shape))))
+    return _moves.move(grid, x, dist, like)
+
+
 def add(grid, a, b):
-    """a + b on shards of one distribution; differentiable."""
+    """a + b, elementwise, over the same global shape; differentiable. If b
+    is split otherwise than a, it moves to a's split first."""
     da = _T.agree(grid, a, "add input a")
-    db = _T.agree(grid, b, "add input b", a.dtype)
-    if not da == db:
-        raise _T.error("shape mismatch", "add of %s and %s" % (
-            da.describe(), db.describe()))
+    db = _T.agree(grid, b, "add input b", problem=_T.same_dtype_problem(
+        b, a, "add input b"))
+    b = _aligned(grid, b, db, da, "distconv.add")
     return _F.AddFunction.apply(a, b, grid, da)
+
+
+def redistribute_like(grid, x, like):
+    """x's global tensor as this rank's shard in the distribution that the
+    shards `like` form over `grid` (the same global shape; any dtype);
+    differentiable. Only the cells that change owner travel."""
+    dist = _T.agree(grid, x, "redistribute_like input", data=True)
+    target = _T.agree(grid, like, "redistribute_like reference", data=True)
+    return _aligned(grid, x, dist, target, "distconv.redistribute_like")
 
 
 def redistribute(x, from_grid, to_grid):
     """The tensor whose shard on `from_grid` is `x`, as this rank's
     balanced shard over `to_grid` (the same ranks); differentiable."""
-    dist = _T.agree(from_grid, x, "redistribute input")
-    key = ("redistribute", id(from_grid), id(to_grid), x.dtype)
-    layer = _cache.get(key, [dist], lambda: getattr(
-        _C, "Redistribution" + _T.suffix(x.dtype))(from_grid, dist, to_grid))
-    return _F.MapFunction.apply(x, layer, from_grid, to_grid)
+    dist = _T.agree(from_grid, x, "redistribute input", data=True)
+    target = _C.Distribution(tuple(dist.global_shape), to_grid.shape)
+    return _moves.move(from_grid, x, dist, target, to_grid)

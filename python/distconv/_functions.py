@@ -23,7 +23,7 @@ class ConvFunction(torch.autograd.Function):
         ctx.layer, ctx.grid, ctx.wbox, ctx.bbox = layer, grid, wbox, bbox
         ctx.has_bias = bias is not None
         ctx.bias_shape = None if bias is None else bias.shape
-        ctx.weight_shape = weight.shape
+        ctx.weight_shape, ctx.param_dtype = weight.shape, weight.dtype
         ctx.save_for_backward(x, w)
         return y
 
@@ -34,12 +34,14 @@ class ConvFunction(torch.autograd.Function):
         dx = T.empty(ctx.grid, x.shape, x.dtype) if need_x else None
         dw = db = None
         if need_w or need_b:
-            dw = torch.empty(tuple(ctx.wbox[1]), dtype=x.dtype)
+            dw = torch.empty(tuple(ctx.wbox[1]), dtype=ctx.param_dtype)
             if ctx.has_bias:
-                db = torch.empty(tuple(ctx.bbox[1]), dtype=x.dtype)
+                db = torch.empty(tuple(ctx.bbox[1]), dtype=ctx.param_dtype)
+        # dw's pointer is 0 where this rank's block is empty: None alone
+        # says "no gradients" (backward-weights is collective).
         ctx.layer.backward(ctx.kept, T.ref(dy), T.ptr(w),
-                           None if dx is None else T.ref(dx), T.ptr(dw),
-                           T.ptr(db))
+                           None if dx is None else T.ref(dx),
+                           None if dw is None else T.ptr(dw), T.ptr(db))
         if dw is not None:
             dw = T.whole(ctx.grid, ctx.weight_shape, dw, ctx.wbox)
             if db is not None:
@@ -163,7 +165,7 @@ class LossFunction(torch.autograd.Function):
         ctx.layer, ctx.grid = layer, grid
         ctx.save_for_backward(x, target)
         return torch.tensor(layer.forward(T.ref(x), T.ref(target)),
-                            dtype=x.dtype)
+                            dtype=T.param_dtype(x.dtype))
 
     @staticmethod
     def backward(ctx, g):
@@ -180,11 +182,49 @@ class GatherFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, grid, dist):
         out = torch.empty(dist.global_shape, dtype=x.dtype)
-        getattr(T._C, "gather_all" + T.suffix(x.dtype))(grid, dist, T.ref(x),
-                                                        T.ref(out))
+        getattr(T._C, "gather_all" + T.data_suffix(x.dtype))(
+            grid, dist, T.ref(x), T.ref(out))
         ctx.box = dist.shard(grid.rank)
         return out
 
     @staticmethod
     def backward(ctx, g):
         return g[T.slices(ctx.box)], None, None
+
+
+class AppendFunction(torch.autograd.Function):
+    """Cells appended at the upper end of spatial dimensions, holding the
+    bias (zeros without one): a transposed convolution's output cells
+    that no input reaches (output padding beyond a stride). The ranks
+    last along dimension d append appended[d] cells there. Backward sums
+    the appended cells' gradients into the bias gradient over every rank."""
+
+    @staticmethod
+    def forward(ctx, y, bias, grid, appended):
+        ctx.grid, ctx.shape = grid, y.shape
+        ctx.bias_dtype = None if bias is None else bias.dtype
+        out = y
+        for d, extra in enumerate(appended):
+            dim = d + 2
+            if extra == 0 or grid.coord[dim] != grid.shape[dim] - 1:
+                continue
+            shape = list(out.shape)
+            shape[dim] = extra
+            fill = torch.zeros(shape, dtype=y.dtype)
+            if bias is not None:
+                fill += bias.detach().to(y.dtype).view(
+                    (1, -1) + (1,) * (y.dim() - 2))
+            out = torch.cat([out, fill], dim)
+        return out.contiguous(memory_format=T.storage_format(y.dim()))
+
+    @staticmethod
+    def backward(ctx, dout):
+        dy = dout[tuple(slice(0, e) for e in ctx.shape)]
+        db = None
+        if ctx.bias_dtype is not None:  # the appended cells' sum
+            dims = [0] + list(range(2, dout.dim()))
+            db = dout.sum(dim=dims, dtype=torch.float64) - \
+                dy.sum(dim=dims, dtype=torch.float64)
+            db = T.sum_over_grid(ctx.grid, db.contiguous()).to(ctx.bias_dtype)
+        return (dy.contiguous(memory_format=T.storage_format(dy.dim())),
+                db, None, None)

@@ -10,8 +10,32 @@ import torch
 
 from . import _distconv as _C
 
-_SUFFIX = {torch.float32: "_f32", torch.float64: "_f64"}
-_CODE = {torch.float32: 1, torch.float64: 2}
+# The element types of the layers, with the suffix of their bindings
+# (python/src/element_types.h). bfloat16 and float16 layers keep their
+# parameters and gradients in float32.
+_LAYER = {torch.float32: "_f32", torch.float64: "_f64",
+          torch.bfloat16: "_bf16", torch.float16: "_f16"}
+# Every type the functions that only move cells carry, with the binding
+# that moves it (cells of the same size) and the NumPy dtype its new
+# tensors are made as (bfloat16: int16 cells, viewed).
+_DATA = {torch.float32: ("_f32", "float32"), torch.float64: ("_f64", "float64"),
+         torch.bfloat16: ("_bf16", "int16"), torch.float16: ("_f16", "float16"),
+         torch.int64: ("_i64", "int64"), torch.int32: ("_i32", "int32"),
+         torch.uint8: ("_u8", "uint8"), torch.int8: ("_u8", "int8"),
+         torch.bool: ("_u8", "bool")}
+# A number per type, for the ranks to agree on (0: none).
+_CODE = {dtype: i + 1 for i, dtype in enumerate(_DATA)}
+_DTYPE_OF_CODE = {code: dtype for dtype, code in _CODE.items()}
+
+
+def param_dtype(dtype):
+    """The dtype of a layer's parameters and their gradients for inputs of
+    `dtype`: float32 for the 16-bit types (the master copy)."""
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
+def _names(dtypes):
+    return ", ".join(str(d) for d in dtypes)
 
 
 def ref(t):
@@ -25,7 +49,17 @@ def ptr(t):
 
 
 def suffix(dtype):
-    return _SUFFIX[dtype]
+    """The suffix of the layer bindings for `dtype`."""
+    return _LAYER[dtype]
+
+
+def data_suffix(dtype):
+    """The suffix of the moving functions' bindings for `dtype`."""
+    return _DATA[dtype][0]
+
+
+def dtype_of_code(code):
+    return _DTYPE_OF_CODE[code]
 
 
 def storage_format(ndims):
@@ -36,7 +70,8 @@ def storage_format(ndims):
 def empty(grid, shape, dtype):
     """An uninitialised shard in the library's storage order, on memory
     from the grid's cache (returned to it when the tensor dies)."""
-    return torch.from_numpy(grid._empty(tuple(shape), _CODE[dtype]))
+    t = torch.from_numpy(grid._empty(tuple(shape), _DATA[dtype][1]))
+    return t.view(dtype) if t.dtype != dtype else t
 
 
 def slices(box):
@@ -57,31 +92,48 @@ def error(kind, message):
     return e
 
 
-def problem_of(t, what, dtype=None):
+def problem_of(t, what, dtype=None, data=False):
     """What is wrong with `t` as a layer's input on this rank ('' if
-    nothing)."""
+    nothing). `dtype`: the dtype of the module's parameters, which the
+    input's must go with; `data`: any dtype the moving functions carry."""
     if not isinstance(t, torch.Tensor):
         return "%s is a %s, not a torch.Tensor" % (what, type(t).__name__)
     if t.device.type != "cpu":
         return ("%s is on device %s; distconv's PyTorch layers take CPU "
                 "tensors" % (what, t.device))
-    if t.dtype not in _SUFFIX:
-        return ("%s has dtype %s; distconv's layers take torch.float32 or "
-                "torch.float64" % (what, t.dtype))
-    if dtype is not None and t.dtype != dtype:
+    if data:
+        if t.dtype not in _DATA:
+            return "%s has dtype %s; distconv moves %s" % (
+                what, t.dtype, _names(_DATA))
+        return ""
+    if t.dtype not in _LAYER:
+        return ("%s has dtype %s; distconv's layers take %s" % (
+            what, t.dtype, _names(_LAYER)))
+    if dtype is not None and param_dtype(t.dtype) != dtype:
         return "%s has dtype %s but the module's parameters %s" % (
             what, t.dtype, dtype)
     return ""
 
 
-def agree(grid, t, what, dtype=None, problem=""):
+def same_dtype_problem(t, like, what):
+    """'' if `t` is a tensor of `like`'s dtype (or either is no tensor:
+    problem_of tells that), else what differs."""
+    if isinstance(t, torch.Tensor) and isinstance(like, torch.Tensor) and \
+            t.dtype != like.dtype:
+        return "%s has dtype %s, the first input %s" % (what, t.dtype,
+                                                        like.dtype)
+    return ""
+
+
+def agree(grid, t, what, dtype=None, problem="", data=False):
     """The Distribution every rank's shard of `t` forms (collective).
 
     A problem found on any rank (wrong type, device or dtype, shards that
     do not tile a tensor over the grid, dtypes that differ between ranks)
-    raises the same distconv.Error on every rank.
+    raises the same distconv.Error on every rank. `dtype` and `data` as in
+    problem_of.
     """
-    problem = problem or problem_of(t, what, dtype)
+    problem = problem or problem_of(t, what, dtype, data)
     if problem:
         return _C.agree(grid, (), 0, problem)
     return _C.agree(grid, tuple(t.shape), _CODE[t.dtype], "")
@@ -98,8 +150,10 @@ def block(param, box):
 
 
 def whole(grid, shape, block_grad, box):
-    """The whole gradient from every channel group member's block of it."""
-    if tuple(box[1]) == tuple(shape):
+    """The whole gradient from every channel group member's block of it
+    (collective over the ranks that split channels: every one of them sums,
+    whatever its block, an empty one included)."""
+    if grid.shape[1] == 1:
         return block_grad
     full = torch.zeros(shape, dtype=block_grad.dtype)
     full[slices(box)] = block_grad
@@ -111,4 +165,12 @@ def broadcast_(grid, t, root=0):
     """Makes a dense tensor root's on every rank, in place."""
     with torch.no_grad():
         getattr(_C, "broadcast" + suffix(t.dtype))(grid, ref(t), root)
+    return t
+
+
+def sum_over_grid(grid, t):
+    """A dense float tensor summed over every rank of the grid, in place
+    (collective)."""
+    for dim in range(grid.ndims):
+        getattr(_C, "sum_along" + suffix(t.dtype))(grid, dim, ref(t))
     return t

@@ -2,7 +2,8 @@
 defaults, with a leading `grid` (a distconv.ProcessGrid).
 
 Inputs and outputs are the rank's shards of the global tensors (ordinary
-CPU torch.Tensors, float32 or float64; outputs are channels-last).
+CPU torch.Tensors, float32, float64, bfloat16 or float16; outputs are
+channels-last). bfloat16 and float16 inputs go with float32 parameters.
 Parameters are whole torch.nn.Parameters, initialised as torch.nn
 initialises them and then made rank 0's on every rank; after backward()
 their .grad is the whole gradient on every rank. On its first call a
@@ -13,6 +14,7 @@ import torch
 
 from . import _distconv as _C
 from . import _functions as F
+from . import _moves
 from . import _tensors as T
 
 __all__ = [
@@ -30,6 +32,23 @@ def _unsupported(what):
     return T.error("unsupported", what)
 
 
+def _param_dtype(dtype):
+    """The dtype of a module's parameters: float32 (the default) or
+    float64. The 16-bit types are input types: a module with float32
+    parameters takes bfloat16 and float16 inputs (docs/pytorch.md)."""
+    if dtype is None:
+        return torch.get_default_dtype()
+    if dtype in (torch.bfloat16, torch.float16):
+        raise _unsupported(
+            "parameters of dtype %s: distconv's modules keep float32 "
+            "parameters (the master copy) and take %s inputs; build the "
+            "module with dtype=torch.float32" % (dtype, dtype))
+    if dtype not in (torch.float32, torch.float64):
+        raise _unsupported("parameters of dtype %s (torch.float32 or "
+                           "torch.float64)" % (dtype,))
+    return dtype
+
+
 class _Planned(torch.nn.Module):
     """Caches the extension's layer for the last distribution and dtype."""
 
@@ -40,9 +59,9 @@ class _Planned(torch.nn.Module):
         self._key = None
         self._layer = None
 
-    def _plan(self, x, make, dtype=None, problem="", variant=None):
-        """The layer for x's distribution (collective: every rank agrees on
-        it, or raises the same distconv.Error)."""
+    def _agree(self, x, dtype=None, problem=""):
+        """The distribution x's shards form (collective: every rank agrees
+        on it, or raises the same distconv.Error)."""
         name = type(self).__name__
         what = "%s input" % name
         if not problem and isinstance(x, torch.Tensor):
@@ -50,12 +69,21 @@ class _Planned(torch.nn.Module):
             if x.dim() not in dims:
                 problem = "%s has %d dimensions, %s takes %s" % (
                     what, x.dim(), name, " or ".join(map(str, dims)))
-        dist = T.agree(self.grid, x, what, dtype, problem)
+        return T.agree(self.grid, x, what, dtype, problem)
+
+    def _layer_for(self, x, dist, make, variant=None):
+        """The layer for x's dtype and the distribution `dist` (planned
+        again when either changed since the last call)."""
         if self._key is None or self._key[0] != (x.dtype, variant) or \
                 not self._key[1] == dist:
             self._layer = make(T.suffix(x.dtype), dist)
             self._key = ((x.dtype, variant), dist)
         return self._layer
+
+    def _plan(self, x, make, dtype=None, problem="", variant=None):
+        """_agree, then _layer_for."""
+        return self._layer_for(x, self._agree(x, dtype, problem), make,
+                               variant)
 
 
 class _ConvNd(_Planned):
@@ -65,6 +93,7 @@ class _ConvNd(_Planned):
                  device, dtype, channel_parallelism, transposed=False,
                  output_padding=0):
         super().__init__(grid, spatial)
+        dtype = _param_dtype(dtype)
         modes = ("zeros",) if transposed else ("zeros", "circular")
         if padding_mode not in modes:
             raise _unsupported("padding_mode %r (only %s)" % (
@@ -92,6 +121,11 @@ class _ConvNd(_Planned):
         for p in self.parameters():
             T.broadcast_(grid, p.data)
         self._lower, self._upper = self._pads(like.padding)
+        self._appended = (0,) * spatial
+        if transposed:
+            self._upper, self._layer_output_padding, self._appended = \
+                _transposed_upper_end(self._upper, self.output_padding,
+                                      self.stride)
         self._scheme = getattr(_C.ChannelParallelism, channel_parallelism)
 
     def _pads(self, padding):
@@ -108,12 +142,10 @@ class _ConvNd(_Planned):
     def _make(self, suffix, dist):
         has_bias = self.bias is not None
         if self.transposed:
-            if self._lower != self._upper:
-                raise _unsupported("asymmetric padding")
             desc = _C.DeconvDesc(self.in_channels, self.out_channels,
                                  self.kernel_size, self.stride, self.dilation,
-                                 self._lower, self.output_padding,
-                                 self.groups, has_bias)
+                                 self._lower, self._upper,
+                                 self._layer_output_padding, self.groups, has_bias)
             return getattr(_C, "Deconvolution" + suffix)(self.grid, desc,
                                                          dist)
         desc = _C.ConvDesc(self.in_channels, self.out_channels,
@@ -124,14 +156,24 @@ class _ConvNd(_Planned):
                                                    self._scheme)
 
     def forward(self, x):
-        layer = self._plan(x, self._make, self.weight.dtype)
+        dist = self._agree(x, self.weight.dtype)
+        if not self.transposed and self.groups > 1:
+            # A channel split cutting a group: move the channels to whole
+            # groups first (the layer splits channels between groups).
+            whole = _whole_groups(dist, self.groups)
+            x, dist = _moves.move(self.grid, x, dist, whole), whole
+        layer = self._layer_for(x, dist, self._make)
         if self.transposed:
             wbox = ((0,) * self.weight.dim(), tuple(self.weight.shape))
             bbox = ((0,), (self.out_channels,))
         else:
             wbox, bbox = layer.weights_block(), layer.bias_block()
-        return F.ConvFunction.apply(x, self.weight, self.bias, layer,
-                                    self.grid, wbox, bbox)
+        y = F.ConvFunction.apply(x, self.weight, self.bias, layer,
+                                 self.grid, wbox, bbox)
+        if any(self._appended):
+            y = F.AppendFunction.apply(y, self.bias, self.grid,
+                                       self._appended)
+        return y
 
     def describe(self):
         """How this rank runs the planned layer (after a first call)."""
@@ -141,6 +183,41 @@ class _ConvNd(_Planned):
         return ("{}, {}, kernel_size={}, stride={}, padding={}, grid={}"
                 .format(self.in_channels, self.out_channels, self.kernel_size,
                         self.stride, self.padding, self.grid.shape))
+
+
+def _whole_groups(dist, groups):
+    """`dist`, or where its channel parts cut one of `groups` groups, the
+    groups balanced over the same parts (whole groups each)."""
+    sizes = dist.sizes(1)
+    per_group = dist.global_shape[1] // groups
+    offsets = [sum(sizes[:i]) for i in range(len(sizes))]
+    if all(o % per_group == 0 for o in offsets):
+        return dist
+    parts = len(sizes)
+    counts = [groups // parts + (1 if i < groups % parts else 0)
+              for i in range(parts)]
+    return _C.Distribution.from_sizes(
+        [[c * per_group for c in counts] if d == 1 else dist.sizes(d)
+         for d in range(len(dist.global_shape))])
+
+
+def _transposed_upper_end(upper, output_padding, stride):
+    """torch.nn takes a transposed convolution's output padding up to
+    max(stride, dilation) - 1; the layer up to stride - 1. The output's
+    upper end is the same: the full output cropped by `upper` padding cells
+    and extended by `output_padding` cells, so output padding first cancels
+    padding; what is left beyond a stride is appended: cells no input
+    reaches, the bias alone. Per dimension: the layer's upper padding, its
+    output padding, the cells appended."""
+    pads, ops, appended = [], [], []
+    for u, op, s in zip(upper, output_padding, stride):
+        m = min(u, op)
+        u, op = u - m, op - m
+        extra = op - op % s if op >= s else 0
+        pads.append(u)
+        ops.append(op - extra)
+        appended.append(extra)
+    return tuple(pads), tuple(ops), tuple(appended)
 
 
 class Conv2d(_ConvNd):
@@ -264,6 +341,7 @@ class _BatchNorm(_Planned):
         if momentum is None:
             raise _unsupported("batch norm with momentum=None (a cumulative "
                                "average)")
+        dtype = _param_dtype(dtype)
         like = (torch.nn.BatchNorm2d if spatial == 2 else
                 torch.nn.BatchNorm3d)(num_features, eps, momentum, affine,
                                       track_running_stats, dtype=dtype)
@@ -282,8 +360,9 @@ class _BatchNorm(_Planned):
         layer = self._plan(x, lambda s, d: getattr(_C, "BatchNorm" + s)(
             self.grid, d, self.eps, self.momentum, self._stats), dtype)
         c = self.num_features
-        scale = self.weight if self.affine else torch.ones(c, dtype=x.dtype)
-        shift = self.bias if self.affine else torch.zeros(c, dtype=x.dtype)
+        pdtype = T.param_dtype(x.dtype)
+        scale = self.weight if self.affine else torch.ones(c, dtype=pdtype)
+        shift = self.bias if self.affine else torch.zeros(c, dtype=pdtype)
         use_batch = self.training or not self.track_running_stats
         if self.track_running_stats:
             mean = self.running_mean.detach().double().contiguous()

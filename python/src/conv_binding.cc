@@ -18,6 +18,7 @@
 #include "layers/deconvolution.h"
 #include "python/src/bindings.h"
 #include "python/src/casters.h"
+#include "python/src/element_types.h"
 #include "python/src/tensor_ref.h"
 
 namespace py = pybind11;
@@ -27,11 +28,17 @@ namespace {
 
 // The passes both convolutions run the same way (Layer: Convolution<T> or
 // Deconvolution<T>): forward keeps the input backward reads; backward
-// writes dx, dw and db when given (dw and db: this rank's blocks, summed
-// over the ranks holding the same block).
+// writes dx when given, and dw and db when `dw` is given (this rank's
+// blocks, summed over the ranks holding the same block; a pointer may be
+// 0 for an empty block, so whether the gradients are wanted is told apart
+// from the pointers: every rank must run backward-weights, a collective,
+// or none). Weights, bias and their gradients are Compute<T> (fp32 for
+// the 16-bit types).
 template <typename T, typename Layer>
 class ConvPasses {
  public:
+  using P = Compute<T>;
+
   template <typename... Args>
   explicit ConvPasses(std::shared_ptr<ProcessGrid> grid, Args&&... args)
       : grid_(std::move(grid)), layer_(*grid_, std::forward<Args>(args)...) {}
@@ -45,27 +52,27 @@ class ConvPasses {
                    const TensorRef& y) {
     Saved<T> src = keep_input(*grid_, layer_.src_layout(), x, pool_);
     Output<T> dst(*grid_, layer_.dst_layout(), y);
-    layer_.forward(*src, as_ptr<const T>(w), as_ptr<const T>(b), dst.tensor());
+    layer_.forward(*src, as_ptr<const P>(w), as_ptr<const P>(b), dst.tensor());
     dst.finish();
     last_ = src.get();
     return src;
   }
 
   void backward(const Saved<T>& src, const TensorRef& dy, std::uintptr_t w,
-                const std::optional<TensorRef>& dx, std::uintptr_t dw,
-                std::uintptr_t db) {
+                const std::optional<TensorRef>& dx,
+                const std::optional<std::uintptr_t>& dw, std::uintptr_t db) {
     require_saved(src);
     DistTensor<T>& diff_dst =
         bind_input(*grid_, layer_.diff_dst_layout(), dy, dy_slot_);
-    if (dw != 0) {
-      layer_.backward_weights(*src, diff_dst, as_ptr<T>(dw), as_ptr<T>(db));
+    if (dw) {
+      layer_.backward_weights(*src, diff_dst, as_ptr<P>(*dw), as_ptr<P>(db));
     }
     if (dx) {
       Output<T> diff_src(*grid_, layer_.diff_src_layout(), *dx);
-      layer_.backward_data(diff_dst, as_ptr<const T>(w), diff_src.tensor());
+      layer_.backward_data(diff_dst, as_ptr<const P>(w), diff_src.tensor());
       diff_src.finish();
     }
-    if (dw != 0) layer_.wait_gradients();
+    if (dw) layer_.wait_gradients();
   }
 
  protected:
@@ -88,8 +95,8 @@ class ConvModule : public ConvPasses<T, Convolution<T>> {
   Box bias_block() const { return this->layer_.bias_block(); }
 
   void backward(const Saved<T>& src, const TensorRef& dy, std::uintptr_t w,
-                const std::optional<TensorRef>& dx, std::uintptr_t dw,
-                std::uintptr_t db) {
+                const std::optional<TensorRef>& dx,
+                const std::optional<std::uintptr_t>& dw, std::uintptr_t db) {
     require(!this->layer_.plan().x_full || src.get() == this->last_,
             ErrorKind::kState,
             "this convolution gathers its input channels in forward and "
@@ -162,22 +169,25 @@ void bind_conv(py::module_& m) {
   py::class_<DeconvDesc>(m, "DeconvDesc")
       .def(py::init([](Index in, Index out, const Shape& kernel,
                        const Shape& stride, const Shape& dilation,
-                       const Shape& padding, const Shape& output_padding,
-                       Index groups, bool bias) {
+                       const Shape& padding_lower, const Shape& padding_upper,
+                       const Shape& output_padding, Index groups, bool bias) {
              DeconvDesc d = DeconvDesc::make(in, out, kernel);
              d.stride = stride;
              d.dilation = dilation;
-             d.padding_lower = d.padding_upper = padding;
+             d.padding_lower = padding_lower;
+             d.padding_upper = padding_upper;
              d.output_padding = output_padding;
              d.groups = groups;
              d.bias = bias ? ConvBias::kAdd : ConvBias::kNone;
              return d;
            }),
            py::arg("in_channels"), py::arg("out_channels"), py::arg("kernel"),
-           py::arg("stride"), py::arg("dilation"), py::arg("padding"),
-           py::arg("output_padding"), py::arg("groups"), py::arg("bias"));
-  bind_typed<float>(m, "_f32");
-  bind_typed<double>(m, "_f64");
+           py::arg("stride"), py::arg("dilation"), py::arg("padding_lower"),
+           py::arg("padding_upper"), py::arg("output_padding"),
+           py::arg("groups"), py::arg("bias"));
+  for_each_layer_type([&](auto tag, const std::string& suffix) {
+    bind_typed<typename decltype(tag)::type>(m, suffix);
+  });
 }
 
 }  // namespace distconv::python

@@ -24,6 +24,7 @@
 #include "python/src/bindings.h"
 #include "python/src/block_cache.h"
 #include "python/src/casters.h"
+#include "python/src/element_types.h"
 #include "python/src/tensor_ref.h"
 
 namespace py = pybind11;
@@ -55,12 +56,10 @@ class Grid : public ProcessGrid {
 // An uninitialised array of `shape` in the library's storage order
 // (channels-last) on a block of the grid's cache; the block goes back to
 // the cache when the array (and the torch.Tensor made from it) dies.
-// dtype: 1 float32, 2 float64 (python/distconv/_tensors.py).
-py::array empty_shard(Grid& grid, const Shape& shape, int dtype) {
-  require(dtype == 1 || dtype == 2, ErrorKind::kInvalidArgument, "dtype code ",
-          dtype, " (1: float32, 2: float64)");
-  const py::dtype type =
-      dtype == 1 ? py::dtype::of<float>() : py::dtype::of<double>();
+// dtype: a NumPy dtype name ("float32", "int64", "bool", ...; a bfloat16
+// tensor is made as "int16" and viewed, python/distconv/_tensors.py).
+py::array empty_shard(Grid& grid, const Shape& shape, const std::string& dtype) {
+  const py::dtype type(dtype);
   const auto item = static_cast<std::size_t>(type.itemsize());
   const Shape strides = dense_strides(shape, StorageOrder::kChannelsLast);
   std::vector<py::ssize_t> extent, step;
@@ -149,26 +148,34 @@ void broadcast(const ProcessGrid& grid, const TensorRef& t, int root) {
             "MPI_Bcast");
 }
 
-// The global shape on every rank, from `root`.
-Shape broadcast_shape(const ProcessGrid& grid, const Shape& shape, int root) {
-  long long v[kMaxDims + 1] = {shape.ndims()};
-  for (int d = 0; d < shape.ndims(); ++d) v[d + 1] = shape[d];
-  check_mpi(MPI_Bcast(v, kMaxDims + 1, MPI_LONG_LONG, root, grid.comm()),
+// A global tensor's shape and dtype code on every rank, from `root`.
+struct ShapeAndType {
+  Shape shape;
+  int dtype = 0;
+};
+ShapeAndType broadcast_shape_and_type(const ProcessGrid& grid,
+                                      const Shape& shape, int dtype,
+                                      int root) {
+  long long v[kMaxDims + 2] = {shape.ndims(), dtype};
+  for (int d = 0; d < shape.ndims(); ++d) v[d + 2] = shape[d];
+  check_mpi(MPI_Bcast(v, kMaxDims + 2, MPI_LONG_LONG, root, grid.comm()),
             "MPI_Bcast");
-  Shape out = Shape::filled(static_cast<int>(v[0]), 0);
-  for (int d = 0; d < out.ndims(); ++d) out[d] = v[d + 1];
+  ShapeAndType out{Shape::filled(static_cast<int>(v[0]), 0),
+                   static_cast<int>(v[1])};
+  for (int d = 0; d < out.shape.ndims(); ++d) out.shape[d] = v[d + 2];
   return out;
 }
 
+// Moves shards of `src` over one grid to shards of `dst` over another (or
+// the same) grid of the same ranks; backward moves gradients back.
 template <typename T>
 class Redistributor {
  public:
   Redistributor(std::shared_ptr<ProcessGrid> from, const Distribution& src,
-                std::shared_ptr<ProcessGrid> to)
+                std::shared_ptr<ProcessGrid> to, const Distribution& dst)
       : from_(std::move(from)),
         to_(std::move(to)),
-        layer_(*from_, plain_layout(src), *to_,
-               plain_layout(Distribution(src.global_shape(), to_->shape()))) {}
+        layer_(*from_, plain_layout(src), *to_, plain_layout(dst)) {}
   Shape dst_shape() const {
     return layer_.dst_layout().local_shape(to_->rank());
   }
@@ -192,19 +199,47 @@ class Redistributor {
   Redistribution<T> layer_;
 };
 
+// What moves cells as they are, for every data type.
 template <typename T>
-void bind_typed(py::module_& m, const std::string& suffix) {
+void bind_data(py::module_& m, const std::string& suffix) {
   m.def(("gather_all" + suffix).c_str(), &gather_all<T>);
   m.def(("gather_to" + suffix).c_str(), &gather_to<T>);
   m.def(("scatter_from" + suffix).c_str(), &scatter_from<T>);
-  m.def(("sum_along" + suffix).c_str(), &sum_along<T>);
-  m.def(("broadcast" + suffix).c_str(), &broadcast<T>);
   py::class_<Redistributor<T>>(m, ("Redistribution" + suffix).c_str())
       .def(py::init<std::shared_ptr<ProcessGrid>, const Distribution&,
-                    std::shared_ptr<ProcessGrid>>())
+                    std::shared_ptr<ProcessGrid>, const Distribution&>())
       .def("dst_shape", &Redistributor<T>::dst_shape)
       .def("forward", &Redistributor<T>::forward)
       .def("backward", &Redistributor<T>::backward);
+}
+
+// What works on whole parameters (float and double).
+template <typename T>
+void bind_param(py::module_& m, const std::string& suffix) {
+  m.def(("sum_along" + suffix).c_str(), &sum_along<T>);
+  m.def(("broadcast" + suffix).c_str(), &broadcast<T>);
+}
+
+// A distribution from its part sizes, one list per dimension.
+Distribution distribution_from_sizes(
+    const std::vector<std::vector<Index>>& sizes) {
+  std::vector<BlockPartition> parts;
+  for (const std::vector<Index>& s : sizes) {
+    for (Index v : s) {
+      require(v >= 0, ErrorKind::kInvalidArgument, "a part of size ", v);
+    }
+    parts.push_back(BlockPartition::from_sizes(s));
+  }
+  return Distribution(std::move(parts));
+}
+
+std::vector<Index> part_sizes(const Distribution& d, int dim) {
+  require(dim >= 0 && dim < d.ndims(), ErrorKind::kInvalidArgument,
+          "dimension ", dim, " of a ", d.ndims(), "-dimensional distribution");
+  const BlockPartition& p = d.partition(dim);
+  std::vector<Index> out;
+  for (int i = 0; i < p.parts(); ++i) out.push_back(p.size(i));
+  return out;
 }
 
 }  // namespace
@@ -222,7 +257,10 @@ void bind_grid(py::module_& m) {
         return "ProcessGrid(" + g.shape().to_string() + ", rank " +
                std::to_string(g.rank()) + ")";
       });
-  py::class_<Grid, ProcessGrid, std::shared_ptr<Grid>>(m, "ProcessGrid")
+  // dynamic_attr: the package keeps the layers it plans for a grid on the
+  // grid object (python/distconv/_moves.py), so they die with it.
+  py::class_<Grid, ProcessGrid, std::shared_ptr<Grid>>(m, "ProcessGrid",
+                                                       py::dynamic_attr())
       .def(py::init([](const py::object& comm, const Shape& shape) {
              return std::make_shared<Grid>(comm_of(comm), shape);
            }),
@@ -244,16 +282,27 @@ void bind_grid(py::module_& m) {
           });
   py::class_<Distribution>(m, "Distribution")
       .def(py::init<const Shape&, const Shape&>())
+      .def_static("from_sizes", &distribution_from_sizes)
       .def_property_readonly("global_shape", &Distribution::global_shape)
+      .def_property_readonly("grid_shape", &Distribution::grid_shape)
+      .def("sizes", &part_sizes)
       .def("shard", py::overload_cast<int>(&Distribution::shard, py::const_))
       .def("describe", &Distribution::describe)
       .def("__eq__",
            [](const Distribution& a, const Distribution& b) { return a == b; });
   m.def("agree", &agree);
   m.def("check", &check);
-  m.def("broadcast_shape", &broadcast_shape);
-  bind_typed<float>(m, "_f32");
-  bind_typed<double>(m, "_f64");
+  m.def("broadcast_shape_and_type",
+        [](const ProcessGrid& grid, const Shape& shape, int dtype, int root) {
+          const ShapeAndType b =
+              broadcast_shape_and_type(grid, shape, dtype, root);
+          return py::make_tuple(b.shape, b.dtype);
+        });
+  for_each_data_type([&](auto tag, const std::string& suffix) {
+    bind_data<typename decltype(tag)::type>(m, suffix);
+  });
+  bind_param<float>(m, "_f32");
+  bind_param<double>(m, "_f64");
 }
 
 }  // namespace distconv::python

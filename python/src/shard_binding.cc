@@ -21,6 +21,7 @@
 #include "layers/upsample.h"
 #include "python/src/bindings.h"
 #include "python/src/casters.h"
+#include "python/src/element_types.h"
 #include "python/src/tensor_ref.h"
 
 namespace py = pybind11;
@@ -233,8 +234,9 @@ void bind_shard_layers(py::module_& m) {
              return d;
            }),
            py::arg("kind"), py::arg("reduction"), py::arg("ignore_index"));
-  bind_typed<float>(m, "_f32");
-  bind_typed<double>(m, "_f64");
+  for_each_layer_type([&](auto tag, const std::string& suffix) {
+    bind_typed<typename decltype(tag)::type>(m, suffix);
+  });
 }
 
 }  // namespace distconv::python

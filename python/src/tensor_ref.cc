@@ -1,5 +1,7 @@
 #include "python/src/tensor_ref.h"
 
+#include <cstdint>
+
 #include "distconv/error.h"
 #include "layers/copy_shard.h"
 
@@ -96,6 +98,11 @@ Saved<T> keep_input(const ProcessGrid& grid, const HaloLayout& layout,
                                   const TensorRef&, BufferPool<T>&);
 DISTCONV_INSTANTIATE(float)
 DISTCONV_INSTANTIATE(double)
+DISTCONV_INSTANTIATE(bf16)
+DISTCONV_INSTANTIATE(fp16)
+DISTCONV_INSTANTIATE(std::int32_t)
+DISTCONV_INSTANTIATE(std::int64_t)
+DISTCONV_INSTANTIATE(std::uint8_t)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv::python

@@ -14,6 +14,7 @@
 #include "layers/pooling.h"
 #include "python/src/bindings.h"
 #include "python/src/casters.h"
+#include "python/src/element_types.h"
 #include "python/src/tensor_ref.h"
 
 namespace py = pybind11;
@@ -57,10 +58,13 @@ class PoolModule {
 };
 
 // Running statistics stay in the PyTorch module's buffers: they are
-// handed in before each forward and read back after a training one.
+// handed in before each forward and read back after a training one. Scale,
+// shift and their gradients are Compute<T> (fp32 for the 16-bit types).
 template <typename T>
 class BatchNormModule {
  public:
+  using P = Compute<T>;
+
   BatchNormModule(std::shared_ptr<ProcessGrid> grid, const Distribution& src,
                   double epsilon, double momentum, BatchNormStats stats)
       : grid_(std::move(grid)),
@@ -80,7 +84,7 @@ class BatchNormModule {
                              as_ptr<const double>(variance));
     Saved<T> src = keep_input(*grid_, layer_.src_layout(), x, pool_);
     Output<T> dst(*grid_, layer_.dst_layout(), y);
-    layer_.forward(*src, as_ptr<const T>(scale), as_ptr<const T>(shift),
+    layer_.forward(*src, as_ptr<const P>(scale), as_ptr<const P>(shift),
                    dst.tensor());
     dst.finish();
     if (training) {
@@ -98,8 +102,8 @@ class BatchNormModule {
     Output<T> diff_src(*grid_, layer_.diff_src_layout(), dx);
     layer_.backward(*src,
                     bind_input(*grid_, layer_.diff_dst_layout(), dy, dy_slot_),
-                    as_ptr<const T>(scale), diff_src.tensor(),
-                    as_ptr<T>(dscale), as_ptr<T>(dshift));
+                    as_ptr<const P>(scale), diff_src.tensor(),
+                    as_ptr<P>(dscale), as_ptr<P>(dshift));
     diff_src.finish();
   }
 
@@ -157,8 +161,9 @@ void bind_window(py::module_& m) {
            }),
            py::arg("kind"), py::arg("kernel"), py::arg("stride"),
            py::arg("padding"));
-  bind_typed<float>(m, "_f32");
-  bind_typed<double>(m, "_f64");
+  for_each_layer_type([&](auto tag, const std::string& suffix) {
+    bind_typed<typename decltype(tag)::type>(m, suffix);
+  });
 }
 
 }  // namespace distconv::python

@@ -32,7 +32,10 @@ class Errors(unittest.TestCase):
                                  lambda: self.conv(x))
         ints = self.good().int()
         assert_raises_everywhere(self, "invalid argument",
-                                 "take torch.float32 or torch.float64",
+                                 "ReLU input has dtype torch.int32; "
+                                 "distconv's layers take torch.float32, "
+                                 "torch.float64, torch.bfloat16, "
+                                 "torch.float16",
                                  lambda: distconv.nn.ReLU(self.grid)(ints))
         self.works_after()
 

@@ -45,8 +45,9 @@ TOL = {torch.float64: dict(rtol=1e-10, atol=1e-10),
        torch.float32: dict(rtol=2e-4, atol=2e-4)}
 
 
-def assert_close(test, got, want, dtype, what):
-    tol = TOL[dtype]
+def assert_close(test, got, want, dtype, what, tol=None):
+    """allclose with the dtype's tolerance, or rtol = atol = `tol`."""
+    tol = TOL[dtype] if tol is None else dict(rtol=tol, atol=tol)
     test.assertTrue(torch.allclose(got, want, **tol),
                     "%s: max difference %.3g" % (
                         what, (got - want).abs().max().item()))
