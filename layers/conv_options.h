@@ -1,5 +1,6 @@
-// The convolution's settings (ConvolutionOptions: overlap, channel
-// parallelism scheme, halo transport, a shared input layout); its
+// The convolution's settings (ConvolutionOptions: overlap, where the
+// input is read, channel parallelism scheme, halo transport, a shared
+// input layout); its
 // statistics are LayerStats (layer_stats.h). A small header: plans and internal helpers name
 // them without including the layer (convolution.h has the schemes'
 // semantics).
@@ -35,8 +36,23 @@ const char* to_string(ChannelParallelism scheme);
 ChannelParallelism channel_parallelism_named(const std::string& name,
                                              const char* what);
 
+// Where the passes read the input and the output gradient.
+enum class ConvInput {
+  // In tensors of src_layout() and diff_dst_layout(): the shard sits in a
+  // buffer with room for the halos, which the exchange fills.
+  kHaloBuffer,
+  // The caller's shards where they are (tensors of the plain layouts, no
+  // halos: a framework's tensors wrapped), with a frame tensor of the
+  // haloed layout per pass, of which the layer fills only what the pieces
+  // at the edges and the halo exchange read; the interior pieces read the
+  // shard itself. Saves copying a shard into a haloed buffer. Planned
+  // where channels are not split (ConvPlan::input says what was planned).
+  kInPlace,
+};
+
 struct ConvolutionOptions {
   ConvOverlap overlap = ConvOverlap::kInteriorFirst;
+  ConvInput input = ConvInput::kHaloBuffer;
   ChannelParallelism channels = ChannelParallelism::kStationaryOutput;
   // kStationaryWeights: how many input-channel blocks (Pc) the P channel
   // parts form; it must divide P. 0: the squarest split (Pc <= P / Pc).

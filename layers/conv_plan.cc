@@ -5,6 +5,7 @@
 
 #include "distconv/error.h"
 #include "distconv/internal/layer_checks.h"
+#include "halo/halo_plan.h"
 
 namespace distconv {
 namespace {
@@ -60,6 +61,10 @@ class Planner {
     p_.y_buf = buffer(p_.y_full, p_.dst_layout, first_f);
     p_.dy_buf = buffer(p_.dy_full, p_.diff_dst_layout, first_f);
     p_.dx_buf = buffer(p_.dx_full, dx_layout(), first_c);
+    if (in_place()) {
+      p_.x_shard = ConvBuffer::of(plain(p_.src_layout), p_.rank);
+      p_.dy_shard = ConvBuffer::of(p_.dst_layout, p_.rank);
+    }
     // Weights: the filters this rank computes by the input channels it
     // reads (all of a group's unless channels are split).
     const Shape ws = desc.weights_shape();
@@ -83,42 +88,98 @@ class Planner {
     // padding the padding cells at the ends, folded back afterwards.
     const Box dx_box = p_.dx_buf.work(
         g.diff_src_box(p_.src_layout.distribution(), p_.rank));
+    // In place, the early pieces read the caller's shards: the interior
+    // only, which reads no halo.
+    const ConvBuffer& x_early = in_place() ? p_.x_shard : p_.x_buf;
+    const ConvBuffer& dy_early = in_place() ? p_.dy_shard : p_.dy_buf;
     if (p_.overlap == ConvOverlap::kNone) {  // all after the halos arrive
-      p_.forward_late.push_back(forward_piece("forward", dst_shard, p_.y_buf,
-                                              ConvPass::kForward));
-      p_.data_late.push_back(data_piece("backward-data", dx_box));
+      p_.forward_late.push_back(forward_piece("forward", dst_shard, p_.x_buf,
+                                              p_.y_buf, ConvPass::kForward));
+      p_.data_late.push_back(data_piece("backward-data", dx_box, p_.dy_buf));
     } else {
-      // The core (or, when halos are written in flight, the interior) runs
-      // while halos travel; the boundary boxes after, recomputing any core
-      // cells that read stale halos. Nothing may read halo cells early
-      // (not even to recompute them) when the transport receives into the
-      // tensor while in flight.
-      const bool in_flight = receives_in_flight(p_.transport);
+      // The core (or, when halos are written in flight or the early pieces
+      // read the shard in place, the interior) runs while halos travel;
+      // the boundary boxes after, recomputing any core cells that read
+      // stale halos. Nothing may read halo cells early (not even to
+      // recompute them) when the transport receives into the tensor while
+      // in flight.
+      const bool interior_only =
+          receives_in_flight(p_.transport) || in_place();
       const BoxSplit f = g.split_forward(dst_shard, src_shard);
-      const Box f_early = in_flight ? f.interior : f.core;
+      const Box f_early = interior_only ? f.interior : f.core;
       if (!f_early.empty()) {
-        p_.forward_early.push_back(forward_piece(
-            "forward core", f_early, p_.y_buf, ConvPass::kForward));
+        p_.forward_early.push_back(forward_piece("forward core", f_early,
+                                                 x_early, p_.y_buf,
+                                                 ConvPass::kForward));
       }
       for (const Box& b : f.boundary) {
-        p_.forward_late.push_back(forward_piece("forward boundary", b,
-                                                p_.y_buf, ConvPass::kForward));
+        p_.forward_late.push_back(forward_piece(
+            "forward boundary", b, p_.x_buf, p_.y_buf, ConvPass::kForward));
       }
       const BoxSplit d = g.split_backward_data(dx_box, dst_shard);
-      const Box d_early = in_flight ? d.interior : d.core;
+      const Box d_early = interior_only ? d.interior : d.core;
       if (!d_early.empty()) {
-        p_.data_early.push_back(data_piece("backward-data core", d_early));
+        p_.data_early.push_back(
+            data_piece("backward-data core", d_early, dy_early));
       }
       for (const Box& b : d.boundary) {
-        p_.data_late.push_back(data_piece("backward-data boundary", b));
+        p_.data_late.push_back(
+            data_piece("backward-data boundary", b, p_.dy_buf));
       }
     }
-    p_.weights_piece =
-        forward_piece("backward-weights", p_.dy_buf.work(dst_shard), p_.dy_buf,
-                      ConvPass::kBackwardWeights);
+    const Box w_box = p_.dy_buf.work(dst_shard);
+    if (!in_place()) {
+      p_.weights_early.push_back(forward_piece("backward-weights", w_box,
+                                               p_.x_buf, p_.dy_buf,
+                                               ConvPass::kBackwardWeights));
+      return;
+    }
+    const BoxSplit w = g.split_forward(w_box, src_shard);
+    if (!w.interior.empty()) {
+      p_.weights_early.push_back(
+          forward_piece("backward-weights core", w.interior, p_.x_shard,
+                        p_.dy_shard, ConvPass::kBackwardWeights));
+    }
+    for (const Box& b : w.boundary) {
+      p_.weights_late.push_back(
+          forward_piece("backward-weights boundary", b, p_.x_buf, p_.dy_shard,
+                        ConvPass::kBackwardWeights));
+    }
+    frames(src_shard, dst_shard);
   }
 
  private:
+  bool in_place() const { return p_.input == ConvInput::kInPlace; }
+  static HaloLayout plain(const HaloLayout& layout) {
+    return HaloLayout(layout.distribution())
+        .with_storage(layout.storage_order());
+  }
+
+  // kInPlace: the shard cells each frame needs before its exchange: what
+  // the late pieces read of the shard, and what the exchange sends.
+  void frames(const Box& src_shard, const Box& dst_shard) {
+    auto add = [](std::vector<Box>& boxes, const Box& b) {
+      if (!b.empty()) boxes.push_back(b);
+    };
+    const Box x_own = p_.x_buf.work(src_shard);
+    for (const auto* pieces : {&p_.forward_late, &p_.weights_late}) {
+      for (const ConvPiece& piece : *pieces) {
+        add(p_.x_frame, p_.x_buf.local(intersect(piece.window.src, x_own)));
+      }
+    }
+    for (const HaloMessage& m : make_halo_plan(p_.src_layout, p_.rank).sends) {
+      add(p_.x_frame, m.local);
+    }
+    const Box dy_own = p_.dy_buf.work(dst_shard);
+    for (const ConvPiece& piece : p_.data_late) {
+      add(p_.dy_frame, p_.dy_buf.local(intersect(piece.window.dst, dy_own)));
+    }
+    for (const HaloMessage& m :
+         make_halo_plan(p_.diff_dst_layout, p_.rank).sends) {
+      add(p_.dy_frame, m.local);
+    }
+  }
+
   // The input gradient the pieces write.
   const HaloLayout& dx_layout() const {
     return p_.diff_src_folded ? *p_.diff_src_folded : p_.diff_src_layout;
@@ -156,8 +217,8 @@ class Planner {
   }
 
   ConvPiece forward_piece(const std::string& label, const Box& dst_box,
-                          const ConvBuffer& out, ConvPass pass) const {
-    const ConvBuffer& in = p_.x_buf;
+                          const ConvBuffer& in, const ConvBuffer& out,
+                          ConvPass pass) const {
     ConvPiece piece;
     piece.label = label;
     piece.box = dst_box;
@@ -174,8 +235,9 @@ class Planner {
     return piece;
   }
 
-  ConvPiece data_piece(const std::string& label, const Box& src_box) const {
-    const ConvBuffer &dy = p_.dy_buf, &dx = p_.dx_buf;
+  ConvPiece data_piece(const std::string& label, const Box& src_box,
+                       const ConvBuffer& dy) const {
+    const ConvBuffer& dx = p_.dx_buf;
     ConvPiece piece;
     piece.label = label;
     piece.box = src_box;
@@ -221,7 +283,7 @@ bool operator==(const ConvPiece& a, const ConvPiece& b) {
 bool operator==(const ConvPlan& a, const ConvPlan& b) {
   return a.desc() == b.desc() &&
          a.geometry.src_shape() == b.geometry.src_shape() &&
-         a.rank == b.rank && a.overlap == b.overlap &&
+         a.rank == b.rank && a.overlap == b.overlap && a.input == b.input &&
          a.transport == b.transport && a.channels == b.channels &&
          a.dst == b.dst && a.src_layout == b.src_layout &&
          a.dst_layout == b.dst_layout &&
@@ -234,11 +296,14 @@ bool operator==(const ConvPlan& a, const ConvPlan& b) {
          a.dy_full == b.dy_full && a.y_piece_size == b.y_piece_size &&
          a.dy_piece_size == b.dy_piece_size && a.x_buf == b.x_buf &&
          a.y_buf == b.y_buf && a.dy_buf == b.dy_buf && a.dx_buf == b.dx_buf &&
+         a.x_shard == b.x_shard && a.dy_shard == b.dy_shard &&
+         a.x_frame == b.x_frame && a.dy_frame == b.dy_frame &&
          a.weights_block == b.weights_block &&
          a.bias_block == b.bias_block &&
          a.forward_early == b.forward_early &&
          a.forward_late == b.forward_late && a.data_early == b.data_early &&
-         a.data_late == b.data_late && a.weights_piece == b.weights_piece;
+         a.data_late == b.data_late && a.weights_early == b.weights_early &&
+         a.weights_late == b.weights_late;
 }
 
 Index ConvPlan::slice_elements(const ConvChannelTensor& t) const {
@@ -288,11 +353,11 @@ std::string ConvPlan::describe() const {
     s << " on " << p.kernel->src_extent;
     return s.str();
   };
-  for (const auto* list :
-       {&forward_early, &forward_late, &data_early, &data_late}) {
+  for (const auto* list : {&forward_early, &forward_late, &data_early,
+                           &data_late, &weights_early, &weights_late}) {
     for (const ConvPiece& p : *list) out += describe_piece(p, call(p));
   }
-  return out + describe_piece(weights_piece, call(weights_piece));
+  return out;
 }
 
 ConvPlan plan_convolution(const ConvDesc& desc, const Distribution& src,
@@ -307,9 +372,12 @@ ConvPlan plan_convolution(const ConvDesc& desc, const Distribution& src,
       geometry.src_layout(src, dst, StorageOrder::kChannelsLast), "src");
   HaloLayout diff_dst_layout =
       geometry.diff_dst_layout(src, dst, StorageOrder::kChannelsLast);
+  const ConvInput input = channels.split ? ConvInput::kHaloBuffer
+                                          : options.input;
   ConvPlan plan{std::move(geometry),
                 rank,
                 options.overlap,
+                input,
                 options.halo.transport,
                 channels,
                 dst,

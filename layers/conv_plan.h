@@ -14,7 +14,9 @@
 //   plan.forward_early;       // the pieces run while halos travel
 //   plan.describe();          // one line per piece
 //
-// What it holds: the layouts of the four tensors; with channel
+// What it holds: the layouts of the four tensors; where the passes read
+// the input and output gradient (buffers with halos, or the caller's
+// shards in place with frames for the edges); with channel
 // parallelism, the channel group's grid (pc x pf), the layouts of the
 // full-channel tensors the collectives fill, and which members exchange;
 // the buffers each pass reads and writes; the weight and bias blocks this
@@ -104,6 +106,9 @@ struct ConvPlan {
   ConvGeometry geometry;
   int rank = 0;  // the part of the input distribution this plan is for
   ConvOverlap overlap = ConvOverlap::kInteriorFirst;
+  // Where the passes read x and dy: ConvInput::kInPlace where the options
+  // ask for it and channels are not split, else kHaloBuffer.
+  ConvInput input = ConvInput::kHaloBuffer;
   HaloTransport transport = HaloTransport::kDefault;  // options.halo's
   internal::ChannelPlan channels;
   Distribution dst;  // lined up with the input's distribution
@@ -126,14 +131,26 @@ struct ConvPlan {
   Index y_piece_size = 0, dy_piece_size = 0;
 
   // What the passes read and write: the caller's tensors or the above.
+  // With ConvInput::kInPlace, x_buf and dy_buf are the frames (tensors of
+  // src_layout and diff_dst_layout) and x_shard, dy_shard the caller's
+  // shards (plain layouts, channels-last): the early pieces and every
+  // backward-weights piece read the shards, the late pieces the frames.
   ConvBuffer x_buf, y_buf, dy_buf, dx_buf;
+  ConvBuffer x_shard, dy_shard;
+  // kInPlace: the shard cells copied into the frames before each exchange
+  // (in the frames' local coordinates): what the late pieces read of the
+  // shard and what the halo exchange sends.
+  std::vector<Box> x_frame, dy_frame;
   // This rank's block of the weights (F, C / groups, k...) and of the
   // bias (F), in global coordinates.
   Box weights_block, bias_block;
 
   std::vector<ConvPiece> forward_early, forward_late;
   std::vector<ConvPiece> data_early, data_late;
-  ConvPiece weights_piece;
+  // Backward-weights, each piece adding its gradient: one piece over the
+  // output shard (kHaloBuffer); with kInPlace the interior (reading the
+  // input's shard) and the boundary boxes (reading its frame).
+  std::vector<ConvPiece> weights_early, weights_late;
 
   const ConvDesc& desc() const { return geometry.desc(); }
   // Partial sums over channels: forward adds the bias after the

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "distconv/error.h"
+#include "halo/halo_plan.h"
 
 namespace distconv {
 namespace {
@@ -85,6 +86,94 @@ double pieces_flops(const std::vector<ConvPiece>& pieces) {
   return f;
 }
 
+ConvolutionOptions in_place(ConvolutionOptions o) {
+  o.input = ConvInput::kInPlace;
+  return o;
+}
+
+// Whether `boxes` cover every cell of `b` (all boxes of one rank's buffer).
+bool covered(const Box& b, const std::vector<Box>& boxes) {
+  if (b.empty()) return true;
+  // Cell by cell: the boxes here are small.
+  Index inside = 0;
+  Shape i = b.lower;
+  const int n = b.ndims();
+  for (Index k = 0; k < b.volume(); ++k) {
+    Index r = k;
+    for (int d = n - 1; d >= 0; --d) {
+      i[d] = b.lower[d] + r % b.extent[d];
+      r /= b.extent[d];
+    }
+    for (const Box& c : boxes) {
+      if (c.contains(i)) {
+        ++inside;
+        break;
+      }
+    }
+  }
+  return inside == b.volume();
+}
+
+// In place: where channels are not split, the early pieces read the shard
+// itself (their windows inside it), every backward-weights piece reads dy's
+// shard, the frames hold what the late pieces read of the shard and what
+// the exchanges send, and the backward-weights pieces share the outputs
+// exactly; where channels are split, buffers are planned.
+TEST(ConvPlan, InPlaceReadsTheShardAndFillsFrames) {
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(c.name);
+    const Distribution src(c.src_shape, c.grid);
+    double weights = 0;
+    for (int r = 0; r < src.num_parts(); ++r) {
+      const ConvPlan p = plan_convolution(c.desc, src, r, in_place(c.options));
+      if (p.channels.split) {
+        EXPECT_EQ(p.input, ConvInput::kHaloBuffer);
+        weights = -1;
+        break;
+      }
+      ASSERT_EQ(p.input, ConvInput::kInPlace);
+      const Box x_shard = p.x_buf.work(p.src_layout.shard(r));
+      const Box dy_shard = p.dy_buf.work(p.dst_layout.shard(r));
+      EXPECT_EQ(p.x_shard.box, x_shard);
+      EXPECT_EQ(p.dy_shard.box, dy_shard);
+      // Windows name every channel; a piece convolves its buffer's.
+      const auto inside = [](Box window, const Box& shard) {
+        window.lower[1] = shard.lower[1];
+        window.extent[1] = shard.extent[1];
+        return intersect(window, shard) == window;
+      };
+      for (const auto* early : {&p.forward_early, &p.weights_early}) {
+        for (const ConvPiece& piece : *early) {
+          EXPECT_TRUE(inside(piece.window.src, x_shard)) << piece.label;
+        }
+      }
+      for (const ConvPiece& piece : p.data_early) {
+        EXPECT_TRUE(inside(piece.window.dst, dy_shard)) << piece.label;
+      }
+      for (const auto* late : {&p.forward_late, &p.weights_late}) {
+        for (const ConvPiece& piece : *late) {
+          EXPECT_TRUE(covered(
+              p.x_buf.local(intersect(piece.window.src, x_shard)), p.x_frame))
+              << piece.label;
+        }
+      }
+      for (const ConvPiece& piece : p.data_late) {
+        EXPECT_TRUE(covered(
+            p.dy_buf.local(intersect(piece.window.dst, dy_shard)), p.dy_frame))
+            << piece.label;
+      }
+      for (const HaloMessage& m : make_halo_plan(p.src_layout, r).sends) {
+        EXPECT_TRUE(covered(m.local, p.x_frame));
+      }
+      for (const HaloMessage& m : make_halo_plan(p.diff_dst_layout, r).sends) {
+        EXPECT_TRUE(covered(m.local, p.dy_frame));
+      }
+      weights += pieces_flops(p.weights_early) + pieces_flops(p.weights_late);
+    }
+    if (weights >= 0) EXPECT_DOUBLE_EQ(weights, global_flops(c));
+  }
+}
+
 TEST(ConvPlan, EveryRankAgreesOnTheLayouts) {
   for (const Case& c : cases()) {
     SCOPED_TRACE(c.name);
@@ -119,7 +208,7 @@ TEST(ConvPlan, RanksShareEachPassExactly) {
       EXPECT_TRUE(p.data_early.empty());
       fwd += pieces_flops(p.forward_late);
       data += pieces_flops(p.data_late);
-      weights += pieces_flops({p.weights_piece});
+      weights += pieces_flops(p.weights_early) + pieces_flops(p.weights_late);
     }
     EXPECT_DOUBLE_EQ(fwd, global_flops(c));
     EXPECT_DOUBLE_EQ(weights, global_flops(c));

@@ -156,6 +156,37 @@ class Convolution {
                         Param* diff_weights, Param* diff_bias);
   void wait_gradients();
 
+  // The passes of a convolution planned with ConvInput::kInPlace
+  // (plan().input): src and diff_dst are the shards themselves (tensors of
+  // the plain layouts: src's distribution, channels-last, no halos, and
+  // dst_layout(); a framework's tensors wrapped), read where they are;
+  // src_frame and diff_dst_frame are tensors of src_layout() and
+  // diff_dst_layout(), of which the layer fills and reads only the cells
+  // next to the shard's edges and the halos (ConvPlan::x_frame,
+  // dy_frame). backward_weights reads src_frame as forward() left it.
+  //
+  //   ConvolutionOptions o;
+  //   o.input = ConvInput::kInPlace;
+  //   Convolution<float> conv(grid, desc, dist, o);
+  //   DistTensor<float> x = DistTensor<float>::wrap(grid, plain, data, n);
+  //   DistTensor<float> frame(grid, conv.src_layout());
+  //   conv.forward(x, frame, weights, bias, y);
+  //   conv.backward_weights(x, frame, dy, dw, db);
+  //   conv.backward_data(dy, dy_frame, weights, dx);
+  //
+  // Called the other way (a frame with a kHaloBuffer plan, or none with a
+  // kInPlace one), a pass throws kInvalidArgument on every rank.
+  void forward(const DistTensor<T, Space>& src, DistTensor<T, Space>& src_frame,
+               const Param* weights, const Param* bias,
+               DistTensor<T, Space>& dst);
+  void backward_data(const DistTensor<T, Space>& diff_dst,
+                     DistTensor<T, Space>& diff_dst_frame,
+                     const Param* weights, DistTensor<T, Space>& diff_src);
+  void backward_weights(const DistTensor<T, Space>& src,
+                        const DistTensor<T, Space>& src_frame,
+                        const DistTensor<T, Space>& diff_dst,
+                        Param* diff_weights, Param* diff_bias);
+
   // How each piece of this rank's work is computed, one line per piece
   // ("forward core [0:1, 0:16, 1:511, 0:1024): brgconv:avx512_core, in
   // place"): the plan's pieces with the kernel each one runs.

@@ -235,6 +235,44 @@ TEST(Convolution, FloatMatchesTheReferenceOnEveryGrid) {
   ForEveryCaseAndGrid<float>(2e-5);
 }
 
+// The input and output gradient read in place, with frames for the
+// edges: the same results (grouped cases on channel grids whose parts hold
+// whole groups run in place too; other channel splits plan buffers).
+TEST(Convolution, InPlaceInputMatchesTheReferenceOnEveryGrid) {
+  for (const ConvCase& c : cases()) {
+    std::vector<Shape> grids = grids_without_channel_split(c.src_shape.ndims());
+    for (const Shape& g : testing::grids_with_channel_split(c.src_shape.ndims()))
+      grids.push_back(g);
+    for (const Shape& shape : grids) {
+      if (cuts_a_group(c, shape)) continue;
+      ProcessGrid grid(MPI_COMM_WORLD, shape);
+      SCOPED_TRACE(c.name + " on grid " + shape.to_string() + ", in place");
+      ConvolutionOptions options;
+      options.input = ConvInput::kInPlace;
+      ExpectMatchesReference<double>(c, grid, options, 1e-12);
+      if (testing::max_over(MPI_COMM_WORLD, ::testing::Test::HasFailure())) {
+        return;
+      }
+    }
+  }
+}
+
+// fp32 in place (oneDNN's kernels planned on the shards' strides), and
+// in place without overlap (every piece after the exchange, the frames
+// the whole windows), on the grid splitting every spatial dimension.
+TEST(Convolution, InPlaceInputFloatAndWithoutOverlap) {
+  for (const ConvCase& c : cases()) {
+    const Shape shape = spatial_grid(c.src_shape.ndims());
+    ProcessGrid grid(MPI_COMM_WORLD, shape);
+    SCOPED_TRACE(c.name + " on grid " + shape.to_string());
+    ConvolutionOptions options;
+    options.input = ConvInput::kInPlace;
+    ExpectMatchesReference<float>(c, grid, options, 2e-5);
+    options.overlap = ConvOverlap::kNone;
+    ExpectMatchesReference<double>(c, grid, options, 1e-12);
+  }
+}
+
 TEST(Convolution, DoubleChannelParallelismMatchesTheReference) {
   ForEveryCaseOnChannelGrids<double>(1e-12);
 }

@@ -13,6 +13,7 @@
 
 #include <mpi.h>
 
+#include <optional>
 #include <vector>
 
 #include "layers/convolution.h"
@@ -27,14 +28,23 @@ template <typename T>
 struct ConvRun {
   using P = Compute<T>;  // weights, bias and their gradients
 
+  // With ConvInput::kInPlace planned (conv.plan().input), x and dy hold
+  // the shards alone (plain layouts) and the passes get frames.
   ConvRun(const ProcessGrid& grid, const ConvDesc& desc, const Shape& src_shape,
           const ConvolutionOptions& options = {})
       : grid(&grid),
         conv(grid, desc, Distribution(src_shape, grid.shape()), options),
-        x(grid, conv.src_layout()),
+        x(grid, in_place() ? plain(conv.src_layout()) : conv.src_layout()),
         y(grid, conv.dst_layout()),
-        dy(grid, conv.diff_dst_layout()),
-        dx(grid, conv.diff_src_layout()) {}
+        dy(grid, in_place() ? conv.dst_layout() : conv.diff_dst_layout()),
+        dx(grid, conv.diff_src_layout()) {
+    if (in_place()) {
+      x_frame.emplace(grid, conv.src_layout());
+      dy_frame.emplace(grid, conv.diff_dst_layout());
+    }
+  }
+
+  bool in_place() const { return conv.plan().input == ConvInput::kInPlace; }
 
   // x and dy from global arrays on `root` (null elsewhere).
   void scatter_inputs(const T* x_global, const T* dy_global, int root = 0) {
@@ -69,9 +79,17 @@ struct ConvRun {
     const bool has_bias = conv.geometry().desc().bias == ConvBias::kAdd &&
                           b != nullptr && db != nullptr;
     std::vector<P> dwb(wb.size()), dbb(bb.size());
-    conv.forward(x, wb.data(), has_bias ? bb.data() : nullptr, y);
-    conv.backward_weights(x, dy, dwb.data(), has_bias ? dbb.data() : nullptr);
-    conv.backward_data(dy, wb.data(), dx);
+    const P* bias = has_bias ? bb.data() : nullptr;
+    P* diff_bias = has_bias ? dbb.data() : nullptr;
+    if (in_place()) {
+      conv.forward(x, *x_frame, wb.data(), bias, y);
+      conv.backward_weights(x, *x_frame, dy, dwb.data(), diff_bias);
+      conv.backward_data(dy, *dy_frame, wb.data(), dx);
+    } else {
+      conv.forward(x, wb.data(), bias, y);
+      conv.backward_weights(x, dy, dwb.data(), diff_bias);
+      conv.backward_data(dy, wb.data(), dx);
+    }
     conv.wait_gradients();
     const ConvDesc& desc = conv.geometry().desc();
     assemble(dwb.data(), desc.weights_shape(), conv.weights_block(), dw);
@@ -88,8 +106,13 @@ struct ConvRun {
   const ProcessGrid* grid;
   Convolution<T> conv;
   DistTensor<T> x, y, dy, dx;
+  std::optional<DistTensor<T>> x_frame, dy_frame;  // kInPlace only
 
  private:
+  static HaloLayout plain(const HaloLayout& layout) {
+    return HaloLayout(layout.distribution())
+        .with_storage(layout.storage_order());
+  }
   static std::vector<P> block_of(const P* global, const Shape& shape,
                                  const Box& box) {
     std::vector<P> out(box.volume());

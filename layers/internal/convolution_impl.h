@@ -71,7 +71,7 @@ struct Convolution<T, Space>::Impl {
   std::optional<DistTensor<T, Space>> dx_folded;
   std::optional<HaloExchange<T, Space>> dx_fold;
   Kernels forward_early, forward_late, data_early, data_late;
-  std::optional<Kernel> weights_kernel;
+  Kernels weights_early, weights_late;
   std::optional<typename Backend::Grads> grads;  // weights, then bias
   ConvStats stats;
   typename Backend::Context context;
@@ -105,10 +105,11 @@ struct Convolution<T, Space>::Impl {
     forward_late = make_kernels(plan.forward_late);
     data_early = make_kernels(plan.data_early);
     data_late = make_kernels(plan.data_late);
-    weights_kernel = Backend::kernel(context, plan.weights_piece.kernel);
-    std::vector<std::optional<Kernel>*> all{&weights_kernel};
-    for (Kernels* ks :
-         {&forward_early, &forward_late, &data_early, &data_late}) {
+    weights_early = make_kernels(plan.weights_early);
+    weights_late = make_kernels(plan.weights_late);
+    std::vector<std::optional<Kernel>*> all;
+    for (Kernels* ks : {&weights_early, &weights_late, &forward_early,
+                        &forward_late, &data_early, &data_late}) {
       for (std::optional<Kernel>& k : *ks) all.push_back(&k);
     }
     Backend::agree(g.comm(), all);
@@ -156,8 +157,10 @@ struct Convolution<T, Space>::Impl {
             INT_MAX);
   }
 
+  // x: the buffer the piece reads (`in`: x_buf, or x_shard in place).
   void run_forward(const ConvPiece& p, const std::optional<Kernel>& k,
-                   const T* x, const P* w, const P* b, T* y) const {
+                   const ConvBuffer& in, const T* x, const P* w, const P* b,
+                   T* y) const {
     if (p.window.dst.empty()) return;
     const StridedView<T, Space> out =
         plan.y_buf.template view<Space>(y, p.out_local);
@@ -165,24 +168,52 @@ struct Convolution<T, Space>::Impl {
       Backend::fill_bias(context, out, b);
       return;
     }
-    k->forward(plan.x_buf.template view<Space>(x, p.in_local), w, b, out);
+    k->forward(in.template view<Space>(x, p.in_local), w, b, out);
   }
 
-  void run_data(const ConvPiece& p, const std::optional<Kernel>& k, const T* dy,
-                const P* w, T* dx) const {
+  // dy: the buffer the piece reads (`in`: dy_buf, or dy_shard in place).
+  void run_data(const ConvPiece& p, const std::optional<Kernel>& k,
+                const ConvBuffer& in, const T* dy, const P* w, T* dx) const {
     if (p.zero_first) {
       Backend::fill_bias(context,
                          plan.dx_buf.template view<Space>(dx, p.target_local),
                          nullptr);
     }
     if (k) {
-      k->backward_data(plan.dy_buf.template view<Space>(dy, p.in_local), w,
+      k->backward_data(in.template view<Space>(dy, p.in_local), w,
                        plan.dx_buf.template view<Space>(dx, p.out_local));
     }
   }
 
+  // Adds the piece's weight (and bias, when db) gradient; x from `x_in`,
+  // dy from `dy_in`.
+  void run_weights(const ConvPiece& p, const std::optional<Kernel>& k,
+                   const ConvBuffer& x_in, const T* x, const ConvBuffer& dy_in,
+                   const T* dy, P* dw, P* db) const {
+    const StridedView<const T, Space> dd =
+        dy_in.template view<Space>(dy, p.out_local);
+    if (k) {
+      k->backward_weights(x_in.template view<Space>(x, p.in_local), dd, dw,
+                          db);
+    } else if (db != nullptr) {  // outputs that read padding only
+      Backend::sum_per_channel(context, dd, db);
+    }
+  }
+
+  // kInPlace: copies the frame's boxes from the caller's shard `from`
+  // (`shard`: its buffer) into `frame` (`buf`: the frame's buffer).
+  void fill_frame(const std::vector<Box>& boxes, const ConvBuffer& shard,
+                  const T* from, const ConvBuffer& buf, T* frame) const {
+    const Shape shift = buf.box.lower - shard.box.lower;
+    for (const Box& b : boxes) {
+      Backend::copy(context,
+                    shard.template view<Space>(from, b.shifted(shift)),
+                    buf.template view<Space>(frame, b));
+    }
+  }
+
   // Runs the early pieces between start() and wait() of `halo` on `t`,
-  // the late ones after.
+  // the late ones after: run(piece, kernel, early).
   template <typename Run>
   void overlapped(HaloExchange<T, Space>& halo, DistTensor<T, Space>& t,
                   const std::vector<ConvPiece>& early_pieces,
@@ -190,9 +221,212 @@ struct Convolution<T, Space>::Impl {
                   const std::vector<ConvPiece>& late_pieces,
                   const Kernels& late, Run run) {
     halo.start(t);
-    for (size_t i = 0; i < early.size(); ++i) run(early_pieces[i], early[i]);
+    for (size_t i = 0; i < early.size(); ++i) {
+      run(early_pieces[i], early[i], true);
+    }
     stats.halo_wait_s += halo.wait();
-    for (size_t i = 0; i < late.size(); ++i) run(late_pieces[i], late[i]);
+    for (size_t i = 0; i < late.size(); ++i) {
+      run(late_pieces[i], late[i], false);
+    }
+  }
+
+  bool in_place() const { return plan.input == ConvInput::kInPlace; }
+  // The layout of the input's shard read in place (no halos).
+  HaloLayout src_shard_layout() const {
+    return HaloLayout(plan.src_layout.distribution())
+        .with_storage(plan.src_layout.storage_order());
+  }
+  // Checks, on every rank together, that the pass was called the way the
+  // plan reads its tensor: with a frame in place, without one otherwise;
+  // then the tensor's layouts (`haloed`: the layout with halos).
+  void check_input(const DistTensor<T, Space>& t,
+                   const DistTensor<T, Space>* frame, const HaloLayout& haloed,
+                   const HaloLayout& shard, const char* what,
+                   const char* frame_what) const {
+    if (frame != nullptr) {
+      require(in_place(), ErrorKind::kInvalidArgument, "the convolution ",
+              "was planned to read ", what, " from a buffer with halos ",
+              "(ConvInput::kHaloBuffer); this pass takes a ", frame_what,
+              " with it only when planned with ConvInput::kInPlace");
+      check_layout(t, shard, what);
+      check_layout(*frame, haloed, frame_what);
+    } else {
+      require(!in_place(), ErrorKind::kInvalidArgument, "the convolution ",
+              "was planned to read ", what, " in place (ConvInput::kInPlace): ",
+              "pass its shard and a ", frame_what);
+      check_layout(t, haloed, what);
+    }
+  }
+
+  void check_forward(const DistTensor<T, Space>& src,
+                     const DistTensor<T, Space>* frame, const P* weights,
+                     const P* bias, const DistTensor<T, Space>& dst) const {
+    internal::run_collectively(grid->comm(), [&] {
+      check_input(src, frame, plan.src_layout, src_shard_layout(), "src",
+                  "src_frame");
+      check_layout(dst, plan.dst_layout, "dst");
+      check_block(weights, plan.weights_block, "weights");
+      require(bias != nullptr || desc().bias != ConvBias::kAdd ||
+                  plan.bias_block.empty(),
+              ErrorKind::kInvalidArgument,
+              "the convolution adds a bias but bias is null");
+    });
+  }
+
+  void check_data(const DistTensor<T, Space>& diff_dst,
+                  const DistTensor<T, Space>* frame, const P* weights,
+                  const DistTensor<T, Space>& diff_src) const {
+    internal::run_collectively(grid->comm(), [&] {
+      check_input(diff_dst, frame, plan.diff_dst_layout, plan.dst_layout,
+                  "diff_dst", "diff_dst_frame");
+      check_layout(diff_src, plan.diff_src_layout, "diff_src");
+      check_block(weights, plan.weights_block, "weights");
+    });
+  }
+
+  void check_weights(const DistTensor<T, Space>& src,
+                     const DistTensor<T, Space>* frame,
+                     const DistTensor<T, Space>& diff_dst, const P* dw,
+                     const P* db) const {
+    internal::run_collectively(grid->comm(), [&] {
+      check_input(src, frame, plan.src_layout, src_shard_layout(), "src",
+                  "src_frame");
+      check_layout(diff_dst,
+                   in_place() ? plan.dst_layout : plan.diff_dst_layout,
+                   "diff_dst");
+      check_block(dw, plan.weights_block, "diff_weights");
+      require(db != nullptr || desc().bias != ConvBias::kAdd ||
+                  plan.bias_block.empty(),
+              ErrorKind::kInvalidArgument,
+              "the convolution adds a bias but diff_bias is null");
+      require(!x_gather || gathered_x == &src, ErrorKind::kState,
+              "backward_weights reads the input channels forward() "
+              "gathered: call forward() on this src first (channel "
+              "parallelism that gathers the input)");
+    });
+  }
+
+  // framed: src, or in place the frame (`shard` the caller's shard).
+  void forward(DistTensor<T, Space>& framed, const DistTensor<T, Space>* shard,
+               const P* weights, const P* bias, DistTensor<T, Space>& dst) {
+    if (desc().bias != ConvBias::kAdd) bias = nullptr;
+    gathered_dy = nullptr;
+    // The tensors the pieces read and write.
+    DistTensor<T, Space>& x = x_full ? *x_full : framed;
+    T* y = y_full ? y_full->buffer().data() : dst.buffer().data();
+    if (x_gather) {
+      timed([&] {
+        x_gather->allgather(framed.buffer().data(), x.buffer().data());
+      });
+      gathered_x = &framed;
+    }
+    const T* early = x.buffer().data();
+    if (shard != nullptr) {
+      early = shard->buffer().data();
+      fill_frame(plan.x_frame, plan.x_shard, early, plan.x_buf,
+                 x.buffer().data());
+    }
+    const P* piece_bias = y_sum ? nullptr : bias;  // partial sums: later
+    overlapped(*x_halo, x, plan.forward_early, forward_early,
+               plan.forward_late, forward_late,
+               [&](const ConvPiece& p, const std::optional<Kernel>& k,
+                   bool is_early) {
+                 if (is_early && shard != nullptr) {
+                   run_forward(p, k, plan.x_shard, early, weights, piece_bias,
+                               y);
+                 } else {
+                   run_forward(p, k, plan.x_buf, x.buffer().data(), weights,
+                               piece_bias, y);
+                 }
+               });
+    if (y_sum) {
+      timed([&] {
+        if (!plan.channels.transposed()) {
+          y_sum->reduce_scatter(y, dst.buffer().data());
+          return;
+        }
+        y_sum->reduce_scatter(y, y_piece.data());
+        swap_piece(y_piece.data(), static_cast<Index>(y_piece.size()),
+                   piece_owner(), dst.buffer().data(), dst.size(),
+                   piece_maker());
+      });
+      if (bias != nullptr) {
+        Backend::add_per_channel(context, dst.interior(), bias);
+      }
+    }
+  }
+
+  // framed: diff_dst, or in place its frame (`shard` the caller's shard).
+  void backward_data(DistTensor<T, Space>& framed,
+                     const DistTensor<T, Space>* shard, const P* weights,
+                     DistTensor<T, Space>& diff_src) {
+    if (dy_gather) gather_diff_dst(framed);
+    DistTensor<T, Space>& dy = dy_full ? *dy_full : framed;
+    // The input gradient of this rank's channels, before folding.
+    DistTensor<T, Space>& own = dx_folded ? *dx_folded : diff_src;
+    T* dx = dx_full ? dx_full->buffer().data() : own.buffer().data();
+    const T* early = dy.buffer().data();
+    if (shard != nullptr) {
+      early = shard->buffer().data();
+      fill_frame(plan.dy_frame, plan.dy_shard, early, plan.dy_buf,
+                 dy.buffer().data());
+    }
+    overlapped(*dy_halo, dy, plan.data_early, data_early, plan.data_late,
+               data_late,
+               [&](const ConvPiece& p, const std::optional<Kernel>& k,
+                   bool is_early) {
+                 if (is_early && shard != nullptr) {
+                   run_data(p, k, plan.dy_shard, early, weights, dx);
+                 } else {
+                   run_data(p, k, plan.dy_buf, dy.buffer().data(), weights,
+                            dx);
+                 }
+                 grads->poke();
+               });
+    if (dx_sum) {
+      timed([&] { dx_sum->reduce_scatter(dx, own.buffer().data()); });
+    }
+    if (dx_fold) {
+      stats.halo_wait_s += dx_fold->exchange(
+          own, {HaloDirection::kReverse, HaloReduction::kSum});
+      Backend::copy(context, own.interior(), diff_src.interior());
+    }
+  }
+
+  // framed: src, or in place its frame (`shard` the caller's shard);
+  // diff_dst: in place its shard.
+  void backward_weights(const DistTensor<T, Space>& framed,
+                        const DistTensor<T, Space>* shard,
+                        const DistTensor<T, Space>& diff_dst, P* diff_weights,
+                        P* diff_bias) {
+    if (dy_gather) gather_diff_dst(diff_dst);
+    grads->zero();
+    P* db = grads->bias();
+    const T* x = x_full ? x_full->buffer().data() : framed.buffer().data();
+    const T* dy =
+        dy_full ? dy_full->buffer().data() : diff_dst.buffer().data();
+    const ConvBuffer& dy_in = in_place() ? plan.dy_shard : plan.dy_buf;
+    // With every filter gathered, the bias gradient is the own filters'
+    // sum.
+    P* kernel_db = dy_full ? nullptr : db;
+    for (size_t i = 0; i < weights_early.size(); ++i) {
+      if (shard != nullptr) {
+        run_weights(plan.weights_early[i], weights_early[i], plan.x_shard,
+                    shard->buffer().data(), dy_in, dy, grads->weights(),
+                    kernel_db);
+      } else {
+        run_weights(plan.weights_early[i], weights_early[i], plan.x_buf, x,
+                    dy_in, dy, grads->weights(), kernel_db);
+      }
+    }
+    for (size_t i = 0; i < weights_late.size(); ++i) {
+      run_weights(plan.weights_late[i], weights_late[i], plan.x_buf, x, dy_in,
+                  dy, grads->weights(), kernel_db);
+    }
+    if (dy_full && db != nullptr) {
+      Backend::sum_per_channel(context, diff_dst.interior(), db);
+    }
+    grads->start(diff_weights, diff_bias);
   }
 
   // Gathers diff_dst's filter block (pc > 1), unless already gathered from
@@ -320,46 +554,18 @@ void Convolution<T, Space>::forward(DistTensor<T, Space>& src,
                                     const Param* weights, const Param* bias,
                                     DistTensor<T, Space>& dst) {
   Impl& s = impl();
-  const bool has_bias = s.desc().bias == ConvBias::kAdd;
-  internal::run_collectively(s.grid->comm(), [&] {
-    s.check_layout(src, s.plan.src_layout, "src");
-    s.check_layout(dst, s.plan.dst_layout, "dst");
-    s.check_block(weights, s.plan.weights_block, "weights");
-    require(bias != nullptr || !has_bias || s.plan.bias_block.empty(),
-            ErrorKind::kInvalidArgument,
-            "the convolution adds a bias but bias is null");
-  });
-  if (!has_bias) bias = nullptr;
-  s.gathered_dy = nullptr;
-  // The tensors the pieces read and write.
-  DistTensor<T, Space>& x = s.x_full ? *s.x_full : src;
-  T* y = s.y_full ? s.y_full->buffer().data() : dst.buffer().data();
-  if (s.x_gather) {
-    s.timed(
-        [&] { s.x_gather->allgather(src.buffer().data(), x.buffer().data()); });
-    s.gathered_x = &src;
-  }
-  const Param* piece_bias = s.y_sum ? nullptr : bias;  // partial sums: later
-  s.overlapped(
-      s.x_halo.value(), x, s.plan.forward_early, s.forward_early,
-      s.plan.forward_late, s.forward_late,
-      [&](const ConvPiece& p, const std::optional<typename Impl::Kernel>& k) {
-        s.run_forward(p, k, x.buffer().data(), weights, piece_bias, y);
-      });
-  if (s.y_sum) {
-    s.timed([&] {
-      if (!s.plan.channels.transposed()) {
-        s.y_sum->reduce_scatter(y, dst.buffer().data());
-        return;
-      }
-      s.y_sum->reduce_scatter(y, s.y_piece.data());
-      s.swap_piece(s.y_piece.data(), static_cast<Index>(s.y_piece.size()),
-                   s.piece_owner(), dst.buffer().data(), dst.size(),
-                   s.piece_maker());
-    });
-    if (bias != nullptr)
-      Impl::Backend::add_per_channel(s.context, dst.interior(), bias);
-  }
+  s.check_forward(src, nullptr, weights, bias, dst);
+  s.forward(src, nullptr, weights, bias, dst);
+}
+
+template <typename T, typename Space>
+void Convolution<T, Space>::forward(const DistTensor<T, Space>& src,
+                                    DistTensor<T, Space>& src_frame,
+                                    const Param* weights, const Param* bias,
+                                    DistTensor<T, Space>& dst) {
+  Impl& s = impl();
+  s.check_forward(src, &src_frame, weights, bias, dst);
+  s.forward(src_frame, &src, weights, bias, dst);
 }
 
 template <typename T, typename Space>
@@ -367,31 +573,17 @@ void Convolution<T, Space>::backward_data(DistTensor<T, Space>& diff_dst,
                                           const Param* weights,
                                           DistTensor<T, Space>& diff_src) {
   Impl& s = impl();
-  internal::run_collectively(s.grid->comm(), [&] {
-    s.check_layout(diff_dst, s.plan.diff_dst_layout, "diff_dst");
-    s.check_layout(diff_src, s.plan.diff_src_layout, "diff_src");
-    s.check_block(weights, s.plan.weights_block, "weights");
-  });
-  if (s.dy_gather) s.gather_diff_dst(diff_dst);
-  DistTensor<T, Space>& dy = s.dy_full ? *s.dy_full : diff_dst;
-  // The input gradient of this rank's channels, before folding.
-  DistTensor<T, Space>& own = s.dx_folded ? *s.dx_folded : diff_src;
-  T* dx = s.dx_full ? s.dx_full->buffer().data() : own.buffer().data();
-  s.overlapped(
-      s.dy_halo.value(), dy, s.plan.data_early, s.data_early, s.plan.data_late,
-      s.data_late,
-      [&](const ConvPiece& p, const std::optional<typename Impl::Kernel>& k) {
-        s.run_data(p, k, dy.buffer().data(), weights, dx);
-        s.grads->poke();
-      });
-  if (s.dx_sum) {
-    s.timed([&] { s.dx_sum->reduce_scatter(dx, own.buffer().data()); });
-  }
-  if (s.dx_fold) {
-    s.stats.halo_wait_s += s.dx_fold->exchange(
-        own, {HaloDirection::kReverse, HaloReduction::kSum});
-    Impl::Backend::copy(s.context, own.interior(), diff_src.interior());
-  }
+  s.check_data(diff_dst, nullptr, weights, diff_src);
+  s.backward_data(diff_dst, nullptr, weights, diff_src);
+}
+
+template <typename T, typename Space>
+void Convolution<T, Space>::backward_data(
+    const DistTensor<T, Space>& diff_dst, DistTensor<T, Space>& diff_dst_frame,
+    const Param* weights, DistTensor<T, Space>& diff_src) {
+  Impl& s = impl();
+  s.check_data(diff_dst, &diff_dst_frame, weights, diff_src);
+  s.backward_data(diff_dst_frame, &diff_dst, weights, diff_src);
 }
 
 template <typename T, typename Space>
@@ -399,41 +591,18 @@ void Convolution<T, Space>::backward_weights(
     const DistTensor<T, Space>& src, const DistTensor<T, Space>& diff_dst,
     Param* diff_weights, Param* diff_bias) {
   Impl& s = impl();
-  internal::run_collectively(s.grid->comm(), [&] {
-    s.check_layout(src, s.plan.src_layout, "src");
-    s.check_layout(diff_dst, s.plan.diff_dst_layout, "diff_dst");
-    s.check_block(diff_weights, s.plan.weights_block, "diff_weights");
-    require(diff_bias != nullptr || s.desc().bias != ConvBias::kAdd ||
-                s.plan.bias_block.empty(),
-            ErrorKind::kInvalidArgument,
-            "the convolution adds a bias but diff_bias is null");
-    require(!s.x_gather || s.gathered_x == &src, ErrorKind::kState,
-            "backward_weights reads the input channels forward() gathered: "
-            "call forward() on this src first (channel parallelism that "
-            "gathers the input)");
-  });
-  if (s.dy_gather) s.gather_diff_dst(diff_dst);
-  s.grads->zero();
-  Param* db = s.grads->bias();
-  const ConvPiece& p = s.plan.weights_piece;
-  const T* x = s.x_full ? s.x_full->buffer().data() : src.buffer().data();
-  const T* dy =
-      s.dy_full ? s.dy_full->buffer().data() : diff_dst.buffer().data();
-  // With every filter gathered, the bias gradient is the own filters' sum.
-  Param* kernel_db = s.dy_full ? nullptr : db;
-  const StridedView<const T, Space> dd =
-      s.plan.dy_buf.template view<Space>(dy, p.out_local);
-  if (s.weights_kernel) {
-    s.weights_kernel->backward_weights(
-        s.plan.x_buf.template view<Space>(x, p.in_local), dd,
-        s.grads->weights(), kernel_db);
-  } else if (kernel_db != nullptr) {  // outputs that read padding only
-    Impl::Backend::sum_per_channel(s.context, dd, kernel_db);
-  }
-  if (s.dy_full && db != nullptr) {
-    Impl::Backend::sum_per_channel(s.context, diff_dst.interior(), db);
-  }
-  s.grads->start(diff_weights, diff_bias);
+  s.check_weights(src, nullptr, diff_dst, diff_weights, diff_bias);
+  s.backward_weights(src, nullptr, diff_dst, diff_weights, diff_bias);
+}
+
+template <typename T, typename Space>
+void Convolution<T, Space>::backward_weights(
+    const DistTensor<T, Space>& src, const DistTensor<T, Space>& src_frame,
+    const DistTensor<T, Space>& diff_dst, Param* diff_weights,
+    Param* diff_bias) {
+  Impl& s = impl();
+  s.check_weights(src, &src_frame, diff_dst, diff_weights, diff_bias);
+  s.backward_weights(src_frame, &src, diff_dst, diff_weights, diff_bias);
 }
 
 template <typename T, typename Space>
@@ -456,7 +625,9 @@ std::string Convolution<T, Space>::describe() const {
   lines(s.plan.forward_late, s.forward_late);
   lines(s.plan.data_early, s.data_early);
   lines(s.plan.data_late, s.data_late);
-  return out + internal::describe_run(s.plan.weights_piece, s.weights_kernel);
+  lines(s.plan.weights_early, s.weights_early);
+  lines(s.plan.weights_late, s.weights_late);
+  return out;
 }
 
 }  // namespace distconv

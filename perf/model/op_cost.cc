@@ -159,7 +159,8 @@ Cost convolution_cost(const Op& op, const Distribution& src,
     const double tf = f_early + pieces_time(p.forward_late, m, slow);
     const double d_early = pieces_time(p.data_early, m, slow);
     const double td = d_early + pieces_time(p.data_late, m, slow);
-    const double tw = pieces_time({p.weights_piece}, m, slow);
+    const double tw = pieces_time(p.weights_early, m, slow) +
+                      pieces_time(p.weights_late, m, slow);
     const HaloTraffic hx = plan_halo_traffic(p, p.src_layout, p.x_full, m);
     const HaloTraffic hdy =
         plan_halo_traffic(p, p.diff_dst_layout, p.dy_full, m);

@@ -67,7 +67,7 @@ def shard(grid, x):
     int8, bool). A copy, channels-last; differentiable."""
     _check_global(grid, x, "shard input")
     dist = _C.Distribution(tuple(x.shape), grid.shape)
-    return _T.copy_of_block(x, dist.shard(grid.rank))
+    return _T.copy_of_block(grid, x, dist.shard(grid.rank))
 
 
 def shard_like(grid, x, like):
@@ -81,7 +81,7 @@ def shard_like(grid, x, like):
         raise _T.error("shape mismatch", "shard_like of a tensor of shape "
                        "%s for shards of a tensor of shape %s" % (
                            tuple(x.shape), dist.global_shape))
-    return _T.copy_of_block(x, dist.shard(grid.rank))
+    return _T.copy_of_block(grid, x, dist.shard(grid.rank))
 
 
 def gather(grid, x):

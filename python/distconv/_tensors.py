@@ -67,11 +67,20 @@ def storage_format(ndims):
     return torch.channels_last if ndims == 4 else torch.channels_last_3d
 
 
+def tag(grid, t):
+    """Marks `t` as a shard over `grid`'s shape: a layer on a grid of
+    another shape refuses it (agree). Views and tensors PyTorch makes from
+    it carry no mark and are taken as they are."""
+    t._distconv_grid = tuple(grid.shape)
+    return t
+
+
 def empty(grid, shape, dtype):
     """An uninitialised shard in the library's storage order, on memory
-    from the grid's cache (returned to it when the tensor dies)."""
+    from the grid's cache (returned to it when the tensor dies), marked as
+    a shard over `grid`."""
     t = torch.from_numpy(grid._empty(tuple(shape), _DATA[dtype][1]))
-    return t.view(dtype) if t.dtype != dtype else t
+    return tag(grid, t.view(dtype) if t.dtype != dtype else t)
 
 
 def slices(box):
@@ -80,9 +89,11 @@ def slices(box):
     return tuple(slice(l, l + e) for l, e in zip(lower, extent))
 
 
-def copy_of_block(x, box):
-    """x's block `box`, copied in the library's storage order."""
-    return x[slices(box)].contiguous(memory_format=storage_format(x.dim()))
+def copy_of_block(grid, x, box):
+    """x's block `box`, copied in the library's storage order, marked as a
+    shard over `grid`."""
+    return tag(grid, x[slices(box)].contiguous(
+        memory_format=storage_format(x.dim())))
 
 
 def error(kind, message):
@@ -115,6 +126,17 @@ def problem_of(t, what, dtype=None, data=False):
     return ""
 
 
+def grid_problem(grid, t, what):
+    """'' unless `t` is marked as a shard over a grid of another shape."""
+    made = getattr(t, "_distconv_grid", None)
+    if made is not None and made != tuple(grid.shape):
+        return ("%s is a shard over a grid %s, this grid is %s (move it "
+                "with distconv.redistribute)" % (
+                    what, "x".join(map(str, made)),
+                    "x".join(map(str, grid.shape))))
+    return ""
+
+
 def same_dtype_problem(t, like, what):
     """'' if `t` is a tensor of `like`'s dtype (or either is no tensor:
     problem_of tells that), else what differs."""
@@ -133,7 +155,8 @@ def agree(grid, t, what, dtype=None, problem="", data=False):
     raises the same distconv.Error on every rank. `dtype` and `data` as in
     problem_of.
     """
-    problem = problem or problem_of(t, what, dtype, data)
+    problem = problem or problem_of(t, what, dtype, data) or \
+        grid_problem(grid, t, what)
     if problem:
         return _C.agree(grid, (), 0, problem)
     return _C.agree(grid, tuple(t.shape), _CODE[t.dtype], "")

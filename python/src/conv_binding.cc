@@ -83,35 +83,97 @@ class ConvPasses {
   const DistTensor<T>* last_ = nullptr;  // the last forward's input
 };
 
+// What a convolution's forward keeps for backward: in place (the layer
+// planned with ConvInput::kInPlace, wherever channels are not split), the
+// input's shard (the caller's tensor itself when dense channels-last, else
+// a copy) and the frame holding its edges and halos; otherwise the input
+// in a buffer with halos (`shard`), no frame.
+template <typename T>
+struct ConvKept {
+  Saved<T> shard, frame;
+};
+
 template <typename T>
 class ConvModule : public ConvPasses<T, Convolution<T>> {
+  using Base = ConvPasses<T, Convolution<T>>;
+  using P = typename Base::P;
+
  public:
   ConvModule(std::shared_ptr<ProcessGrid> grid, const ConvDesc& desc,
              const Distribution& src, ChannelParallelism channels)
-      : ConvPasses<T, Convolution<T>>(std::move(grid), desc, src,
-                                      options(channels)) {}
+      : Base(std::move(grid), desc, src, options(channels)),
+        shard_layout_(plain_layout(src)) {}
 
   Box weights_block() const { return this->layer_.weights_block(); }
   Box bias_block() const { return this->layer_.bias_block(); }
 
-  void backward(const Saved<T>& src, const TensorRef& dy, std::uintptr_t w,
-                const std::optional<TensorRef>& dx,
+  std::shared_ptr<ConvKept<T>> forward(const TensorRef& x, std::uintptr_t w,
+                                       std::uintptr_t b, const TensorRef& y) {
+    auto kept = std::make_shared<ConvKept<T>>();
+    if (!in_place()) {
+      kept->shard = Base::forward(x, w, b, y);
+      return kept;
+    }
+    const ProcessGrid& grid = *this->grid_;
+    kept->shard = keep_input(grid, shard_layout_, x, this->pool_);
+    kept->frame = this->pool_.acquire(grid, this->layer_.src_layout());
+    Output<T> dst(grid, this->layer_.dst_layout(), y);
+    this->layer_.forward(*kept->shard, *kept->frame, as_ptr<const P>(w),
+                         as_ptr<const P>(b), dst.tensor());
+    dst.finish();
+    this->last_ = kept->shard.get();
+    return kept;
+  }
+
+  void backward(const std::shared_ptr<ConvKept<T>>& kept, const TensorRef& dy,
+                std::uintptr_t w, const std::optional<TensorRef>& dx,
                 const std::optional<std::uintptr_t>& dw, std::uintptr_t db) {
-    require(!this->layer_.plan().x_full || src.get() == this->last_,
+    require(kept != nullptr, ErrorKind::kState,
+            "backward without the input its forward kept");
+    require(!this->layer_.plan().x_full || kept->shard.get() == this->last_,
             ErrorKind::kState,
             "this convolution gathers its input channels in forward and "
             "reads them in backward: with a grid splitting channels, run "
             "backward before calling the same module again (or use one "
             "module per call)");
-    ConvPasses<T, Convolution<T>>::backward(src, dy, w, dx, dw, db);
+    if (!in_place()) {
+      Base::backward(kept->shard, dy, w, dx, dw, db);
+      return;
+    }
+    const ProcessGrid& grid = *this->grid_;
+    Convolution<T>& layer = this->layer_;
+    const DistTensor<T>& diff_dst =
+        bind_input(grid, layer.dst_layout(), dy, this->dy_slot_);
+    if (dw) {
+      layer.backward_weights(*kept->shard, *kept->frame, diff_dst,
+                             as_ptr<P>(*dw), as_ptr<P>(db));
+    }
+    if (dx) {
+      if (!dy_frame_) {
+        dy_frame_ = std::make_unique<DistTensor<T>>(grid,
+                                                    layer.diff_dst_layout());
+      }
+      Output<T> diff_src(grid, layer.diff_src_layout(), *dx);
+      layer.backward_data(diff_dst, *dy_frame_, as_ptr<const P>(w),
+                          diff_src.tensor());
+      diff_src.finish();
+    }
+    if (dw) layer.wait_gradients();
   }
 
  private:
+  bool in_place() const {
+    return this->layer_.plan().input == ConvInput::kInPlace;
+  }
   static ConvolutionOptions options(ChannelParallelism channels) {
     ConvolutionOptions o;
     o.channels = channels;
+    o.input = ConvInput::kInPlace;
     return o;
   }
+
+  HaloLayout shard_layout_;  // the input's shard, read in place
+  std::unique_ptr<DistTensor<T>> dy_frame_;  // diff_dst's edges and halos
 };
 
 template <typename T>
@@ -120,6 +182,8 @@ using DeconvModule = ConvPasses<T, Deconvolution<T>>;
 template <typename T>
 void bind_typed(py::module_& m, const std::string& suffix) {
   py::class_<DistTensor<T>, Saved<T>>(m, ("Buffer" + suffix).c_str());
+  py::class_<ConvKept<T>, std::shared_ptr<ConvKept<T>>>(
+      m, ("ConvKept" + suffix).c_str());
   py::class_<ConvModule<T>>(m, ("Convolution" + suffix).c_str())
       .def(py::init<std::shared_ptr<ProcessGrid>, const ConvDesc&,
                     const Distribution&, ChannelParallelism>())

@@ -72,6 +72,30 @@ class Errors(unittest.TestCase):
                                  lambda: self.conv(x))
         self.works_after()
 
+    def test_shards_of_another_grid(self):
+        # Shards split over W fed to a module whose grid splits H: the
+        # shapes alone would tile a tensor of another shape.
+        if P < 2:
+            self.skipTest("needs two ranks")
+        other = distconv.ProcessGrid(COMM, (1, 1, 1, P))
+        x = distconv.shard(other, torch.randn(2, 3, 6, 5 * P))
+        assert_raises_everywhere(
+            self, "invalid argument",
+            "Conv2d input is a shard over a grid 1x1x1x%d, this grid is "
+            "1x1x%dx1" % (P, P), lambda: self.conv(x))
+        y = distconv.nn.ReLU(other)(x)
+        assert_raises_everywhere(
+            self, "invalid argument", "shard over a grid 1x1x1x%d" % P,
+            lambda: distconv.gather(self.grid, y))
+        half = COMM.Split(COMM.rank % 2, COMM.rank)
+        small = distconv.ProcessGrid(half, (1, 1, half.size, 1))
+        s = distconv.shard(small, torch.randn(2, 3, 6, 5))
+        if half.size != P:
+            assert_raises_everywhere(
+                self, "invalid argument", "shard over a grid",
+                lambda: self.conv(s))
+        self.works_after()
+
     def test_grid_that_does_not_fit_the_communicator(self):
         assert_raises_everywhere(
             self, "grid mismatch", "",
