@@ -59,6 +59,16 @@ void wait_all(int count, MPI_Request* requests) {
   check_mpi(code, "MPI_Waitall");
 }
 
+OwnedComm::OwnedComm(MPI_Comm comm, int color, int key) {
+  check_mpi(MPI_Comm_split(comm, color, key, &comm_), "MPI_Comm_split");
+  check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN),
+            "MPI_Comm_set_errhandler");
+}
+
+OwnedComm::~OwnedComm() {
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
 void run_collectively(MPI_Comm comm, const std::function<void()>& step) {
   if (comm == MPI_COMM_NULL) return step();
   std::optional<Error> mine;

@@ -32,6 +32,27 @@ void wait_all(std::vector<MPI_Request>& requests);
 // stands for this rank alone: `step` runs, and its Error propagates as is.
 void run_collectively(MPI_Comm comm, const std::function<void()>& step);
 
+// A communicator this object owns: MPI_Comm_split of `comm` (errors
+// returned, not fatal), freed with the object. Collective over `comm`.
+class OwnedComm {
+ public:
+  OwnedComm() = default;
+  OwnedComm(MPI_Comm comm, int color, int key);
+  ~OwnedComm();
+  OwnedComm(OwnedComm&& other) noexcept
+      : comm_(std::exchange(other.comm_, MPI_COMM_NULL)) {}
+  OwnedComm& operator=(OwnedComm&& other) noexcept {
+    std::swap(comm_, other.comm_);
+    return *this;
+  }
+  OwnedComm(const OwnedComm&) = delete;
+  OwnedComm& operator=(const OwnedComm&) = delete;
+  MPI_Comm get() const { return comm_; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
 template <typename T>
 MPI_Datatype mpi_datatype();
 template <> inline MPI_Datatype mpi_datatype<float>() { return MPI_FLOAT; }

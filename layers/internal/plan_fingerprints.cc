@@ -97,6 +97,29 @@ Fingerprint fingerprint(const BatchNormPlan& plan, const char* element) {
       .add("layout", plan.layout);
 }
 
+Fingerprint fingerprint(const GroupNormPlan& plan, const char* element) {
+  Fingerprint f = typed("group normalisation", element);
+  return f.add("input", plan.layout.distribution())
+      .add("groups", plan.options.groups)
+      .add("running statistics", plan.options.running == RunningStats::kTrack)
+      .add("mode", to_string(plan.options.mode))
+      .add("epsilon", plan.options.epsilon)
+      .add("momentum", plan.options.momentum)
+      .add("layout", plan.layout);
+}
+
+Fingerprint fingerprint(const InterpolatePlan& plan, const char* element) {
+  Fingerprint f = typed("linear interpolation", element);
+  f.add("input", plan.src_layout.distribution())
+      .add("size", plan.desc.size)
+      .add("align corners", plan.desc.align_corners == AlignCorners::kYes)
+      .add("scales", static_cast<int>(plan.desc.scales.size()));
+  for (size_t d = 0; d < plan.desc.scales.size(); ++d) {
+    f.add("scale " + std::to_string(d), plan.desc.scales[d]);
+  }
+  return f.add("layout", plan.src_layout);
+}
+
 Fingerprint fingerprint(const ShardPlan& plan, const char* element) {
   Fingerprint f = typed(plan.layer, element);
   f.add("tensors", static_cast<int>(plan.tensors.size()));

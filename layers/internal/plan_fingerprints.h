@@ -10,6 +10,8 @@
 #include "layers/batch_norm_plan.h"
 #include "layers/conv_plan.h"
 #include "layers/deconv_plan.h"
+#include "layers/group_norm_plan.h"
+#include "layers/interpolate_plan.h"
 #include "layers/pool_plan.h"
 #include "layers/shard_plan.h"
 
@@ -21,6 +23,8 @@ Fingerprint fingerprint(const ConvPlan& plan, const char* element,
 Fingerprint fingerprint(const DeconvPlan& plan, const char* element);
 Fingerprint fingerprint(const PoolPlan& plan, const char* element);
 Fingerprint fingerprint(const BatchNormPlan& plan, const char* element);
+Fingerprint fingerprint(const GroupNormPlan& plan, const char* element);
+Fingerprint fingerprint(const InterpolatePlan& plan, const char* element);
 Fingerprint fingerprint(const ShardPlan& plan, const char* element);
 
 }  // namespace distconv::internal

@@ -1,0 +1,44 @@
+// LocalInterpolate<T>: linear interpolation's per-rank loops
+// (layers/interpolate.h) on strided (N, C, spatial...) views, given each
+// spatial dimension's taps in the input buffer's local coordinates
+// (distconv/interpolate_desc.h has the math): forward reads the corners
+// of each output cell and sums them with the taps' weights; backward adds
+// each output's gradient times the weights into its corners. Computes in
+// double, rounds each result once to T. Defined for float and double (the
+// layer stages 16-bit tensors through float).
+//
+//   std::vector<LocalTaps> taps = ...;          // one per spatial dimension
+//   LocalInterpolate<float>::forward(x_buffer, taps, y_shard);
+//   LocalInterpolate<float>::backward(dy_shard, taps, dx_buffer);  // +=
+#ifndef DISTCONV_KERNELS_LOCAL_INTERPOLATE_H_
+#define DISTCONV_KERNELS_LOCAL_INTERPOLATE_H_
+
+#include <vector>
+
+#include "distconv/shape.h"
+#include "distconv/strided_view.h"
+
+namespace distconv {
+
+// One spatial dimension's taps: entry o is the output shard's o-th index,
+// reading input cells i0[o], i1[o] (local coordinates) with weights w0[o],
+// w1[o].
+struct LocalTaps {
+  std::vector<Index> i0, i1;
+  std::vector<double> w0, w1;
+};
+
+template <typename T>
+struct LocalInterpolate {
+  // y = the taps' weighted corners of x; y's spatial extents are the taps'
+  // sizes, its N and C x's.
+  static void forward(StridedView<const T> x,
+                      const std::vector<LocalTaps>& taps, StridedView<T> y);
+  // dx += the taps' weights times dy, at the corners.
+  static void backward(StridedView<const T> dy,
+                       const std::vector<LocalTaps>& taps, StridedView<T> dx);
+};
+
+}  // namespace distconv
+
+#endif  // DISTCONV_KERNELS_LOCAL_INTERPOLATE_H_

@@ -1,0 +1,142 @@
+#include "layers/interpolate.h"
+
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "distconv/error.h"
+#include "distconv/internal/layer_checks.h"
+#include "distconv/internal/mpi_util.h"
+#include "halo/halo_exchange.h"
+#include "kernels/local_interpolate.h"
+#include "layers/internal/given_plan.h"
+#include "layers/internal/plan_fingerprints.h"
+
+namespace distconv {
+
+template <typename T>
+struct Interpolate<T>::Impl {
+  // What the loops run on: T itself, or fp32 copies of 16-bit tensors.
+  using K = std::conditional_t<kNarrow<T>, float, T>;
+
+  const ProcessGrid* grid;
+  InterpolatePlan plan;
+  HaloExchange<T> halo;
+  std::vector<K> in, out;  // 16-bit only: the fp32 copies
+
+  Impl(const ProcessGrid& g, InterpolatePlan p, const HaloSetupOptions& h)
+      : grid(&g), plan(std::move(p)), halo(g, plan.src_layout, h) {}
+
+  void check(const DistTensor<T>& t, const HaloLayout& want,
+             const char* what) const {
+    internal::check_plan_layout(t.layout(), want, what,
+                                "linear interpolation");
+  }
+
+  // A fp32 view over `copy` shaped like `v` (dense, row-major), filled
+  // from it when `fill`.
+  static StridedView<float> staged(const StridedView<const T>& v,
+                                   std::vector<float>& copy, bool fill) {
+    copy.assign(static_cast<size_t>(v.size()), 0.0f);
+    StridedView<float> f = StridedView<float>::contiguous(copy.data(),
+                                                          v.extent());
+    if (fill) {
+      v.for_each([&](const Shape& i, const T& x) { f(i) = float(x); });
+    }
+    return f;
+  }
+  static void unstage(const StridedView<float>& f, const StridedView<T>& v) {
+    v.for_each([&](const Shape& i, T& x) { x = T(f(i)); });
+  }
+};
+
+template <typename T>
+Interpolate<T>::Interpolate(const ProcessGrid& grid,
+                            const InterpolateDesc& desc,
+                            const Distribution& src,
+                            const HaloSetupOptions& halo) {
+  InterpolatePlan plan = internal::plan_collectively(grid, [&] {
+    internal::check_grid(src, grid.shape(), "input");
+    return plan_interpolate(desc, src, grid.rank());
+  });
+  internal::check_given_plan(
+      grid, plan.src_layout.distribution(), plan.rank,
+      internal::fingerprint(plan, internal::element_name<T>()));
+  impl_ = internal::Pimpl<Impl>::make("linear interpolation", grid,
+                                      std::move(plan), halo);
+}
+
+template <typename T>
+const InterpolatePlan& Interpolate<T>::plan() const {
+  return impl().plan;
+}
+template <typename T>
+const HaloLayout& Interpolate<T>::src_layout() const {
+  return impl().plan.src_layout;
+}
+template <typename T>
+const HaloLayout& Interpolate<T>::dst_layout() const {
+  return impl().plan.dst_layout;
+}
+
+template <typename T>
+void Interpolate<T>::forward(DistTensor<T>& src, DistTensor<T>& dst) {
+  Impl& s = impl();
+  internal::run_collectively(s.grid->comm(), [&] {
+    s.check(src, s.plan.src_layout, "src");
+    s.check(dst, s.plan.dst_layout, "dst");
+  });
+  s.halo.exchange(src);
+  if (dst.interior().size() == 0) return;
+  if constexpr (kNarrow<T>) {
+    std::vector<float> in, out;
+    const StridedView<float> x = Impl::staged(
+        std::as_const(src).buffer(), in, true);
+    const StridedView<float> y = Impl::staged(
+        std::as_const(dst).interior(), out, false);
+    LocalInterpolate<float>::forward(x, s.plan.taps, y);
+    Impl::unstage(y, dst.interior());
+  } else {
+    LocalInterpolate<T>::forward(std::as_const(src).buffer(), s.plan.taps,
+                                 dst.interior());
+  }
+}
+
+template <typename T>
+void Interpolate<T>::backward(const DistTensor<T>& diff_dst,
+                              DistTensor<T>& diff_src) {
+  Impl& s = impl();
+  internal::run_collectively(s.grid->comm(), [&] {
+    s.check(diff_dst, s.plan.dst_layout, "diff_dst");
+    s.check(diff_src, s.plan.src_layout, "diff_src");
+  });
+  diff_src.buffer().for_each([](const Shape&, T& v) { v = T(0); });
+  if (diff_dst.interior().size() > 0) {
+    if constexpr (kNarrow<T>) {
+      std::vector<float> in, out;
+      const StridedView<float> dy =
+          Impl::staged(diff_dst.interior(), in, true);
+      const StridedView<float> dx =
+          Impl::staged(std::as_const(diff_src).buffer(), out, false);
+      LocalInterpolate<float>::backward(dy, s.plan.taps, dx);
+      Impl::unstage(dx, diff_src.buffer());
+    } else {
+      LocalInterpolate<T>::backward(diff_dst.interior(), s.plan.taps,
+                                    diff_src.buffer());
+    }
+  }
+  s.halo.exchange(diff_src, {HaloDirection::kReverse, HaloReduction::kSum});
+}
+
+template <typename T>
+std::string Interpolate<T>::describe() const {
+  return impl().plan.describe();
+}
+
+template class Interpolate<float>;
+template class Interpolate<double>;
+template class Interpolate<bf16>;
+template class Interpolate<fp16>;
+
+}  // namespace distconv

@@ -1,0 +1,76 @@
+// Interpolate<T>: linear interpolation (bilinear, trilinear) of tensors
+// split over a ProcessGrid to a given size, as PyTorch's
+// F.interpolate(mode='bilinear' / 'trilinear', align_corners either way)
+// computes it (distconv/interpolate_desc.h has the math). Describe
+// (InterpolateDesc), plan (plan_interpolate, layers/interpolate_plan.h;
+// the constructor plans too), execute (forward, backward), many times.
+//
+//   ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, 2, 2});
+//   InterpolateDesc d = InterpolateDesc::of_size({256, 256});
+//   Interpolate<float> up(grid, d, Distribution(Shape{2, 64, 64, 64},
+//                                               grid.shape()));
+//   DistTensor<float> x(grid, up.src_layout()), y(grid, up.dst_layout());
+//   up.forward(x, y);               // exchanges x's halos first
+//   up.backward(dy, dx);            // dx: src_layout(); sums halos home
+//
+// The output's spatial dimensions are balanced over the grid's parts
+// (N and C split as the input's); each rank's input buffer has the halos
+// its outputs' taps reach. Forward exchanges them, then each rank
+// computes its output shard. Backward adds each output gradient into its
+// corners in the input gradient's buffer (halos included, zeroed first),
+// then the reverse halo exchange adds the halo cells into their owners
+// (the adjoint of forward's exchange); diff_src's halos hold partial sums
+// afterwards. Grids may split N, C and space; uneven and empty shards.
+//
+// Computes in double per output and rounds once (fp32, fp64); bf16 and
+// fp16 tensors through fp32 copies (the reverse sums of the halo cells
+// rounded per sum, docs/precision.md). Host memory only.
+//
+// The constructor is collective over the grid and validates from global
+// information, so bad input throws the same distconv::Error on every
+// rank; so do the passes, for a tensor of another layout on any rank.
+#ifndef DISTCONV_LAYERS_INTERPOLATE_H_
+#define DISTCONV_LAYERS_INTERPOLATE_H_
+
+#include <string>
+
+#include "distconv/bf16.h"
+#include "distconv/dist_tensor.h"
+#include "distconv/distribution.h"
+#include "distconv/halo_layout.h"
+#include "distconv/interpolate_desc.h"
+#include "distconv/pimpl.h"
+#include "distconv/process_grid.h"
+#include "halo/halo_options.h"
+#include "layers/interpolate_plan.h"
+
+namespace distconv {
+
+// Defined for float, double, bf16 and fp16.
+template <typename T>
+class Interpolate {
+ public:
+  Interpolate(const ProcessGrid& grid, const InterpolateDesc& desc,
+              const Distribution& src, const HaloSetupOptions& halo = {});
+
+  const InterpolatePlan& plan() const;
+  const HaloLayout& src_layout() const;  // input, with halos
+  const HaloLayout& dst_layout() const;  // output, no halos
+  const HaloLayout& diff_src_layout() const { return src_layout(); }
+  const HaloLayout& diff_dst_layout() const { return dst_layout(); }
+
+  void forward(DistTensor<T>& src, DistTensor<T>& dst);
+  void backward(const DistTensor<T>& diff_dst, DistTensor<T>& diff_src);
+
+  std::string describe() const;
+
+  struct Impl;
+
+ private:
+  Impl& impl() const { return *impl_; }  // throws kState once moved from
+  internal::Pimpl<Impl> impl_;
+};
+
+}  // namespace distconv
+
+#endif  // DISTCONV_LAYERS_INTERPOLATE_H_

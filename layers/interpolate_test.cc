@@ -1,0 +1,201 @@
+// The distributed linear interpolation against the serial loops on the
+// gathered tensors, on every grid the rank count factors into (channel
+// splits included), 1D, 2D and 3D, up and down, aligned corners either
+// way, uneven and empty shards: forward, backward, and backward as the
+// adjoint of forward (halos and their reverse exchange included); bf16
+// against fp32; bad input.
+#include "layers/interpolate.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "distconv/scatter_gather.h"
+#include "tests/conv_check.h"
+#include "tests/layer_testing.h"
+#include "tests/mpi_testing.h"
+
+namespace distconv {
+namespace {
+
+using testing::expect_error_on_all_ranks;
+
+struct Case {
+  std::string name;
+  Shape src;
+  InterpolateDesc desc;
+};
+
+InterpolateDesc sized(Shape size, AlignCorners a = AlignCorners::kNo) {
+  InterpolateDesc d = InterpolateDesc::of_size(size);
+  d.align_corners = a;
+  return d;
+}
+
+std::vector<Case> cases() {
+  InterpolateDesc scaled = sized({15, 8});
+  scaled.scales = {1.0 / 3.0, 0.5};
+  return {
+      {"bilinear_x2", {2, 3, 5, 4}, sized({10, 8})},
+      {"bilinear_aligned", {1, 2, 6, 5}, sized({11, 7}, AlignCorners::kYes)},
+      {"bilinear_scale_factors", {1, 2, 5, 4}, scaled},
+      {"bilinear_down", {2, 2, 9, 7}, sized({4, 3})},
+      {"from_one_cell", {2, 3, 1, 1}, sized({6, 5})},
+      {"trilinear", {1, 2, 3, 4, 2}, sized({6, 8, 5})},
+      {"linear_1d", {3, 2, 7}, sized({12}, AlignCorners::kYes)},
+  };
+}
+
+// The serial loops on the global tensors, from the description's taps.
+std::vector<double> serial_forward(const Case& c, const std::vector<double>& x) {
+  const Shape out = c.desc.dst_shape(c.src);
+  std::vector<double> y(out.volume(), 0.0);
+  const auto xv = StridedView<const double>::contiguous(x.data(), c.src);
+  auto yv = StridedView<double>::contiguous(y.data(), out);
+  const int k = c.desc.spatial_dims();
+  yv.for_each([&](const Shape& i, double& v) {
+    for (int mask = 0; mask < (1 << k); ++mask) {
+      Shape at = i;
+      double w = 1;
+      for (int d = 0; d < k; ++d) {
+        const LinearTap t = c.desc.tap(d, c.src[d + 2], i[d + 2]);
+        const bool hi = (mask >> d) & 1;
+        at[d + 2] = hi ? t.i1 : t.i0;
+        w *= hi ? t.w1 : t.w0;
+      }
+      v += w * xv(at);
+    }
+  });
+  return y;
+}
+
+std::vector<double> serial_backward(const Case& c,
+                                    const std::vector<double>& dy) {
+  const Shape out = c.desc.dst_shape(c.src);
+  std::vector<double> dx(c.src.volume(), 0.0);
+  auto dxv = StridedView<double>::contiguous(dx.data(), c.src);
+  const auto dyv = StridedView<const double>::contiguous(dy.data(), out);
+  const int k = c.desc.spatial_dims();
+  dyv.for_each([&](const Shape& i, const double& g) {
+    for (int mask = 0; mask < (1 << k); ++mask) {
+      Shape at = i;
+      double w = 1;
+      for (int d = 0; d < k; ++d) {
+        const LinearTap t = c.desc.tap(d, c.src[d + 2], i[d + 2]);
+        const bool hi = (mask >> d) & 1;
+        at[d + 2] = hi ? t.i1 : t.i0;
+        w *= hi ? t.w1 : t.w0;
+      }
+      dxv(at) += w * g;
+    }
+  });
+  return dx;
+}
+
+std::vector<Shape> every_grid(int ndims) {
+  std::vector<Shape> grids = testing::grids_without_channel_split(ndims);
+  for (const Shape& g : testing::grids_with_channel_split(ndims))
+    grids.push_back(g);
+  return grids;
+}
+
+TEST(Interpolate, MatchesTheSerialLoopsOnEveryGrid) {
+  for (const Case& c : cases()) {
+    const Shape out = c.desc.dst_shape(c.src);
+    const auto x = random_vector<double>(c.src.volume(), 1);
+    const auto dy = random_vector<double>(out.volume(), 2);
+    const auto y_ref = serial_forward(c, x);
+    const auto dx_ref = serial_backward(c, dy);
+    for (const Shape& g : every_grid(c.src.ndims())) {
+      SCOPED_TRACE(c.name + " on grid " + g.to_string());
+      ProcessGrid grid(MPI_COMM_WORLD, g);
+      Interpolate<double> layer(grid, c.desc, Distribution(c.src, g));
+      DistTensor<double> xs(grid, layer.src_layout()),
+          ys(grid, layer.dst_layout()), dys(grid, layer.diff_dst_layout()),
+          dxs(grid, layer.diff_src_layout());
+      xs.buffer().for_each([](const Shape&, double& v) { v = 1e6; });
+      dxs.buffer().for_each([](const Shape&, double& v) { v = 1e6; });
+      scatter(x.data(), xs, 0);
+      scatter(dy.data(), dys, 0);
+      layer.forward(xs, ys);
+      layer.backward(dys, dxs);
+      std::vector<double> y(out.volume()), dx(c.src.volume());
+      gather(ys, y.data(), 0);
+      gather(dxs, dx.data(), 0);
+      if (grid.rank() == 0) {
+        EXPECT_LE(max_relative_error(y, y_ref), 1e-14) << "forward";
+        EXPECT_LE(max_relative_error(dx, dx_ref), 1e-13) << "backward";
+      }
+      // <A x, z> == <x, A^T z> over the distributed tensors.
+      const double lhs = testing::sum_over(MPI_COMM_WORLD, [&] {
+        double s = 0;
+        ys.interior().for_each([&](const Shape& i, double& v) {
+          s += v * std::as_const(dys).interior()(i);
+        });
+        return s;
+      }());
+      const double rhs = testing::sum_over(MPI_COMM_WORLD, [&] {
+        double s = 0;
+        xs.interior().for_each([&](const Shape& i, double& v) {
+          s += v * std::as_const(dxs).interior()(i);
+        });
+        return s;
+      }());
+      EXPECT_NEAR(lhs, rhs, 1e-12 * std::max(1.0, std::abs(lhs)));
+      if (testing::max_over(MPI_COMM_WORLD, ::testing::Test::HasFailure())) {
+        return;
+      }
+    }
+  }
+}
+
+TEST(Interpolate, Bf16AgainstFloat) {
+  const Case c = cases()[0];
+  const Shape out = c.desc.dst_shape(c.src);
+  const auto xd = random_vector<double>(c.src.volume(), 3);
+  std::vector<bf16> xb(xd.begin(), xd.end());
+  std::vector<float> xf(xb.begin(), xb.end());
+  for (const Shape& g : every_grid(4)) {
+    ProcessGrid grid(MPI_COMM_WORLD, g);
+    Interpolate<float> f(grid, c.desc, Distribution(c.src, g));
+    Interpolate<bf16> b(grid, c.desc, Distribution(c.src, g));
+    DistTensor<float> xs(grid, f.src_layout()), ys(grid, f.dst_layout());
+    DistTensor<bf16> xh(grid, b.src_layout()), yh(grid, b.dst_layout());
+    scatter(xf.data(), xs, 0);
+    scatter(xb.data(), xh, 0);
+    f.forward(xs, ys);
+    b.forward(xh, yh);
+    std::vector<float> yf(out.volume());
+    std::vector<bf16> ybh(out.volume());
+    gather(ys, yf.data(), 0);
+    gather(yh, ybh.data(), 0);
+    if (grid.rank() == 0) {
+      EXPECT_LE(max_relative_error(std::vector<double>(ybh.begin(), ybh.end()),
+                                   std::vector<double>(yf.begin(), yf.end())),
+                kRounding<bf16>);
+    }
+  }
+}
+
+TEST(Interpolate, BadInputFailsOnEveryRank) {
+  ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, testing::world_size(), 1});
+  const Distribution src(Shape{1, 2, 6, 4}, grid.shape());
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kShapeMismatch,
+                            "does not fit output size", [&] {
+                              Interpolate<double>(
+                                  grid, InterpolateDesc::of_size({4, 4, 4}),
+                                  src);
+                            });
+  Interpolate<double> up(grid, InterpolateDesc::of_size({12, 8}), src);
+  DistTensor<double> plain(grid, HaloLayout(src)), y(grid, up.dst_layout());
+  if (testing::world_size() > 1) {
+    expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kShapeMismatch,
+                              "src tensor's layout",
+                              [&] { up.forward(plain, y); });
+  }
+}
+
+}  // namespace
+}  // namespace distconv
