@@ -120,6 +120,14 @@ Fingerprint fingerprint(const InterpolatePlan& plan, const char* element) {
   return f.add("layout", plan.src_layout);
 }
 
+Fingerprint fingerprint(const AdaptivePoolPlan& plan, const char* element) {
+  Fingerprint f = typed("adaptive pooling", element);
+  return f.add("input", plan.src_layout.distribution())
+      .add("kind", to_string(plan.desc.kind))
+      .add("size", plan.desc.size)
+      .add("layout", plan.src_layout);
+}
+
 Fingerprint fingerprint(const ShardPlan& plan, const char* element) {
   Fingerprint f = typed(plan.layer, element);
   f.add("tensors", static_cast<int>(plan.tensors.size()));

@@ -7,6 +7,7 @@
 #define DISTCONV_LAYERS_INTERNAL_PLAN_FINGERPRINTS_H_
 
 #include "distconv/internal/agreement.h"
+#include "layers/adaptive_pool_plan.h"
 #include "layers/batch_norm_plan.h"
 #include "layers/conv_plan.h"
 #include "layers/deconv_plan.h"
@@ -25,6 +26,7 @@ Fingerprint fingerprint(const PoolPlan& plan, const char* element);
 Fingerprint fingerprint(const BatchNormPlan& plan, const char* element);
 Fingerprint fingerprint(const GroupNormPlan& plan, const char* element);
 Fingerprint fingerprint(const InterpolatePlan& plan, const char* element);
+Fingerprint fingerprint(const AdaptivePoolPlan& plan, const char* element);
 Fingerprint fingerprint(const ShardPlan& plan, const char* element);
 
 }  // namespace distconv::internal

@@ -1,0 +1,86 @@
+#include "layers/dropout.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "distconv/error.h"
+#include "distconv/internal/layer_checks.h"
+#include "kernels/dropout_mask.h"
+
+namespace distconv {
+
+template <typename T>
+Dropout<T>::Dropout(const ProcessGrid& grid, const DropoutDesc& desc,
+                    const Distribution& src)
+    : grid_(&grid),
+      desc_(desc),
+      layout_(HaloLayout(src).with_storage(StorageOrder::kChannelsLast)) {
+  internal::check_grid(src, grid.shape(), "input");
+  require(std::isfinite(desc.p) && desc.p >= 0 && desc.p <= 1,
+          ErrorKind::kInvalidArgument, "dropout probability ", desc.p,
+          " must be in [0, 1]");
+  require(desc.kind == DropoutKind::kElements ||
+              desc.kind == DropoutKind::kChannels,
+          ErrorKind::kInvalidArgument, "unknown DropoutKind value ",
+          static_cast<int>(desc.kind));
+  require(src.ndims() >= 2, ErrorKind::kInvalidArgument,
+          "dropout needs (N, C, ...), got a tensor of shape ",
+          src.global_shape());
+}
+
+template <typename T>
+void Dropout<T>::apply(const DistTensor<T>& from, DistTensor<T>& to,
+                       std::uint64_t seed) const {
+  const Distribution& dist = layout_.distribution();
+  require(from.layout().distribution() == dist &&
+              to.layout().distribution() == dist,
+          ErrorKind::kShapeMismatch, "dropout of tensors of another "
+          "distribution than ", dist.describe());
+  const double p = desc_.p;
+  const double scale = p < 1 ? 1.0 / (1.0 - p) : 0.0;
+  const Shape& global = dist.global_shape();
+  const Shape lower = from.shard().lower;
+  const auto in = from.interior();
+  const bool channels = desc_.kind == DropoutKind::kChannels;
+  to.interior().for_each([&](const Shape& i, T& out) {
+    std::uint64_t index = 0;
+    if (channels) {
+      index = static_cast<std::uint64_t>((i[0] + lower[0]) * global[1] + i[1] +
+                                         lower[1]);
+    } else {
+      for (int d = 0; d < global.ndims(); ++d) {
+        index = index * static_cast<std::uint64_t>(global[d]) +
+                static_cast<std::uint64_t>(i[d] + lower[d]);
+      }
+    }
+    out = dropout_keep(seed, index, p) ? T(double(in(i)) * scale) : T(0);
+  });
+}
+
+template <typename T>
+void Dropout<T>::forward(const DistTensor<T>& src, DistTensor<T>& dst,
+                         std::uint64_t seed) const {
+  apply(src, dst, seed);
+}
+
+template <typename T>
+void Dropout<T>::backward(const DistTensor<T>& diff_dst,
+                          DistTensor<T>& diff_src, std::uint64_t seed) const {
+  apply(diff_dst, diff_src, seed);
+}
+
+template <typename T>
+std::string Dropout<T>::describe() const {
+  std::ostringstream out;
+  out << "dropout of "
+      << (desc_.kind == DropoutKind::kChannels ? "channels" : "elements")
+      << ", p = " << desc_.p;
+  return out.str();
+}
+
+template class Dropout<float>;
+template class Dropout<double>;
+template class Dropout<bf16>;
+template class Dropout<fp16>;
+
+}  // namespace distconv
