@@ -48,6 +48,12 @@ class Layers:
             return torch.cat(tensors, 1)
         return self._distconv.cat(self.grid, tensors)
 
+    def interpolate(self, x, **kwargs):
+        """F.interpolate (distconv.interpolate over the grid)."""
+        if self.grid is None:
+            return torch.nn.functional.interpolate(x, **kwargs)
+        return self._distconv.interpolate(self.grid, x, **kwargs)
+
 
 def conv_bn_relu(L, cin, cout, dtype):
     return [L.Conv2d(cin, cout, 3, padding=1, dtype=dtype),

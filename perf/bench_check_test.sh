@@ -34,6 +34,7 @@ drivers=(
   "--pool --alg=avg_np ${image}kh3kw3ph1pw1"
   "--pool --alg=avg_p ${image}kh2kw2sh2"
   "--bnorm $image"
+  "--gnorm g2mb2ic4ih10iw7"
   "--eltwise --alg=relu $image"
   "--eltwise --alg=leaky_relu $image"
   "--eltwise --alg=add $image"

@@ -91,6 +91,10 @@ n"name"; dilation 0 = dense; id/kd make it 3D).
   --bnorm                batch normalisation, training forward and backward
                          (fwd, bwd_d), statistics over the whole tensor,
                          scale and shift; mb, ic, i.. only, e.g. mb8ic64ih128
+  --gnorm                group normalisation, training forward and backward
+                         (fwd, bwd_d), scale and shift; g (the groups), mb,
+                         ic, i.. only, e.g. g8mb2ic32id16ih16iw16; no
+                         oneDNN baseline (oneDNN 2.6 has none), host only
   --eltwise              the layers with no communication, forward and
                          backward (fwd, bwd_d); mb, ic, i.. only, as --bnorm
   --alg=relu|leaky_relu|add|concat|nearest
@@ -184,6 +188,7 @@ std::string to_string(ProblemKind driver) {
     case ProblemKind::kPooling: return "pool";
     case ProblemKind::kBatchNorm: return "bnorm";
     case ProblemKind::kElementwise: return "eltwise";
+    case ProblemKind::kGroupNorm: return "gnorm";
   }
   return "?";
 }
@@ -234,13 +239,14 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
     if (arg == "--help" || arg == "-h") {
       o.help = true;
     } else if (arg == "--conv" || arg == "--deconv" || arg == "--pool" ||
-               arg == "--bnorm" || arg == "--eltwise") {
+               arg == "--bnorm" || arg == "--gnorm" || arg == "--eltwise") {
       require(o.problems.empty(), ErrorKind::kInvalidArgument, arg,
               " comes after problems; give the driver first");
       o.driver = arg == "--conv"     ? ProblemKind::kConvolution
                  : arg == "--deconv" ? ProblemKind::kDeconvolution
                  : arg == "--pool"   ? ProblemKind::kPooling
                  : arg == "--bnorm"  ? ProblemKind::kBatchNorm
+                 : arg == "--gnorm"  ? ProblemKind::kGroupNorm
                                      : ProblemKind::kElementwise;
     } else if (take(arg, "--alg", &v)) {
       alg = v;
@@ -346,11 +352,18 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
   check_device(o);
   require((o.driver != ProblemKind::kPooling &&
            o.driver != ProblemKind::kBatchNorm &&
+           o.driver != ProblemKind::kGroupNorm &&
            o.driver != ProblemKind::kElementwise) ||
               o.dir == BenchDir::kForward || o.dir == BenchDir::kBackwardData ||
               o.dir == BenchDir::kAll,
           ErrorKind::kInvalidArgument,
-          "--pool, --bnorm and --eltwise: --dir=fwd, bwd_d or all");
+          "--pool, --bnorm, --gnorm and --eltwise: --dir=fwd, bwd_d or all");
+  require(o.driver != ProblemKind::kGroupNorm ||
+              (o.impl == BenchImpl::kDistconv &&
+               o.device == BenchDevice::kCpu),
+          ErrorKind::kUnsupported,
+          "--gnorm runs distconv's host layer only: oneDNN 2.6 has no group "
+          "normalisation primitive and the layer no GPU version");
   const bool half = o.dt == BenchDataType::kBf16 || o.dt == BenchDataType::kF16;
   require(o.dt != BenchDataType::kF16 ||
               o.driver == ProblemKind::kConvolution,

@@ -239,12 +239,15 @@ std::string trim(const std::string& line) {
 
 ConvProblem parse_conv_problem(const std::string& text, ProblemKind kind) {
   RawDesc r = scan(text);
-  if (kind == ProblemKind::kBatchNorm || kind == ProblemKind::kElementwise) {
-    const char* what = kind == ProblemKind::kBatchNorm
-                           ? "batch normalisation"
+  if (kind == ProblemKind::kBatchNorm || kind == ProblemKind::kElementwise ||
+      kind == ProblemKind::kGroupNorm) {
+    const char* what = kind == ProblemKind::kBatchNorm ? "batch normalisation"
+                       : kind == ProblemKind::kGroupNorm
+                           ? "group normalisation"
                            : "element-wise";
-    check(r.oc == 0 && r.g < 0, text, what,
-          " descriptors have no `oc` or `g`");
+    check(r.oc == 0 && (r.g < 0 || kind == ProblemKind::kGroupNorm), text,
+          what, " descriptors have no `oc`",
+          kind == ProblemKind::kGroupNorm ? "" : " or `g`");
     for (int d = 0; d < 3; ++d) {
       check((r.o[d] | r.k[d] | r.dil[d]) == 0 && r.s[d] == 1 && r.p[d] < 0,
             text, what,
@@ -346,7 +349,9 @@ std::string to_string(const ConvProblem& p) {
   }
   std::ostringstream out;
   if (p.kind == ProblemKind::kBatchNorm ||
-      p.kind == ProblemKind::kElementwise) {
+      p.kind == ProblemKind::kElementwise ||
+      p.kind == ProblemKind::kGroupNorm) {
+    if (p.kind == ProblemKind::kGroupNorm) out << "g" << c.groups;
     out << "mb" << p.src_shape[0] << "_ic" << in_channels;
     write_spatial(out, 'i', src_spatial, 0);
     if (!p.name.empty()) out << "_n\"" << p.name << "\"";

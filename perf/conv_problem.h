@@ -59,12 +59,16 @@ namespace distconv {
 //    from ic to ic so that it prints and parses like the others.
 //  - kElementwise: the same descriptors as kBatchNorm, for the layers with
 //    no communication (activations, add, concat, upsampling).
+//  - kGroupNorm: as kBatchNorm plus `g`, the number of groups (benchdnn's
+//    --gnorm descriptors, e.g. g8mb2ic32id16ih16iw16); desc.groups holds
+//    it (1 when absent).
 enum class ProblemKind {
   kConvolution,
   kDeconvolution,
   kPooling,
   kBatchNorm,
-  kElementwise
+  kElementwise,
+  kGroupNorm
 };
 
 struct ConvProblem {

@@ -216,6 +216,24 @@ TEST(ConvProblem, Deconvolution) {
                Error);  // no adjoint convolution maps 12 to 5
 }
 
+// benchdnn's --gnorm descriptors: the groups and a shape.
+TEST(ConvProblem, GroupNormDescriptors) {
+  const ConvProblem p =
+      parse_conv_problem("g8mb2ic32id16ih16iw16", ProblemKind::kGroupNorm);
+  EXPECT_EQ(p.src_shape, (Shape{2, 32, 16, 16, 16}));
+  EXPECT_EQ(p.desc.groups, 8);
+  EXPECT_EQ(to_string(p), "g8mb2_ic32id16ih16iw16");
+  EXPECT_EQ(parse_conv_problem(to_string(p), ProblemKind::kGroupNorm).desc,
+            p.desc);
+  EXPECT_EQ(parse_conv_problem("mb1ic4ih8", ProblemKind::kGroupNorm)
+                .desc.groups,
+            1);
+  EXPECT_THROW(parse_conv_problem("g3mb1ic4ih8", ProblemKind::kGroupNorm),
+               Error);
+  EXPECT_THROW(parse_conv_problem("g2mb1ic4ih8kh3", ProblemKind::kGroupNorm),
+               Error);
+}
+
 // benchdnn's --bnorm descriptors: a shape only.
 TEST(ConvProblem, BatchNorm) {
   const ConvProblem p =

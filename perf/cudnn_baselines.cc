@@ -427,6 +427,10 @@ std::unique_ptr<CudnnBaseline> make_cudnn_baseline(const BenchOptions& o,
       return std::make_unique<CudnnPool>(pool_desc(p, o.alg), p.src_shape);
     case ProblemKind::kBatchNorm:
       return std::make_unique<CudnnBatchNorm>(p.src_shape);
+    case ProblemKind::kGroupNorm:
+      require(false, ErrorKind::kUnsupported,
+              "--impl=cudnn: no group normalisation baseline");
+      break;
     case ProblemKind::kElementwise:
       break;
   }

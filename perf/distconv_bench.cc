@@ -288,6 +288,8 @@ int run_all(const BenchOptions& o) {
         r = run_pool_bench(o, p);
       } else if (o.driver == ProblemKind::kBatchNorm) {
         r = run_bnorm_bench(o, p);
+      } else if (o.driver == ProblemKind::kGroupNorm) {
+        r = run_gnorm_bench(o, p);
       } else if (o.driver == ProblemKind::kElementwise) {
         r = run_eltwise_bench(o, p);
       } else if (o.driver == ProblemKind::kDeconvolution) {

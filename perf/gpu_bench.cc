@@ -88,6 +88,7 @@ double operations(const BenchOptions& o, const ConvProblem& p) {
       return pool_operations(d, d.dst_shape(p.src_shape), o.dir);
     }
     case ProblemKind::kBatchNorm:
+    case ProblemKind::kGroupNorm:  // refused by the options for the GPU
       return bnorm_flops(p.src_shape, o.dir);
     case ProblemKind::kElementwise:
       break;

@@ -25,6 +25,9 @@ BenchResult run_deconv_bench(const BenchOptions& o, const ConvProblem& p);
 // forward (fwd) and backward (bwd_d). The oneDNN baseline runs oneDNN's
 // batch normalisation primitives on the tensor stored channels-last.
 BenchResult run_bnorm_bench(const BenchOptions& o, const ConvProblem& p);
+// Group normalisation (p.desc.groups groups, scale and shift): training
+// forward (fwd) and backward (bwd_d); the distconv layer only.
+BenchResult run_gnorm_bench(const BenchOptions& o, const ConvProblem& p);
 // The layers with no communication (o.eltwise_alg): forward (fwd) and
 // backward (bwd_d). The oneDNN baseline runs oneDNN's eltwise, binary,
 // concat (and reorders for its backward) and resampling primitives.

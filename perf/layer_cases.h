@@ -181,6 +181,10 @@ LayerCase<T, Space> make_layer_case(const BenchOptions& o,
       return make_pool_case<T, Space>(o, p, grid, stream);
     case ProblemKind::kBatchNorm:
       return make_bnorm_case<T, Space>(p, grid, stream);
+    case ProblemKind::kGroupNorm:  // host only (perf/gnorm_bench.cc)
+      require(false, ErrorKind::kUnsupported,
+              "--gnorm has no case in device memory");
+      break;
     case ProblemKind::kElementwise:
       break;
   }

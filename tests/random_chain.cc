@@ -104,7 +104,7 @@ ChainOp draw_op(const Shape& src, Draw& draw) {
   const Index c = src[1];
   ChainOp op;
   for (;;) {
-    op.kind = static_cast<ChainOpKind>(draw.in(0, 5));
+    op.kind = static_cast<ChainOpKind>(draw.in(0, 9));
     switch (op.kind) {
       case ChainOpKind::kConvolution:
         if (draw_until_valid(
@@ -166,18 +166,40 @@ ChainOp draw_op(const Shape& src, Draw& draw) {
       case ChainOpKind::kConcat:
         if (2 * c <= kMaxChannels) return op;
         break;
+      case ChainOpKind::kGroupNorm:
+        op.groups = divisor_of(c, draw);
+        return op;
+      case ChainOpKind::kInterpolate:
+        op.interpolate = InterpolateDesc::of_size(draw.shape(sd, 1, 12));
+        if (draw.chance(0.5)) op.interpolate.align_corners = AlignCorners::kYes;
+        return op;
+      case ChainOpKind::kAdaptivePool:
+        op.adaptive = {draw.chance(0.5) ? AdaptivePoolKind::kMax
+                                        : AdaptivePoolKind::kAverage,
+                       draw.shape(sd, 1, 6)};
+        return op;
+      case ChainOpKind::kDropout:
+        op.dropout = 0.1 * double(draw.in(1, 6));
+        op.dropout_channels = draw.chance(0.5);
+        return op;
     }
   }
 }
 
-bool splits_channels(const ChainOp& op) {
+// Whether `op` on an input of `src` may run on a grid splitting channels.
+bool splits_channels(const ChainOp& op, const Shape& src) {
   switch (op.kind) {
     case ChainOpKind::kConvolution:
       return op.conv.groups == 1;
     case ChainOpKind::kPooling:
     case ChainOpKind::kBatchNorm:
     case ChainOpKind::kActivation:
+    case ChainOpKind::kInterpolate:
+    case ChainOpKind::kAdaptivePool:
+    case ChainOpKind::kDropout:
       return true;
+    case ChainOpKind::kGroupNorm:  // random parts would cut larger groups
+      return op.groups == src[1];
     case ChainOpKind::kDeconvolution:
     case ChainOpKind::kConcat:
       return false;
@@ -257,8 +279,14 @@ Shape ChainOp::dst_shape() const {
       s[1] *= 2;
       return s;
     }
+    case ChainOpKind::kInterpolate:
+      return interpolate.dst_shape(src_shape);
+    case ChainOpKind::kAdaptivePool:
+      return adaptive.dst_shape(src_shape);
     case ChainOpKind::kBatchNorm:
     case ChainOpKind::kActivation:
+    case ChainOpKind::kGroupNorm:
+    case ChainOpKind::kDropout:
       break;
   }
   return src_shape;
@@ -295,6 +323,23 @@ std::string ChainOp::describe() const {
       break;
     case ChainOpKind::kConcat:
       out << "concat with itself";
+      break;
+    case ChainOpKind::kGroupNorm:
+      out << "group norm, " << groups << " groups";
+      break;
+    case ChainOpKind::kInterpolate:
+      out << "linear interpolation to " << dims(interpolate.size)
+          << (interpolate.align_corners == AlignCorners::kYes
+                  ? ", aligned corners"
+                  : "");
+      break;
+    case ChainOpKind::kAdaptivePool:
+      out << "adaptive " << to_string(adaptive.kind) << " pooling to "
+          << dims(adaptive.size);
+      break;
+    case ChainOpKind::kDropout:
+      out << "dropout of " << (dropout_channels ? "channels" : "elements")
+          << ", p " << dropout;
       break;
   }
   const Distribution d = src_distribution();
@@ -339,7 +384,8 @@ Chain random_chain(std::uint64_t seed, int ranks) {
   const Index length = draw.in(1, 4);
   for (Index k = 0; k < length; ++k) {
     ChainOp op = draw_op(shape, draw);
-    const Shape grid = draw_grid(shape, ranks, splits_channels(op), draw);
+    const Shape grid =
+        draw_grid(shape, ranks, splits_channels(op, shape), draw);
     for (int d = 0; d < shape.ndims(); ++d) {
       op.src.push_back(draw_partition(shape[d], int(grid[d]), draw));
     }

@@ -6,7 +6,10 @@
 //   output padding, groups, bias), pooling (max, average with or without
 //   padding), batch norm (global statistics, training), ReLU and leaky
 //   ReLU, and concatenation of a tensor with itself; the padding of the
-//   first three zeros or circular per dimension,
+//   first three zeros or circular per dimension; group normalisation
+//   (groups dividing the channels), linear interpolation (any output size,
+//   aligned corners either way), adaptive pooling (average or max, any
+//   output size), dropout (elements or channels),
 // each on its own random grid of the ranks (channels split where the layer
 // supports it), its input's partitions balanced or random (uneven, often
 // with empty parts). Consecutive operations meet through a redistribution
@@ -23,9 +26,11 @@
 #include <vector>
 
 #include "distconv/activation_desc.h"
+#include "distconv/adaptive_pool_desc.h"
 #include "distconv/conv_desc.h"
 #include "distconv/deconv_desc.h"
 #include "distconv/distribution.h"
+#include "distconv/interpolate_desc.h"
 #include "distconv/pool_desc.h"
 
 namespace distconv::testing {
@@ -37,6 +42,10 @@ enum class ChainOpKind {
   kBatchNorm,
   kActivation,
   kConcat,  // the input next to itself along channels
+  kGroupNorm,
+  kInterpolate,
+  kAdaptivePool,
+  kDropout,
 };
 
 struct ChainOp {
@@ -45,6 +54,11 @@ struct ChainOp {
   DeconvDesc deconv;          // kDeconvolution
   PoolDesc pool;              // kPooling
   ActivationDesc activation;  // kActivation
+  Index groups = 1;           // kGroupNorm
+  InterpolateDesc interpolate;  // kInterpolate
+  AdaptivePoolDesc adaptive;    // kAdaptivePool
+  double dropout = 0.5;         // kDropout: the probability
+  bool dropout_channels = false;  // kDropout: whole channels
   // The input, split over this operation's grid.
   std::vector<BlockPartition> src;
 

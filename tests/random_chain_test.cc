@@ -24,12 +24,16 @@
 
 #include "distconv/error.h"
 #include "layers/activation.h"
+#include "layers/adaptive_pool.h"
 #include "layers/add.h"
 #include "layers/batch_norm.h"
 #include "layers/concat.h"
 #include "layers/convolution.h"
 #include "layers/copy_shard.h"
 #include "layers/deconvolution.h"
+#include "layers/dropout.h"
+#include "layers/group_norm.h"
+#include "layers/interpolate.h"
 #include "layers/pooling.h"
 #include "layers/redistribute.h"
 #include "tests/conv_check.h"
@@ -228,6 +232,80 @@ class ConcatStage : public Stage {
   DistTensor<T> second_;
 };
 
+class GroupNormStage : public Stage {
+ public:
+  GroupNormStage(const ProcessGrid& grid, const ChainOp& op, unsigned seed)
+      : gn_(grid, op.src_distribution(), options(op)) {
+    allocate(grid, gn_.src_layout(), gn_.dst_layout(), gn_.diff_dst_layout(),
+             gn_.diff_src_layout());
+    const Shape c{gn_.channels()};
+    params_.emplace_back("scale", c, whole(c), seed);
+    params_.emplace_back("shift", c, whole(c), seed + 1);
+  }
+  void forward() override {
+    gn_.forward(src(), params_[0].data(), params_[1].data(), dst());
+  }
+  void backward() override {
+    gn_.backward(src(), diff_dst(), params_[0].data(), diff_src(),
+                 params_[0].grad_data(), params_[1].grad_data());
+  }
+
+ private:
+  static GroupNormOptions options(const ChainOp& op) {
+    GroupNormOptions o;
+    o.groups = op.groups;
+    return o;
+  }
+  GroupNorm<T> gn_;
+};
+
+class InterpolateStage : public Stage {
+ public:
+  InterpolateStage(const ProcessGrid& grid, const ChainOp& op)
+      : interp_(grid, op.interpolate, op.src_distribution()) {
+    allocate(grid, interp_.src_layout(), interp_.dst_layout(),
+             interp_.diff_dst_layout(), interp_.diff_src_layout());
+  }
+  void forward() override { interp_.forward(src(), dst()); }
+  void backward() override { interp_.backward(diff_dst(), diff_src()); }
+
+ private:
+  Interpolate<T> interp_;
+};
+
+class AdaptivePoolStage : public Stage {
+ public:
+  AdaptivePoolStage(const ProcessGrid& grid, const ChainOp& op)
+      : pool_(grid, op.adaptive, op.src_distribution()) {
+    allocate(grid, pool_.src_layout(), pool_.dst_layout(),
+             pool_.diff_dst_layout(), pool_.diff_src_layout());
+  }
+  void forward() override { pool_.forward(src(), dst()); }
+  void backward() override { pool_.backward(diff_dst(), diff_src()); }
+
+ private:
+  AdaptivePooling<T> pool_;
+};
+
+class DropoutStage : public Stage {
+ public:
+  DropoutStage(const ProcessGrid& grid, const ChainOp& op, unsigned seed)
+      : drop_(grid,
+              {op.dropout, op.dropout_channels ? DropoutKind::kChannels
+                                               : DropoutKind::kElements},
+              op.src_distribution()),
+        seed_(seed) {
+    allocate(grid, drop_.layout(), drop_.layout(), drop_.layout(),
+             drop_.layout());
+  }
+  void forward() override { drop_.forward(src(), dst(), seed_); }
+  void backward() override { drop_.backward(diff_dst(), diff_src(), seed_); }
+
+ private:
+  Dropout<T> drop_;
+  std::uint64_t seed_;
+};
+
 std::unique_ptr<Stage> make_stage(const ProcessGrid& grid, const ChainOp& op,
                                   unsigned seed) {
   switch (op.kind) {
@@ -243,6 +321,14 @@ std::unique_ptr<Stage> make_stage(const ProcessGrid& grid, const ChainOp& op,
       return std::make_unique<ActivationStage>(grid, op);
     case ChainOpKind::kConcat:
       return std::make_unique<ConcatStage>(grid, op);
+    case ChainOpKind::kGroupNorm:
+      return std::make_unique<GroupNormStage>(grid, op, seed);
+    case ChainOpKind::kInterpolate:
+      return std::make_unique<InterpolateStage>(grid, op);
+    case ChainOpKind::kAdaptivePool:
+      return std::make_unique<AdaptivePoolStage>(grid, op);
+    case ChainOpKind::kDropout:
+      return std::make_unique<DropoutStage>(grid, op, seed);
   }
   return nullptr;
 }
@@ -291,8 +377,11 @@ class ChainRun {
       }
       grids_.push_back(std::make_unique<ProcessGrid>(
           comm, op.src_distribution().grid_shape()));
-      separate_ties_.push_back(op.kind == ChainOpKind::kPooling &&
-                               op.pool.kind == PoolKind::kMax);
+      separate_ties_.push_back(
+          (op.kind == ChainOpKind::kPooling &&
+           op.pool.kind == PoolKind::kMax) ||
+          (op.kind == ChainOpKind::kAdaptivePool &&
+           op.adaptive.kind == AdaptivePoolKind::kMax));
       stages_.push_back(make_stage(*grids_.back(), op,
                                    static_cast<unsigned>(chain.seed * 16 + k)));
     }

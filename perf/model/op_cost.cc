@@ -10,9 +10,12 @@
 #include "distconv/error.h"
 #include "distconv/halo_layout.h"
 #include "halo/halo_plan.h"
+#include "layers/adaptive_pool_plan.h"
 #include "layers/batch_norm_plan.h"
 #include "layers/conv_plan.h"
 #include "layers/deconv_plan.h"
+#include "layers/group_norm_plan.h"
+#include "layers/interpolate_plan.h"
 #include "layers/pool_plan.h"
 
 namespace distconv {
@@ -263,6 +266,72 @@ Cost batch_norm_cost(const Distribution& src, const Machine& m) {
   });
 }
 
+// Group normalisation from each representative rank's plan: forward's
+// sums and deviations (two passes) and the normalisation, backward's sums
+// and its pass; forward's two allreduces of samples x groups doubles over
+// the set, backward's one of twice that, and the parameter gradients'
+// allreduce of 2 C doubles over every rank.
+Cost group_norm_cost(const Op& op, const Distribution& src,
+                     const Machine& m) {
+  const double slow = m.compute_slowdown(src.num_parts());
+  GroupNormOptions o;
+  o.groups = op.groups;
+  return slowest(src, [&](int part) {
+    const GroupNormPlan p = plan_group_norm(src, part, o);
+    Cost cost;
+    const double elements = static_cast<double>(src.shard(part).volume());
+    cost.compute_s = elementwise_time(elements, m.batch_norm_s, 2, m, slow);
+    const double bytes =
+        static_cast<double>(p.samples * p.local_groups) * kDoubleBytes;
+    const int set = static_cast<int>(p.set_ranks.size());
+    cost.allreduce_s =
+        2 * allreduce_time(bytes, set, m) + allreduce_time(2 * bytes, set, m) +
+        allreduce_time(2 * static_cast<double>(p.channels) * kDoubleBytes,
+                       src.num_parts(), m);
+    return cost;
+  });
+}
+
+// Linear interpolation: the input's halo exchange forward and its reverse
+// backward, and a pass over the output shard each way.
+Cost interpolate_cost(const Op& op, const Distribution& src,
+                      const Machine& m) {
+  const double slow = m.compute_slowdown(src.num_parts());
+  return slowest(src, [&](int part) {
+    const InterpolatePlan p = plan_interpolate(op.interpolate, src, part);
+    const HaloTraffic h = halo_traffic(p.src_layout, part, m);
+    Cost cost;
+    const double cells =
+        static_cast<double>(p.dst_layout.shard(part).volume());
+    cost.compute_s = elementwise_time(cells, m.pool_s, 2, m, slow);
+    cost.halo_s = 2 * h.time;
+    cost.halo_messages = 2 * h.messages;
+    cost.halo_bytes = 2 * h.bytes;
+    return cost;
+  });
+}
+
+// Adaptive pooling: a pass over the input shard each way, and an
+// allreduce of the set's whole output (forward) and output gradient
+// (backward).
+Cost adaptive_pool_cost(const Op& op, const Distribution& src,
+                        const Machine& m) {
+  const double slow = m.compute_slowdown(src.num_parts());
+  return slowest(src, [&](int part) {
+    const AdaptivePoolPlan p = plan_adaptive_pool(op.adaptive, src, part);
+    const Box shard = src.shard(part);
+    Cost cost;
+    cost.compute_s = elementwise_time(static_cast<double>(shard.volume()),
+                                      m.pool_s, 2, m, slow);
+    const double bytes = static_cast<double>(shard.extent[0] *
+                                             shard.extent[1] * p.outputs) *
+                         kDoubleBytes;
+    const int set = static_cast<int>(p.set_ranks.size());
+    cost.allreduce_s = 2 * allreduce_time(bytes, set, m);
+    return cost;
+  });
+}
+
 Cost elementwise_cost(const Op& op, const Distribution& src,
                       const Machine& m) {
   const int ranks = src.num_parts();
@@ -270,6 +339,7 @@ Cost elementwise_cost(const Op& op, const Distribution& src,
   double per_element = 0, allreduce = 0;
   switch (op.kind) {
     case OpKind::kRelu:
+    case OpKind::kDropout:
       per_element = m.relu_s;
       break;
     case OpKind::kConcat:
@@ -361,11 +431,35 @@ Op Op::pooling(const PoolDesc& d, const Shape& src) {
   return op;
 }
 
+Op Op::group_norm(Index groups, const Shape& src) {
+  GroupNormOptions o;
+  o.groups = groups;
+  plan_group_norm(Distribution(src, Shape::filled(src.ndims(), 1)), 0, o);
+  Op op{OpKind::kGroupNorm, src};
+  op.groups = groups;
+  return op;
+}
+
+Op Op::interpolation(const InterpolateDesc& d, const Shape& src) {
+  d.validate(src);
+  Op op{OpKind::kInterpolate, src};
+  op.interpolate = d;
+  return op;
+}
+
+Op Op::adaptive_pooling(const AdaptivePoolDesc& d, const Shape& src) {
+  d.validate(src);
+  Op op{OpKind::kAdaptivePool, src};
+  op.adaptive = d;
+  return op;
+}
+
 Op Op::elementwise(OpKind kind, const Shape& src) {
   require(kind == OpKind::kBatchNorm || kind == OpKind::kRelu ||
-              kind == OpKind::kConcat || kind == OpKind::kLoss,
+              kind == OpKind::kConcat || kind == OpKind::kLoss ||
+              kind == OpKind::kDropout,
           ErrorKind::kInvalidArgument,
-          "Op::elementwise takes batch norm, ReLU, concat or loss");
+          "Op::elementwise takes batch norm, ReLU, concat, loss or dropout");
   require(src.ndims() >= 3, ErrorKind::kInvalidArgument,
           "an operation's input is N x C x spatial, not ", src);
   return Op{kind, src};
@@ -379,6 +473,10 @@ Shape Op::dst_shape() const {
       return deconv.dst_shape(src_shape);
     case OpKind::kPooling:
       return pool.dst_shape(src_shape);
+    case OpKind::kInterpolate:
+      return interpolate.dst_shape(src_shape);
+    case OpKind::kAdaptivePool:
+      return adaptive.dst_shape(src_shape);
     default:
       return src_shape;
   }
@@ -393,6 +491,10 @@ Distribution Op::dst_distribution(const Distribution& src) const {
     case OpKind::kPooling:
       return ConvGeometry(pool.window_conv(src_shape[1]), src_shape)
           .dst_distribution(src);
+    case OpKind::kInterpolate:
+      return interpolate.dst_distribution(src);
+    case OpKind::kAdaptivePool:
+      return adaptive.dst_distribution(src);
     default:
       return src;
   }
@@ -424,6 +526,19 @@ std::string Op::describe() const {
     case OpKind::kLoss:
       out << "loss";
       break;
+    case OpKind::kGroupNorm:
+      out << "groupnorm " << groups;
+      break;
+    case OpKind::kInterpolate:
+      out << "interpolate " << dims(interpolate.size);
+      break;
+    case OpKind::kAdaptivePool:
+      out << "adaptive " << to_string(adaptive.kind) << " pool "
+          << dims(adaptive.size);
+      break;
+    case OpKind::kDropout:
+      out << "dropout";
+      break;
   }
   return out.str();
 }
@@ -434,11 +549,15 @@ Cost op_cost(const Op& op, const Distribution& src, const Machine& m) {
           " but the operation reads ", op.src_shape);
   require(src.grid_shape()[1] == 1 || op.kind == OpKind::kConvolution ||
               op.kind == OpKind::kPooling || op.kind == OpKind::kRelu ||
-              op.kind == OpKind::kBatchNorm,
+              op.kind == OpKind::kBatchNorm ||
+              op.kind == OpKind::kGroupNorm ||
+              op.kind == OpKind::kInterpolate ||
+              op.kind == OpKind::kAdaptivePool ||
+              op.kind == OpKind::kDropout,
           ErrorKind::kUnsupported,
           "the performance model splits channels for convolutions, pooling, "
-          "batch norm and ReLU only, not for ", op.describe(), " (grid ",
-          src.grid_shape(), ")");
+          "batch and group norm, interpolation, dropout and ReLU only, not "
+          "for ", op.describe(), " (grid ", src.grid_shape(), ")");
   switch (op.kind) {
     case OpKind::kConvolution:
       return convolution_cost(op, src, m);
@@ -448,6 +567,12 @@ Cost op_cost(const Op& op, const Distribution& src, const Machine& m) {
       return pooling_cost(op, src, m);
     case OpKind::kBatchNorm:
       return batch_norm_cost(src, m);
+    case OpKind::kGroupNorm:
+      return group_norm_cost(op, src, m);
+    case OpKind::kInterpolate:
+      return interpolate_cost(op, src, m);
+    case OpKind::kAdaptivePool:
+      return adaptive_pool_cost(op, src, m);
     default:
       return elementwise_cost(op, src, m);
   }

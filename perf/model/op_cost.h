@@ -35,8 +35,17 @@
 // allgathers and reduce-scatters over the channel group, not overlapped)
 // and the allreduce over the ranks holding the same weight block.
 //
+// Group normalisation, adaptive pooling and linear interpolation are
+// costed from their plans too: group normalisation's two passes and its
+// allreduces over the ranks sharing a sample's space; adaptive pooling's
+// pass over the shard and its two allreduces of the set's whole output;
+// interpolation's halo exchange and its reverse, and a pass per output
+// cell (the pooling throughput stands in for the interpolation's). Dropout
+// is a pass per element (ReLU's throughput).
+//
 // Not modelled: splitting channels for other operations than convolution,
-// pooling and ReLU (kUnsupported),
+// pooling, ReLU, batch and group norm, adaptive pooling, interpolation and
+// dropout (kUnsupported),
 // memory capacity, contention between messages sharing a link, and
 // noise.
 #ifndef DISTCONV_PERF_MODEL_OP_COST_H_
@@ -45,9 +54,11 @@
 #include <string>
 #include <vector>
 
+#include "distconv/adaptive_pool_desc.h"
 #include "distconv/conv_desc.h"
 #include "distconv/deconv_desc.h"
 #include "distconv/distribution.h"
+#include "distconv/interpolate_desc.h"
 #include "distconv/pool_desc.h"
 #include "distconv/shape.h"
 #include "layers/conv_options.h"
@@ -64,6 +75,10 @@ enum class OpKind {
   kRelu,
   kConcat,  // its src_shape is the concatenated (output) shape
   kLoss,
+  kGroupNorm,     // and instance normalisation (groups == channels)
+  kInterpolate,   // linear (bilinear, trilinear)
+  kAdaptivePool,  // adaptive average or max pooling
+  kDropout,
 };
 
 // One operation and the global shape of its input.
@@ -74,13 +89,19 @@ struct Op {
   ConvolutionOptions conv_options;  // kConvolution: its plan's options
   DeconvDesc deconv;  // kDeconvolution
   PoolDesc pool;      // kPooling
+  Index groups = 1;   // kGroupNorm
+  InterpolateDesc interpolate;  // kInterpolate
+  AdaptivePoolDesc adaptive;    // kAdaptivePool
 
   static Op convolution(const ConvDesc& d, const Shape& src,
                         const ConvolutionOptions& options = {});
   static Op deconvolution(const DeconvDesc& d, const Shape& src);
   static Op pooling(const PoolDesc& d, const Shape& src);
-  // kBatchNorm, kRelu, kConcat, kLoss.
+  // kBatchNorm, kRelu, kConcat, kLoss, kDropout.
   static Op elementwise(OpKind kind, const Shape& src);
+  static Op group_norm(Index groups, const Shape& src);
+  static Op interpolation(const InterpolateDesc& d, const Shape& src);
+  static Op adaptive_pooling(const AdaptivePoolDesc& d, const Shape& src);
 
   Shape dst_shape() const;
   // The output distribution the layer's plan derives from `src`.

@@ -97,6 +97,43 @@ TEST(OpCost, PoolingAndElementwise) {
   EXPECT_NEAR(bc.allreduce_s, b.allreduce_s, 1e-15);
 }
 
+TEST(OpCost, ScientificLayers) {
+  const Shape x{2, 16, 32, 32};
+  const Distribution d(x, {1, 1, 2, 1});
+  const Machine m = test_machine();
+  // Group norm: two passes of 2 calls over the shard; allreduces of 2
+  // samples x 4 groups (twice forward, doubled backward) over the 2 ranks
+  // sharing the samples, and of 2 x 16 parameter gradients over both.
+  const Cost g = op_cost(Op::group_norm(4, x), d, m);
+  EXPECT_NEAR(g.compute_s, 2e-6 + 2 * 16 * 32 * 16 * 1e-9, 1e-15);
+  EXPECT_NEAR(g.allreduce_s,
+              2 * allreduce_time(8 * 8, 2, m) + allreduce_time(16 * 8, 2, m) +
+                  allreduce_time(32 * 8, 2, m),
+              1e-15);
+  // Split over samples instead: no set to reduce over, only the
+  // parameter gradients.
+  const Cost gs = op_cost(Op::group_norm(4, x), Distribution(x, {2, 1, 1, 1}),
+                          m);
+  EXPECT_NEAR(gs.allreduce_s, allreduce_time(32 * 8, 2, m), 1e-15);
+  // Global average pooling: one output per (sample, channel) reduced
+  // forward and backward.
+  const Cost a = op_cost(
+      Op::adaptive_pooling({AdaptivePoolKind::kAverage, Shape{1, 1}}, x), d,
+      m);
+  EXPECT_NEAR(a.allreduce_s, 2 * allreduce_time(2 * 16 * 8, 2, m), 1e-15);
+  // Doubling the size: each rank's outputs read one row of the other's
+  // input, both ways.
+  const Op up =
+      Op::interpolation(InterpolateDesc::of_size(Shape{64, 64}), x);
+  EXPECT_EQ(up.dst_shape(), (Shape{2, 16, 64, 64}));
+  const Cost u = op_cost(up, d, m);
+  EXPECT_EQ(u.halo_messages, 2);
+  EXPECT_EQ(u.halo_bytes, 2 * 2 * 32 * 16 * 4);
+  EXPECT_NEAR(u.compute_s, 2e-6 + 2 * 32 * 64 * 16 * 1e-9, 1e-15);
+  const Cost r = op_cost(Op::elementwise(OpKind::kDropout, x), d, m);
+  EXPECT_NEAR(r.compute_s, 2e-6 + 2 * 16 * 32 * 16 * 1e-9, 1e-15);
+}
+
 TEST(OpCost, TransposedConvolutionExchangesThreeTimesWhenHalosOverlap) {
   const Shape x{1, 8, 16, 16};
   DeconvDesc up = DeconvDesc::make(8, 4, {4, 4});

@@ -29,10 +29,11 @@ Error = _C.Error
 ProcessGrid = _C.ProcessGrid
 
 from . import nn  # noqa: E402,F401
+from .nn import interpolate  # noqa: E402,F401
 
 __all__ = ["Error", "ProcessGrid", "shard", "shard_like", "gather", "scatter",
            "gather_to_root", "cat", "add", "redistribute",
-           "redistribute_like", "nn"]
+           "redistribute_like", "interpolate", "nn"]
 
 
 def _global_problem(grid, x, what):

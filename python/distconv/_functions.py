@@ -228,3 +228,71 @@ class AppendFunction(torch.autograd.Function):
             db = T.sum_over_grid(ctx.grid, db.contiguous()).to(ctx.bias_dtype)
         return (dy.contiguous(memory_format=T.storage_format(dy.dim())),
                 db, None, None)
+
+
+class GroupNormFunction(torch.autograd.Function):
+    """Group and instance normalisation; scale and shift may be None (no
+    affine)."""
+
+    @staticmethod
+    def forward(ctx, x, scale, shift, layer, grid, mean, var, training):
+        y = T.empty(grid, x.shape, x.dtype)
+        s = None if scale is None else scale.detach().contiguous()
+        h = None if shift is None else shift.detach().contiguous()
+        layer.forward(T.ref(x), T.ptr(s), T.ptr(h), T.ref(y), T.ptr(mean),
+                      T.ptr(var), training)
+        ctx.layer, ctx.grid, ctx.id = layer, grid, layer.forwards()
+        ctx.has_scale, ctx.has_shift = s is not None, h is not None
+        ctx.save_for_backward(x, s)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, s = ctx.saved_tensors
+        dx = T.empty(ctx.grid, x.shape, x.dtype)
+        ds = torch.empty_like(s) if ctx.has_scale else None
+        dh = None
+        if ctx.has_shift:
+            dh = torch.empty(ds.shape if ds is not None else (x.shape[1],),
+                             dtype=T.param_dtype(x.dtype))
+        ctx.layer.backward(ctx.id, T.ref(x), T.ref(dy), T.ptr(s), T.ref(dx),
+                           T.ptr(ds), T.ptr(dh))
+        return dx, ds, dh, None, None, None, None, None
+
+
+class IdMapFunction(torch.autograd.Function):
+    """Layers whose backward needs the output gradient and the forward it
+    belongs to (adaptive max pooling keeps its last forward's maxima):
+    layer.forward(x, y) returns the forward's id, layer.backward(id, dy,
+    dx)."""
+
+    @staticmethod
+    def forward(ctx, x, layer, grid):
+        y = T.empty(grid, layer.dst_shape(), x.dtype)
+        ctx.id = layer.forward(T.ref(x), T.ref(y))
+        ctx.layer, ctx.shape, ctx.grid = layer, x.shape, grid
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        dx = T.empty(ctx.grid, ctx.shape, dy.dtype)
+        ctx.layer.backward(ctx.id, T.ref(dy), T.ref(dx))
+        return dx, None, None
+
+
+class DropoutFunction(torch.autograd.Function):
+    """Dropout with a mask from `seed` and global indices: the same mask
+    applied to the output gradient."""
+
+    @staticmethod
+    def forward(ctx, x, layer, grid, seed):
+        y = T.empty(grid, x.shape, x.dtype)
+        layer.apply(T.ref(x), T.ref(y), seed)
+        ctx.layer, ctx.grid, ctx.seed = layer, grid, seed
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        dx = T.empty(ctx.grid, dy.shape, dy.dtype)
+        ctx.layer.apply(T.ref(dy), T.ref(dx), ctx.seed)
+        return dx, None, None, None

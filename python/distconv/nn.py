@@ -19,8 +19,11 @@ from . import _tensors as T
 
 __all__ = [
     "Conv2d", "Conv3d", "ConvTranspose2d", "ConvTranspose3d", "MaxPool2d",
-    "MaxPool3d", "AvgPool2d", "AvgPool3d", "BatchNorm2d", "BatchNorm3d",
-    "ReLU", "LeakyReLU", "Upsample", "CrossEntropyLoss", "MSELoss",
+    "MaxPool3d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+    "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm2d",
+    "InstanceNorm3d", "ReLU", "LeakyReLU", "Upsample", "Dropout",
+    "Dropout2d", "Dropout3d", "CrossEntropyLoss", "MSELoss", "interpolate",
 ]
 
 
@@ -400,6 +403,203 @@ class BatchNorm3d(_BatchNorm):
                          track_running_stats, device, dtype, stats)
 
 
+class GroupNorm(_Planned):
+    """torch.nn.GroupNorm: statistics per (sample, group) over the ranks
+    splitting the sample's space. Grids may split channels between whole
+    groups."""
+
+    def __init__(self, grid, num_groups, num_channels, eps=1e-5, affine=True,
+                 device=None, dtype=None):
+        super().__init__(grid, None)
+        dtype = _param_dtype(dtype)
+        like = torch.nn.GroupNorm(num_groups, num_channels, eps, affine,
+                                  dtype=dtype)
+        self.num_groups, self.num_channels = num_groups, num_channels
+        self.eps, self.affine = eps, affine
+        self.weight, self.bias = like.weight, like.bias
+
+    def forward(self, x):
+        dtype = self.weight.dtype if self.affine else None
+        dist = self._agree(x, dtype)
+        if dist.global_shape[1] != self.num_channels:
+            raise T.error("shape mismatch", "GroupNorm of %d channels on an "
+                          "input of shape %s" % (self.num_channels,
+                                                 dist.global_shape))
+        layer = self._layer_for(x, dist, lambda s, d: getattr(
+            _C, "GroupNorm" + s)(self.grid, d, self.num_groups, self.eps,
+                                 False, 0.1))
+        return F.GroupNormFunction.apply(x, self.weight, self.bias, layer,
+                                         self.grid, None, None, True)
+
+    def extra_repr(self):
+        return "{}, {}, eps={}, affine={}".format(
+            self.num_groups, self.num_channels, self.eps, self.affine)
+
+
+class _InstanceNorm(_Planned):
+
+    def __init__(self, grid, spatial, num_features, eps, momentum, affine,
+                 track_running_stats, device, dtype):
+        super().__init__(grid, spatial)
+        if momentum is None:
+            raise _unsupported("instance norm with momentum=None (a "
+                               "cumulative average)")
+        dtype = _param_dtype(dtype)
+        like = (torch.nn.InstanceNorm2d if spatial == 2 else
+                torch.nn.InstanceNorm3d)(num_features, eps, momentum, affine,
+                                         track_running_stats, dtype=dtype)
+        self.num_features, self.eps, self.momentum = num_features, eps, \
+            momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        self.weight, self.bias = like.weight, like.bias
+        self.register_buffer("running_mean", like.running_mean)
+        self.register_buffer("running_var", like.running_var)
+        self.register_buffer("num_batches_tracked", like.num_batches_tracked)
+
+    def forward(self, x):
+        dtype = self.weight.dtype if self.affine else None
+        dist = self._agree(x, dtype)
+        if dist.global_shape[1] != self.num_features:
+            raise T.error("shape mismatch", "%s of %d features on an input "
+                          "of shape %s" % (type(self).__name__,
+                                           self.num_features,
+                                           dist.global_shape))
+        c, track = self.num_features, self.track_running_stats
+        layer = self._layer_for(x, dist, lambda s, d: getattr(
+            _C, "GroupNorm" + s)(self.grid, d, c, self.eps, track,
+                                 self.momentum))
+        mean = var = None
+        if track:
+            mean = self.running_mean.detach().double().contiguous()
+            var = self.running_var.detach().double().contiguous()
+        y = F.GroupNormFunction.apply(x, self.weight, self.bias, layer,
+                                      self.grid, mean, var, self.training)
+        if self.training and track:  # (torch.nn leaves num_batches_tracked)
+            with torch.no_grad():
+                self.running_mean.copy_(mean)
+                self.running_var.copy_(var)
+        return y
+
+    def extra_repr(self):
+        return "{}, eps={}, momentum={}, affine={}, " \
+            "track_running_stats={}".format(
+                self.num_features, self.eps, self.momentum, self.affine,
+                self.track_running_stats)
+
+
+class InstanceNorm2d(_InstanceNorm):
+    def __init__(self, grid, num_features, eps=1e-5, momentum=0.1,
+                 affine=False, track_running_stats=False, device=None,
+                 dtype=None):
+        super().__init__(grid, 2, num_features, eps, momentum, affine,
+                         track_running_stats, device, dtype)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    def __init__(self, grid, num_features, eps=1e-5, momentum=0.1,
+                 affine=False, track_running_stats=False, device=None,
+                 dtype=None):
+        super().__init__(grid, 3, num_features, eps, momentum, affine,
+                         track_running_stats, device, dtype)
+
+
+class _AdaptivePool(_Planned):
+
+    def __init__(self, grid, spatial, kind, output_size):
+        super().__init__(grid, spatial)
+        self.output_size = output_size
+        self._kind = kind
+
+    def forward(self, x):
+        dist = self._agree(x)
+        size = tuple(e if o is None else int(o) for e, o in zip(
+            dist.global_shape[2:], _tuple(self.output_size, self._spatial)))
+        layer = self._layer_for(x, dist, lambda s, d: getattr(
+            _C, "AdaptivePooling" + s)(self.grid, self._kind, size, d),
+            variant=size)
+        return F.IdMapFunction.apply(x, layer, self.grid)
+
+    def extra_repr(self):
+        return "output_size={}".format(self.output_size)
+
+
+class AdaptiveAvgPool2d(_AdaptivePool):
+    def __init__(self, grid, output_size):
+        super().__init__(grid, 2, _C.AdaptivePoolKind.average, output_size)
+
+
+class AdaptiveAvgPool3d(_AdaptivePool):
+    def __init__(self, grid, output_size):
+        super().__init__(grid, 3, _C.AdaptivePoolKind.average, output_size)
+
+
+def _no_indices(return_indices):
+    if return_indices:
+        raise _unsupported("adaptive max pooling with return_indices=True")
+
+
+class AdaptiveMaxPool2d(_AdaptivePool):
+    def __init__(self, grid, output_size, return_indices=False):
+        _no_indices(return_indices)
+        super().__init__(grid, 2, _C.AdaptivePoolKind.max, output_size)
+
+
+class AdaptiveMaxPool3d(_AdaptivePool):
+    def __init__(self, grid, output_size, return_indices=False):
+        _no_indices(return_indices)
+        super().__init__(grid, 3, _C.AdaptivePoolKind.max, output_size)
+
+
+class _Dropout(_Planned):
+    """Dropout whose mask is a hash of a seed and each element's (or
+    channel's) global index: the same on any split as on one process with
+    the same seed. The seed: `seed`, or drawn from torch's generator on
+    rank 0 at the first training call (so building the module draws
+    nothing, and parameters initialise as torch.nn's do) and sent to every
+    rank; each training call uses the next seed of a sequence, the same on
+    every rank."""
+
+    def __init__(self, grid, spatial, p, inplace, channels, seed):
+        super().__init__(grid, spatial)
+        if not 0.0 <= p <= 1.0:
+            raise T.error("invalid argument", "dropout probability has to be "
+                          "between 0 and 1, but got %r" % (p,))
+        self.p, self.inplace = p, inplace  # inplace: the output is new
+        self._channels = channels
+        self.seed = None if seed is None else int(seed)
+        self.calls = 0
+
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        layer = self._plan(x, lambda s, d: getattr(_C, "Dropout" + s)(
+            self.grid, self.p, self._channels, d))
+        if self.seed is None:  # collective: every rank calls forward
+            drawn = torch.randint(0, 2 ** 53, (1,)).double()
+            self.seed = int(T.broadcast_(self.grid, drawn).item())
+        call = (self.seed * 0x9E3779B97F4A7C15 + self.calls) % 2 ** 64
+        self.calls += 1
+        return F.DropoutFunction.apply(x, layer, self.grid, call)
+
+    def extra_repr(self):
+        return "p={}, seed={}".format(self.p, self.seed)
+
+
+class Dropout(_Dropout):
+    def __init__(self, grid, p=0.5, inplace=False, *, seed=None):
+        super().__init__(grid, None, p, inplace, False, seed)
+
+
+class Dropout2d(_Dropout):
+    def __init__(self, grid, p=0.5, inplace=False, *, seed=None):
+        super().__init__(grid, 2, p, inplace, True, seed)
+
+
+class Dropout3d(_Dropout):
+    def __init__(self, grid, p=0.5, inplace=False, *, seed=None):
+        super().__init__(grid, 3, p, inplace, True, seed)
+
+
 class _Activation(_Planned):
 
     def __init__(self, grid, desc, inplace):
@@ -425,19 +625,74 @@ class LeakyReLU(_Activation):
         self.negative_slope = negative_slope
 
 
+_LINEAR_MODES = {"linear": 3, "bilinear": 4, "trilinear": 5}
+
+
+def _interpolation(size, scale_factor, mode, align_corners,
+                   recompute_scale_factor):
+    """Checks F.interpolate's arguments as torch does; returns the mode."""
+    if mode != "nearest" and mode not in _LINEAR_MODES:
+        raise _unsupported("upsampling mode %r (nearest, linear, bilinear "
+                           "or trilinear)" % (mode,))
+    if (size is None) == (scale_factor is None):
+        raise T.error("invalid argument", "give either size or "
+                      "scale_factor, not both nor neither")
+    if mode == "nearest":
+        if align_corners is not None:
+            raise T.error("invalid argument", "align_corners only goes "
+                          "with the linear modes")
+        if size is not None:
+            raise _unsupported("nearest upsampling by size: give an integer "
+                               "scale_factor")
+    return mode
+
+
+def _linear_target(dist, size, scale_factor, recompute_scale_factor):
+    """The output's spatial size and the scales the source coordinates use
+    (empty: input / output), as F.interpolate computes them."""
+    spatial = tuple(dist.global_shape[2:])
+    k = len(spatial)
+    if size is not None:
+        return tuple(int(v) for v in _tuple(size, k)), []
+    factors = _tuple(scale_factor, k)
+    out = tuple(int(float(e) * float(f)) for e, f in zip(spatial, factors))
+    if recompute_scale_factor:
+        return out, []
+    return out, [1.0 / float(f) for f in factors]
+
+
+def _linear_layer(grid, x, dist, mode, size, scale_factor, align_corners,
+                  recompute_scale_factor):
+    """The linear interpolation for x's dtype and distribution, kept in the
+    grid's cache of layers."""
+    out, scales = _linear_target(dist, size, scale_factor,
+                                 recompute_scale_factor)
+    key = ("interpolate", x.dtype, _moves.key_of(dist), out, tuple(scales),
+           bool(align_corners))
+    return _moves.layers_of(grid).get(key, lambda: getattr(
+        _C, "Interpolate" + T.suffix(x.dtype))(
+            grid, out, scales, bool(align_corners), dist))
+
+
 class Upsample(_Planned):
+    """torch.nn.Upsample: 'nearest' by an integer scale_factor, or linear
+    interpolation ('bilinear' on 4D, 'trilinear' on 5D tensors) to a size
+    or by a scale_factor, align_corners either way."""
+
     def __init__(self, grid, size=None, scale_factor=None, mode="nearest",
                  align_corners=None, recompute_scale_factor=None):
         super().__init__(grid, None)
-        if mode != "nearest":
-            raise _unsupported("upsampling mode %r (only 'nearest')" % mode)
-        if size is not None or scale_factor is None:
-            raise _unsupported("Upsample by size: give an integer "
-                               "scale_factor")
-        self.scale_factor = scale_factor
-        self.mode = mode
+        self.mode = _interpolation(size, scale_factor, mode, align_corners,
+                                   recompute_scale_factor)
+        self.size, self.scale_factor = size, scale_factor
+        self.align_corners = align_corners
+        self.recompute_scale_factor = recompute_scale_factor
 
     def forward(self, x):
+        if self.mode != "nearest":
+            return interpolate(self.grid, x, self.size, self.scale_factor,
+                               self.mode, self.align_corners,
+                               self.recompute_scale_factor)
         spatial = x.dim() - 2 if isinstance(x, torch.Tensor) else 2
         factors = _tuple(self.scale_factor, spatial)
         problem = ""
@@ -447,6 +702,29 @@ class Upsample(_Planned):
         layer = self._plan(x, lambda s, d: getattr(_C, "Upsample" + s)(
             self.grid, tuple(int(f) for f in factors), d), problem=problem)
         return F.MapFunction.apply(x, layer, self.grid, self.grid)
+
+    def extra_repr(self):
+        return "size={}, scale_factor={}, mode={}".format(
+            self.size, self.scale_factor, self.mode)
+
+
+def interpolate(grid, x, size=None, scale_factor=None, mode="nearest",
+                align_corners=None, recompute_scale_factor=None):
+    """torch.nn.functional.interpolate on shards over `grid`: 'nearest' by
+    an integer scale factor, 'bilinear' (4D) and 'trilinear' (5D) to a
+    size or by a scale factor; differentiable."""
+    mode = _interpolation(size, scale_factor, mode, align_corners,
+                          recompute_scale_factor)
+    if mode == "nearest":
+        return Upsample(grid, scale_factor=scale_factor)(x)
+    problem = ""
+    if isinstance(x, torch.Tensor) and x.dim() != _LINEAR_MODES[mode]:
+        problem = "%s interpolation of a %d-dimensional tensor (%d)" % (
+            mode, x.dim(), _LINEAR_MODES[mode])
+    dist = T.agree(grid, x, "interpolate input", problem=problem)
+    layer = _linear_layer(grid, x, dist, mode, size, scale_factor,
+                          align_corners, recompute_scale_factor)
+    return F.MapFunction.apply(x, layer, grid, grid)
 
 
 def _reduction(reduction):

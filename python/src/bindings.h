@@ -10,6 +10,7 @@ void bind_grid(pybind11::module_& m);          // grid_binding.cc
 void bind_conv(pybind11::module_& m);          // conv_binding.cc
 void bind_window(pybind11::module_& m);        // window_binding.cc
 void bind_shard_layers(pybind11::module_& m);  // shard_binding.cc
+void bind_science(pybind11::module_& m);       // science_binding.cc
 
 }  // namespace distconv::python
 

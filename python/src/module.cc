@@ -28,4 +28,5 @@ PYBIND11_MODULE(_distconv, m) {
   distconv::python::bind_conv(m);
   distconv::python::bind_window(m);
   distconv::python::bind_shard_layers(m);
+  distconv::python::bind_science(m);
 }
