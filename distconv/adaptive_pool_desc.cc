@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "distconv/error.h"
+#include "distconv/internal/layer_checks.h"
 
 namespace distconv {
 
@@ -12,24 +13,10 @@ const char* to_string(AdaptivePoolKind kind) {
 }
 
 void AdaptivePoolDesc::validate(const Shape& src_shape) const {
-  const int k = spatial_dims();
   require(kind == AdaptivePoolKind::kAverage || kind == AdaptivePoolKind::kMax,
           ErrorKind::kInvalidArgument, "unknown AdaptivePoolKind value ",
           static_cast<int>(kind));
-  require(k >= 1 && k <= 3, ErrorKind::kInvalidArgument,
-          "adaptive pooling has 1 to 3 spatial dimensions, size ", size,
-          " has ", k);
-  require(src_shape.ndims() == k + 2, ErrorKind::kShapeMismatch,
-          "input shape ", src_shape, " does not fit output size ", size,
-          " (expected N, C and ", k, " spatial extents)");
-  require(src_shape[0] >= 0 && src_shape[1] >= 0, ErrorKind::kInvalidArgument,
-          "input shape ", src_shape, " must be >= 0 in N and C");
-  for (int d = 0; d < k; ++d) {
-    require(src_shape[d + 2] >= 1 && size[d] >= 1,
-            ErrorKind::kInvalidArgument, "adaptive pooling of ", src_shape,
-            " to size ", size,
-            ": spatial extents must be >= 1 on both sides");
-  }
+  internal::check_resize("adaptive pooling", src_shape, size);
 }
 
 Shape AdaptivePoolDesc::dst_shape(const Shape& src_shape) const {

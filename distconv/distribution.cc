@@ -89,6 +89,19 @@ Shape Distribution::part_coord(int part) const {
   return unravel(part, grid_);
 }
 
+std::vector<int> Distribution::parts_sharing(
+    int part, const std::vector<int>& dims) const {
+  const Shape mine = part_coord(part);
+  std::vector<int> out;
+  for (int q = 0; q < num_parts(); ++q) {
+    const Shape other = part_coord(q);
+    bool same = true;
+    for (int d : dims) same = same && other[d] == mine[d];
+    if (same) out.push_back(q);
+  }
+  return out;
+}
+
 std::string Distribution::describe() const {
   std::ostringstream out;
   out << "global " << global_shape() << " over grid " << grid_shape();

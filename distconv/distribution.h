@@ -74,6 +74,11 @@ class Distribution {
   // "global 4x3x8x8 over grid 1x1x2x1", plus ", dimension d split at
   // 0,3,8" for each partition that is not the balanced one.
   std::string describe() const;
+  // The parts whose grid coordinates equal `part`'s in dimensions `dims`
+  // (the others vary), ascending, `part` among them: e.g. {0, 1}, the
+  // parts holding the same samples and channels (a sample's spatial
+  // parts).
+  std::vector<int> parts_sharing(int part, const std::vector<int>& dims) const;
   // Grid coordinate of the part owning a global index inside the tensor.
   Shape owner(const Shape& point) const;
   // The adjacent grid coordinate along `dim`, or nothing past an open

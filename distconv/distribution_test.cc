@@ -100,6 +100,22 @@ TEST(Distribution, NeighborsOpenAndPeriodic) {
   EXPECT_THROW(dist.shard(Shape{2, 0, 0, 0}), Error);
 }
 
+TEST(Distribution, PartsSharingCoordinates) {
+  const Distribution d(Shape{4, 6, 8, 8}, Shape{2, 3, 2, 2});  // 24 parts
+  for (int part = 0; part < d.num_parts(); ++part) {
+    const std::vector<int> set = d.parts_sharing(part, {0, 1});
+    ASSERT_EQ(set.size(), 4u);  // the H x W parts
+    EXPECT_TRUE(std::is_sorted(set.begin(), set.end()));
+    EXPECT_NE(std::find(set.begin(), set.end(), part), set.end());
+    for (int q : set) {
+      EXPECT_EQ(d.part_coord(q)[0], d.part_coord(part)[0]);
+      EXPECT_EQ(d.part_coord(q)[1], d.part_coord(part)[1]);
+    }
+  }
+  EXPECT_EQ(d.parts_sharing(5, {}).size(), 24u);
+  EXPECT_EQ(d.parts_sharing(5, {0, 1, 2, 3}), std::vector<int>{5});
+}
+
 TEST(Distribution, UnevenExample) {
   const Distribution dist(Shape{8, 16, 10, 10}, Shape{2, 1, 3, 1});
   EXPECT_EQ(dist.shard({1, 0, 2, 0}), (Box{{4, 0, 7, 0}, {4, 16, 3, 10}}));

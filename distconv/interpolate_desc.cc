@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "distconv/error.h"
+#include "distconv/internal/layer_checks.h"
 
 namespace distconv {
 
@@ -15,21 +16,8 @@ InterpolateDesc InterpolateDesc::of_size(const Shape& size) {
 }
 
 void InterpolateDesc::validate(const Shape& src_shape) const {
+  internal::check_resize("linear interpolation", src_shape, size);
   const int k = spatial_dims();
-  require(k >= 1 && k <= 3, ErrorKind::kInvalidArgument,
-          "linear interpolation has 1 to 3 spatial dimensions, size ", size,
-          " has ", k);
-  require(src_shape.ndims() == k + 2, ErrorKind::kShapeMismatch,
-          "input shape ", src_shape, " does not fit output size ", size,
-          " (expected N, C and ", k, " spatial extents)");
-  require(src_shape[0] >= 0 && src_shape[1] >= 0, ErrorKind::kInvalidArgument,
-          "input shape ", src_shape, " must be >= 0 in N and C");
-  for (int d = 0; d < k; ++d) {
-    require(src_shape[d + 2] >= 1 && size[d] >= 1,
-            ErrorKind::kInvalidArgument, "linear interpolation of ",
-            src_shape, " to size ", size,
-            ": spatial extents must be >= 1 on both sides");
-  }
   require(scales.empty() || static_cast<int>(scales.size()) == k,
           ErrorKind::kInvalidArgument, "linear interpolation: ",
           scales.size(), " scales for ", k, " spatial dimensions");

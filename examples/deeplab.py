@@ -15,7 +15,7 @@ import math
 
 import torch
 
-from torch_example import parser, run
+from torch_example import labels_of_mean, parser, run
 
 
 def conv_bn_relu(L, cin, cout, k, dtype, stride=1, dilation=1):
@@ -89,10 +89,7 @@ def synthetic_batch(samples, channels, size, classes, dtype):
     j = torch.arange(size[1], dtype=torch.float64).view(1, 1, 1, -1)
     x = torch.sin(2 * math.pi * ((1 + (c + n) % 3) * i / size[0] +
                                  (1 + (2 * c + n) % 4) * j / size[1]) + c + n)
-    mean = x.mean(1)
-    t = mean.std().item()
-    labels = torch.bucketize(mean, torch.linspace(-t, t, classes - 1,
-                                                  dtype=torch.float64))
+    labels = labels_of_mean(x, classes)
     return x.to(dtype), labels
 
 

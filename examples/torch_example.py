@@ -1,16 +1,53 @@
-"""What the PyTorch examples share: the command line, the grid, sharding
-the batch, the training loop (torch.optim.Adam) and the images/s report.
-An example gives its network's constructor (from a Layers namespace:
-torch.nn's or distconv.nn's over a grid) and its synthetic batch.
+"""What the PyTorch examples share: the namespace a network is built from
+(Layers: torch.nn's, or distconv.nn's over a grid), the command line, the
+grid, sharding the batch, labels from a synthetic batch, the training loop
+and the images/s report. An example gives its network's constructor and
+its synthetic batch.
 
-    run(description, build(L, args, dtype), batch(args, dtype), extra_args)
+    run(description, build(L, dtype), batch(dtype), args)
 """
 import argparse
+import functools
 import time
 
 import torch
 
-from torch_segmentation import Layers
+
+class Layers:
+    """The layers a network is built from: distconv.nn's over `grid`, or
+    torch.nn's when grid is None. The same network code serves both."""
+
+    def __init__(self, grid=None):
+        self.grid = grid
+        if grid is not None:
+            import distconv
+            self._distconv = distconv
+
+    def __getattr__(self, name):
+        if self.grid is None:
+            return getattr(torch.nn, name)
+        return functools.partial(getattr(self._distconv.nn, name), self.grid)
+
+    def cat(self, tensors):
+        if self.grid is None:
+            return torch.cat(tensors, 1)
+        return self._distconv.cat(self.grid, tensors)
+
+    def interpolate(self, x, **kwargs):
+        """F.interpolate (distconv.interpolate over the grid)."""
+        if self.grid is None:
+            return torch.nn.functional.interpolate(x, **kwargs)
+        return self._distconv.interpolate(self.grid, x, **kwargs)
+
+
+def labels_of_mean(x, classes):
+    """Each cell's class: its channels' mean bucketed by thresholds spread
+    over about one standard deviation."""
+    mean = x.mean(1)
+    t = mean.std().item()
+    edges = torch.linspace(-t, t, classes - 1, dtype=torch.float64) \
+        if classes > 1 else torch.zeros(0, dtype=torch.float64)
+    return torch.bucketize(mean, edges)
 
 
 def parser(description, defaults):
@@ -30,10 +67,12 @@ def parser(description, defaults):
     return p
 
 
-def train(net, L, x, labels, steps, lr, report=None):
-    """Adam on one batch; the losses and the seconds of each step."""
+def train(net, L, x, labels, steps, lr, report=None, optimizer=None):
+    """`optimizer(parameters)` (default torch.optim.Adam at `lr`) on one
+    batch; the losses and the seconds of each step."""
     loss_fn = L.CrossEntropyLoss()
-    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    opt = (optimizer or (lambda p: torch.optim.Adam(p, lr=lr)))(
+        net.parameters())
     losses, times = [], []
     for step in range(steps):
         start = time.perf_counter()

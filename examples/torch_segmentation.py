@@ -21,38 +21,12 @@ segmentation.cc): plane waves per channel, each pixel labelled by the
 channels' mean. Needs PYTHONPATH to reach the distconv package (README).
 """
 import argparse
-import functools
 import math
-import time
 
 import torch
 
-
-class Layers:
-    """The layers a network is built from: distconv.nn's over `grid`, or
-    torch.nn's when grid is None. The same network code serves both."""
-
-    def __init__(self, grid=None):
-        self.grid = grid
-        if grid is not None:
-            import distconv
-            self._distconv = distconv
-
-    def __getattr__(self, name):
-        if self.grid is None:
-            return getattr(torch.nn, name)
-        return functools.partial(getattr(self._distconv.nn, name), self.grid)
-
-    def cat(self, tensors):
-        if self.grid is None:
-            return torch.cat(tensors, 1)
-        return self._distconv.cat(self.grid, tensors)
-
-    def interpolate(self, x, **kwargs):
-        """F.interpolate (distconv.interpolate over the grid)."""
-        if self.grid is None:
-            return torch.nn.functional.interpolate(x, **kwargs)
-        return self._distconv.interpolate(self.grid, x, **kwargs)
+import torch_example
+from torch_example import Layers  # noqa: F401 (the examples' namespace)
 
 
 def conv_bn_relu(L, cin, cout, dtype):
@@ -94,30 +68,16 @@ def synthetic_batch(samples, channels, size, classes, dtype):
     kw = 1 + (2 * c + n) % 4
     x = torch.sin(2 * math.pi * (kh * i / size + kw * j / size)
                   + 0.7 * c + 1.3 * n)
-    mean = x.mean(1)
-    t = mean.std().item()
-    edges = torch.linspace(-t, t, classes - 1, dtype=torch.float64) \
-        if classes > 1 else torch.zeros(0, dtype=torch.float64)
-    labels = torch.bucketize(mean, edges)
+    labels = torch_example.labels_of_mean(x, classes)
     return x.to(dtype), labels
 
 
 def train(net, L, x, labels, steps, lr, momentum, report=print):
-    """SGD on one batch; returns the losses and the seconds of each step."""
-    loss_fn = L.CrossEntropyLoss()
-    opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=momentum)
-    losses, times = [], []
-    for step in range(steps):
-        start = time.perf_counter()
-        opt.zero_grad()
-        loss = loss_fn(net(x), labels)
-        loss.backward()
-        opt.step()
-        times.append(time.perf_counter() - start)
-        losses.append(loss.item())
-        report("step %d loss %.6f time %.3f s" % (step, losses[-1],
-                                                  times[-1]))
-    return losses, times
+    """SGD with momentum on one batch; returns the losses and the seconds
+    of each step."""
+    return torch_example.train(
+        net, L, x, labels, steps, lr, report,
+        lambda p: torch.optim.SGD(p, lr=lr, momentum=momentum))
 
 
 def main():

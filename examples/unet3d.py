@@ -14,7 +14,7 @@ import math
 
 import torch
 
-from torch_example import parser, run
+from torch_example import labels_of_mean, parser, run
 
 
 def block(L, cin, cout, norm, dtype):
@@ -63,10 +63,7 @@ def synthetic_batch(samples, channels, size, classes, dtype):
                axes[2].view(1, 1, 1, 1, -1))
     x = torch.sin(2 * math.pi * ((1 + (c + n) % 2) * d + (1 + c % 3) * h +
                                  (1 + n % 2) * w) + c)
-    mean = x.mean(1)
-    t = mean.std().item()
-    labels = torch.bucketize(mean, torch.linspace(-t, t, classes - 1,
-                                                  dtype=torch.float64))
+    labels = labels_of_mean(x, classes)
     return x.to(dtype), labels
 
 

@@ -23,12 +23,7 @@ AdaptivePoolPlan plan_adaptive_pool(const AdaptivePoolDesc& desc,
   AdaptivePoolPlan p{desc, rank,
                      HaloLayout(src).with_storage(StorageOrder::kChannelsLast),
                      HaloLayout(dst).with_storage(StorageOrder::kChannelsLast),
-                     {}, desc.size.volume()};
-  const Shape coord = src.part_coord(rank);
-  for (int q = 0; q < src.num_parts(); ++q) {
-    const Shape other = src.part_coord(q);
-    if (other[0] == coord[0] && other[1] == coord[1]) p.set_ranks.push_back(q);
-  }
+                     src.parts_sharing(rank, {0, 1}), desc.size.volume()};
   return p;
 }
 

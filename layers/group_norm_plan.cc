@@ -96,11 +96,7 @@ GroupNormPlan plan_group_norm(const Distribution& src, int rank,
   p.spatial = 1;
   for (int d = 2; d < global.ndims(); ++d) p.spatial *= global[d];
   p.count = p.group_size * p.spatial;
-  const Shape coord = src.part_coord(rank);
-  for (int q = 0; q < src.num_parts(); ++q) {
-    const Shape other = src.part_coord(q);
-    if (other[0] == coord[0] && other[1] == coord[1]) p.set_ranks.push_back(q);
-  }
+  p.set_ranks = src.parts_sharing(rank, {0, 1});
   return p;
 }
 

@@ -25,6 +25,23 @@ void check_plan_rank(const Distribution& dist, int rank) {
           dist.num_parts(), " parts");
 }
 
+void check_resize(const char* what, const Shape& src_shape,
+                  const Shape& size) {
+  const int k = size.ndims();
+  require(k >= 1 && k <= 3, ErrorKind::kInvalidArgument, what,
+          " has 1 to 3 spatial dimensions, size ", size, " has ", k);
+  require(src_shape.ndims() == k + 2, ErrorKind::kShapeMismatch,
+          "input shape ", src_shape, " does not fit output size ", size,
+          " (expected N, C and ", k, " spatial extents)");
+  require(src_shape[0] >= 0 && src_shape[1] >= 0, ErrorKind::kInvalidArgument,
+          "input shape ", src_shape, " must be >= 0 in N and C");
+  for (int d = 0; d < k; ++d) {
+    require(src_shape[d + 2] >= 1 && size[d] >= 1, ErrorKind::kInvalidArgument,
+            what, " of ", src_shape, " to size ", size,
+            ": spatial extents must be >= 1 on both sides");
+  }
+}
+
 void check_plan_layout(const HaloLayout& have, const HaloLayout& want,
                        const char* what, const char* layer) {
   require(have == want, ErrorKind::kShapeMismatch, what,

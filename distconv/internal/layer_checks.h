@@ -24,6 +24,12 @@ void check_unsplit_channels(const Shape& grid_shape, const char* layer);
 // kInvalidArgument unless `rank` is a part of `dist`'s grid (a plan is
 // made for one part).
 void check_plan_rank(const Distribution& dist, int rank);
+// For a layer that maps a tensor's spatial extents to `size` (adaptive
+// pooling, interpolation; `what` names it): kInvalidArgument unless `size`
+// has 1 to 3 extents, kShapeMismatch unless `src_shape` is (N, C, one
+// spatial extent per entry of `size`), kInvalidArgument unless N, C >= 0
+// and every spatial extent on both sides >= 1.
+void check_resize(const char* what, const Shape& src_shape, const Shape& size);
 // kShapeMismatch unless a tensor's layout `have` is the plan's `want` for
 // its `what` tensor ("src", "diff_dst") of `layer` ("convolution").
 void check_plan_layout(const HaloLayout& have, const HaloLayout& want,

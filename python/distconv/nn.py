@@ -336,25 +336,33 @@ class AvgPool3d(_PoolNd):
                          kernel_size, stride, padding)
 
 
+def _adopt_norm(module, like):
+    """A normalisation module takes the settings, parameters and buffers of
+    the torch.nn module `like` (built with the same arguments)."""
+    module.num_features, module.eps = like.num_features, like.eps
+    module.momentum, module.affine = like.momentum, like.affine
+    module.track_running_stats = like.track_running_stats
+    module.weight, module.bias = like.weight, like.bias
+    for name in ("running_mean", "running_var", "num_batches_tracked"):
+        module.register_buffer(name, getattr(like, name))
+
+
+def _no_cumulative(momentum, name):
+    if momentum is None:
+        raise _unsupported("%s with momentum=None (a cumulative average)" %
+                           name)
+
+
 class _BatchNorm(_Planned):
 
     def __init__(self, grid, spatial, num_features, eps, momentum, affine,
                  track_running_stats, device, dtype, stats):
         super().__init__(grid, spatial)
-        if momentum is None:
-            raise _unsupported("batch norm with momentum=None (a cumulative "
-                               "average)")
-        dtype = _param_dtype(dtype)
-        like = (torch.nn.BatchNorm2d if spatial == 2 else
-                torch.nn.BatchNorm3d)(num_features, eps, momentum, affine,
-                                      track_running_stats, dtype=dtype)
-        self.num_features, self.eps, self.momentum = num_features, eps, \
-            momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        self.weight, self.bias = like.weight, like.bias
-        self.register_buffer("running_mean", like.running_mean)
-        self.register_buffer("running_var", like.running_var)
-        self.register_buffer("num_batches_tracked", like.num_batches_tracked)
+        _no_cumulative(momentum, "batch norm")
+        _adopt_norm(self, (torch.nn.BatchNorm2d if spatial == 2 else
+                           torch.nn.BatchNorm3d)(
+            num_features, eps, momentum, affine, track_running_stats,
+            dtype=_param_dtype(dtype)))
         self._stats = getattr(_C.BatchNormStats,
                               "global_" if stats == "global" else stats)
 
@@ -441,20 +449,11 @@ class _InstanceNorm(_Planned):
     def __init__(self, grid, spatial, num_features, eps, momentum, affine,
                  track_running_stats, device, dtype):
         super().__init__(grid, spatial)
-        if momentum is None:
-            raise _unsupported("instance norm with momentum=None (a "
-                               "cumulative average)")
-        dtype = _param_dtype(dtype)
-        like = (torch.nn.InstanceNorm2d if spatial == 2 else
-                torch.nn.InstanceNorm3d)(num_features, eps, momentum, affine,
-                                         track_running_stats, dtype=dtype)
-        self.num_features, self.eps, self.momentum = num_features, eps, \
-            momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        self.weight, self.bias = like.weight, like.bias
-        self.register_buffer("running_mean", like.running_mean)
-        self.register_buffer("running_var", like.running_var)
-        self.register_buffer("num_batches_tracked", like.num_batches_tracked)
+        _no_cumulative(momentum, "instance norm")
+        _adopt_norm(self, (torch.nn.InstanceNorm2d if spatial == 2 else
+                           torch.nn.InstanceNorm3d)(
+            num_features, eps, momentum, affine, track_running_stats,
+            dtype=_param_dtype(dtype)))
 
     def forward(self, x):
         dtype = self.weight.dtype if self.affine else None

@@ -5,13 +5,13 @@ namespace, trained 3 steps with torch.optim.Adam on 1, 2, 3, 4 and 6
 ranks, on grids splitting samples, space or both, with sizes that do not
 divide: the loss curve and the parameters match torch.nn on one process
 in float64 (to 1e-9), and the state_dict loads into the torch.nn model."""
-import functools
 import unittest
 
 import torch
 
 import distconv
 from harness import COMM, P, assert_close, main
+from torch_example import Layers
 
 F64 = torch.float64
 
@@ -25,24 +25,6 @@ GRIDS_3D = {1: [(1, 1, 1, 1, 1)],
             3: [(1, 1, 1, 3, 1), (3, 1, 1, 1, 1)],
             4: [(1, 1, 2, 1, 2), (2, 1, 2, 1, 1)],
             6: [(1, 1, 3, 2, 1), (2, 1, 1, 1, 3)]}
-
-
-class Namespace:
-    """torch.nn, or distconv.nn with the grid bound: the only thing that
-    differs between the two networks."""
-
-    def __init__(self, grid=None):
-        self.grid = grid
-
-    def __getattr__(self, name):
-        if self.grid is None:
-            return getattr(torch.nn, name)
-        return functools.partial(getattr(distconv.nn, name), self.grid)
-
-    def cat(self, tensors):
-        if self.grid is None:
-            return torch.cat(tensors, 1)
-        return distconv.cat(self.grid, tensors)
 
 
 class UNet(torch.nn.Module):
@@ -97,13 +79,13 @@ class UNetTraining(unittest.TestCase):
         for g in grids[P]:
             grid = distconv.ProcessGrid(COMM, g)
             torch.manual_seed(9)
-            nn = Namespace(grid)
+            nn = Layers(grid)
             net = UNet(nn, dims, shape[1], 3, classes)
-            ref = UNet(Namespace(), dims, shape[1], 3, classes)
+            ref = UNet(Layers(), dims, shape[1], 3, classes)
             ref.load_state_dict(net.state_dict())
             got = train(net, nn, distconv.shard(grid, x), distconv.shard(
                 grid, labels.unsqueeze(1)).squeeze(1))
-            want = train(ref, Namespace(), x, labels)
+            want = train(ref, Layers(), x, labels)
             self.assertLess(want[-1], want[0])
             assert_close(self, torch.tensor(got), torch.tensor(want), F64,
                          "losses on grid %s" % (g,), tol=1e-9)
@@ -113,7 +95,7 @@ class UNetTraining(unittest.TestCase):
                              "%s after 3 steps on grid %s" % (name, g),
                              tol=1e-9)
             # The trained distconv model's state_dict is torch.nn's.
-            loaded = UNet(Namespace(), dims, shape[1], 3, classes)
+            loaded = UNet(Layers(), dims, shape[1], 3, classes)
             loaded.load_state_dict(net.state_dict())
             loaded.eval()
             ref.eval()
