@@ -26,8 +26,17 @@ void validate_collectively(MPI_Comm comm, const Shape& shape) {
     require(e >= 1, ErrorKind::kInvalidArgument, "grid ", shape,
             " must be >= 1 in every dimension");
   }
-  require(shape.volume() == size, ErrorKind::kGridMismatch, "grid ", shape,
-          " needs ", shape.volume(), " ranks, communicator has ", size);
+  // The product of the extents, checked: a huge shape must not wrap
+  // around 2^64 to the rank count.
+  Index ranks = 1;
+  bool overflows = false;
+  for (Index e : shape) overflows |= __builtin_mul_overflow(ranks, e, &ranks);
+  require(!overflows, ErrorKind::kGridMismatch, "grid ", shape,
+          " needs more ranks than 64 bits count (the product of its extents "
+          "overflows), communicator has ",
+          size);
+  require(ranks == size, ErrorKind::kGridMismatch, "grid ", shape, " needs ",
+          ranks, " ranks, communicator has ", size);
 }
 
 MPI_Comm split(MPI_Comm comm, int color, int key) {

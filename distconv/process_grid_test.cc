@@ -85,6 +85,29 @@ TEST(ProcessGrid, WrongSizeFailsOnEveryRank) {
       << msg;
 }
 
+// Two extents whose product wraps around 2^64 to exactly the number of
+// ranks: 2^64 + n = a * b with 3 <= a < b < 2^63.
+Shape wrapping_to(int n) {
+  const unsigned __int128 target = (static_cast<unsigned __int128>(1) << 64) + n;
+  unsigned __int128 a = 3;
+  while (target % a != 0) ++a;
+  return Shape{1, static_cast<Index>(a), static_cast<Index>(target / a), 1};
+}
+
+TEST(ProcessGrid, HugeShapesDoNotWrapAroundToTheRankCount) {
+  const Shape huge = wrapping_to(world_size());
+  const std::string msg = expect_error_on_all_ranks(
+      MPI_COMM_WORLD, ErrorKind::kGridMismatch, "communicator has",
+      [&] { ProcessGrid grid(MPI_COMM_WORLD, huge); });
+  EXPECT_NE(msg.find("overflows"), std::string::npos) << msg;
+  // Extents that overflow on their own, and one past the rank count.
+  expect_error_on_all_ranks(
+      MPI_COMM_WORLD, ErrorKind::kGridMismatch, "communicator has", [&] {
+        ProcessGrid grid(MPI_COMM_WORLD,
+                         Shape{world_size(), Index{1} << 62, 4, 1});
+      });
+}
+
 TEST(ProcessGrid, RanksDisagreeingOnTheGridFailTogether) {
   if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks to disagree";
   const int n = world_size();

@@ -56,15 +56,19 @@ void scatter(const T* global, DistTensor<T>& tensor, int root) {
   validate(layout, grid, root, global != nullptr);
   const Counts c = shard_counts(layout);
   const Shape& gshape = layout.distribution().global_shape();
-  std::vector<T> packed;
+  // The buffers, agreed: an allocation failing on one rank (the root's
+  // whole array, say) fails on every rank.
+  std::vector<T> packed, mine;
+  internal::run_collectively(grid.comm(), [&] {
+    if (grid.rank() == root) packed.resize(c.displs.back() + c.counts.back());
+    mine.resize(c.counts[grid.rank()]);
+  });
   if (grid.rank() == root) {
-    packed.resize(c.displs.back() + c.counts.back());
     T* out = packed.data();
     for (int p = 0; p < layout.num_parts(); ++p) {
       out = pack_box(global, gshape, layout.shard(p), out);
     }
   }
-  std::vector<T> mine(c.counts[grid.rank()]);
   check_mpi(MPI_Scatterv(packed.data(), c.counts.data(), c.displs.data(),
                          internal::mpi_datatype<T>(), mine.data(),
                          c.counts[grid.rank()], internal::mpi_datatype<T>(),
@@ -86,7 +90,11 @@ void gather(const DistTensor<T>& tensor, T* global, int root) {
   const ProcessGrid& grid = tensor.grid();
   validate(layout, grid, root, global != nullptr);
   const Counts c = shard_counts(layout);
-  std::vector<T> mine(c.counts[grid.rank()]);
+  std::vector<T> packed, mine;  // (as in scatter)
+  internal::run_collectively(grid.comm(), [&] {
+    if (grid.rank() == root) packed.resize(c.displs.back() + c.counts.back());
+    mine.resize(c.counts[grid.rank()]);
+  });
   if (layout.storage_order() == StorageOrder::kChannelsFirst) {
     pack_box(tensor.data(), tensor.local_shape(),
              layout.interior(grid.rank()), mine.data());
@@ -95,8 +103,6 @@ void gather(const DistTensor<T>& tensor, T* global, int root) {
         StridedView<T>::contiguous(mine.data(), tensor.shard().extent);
     tensor.interior().for_each([&](const Shape& i, const T& v) { out(i) = v; });
   }
-  std::vector<T> packed;
-  if (grid.rank() == root) packed.resize(c.displs.back() + c.counts.back());
   check_mpi(MPI_Gatherv(mine.data(), c.counts[grid.rank()],
                         internal::mpi_datatype<T>(), packed.data(),
                         c.counts.data(), c.displs.data(),

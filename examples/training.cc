@@ -129,6 +129,14 @@ void parse_args(int argc, char** argv, TrainOptions* train,
     }
     require(known, ErrorKind::kInvalidArgument, "unknown option ", arg);
   }
+  // Options that do nothing without another one.
+  require(train->checkpoint_every == 0 || !train->checkpoint_dir.empty(),
+          ErrorKind::kInvalidArgument, "--checkpoint-every=",
+          train->checkpoint_every,
+          " needs --checkpoint-dir=DIR (where the checkpoints go)");
+  require(!train->resume || !train->checkpoint_dir.empty(),
+          ErrorKind::kInvalidArgument,
+          "--resume needs --checkpoint-dir=DIR (where the checkpoints are)");
 }
 
 Shape grid_or(const Shape& grid, const Shape& fallback, int ndims) {
@@ -304,9 +312,13 @@ int run_main(int argc, char** argv, int (*body)(int, char**)) {
   try {
     status = body(argc, argv);
   } catch (const Error& e) {  // the same on every rank
-    int rank = 0;
+    // Every rank says it, so that each rank's log (mpirun
+    // --output-filename, a batch system's per-rank files) has it.
+    int rank = 0, size = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0) std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    std::fprintf(stderr, "%s (rank %d of %d): %s\n", argv[0], rank, size,
+                 e.what());
     status = 2;
   }
   MPI_Finalize();

@@ -191,7 +191,8 @@ struct IntegerOption {
   Index* value;
 };
 // Parses argv[1..]: TrainOptions' options and the example's own; anything
-// else throws kInvalidArgument.
+// else throws kInvalidArgument, as do --checkpoint-every and --resume
+// without --checkpoint-dir.
 void parse_args(int argc, char** argv, TrainOptions* train,
                 const std::vector<IntegerOption>& own);
 // `grid` when set (its dimensions must be `ndims`), else `fallback`.
@@ -405,7 +406,8 @@ void train_in_precision(const TrainOptions& opt, Index global_samples,
 }
 
 // Runs body(argc, argv) inside MPI_Init/MPI_Finalize; a distconv::Error
-// (thrown the same on every rank) is printed once and exits 2.
+// (thrown the same on every rank) is printed by every rank, as
+// "PROGRAM (rank R of N): MESSAGE", and exits 2.
 int run_main(int argc, char** argv, int (*body)(int, char**));
 
 }  // namespace examples

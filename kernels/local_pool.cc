@@ -1,6 +1,7 @@
 #include "kernels/local_pool.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -28,9 +29,10 @@ struct LocalPool<T>::Impl {
   // diff_dst, and diff_src.
   mutable std::vector<P> ref_src, ref_dst, ref_grad;
   // Max pooling with oneDNN: whether the last forward's input held a NaN
-  // (oneDNN skips NaNs; the reference loops then ran, and backward must
-  // follow them).
-  mutable bool nan_seen = false;
+  // or a -Inf (oneDNN skips NaNs and starts its maxima at the lowest
+  // finite float, so a window of -Inf would give -3.4e38; the reference
+  // loops then ran, and backward must follow them).
+  mutable bool special_seen = false;
 
   // The views must be those the plan was made for.
   template <typename U, typename V>
@@ -49,7 +51,7 @@ struct LocalPool<T>::Impl {
   }
 
   // The reference loops on NCHW copies: for double, for what oneDNN
-  // refuses, and for max pooling over a NaN.
+  // refuses, and for max pooling over a NaN or -Inf.
   void reference_forward(StridedView<const T> src, StridedView<T> dst) const {
     const StridedView<P> in = staged(ref_src, src_extent, kNchw);
     const StridedView<P> out = staged(ref_dst, dst_extent, kNchw);
@@ -79,15 +81,18 @@ struct LocalPool<T>::Impl {
 
 namespace {
 
-// Whether any of the n values at p is NaN; vectorised, in blocks so that
-// a NaN ends the scan early.
-bool any_nan(const float* p, Index n) {
+// Whether any of the n values at p is NaN or -Inf; vectorised, in blocks
+// so that one ends the scan early.
+bool any_nan_or_minus_inf(const float* p, Index n) {
+  const float minus_inf = -std::numeric_limits<float>::infinity();
   constexpr Index kBlock = 4096;
   for (Index i = 0; i < n; i += kBlock) {
     const Index end = std::min(n, i + kBlock);
     int found = 0;
 #pragma omp simd reduction(| : found)
-    for (Index j = i; j < end; ++j) found |= (p[j] != p[j]);
+    for (Index j = i; j < end; ++j) {
+      found |= (p[j] != p[j]) | (p[j] == minus_inf);
+    }
     if (found != 0) return true;
   }
   return false;
@@ -166,10 +171,11 @@ void LocalPool<T>::forward(StridedView<const T> src,
         copy_view<T>(src, in);
         x = in.data();
       }
-      // oneDNN's max skips NaNs: a window holding one must give NaN.
-      s.nan_seen = s.desc.kind == PoolKind::kMax &&
-                   any_nan(x, s.src_extent.volume());
-      if (!s.nan_seen) {
+      // oneDNN's max skips NaNs (a window holding one must give NaN) and
+      // gives -3.4e38 for a window of -Inf.
+      s.special_seen = s.desc.kind == PoolKind::kMax &&
+                       any_nan_or_minus_inf(x, s.src_extent.volume());
+      if (!s.special_seen) {
         if constexpr (std::is_same_v<T, P>) {
           if (s.in_place) return s.onednn->forward(x, dst.data());
         }
@@ -193,7 +199,7 @@ void LocalPool<T>::backward(StridedView<const T> src,
   if (diff_src.size() == 0) return;
   using P = Compute<T>;
   if constexpr (std::is_same_v<P, float>) {
-    if (s.onednn && !s.nan_seen) {
+    if (s.onednn && !s.special_seen) {
       if constexpr (std::is_same_v<T, P>) {
         if (s.in_place) {
           return s.onednn->backward(diff_dst.data(), diff_src.data());

@@ -8,8 +8,10 @@
 // Max pooling's backward uses the maxima of the last forward (oneDNN's
 // workspace; the reference recomputes them from src, which must be what
 // forward read). A window holding a NaN gives NaN, and its gradient goes
-// to its first NaN, as in the reference loops: oneDNN skips NaNs, so a
-// float forward first scans its input, and one that finds a NaN runs the
+// to its last NaN; a window of -Inf only gives -Inf (its gradient to its
+// first cell), as in the reference loops and PyTorch: oneDNN skips NaNs
+// and starts its maxima at the lowest finite float, so a float forward
+// first scans its input, and one that finds a NaN or -Inf runs the
 // reference loops (its backward too).
 //
 //   LocalPool<float> pool(window_desc, src_view.extent(), src_view.strides(),

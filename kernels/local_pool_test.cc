@@ -75,11 +75,14 @@ TEST(LocalPool, DoubleMatchesTheReference) {
   CheckRandomPieces<double>(1e-12, "reference");
 }
 
-// Max pooling over NaN, 3x3 windows, stride 2, padding 1, on 8x8: a
-// window holding a NaN gives NaN (as in PyTorch) and sends its gradient to
-// its first NaN (row-major); the other windows are untouched by it. Float
-// runs the reference loops for such an input (oneDNN skips NaNs), and the
-// next input without NaN runs oneDNN again. In place and staged.
+// Max pooling over NaN and -Inf, 3x3 windows, stride 2, padding 1, on
+// 8x8, with PyTorch's rule as the brute force: a window holding a NaN
+// gives NaN and sends its gradient to its last NaN (row-major); a window
+// of -Inf only gives -Inf and sends its gradient to its first cell; the
+// other windows are untouched by them. Float runs the reference loops for
+// such an input (oneDNN skips NaNs and starts its maxima at the lowest
+// finite float), and the next input without them runs oneDNN again. In
+// place and staged.
 template <typename T>
 void CheckNanPropagates(bool dense) {
   std::mt19937_64 rng(5);
@@ -93,17 +96,27 @@ void CheckNanPropagates(bool dense) {
                            src, x.view.strides());
   LocalPool<T> pool(p, src, x.view.strides(), dst, y.view.strides());
   const T nan = std::numeric_limits<T>::quiet_NaN();
-  for (const bool with_nan : {true, false, true}) {
-    SCOPED_TRACE(with_nan ? "with NaN" : "without NaN");
+  const T inf = std::numeric_limits<T>::infinity();
+  enum Input { kNanAndInf, kNumbers, kInfOnly };
+  for (const Input input : {kNanAndInf, kNumbers, kInfOnly, kNanAndInf}) {
+    SCOPED_TRACE(input == kNanAndInf ? "with NaN and -Inf"
+                 : input == kInfOnly ? "with -Inf"
+                                     : "numbers only");
     x.view.for_each([](const Shape& at, T& v) {  // distinct values
       v = T(at[2] * 8 + at[3]) / T(64) - T(at[1]);
     });
-    if (with_nan) {
+    if (input == kNanAndInf) {
       x.view(Shape{0, 0, 3, 5}) = nan;  // one NaN among numbers
       x.view(Shape{0, 0, 4, 5}) = nan;  // and a second in some windows
       for (Index h = 3; h <= 5; ++h) {  // output (2, 2)'s window, all NaN
         for (Index w = 3; w <= 5; ++w) x.view(Shape{0, 1, h, w}) = nan;
       }
+    }
+    if (input != kNumbers) {
+      for (Index h = 0; h <= 1; ++h) {  // output (0, 0)'s window, all -Inf
+        for (Index w = 0; w <= 1; ++w) x.view(Shape{0, 1, h, w}) = -inf;
+      }
+      x.view(Shape{0, 0, 7, 7}) = -inf;  // one -Inf among numbers
     }
     pool.forward(x.view, y.view);
     y.view.for_each([](const Shape&, T& v) { v = T(1); });  // dy
@@ -114,21 +127,22 @@ void CheckNanPropagates(bool dense) {
     for (Index c = 0; c < 2; ++c) {
       for (Index oh = 0; oh < dst[2]; ++oh) {
         for (Index ow = 0; ow < dst[3]; ++ow) {
+          // PyTorch's loop: the first cell, replaced by any larger value
+          // or NaN.
           Shape pick;
-          bool found_nan = false;
-          for (Index h = 2 * oh - 1; h <= 2 * oh + 1 && !found_nan; ++h) {
-            for (Index w = 2 * ow - 1; w <= 2 * ow + 1 && !found_nan; ++w) {
+          T best = -inf;
+          for (Index h = 2 * oh - 1; h <= 2 * oh + 1; ++h) {
+            for (Index w = 2 * ow - 1; w <= 2 * ow + 1; ++w) {
               if (h < 0 || h >= 8 || w < 0 || w >= 8) continue;
               const Shape at{0, c, h, w};
               const T v = x.view(at);
-              if (std::isnan(v)) {
+              if (pick.ndims() == 0 || v > best || std::isnan(v)) {
                 pick = at;
-                found_nan = true;
-              } else if (pick.ndims() == 0 || v > x.view(pick)) {
-                pick = at;
+                best = v;
               }
             }
           }
+          const bool found_nan = std::isnan(best);
           const T got = y.view(Shape{0, c, oh, ow});
           if (found_nan) {
             EXPECT_TRUE(std::isnan(got)) << "output " << c << "," << oh << ","

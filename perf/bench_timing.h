@@ -14,6 +14,7 @@
 
 #include "distconv/dist_tensor.h"
 #include "distconv/error.h"
+#include "distconv/internal/mpi_util.h"
 #include "distconv/scatter_gather.h"
 #include "perf/bench_options.h"
 #include "tests/conv_check.h"
@@ -63,9 +64,11 @@ std::vector<T> scatter_random(const BenchOptions& o, DistTensor<T>& t,
                               unsigned seed) {
   if (o.mode != BenchMode::kCorrectness) return {};
   std::vector<T> global;
-  if (t.grid().rank() == 0) {
-    global = random_vector<T>(t.global_shape().volume(), seed);
-  }
+  internal::run_collectively(t.grid().comm(), [&] {  // agreed if too large
+    if (t.grid().rank() == 0) {
+      global = random_vector<T>(t.global_shape().volume(), seed);
+    }
+  });
   scatter(global.data(), t, 0);
   return global;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <iterator>
 #include <fstream>
 #include <ostream>
 #include <sstream>
@@ -88,13 +89,17 @@ RawDesc scan(const std::string& text) {
       {"dh", &r.dil[1]}, {"dw", &r.dil[2]},
   };
   check(!text.empty(), text, "empty");
+  bool seen[std::size(entries)] = {};
   size_t pos = 0;
   while (pos < text.size()) {
     const size_t round_start = pos;
     bool ok = false;
-    for (const auto& [prefix, value] : entries) {
+    for (std::size_t e = 0; e < std::size(entries); ++e) {
+      const auto& [prefix, value] = entries[e];
       const size_t length = std::strlen(prefix);
       if (text.compare(pos, length, prefix) == 0) {
+        check(!seen[e], text, "`", prefix, "` is given twice");
+        seen[e] = true;
         ok = true;
         pos += length;
         *value = parse_value(text, prefix, &pos);

@@ -14,7 +14,8 @@
 // A descriptor is a sequence of prefix+integer entries (g, mb, ic, id, ih,
 // iw, oc, od, oh, ow, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw), each
 // optionally followed by one `_`, then optionally `n` and a name that runs to
-// the end of the text (`n"name"` or `nname`). The rules are benchdnn's:
+// the end of the text (`n"name"` or `nname`); an entry given twice is an
+// error (benchdnn takes the last). The rules are otherwise benchdnn's:
 //   - defaults: g 1, mb 2, stride 1, dilation 0, no name;
 //   - benchdnn's dilation 0 is a dense kernel: ConvDesc::dilation = dX + 1;
 //   - a spatial dimension is used when any of its values is given (s1 and

@@ -103,8 +103,6 @@ TEST(ConvProblem, AnyOrderUnderscoresAndNames) {
   EXPECT_EQ(parse_conv_problem("ic1ih4oc1kh1_n\"res2a_branch1\"").name,
             "res2a_branch1");
   EXPECT_EQ(parse_conv_problem("ic1ih4oc1kh1n\"\"").name, "");
-  // A later value replaces an earlier one.
-  EXPECT_EQ(parse_conv_problem("ic1ih4oc1kh1kh3").desc.kernel, (Shape{3, 3}));
 }
 
 TEST(ConvProblem, CanonicalForm) {
@@ -284,6 +282,10 @@ TEST(ConvProblem, Errors) {
                "`oh` is not given and the other values give an output of "
                "3000000000, larger than 1000000000");
   EXPECT_ERROR("ic4ih8oc4kh3n\"name", "no closing");
+  // A field given twice (which value was meant?).
+  EXPECT_ERROR("mb1ic1ic2ih4oc2kh1", "`ic` is given twice");
+  EXPECT_ERROR("ic4ih8oc4kh3_kh5", "`kh` is given twice");
+  EXPECT_ERROR("g1mb2ic4ih8oc4kh3g1", "`g` is given twice");
   // No output size, kernel larger than the input: oh = (2 - 5) / 1 + 1.
   EXPECT_ERROR("ic4ih2oc4kh5",
                "`oh` is not given and the other values give "

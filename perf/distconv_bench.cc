@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 #include <random>
 #include <sstream>
 #include <string>
@@ -306,6 +307,11 @@ int run_all(const BenchOptions& o) {
     } catch (const Error& e) {  // thrown alike on every rank
       r.status = "ERROR";
       r.error = e.what();
+    } catch (const std::bad_alloc& e) {
+      // Where an allocation is not agreed: on rank 0 alone, after the
+      // problem's last collective (the reference's arrays).
+      r.status = "ERROR";
+      r.error = std::string("cannot allocate memory (") + e.what() + ")";
     }
     if (r.status != "OK" && r.status != "PASS") failed = 1;
     if (root) report(o, p, r, ranks, grid, channels);

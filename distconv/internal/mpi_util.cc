@@ -1,6 +1,7 @@
 #include "distconv/internal/mpi_util.h"
 
 #include <cstring>
+#include <new>
 #include <optional>
 #include <string>
 
@@ -76,6 +77,9 @@ void run_collectively(MPI_Comm comm, const std::function<void()>& step) {
     step();
   } catch (const Error& e) {
     mine = e;
+  } catch (const std::bad_alloc& e) {
+    mine = Error(ErrorKind::kInvalidArgument,
+                 std::string("cannot allocate memory (") + e.what() + ")");
   }
   int rank = 0, size = 0;
   check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");

@@ -28,7 +28,9 @@ void wait_all(std::vector<MPI_Request>& requests);
 // distconv::Error on some ranks, every rank throws the Error of the lowest
 // of them: same kind, same message, with "(on rank R)" added; so a local
 // failure (a device allocation, say) leaves no rank going on alone into
-// the next collective. Other exceptions are not caught. MPI_COMM_NULL
+// the next collective. A failed allocation (std::bad_alloc) is an Error
+// of kind kInvalidArgument, "cannot allocate memory (...)", like any
+// other. Other exceptions are not caught. MPI_COMM_NULL
 // stands for this rank alone: `step` runs, and its Error propagates as is.
 void run_collectively(MPI_Comm comm, const std::function<void()>& step);
 

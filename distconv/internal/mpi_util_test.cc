@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <new>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,23 @@ TEST(RunCollectively, TheLowestFailingRankWins) {
           }
         });
       });
+}
+
+// An allocation that fails on one rank (std::bad_alloc) is the same Error
+// on every rank, not an exception that leaves the others in the next
+// collective.
+TEST(RunCollectively, AFailedAllocationIsAnErrorOnEveryRank) {
+  const int last = world_size() - 1;
+  const std::string message = expect_error_on_all_ranks(
+      MPI_COMM_WORLD, ErrorKind::kInvalidArgument, "cannot allocate memory",
+      [&] {
+        run_collectively(MPI_COMM_WORLD, [&] {
+          if (world_rank() == last) throw std::bad_alloc();
+        });
+      });
+  EXPECT_NE(message.find("(on rank " + std::to_string(last) + ")"),
+            std::string::npos)
+      << message;
 }
 
 // A failed request in MPI_Waitall: the error names what failed (a

@@ -55,6 +55,7 @@ void check_pool_against_reference(Runner& run, int trials) {
     return std::uniform_int_distribution<Index>(lo, hi)(rng);
   };
   const T nan = std::numeric_limits<T>::quiet_NaN();
+  const T inf = std::numeric_limits<T>::infinity();
   int ran = 0;
   for (int trial = 0; trial < trials; ++trial) {
     const auto problem = random_pool_problem(rng, 5, 7);
@@ -71,17 +72,19 @@ void check_pool_against_reference(Runner& run, int trials) {
     dx.view = StridedView<T>(
         dx.buffer.data() + (x.view.data() - x.buffer.data()), src,
         x.view.strides());
-    // Few distinct values, so that max pooling meets ties; NaNs in some.
+    // Few distinct values, so that max pooling meets ties; NaNs and -Inf
+    // in some (windows of several NaNs, of -Inf only).
     const bool with_nan = u(0, 3) == 0;
     x.view.for_each([&](const Shape&, T& v) {
-      v = with_nan && u(0, 9) == 0 ? nan : T(u(-2, 2)) / T(3);
+      const Index pick = with_nan ? u(0, 9) : 9;
+      v = pick == 0 ? nan : pick <= 2 ? -inf : T(u(-2, 2)) / T(3);
     });
     const std::vector<T> x0 = dense_of(x.view);
     SCOPED_TRACE(::testing::Message()
                  << to_string(p.kind) << " " << src << " kernel " << p.kernel
                  << " stride " << p.stride << " padding " << p.padding_lower
                  << "/" << p.padding_upper << (dense ? " dense" : "")
-                 << (with_nan ? " with NaN" : ""));
+                 << (with_nan ? " with NaN and -Inf" : ""));
 
     const std::vector<T> y_before = y.buffer;
     run.forward(p, x, y);

@@ -104,7 +104,8 @@ DISTCONV_HOST_DEVICE inline std::int64_t pool_divisor(const PoolWindow& w,
   return (r.hi[0] - r.lo[0]) * (r.hi[1] - r.lo[1]) * (r.hi[2] - r.lo[2]);
 }
 
-// The src offset of the window's first largest cell, or of its first NaN.
+// The src offset of PyTorch's choice (reference::pool_fwd): the window's
+// first cell, replaced by any later cell holding a larger value or a NaN.
 template <typename T, typename Acc>
 DISTCONV_HOST_DEVICE std::int64_t pool_argmax(const PoolWindow& w,
                                               const T* src, std::int64_t base,
@@ -117,8 +118,7 @@ DISTCONV_HOST_DEVICE std::int64_t pool_argmax(const PoolWindow& w,
       for (std::int64_t i2 = r.lo[2]; i2 < r.hi[2]; ++i2) {
         const std::int64_t at = base + i0 * s[2] + i1 * s[3] + i2 * s[4];
         const Acc v = static_cast<Acc>(src[at]);
-        if (v != v) return at;  // NaN
-        if (best < 0 || v > best_value) {
+        if (best < 0 || v > best_value || v != v) {  // v != v: NaN
           best = at;
           best_value = v;
         }

@@ -55,16 +55,16 @@ void for_each_window(const PoolDesc& desc, const Shape& src_shape,
   }
 }
 
-// The first cell holding the window's largest value; the first NaN if the
-// window holds one (NaN propagates, as in PyTorch).
+// PyTorch's choice: the window's first cell, replaced by any later cell
+// holding a larger value or a NaN. So the first of equal largest values,
+// the last NaN of a window holding some (its value NaN), and the first cell
+// of a window of -Inf only.
 template <typename T>
 Index argmax(const T* src, const Index* cells, Index count) {
   Index best = cells[0];
-  if (std::isnan(src[best])) return best;
   for (Index j = 1; j < count; ++j) {
     const T v = src[cells[j]];
-    if (std::isnan(v)) return cells[j];
-    if (v > src[best]) best = cells[j];
+    if (v > src[best] || std::isnan(v)) best = cells[j];
   }
   return best;
 }

@@ -16,8 +16,10 @@
 
 namespace distconv::reference {
 
-// Max pooling picks a window's first largest cell, or its first NaN: a
-// window holding a NaN gives NaN (as in PyTorch).
+// Max pooling picks as PyTorch does: the window's first cell, replaced by
+// any later cell holding a larger value or a NaN; so the first of equal
+// maxima, the last NaN of a window holding some (the result is NaN), the
+// first cell of a window of -Inf only (the result is -Inf).
 template <typename T>
 void pool_fwd(const PoolDesc& desc, const Shape& src_shape, const T* src,
               const Shape& dst_shape, T* dst);

@@ -266,9 +266,12 @@ BatchNorm<T, Space>::BatchNorm(const ProcessGrid& grid, BatchNormPlan plan,
   internal::check_given_plan(
       grid, plan.layout.distribution(), plan.rank,
       internal::fingerprint(plan, internal::element_name<T>()));
-  impl_ =
-      internal::Pimpl<Impl>::make("batch normalisation", grid, std::move(plan),
-                                  device);
+  // Its per-channel arrays, agreed: an allocation failing on one rank
+  // fails on every rank.
+  internal::run_collectively(grid.comm(), [&] {
+    impl_ = internal::Pimpl<Impl>::make("batch normalisation", grid,
+                                        std::move(plan), device);
+  });
 }
 
 template <typename T, typename Space>
