@@ -1,10 +1,11 @@
 #include "io/npy_header.h"
 
-#include <cctype>
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "distconv/error.h"
+#include "io/internal/py_literal.h"
 
 namespace distconv::io {
 namespace {
@@ -28,68 +29,150 @@ std::string shape_tuple(const Shape& shape) {
               path + " is not a .npy file distconv reads: " + why);
 }
 
-// The value after 'key': in the header dictionary, from its first
-// character on.
-std::size_t find_value(const std::string& dict, const char* key,
-                       const std::string& path) {
-  const std::string quoted = std::string("'") + key + "'";
-  std::size_t at = dict.find(quoted);
-  if (at == std::string::npos) bad(path, std::string("no '") + key + "' key");
-  at = dict.find(':', at + quoted.size());
-  if (at == std::string::npos) bad(path, std::string("no value for ") + key);
-  ++at;
-  while (at < dict.size() && dict[at] == ' ') ++at;
-  return at;
+using internal::PyLiteral;
+using Kind = internal::PyLiteral::Kind;
+
+// NumPy's spellings of distconv's types that distconv reads (np.dtype
+// takes more: "1f4", "f+4", ...): a byte order '<', '=' or '|' or none
+// ('>' too for one byte), then kind and size or a one-letter code, or a
+// name.
+bool descr_type(const std::string& descr, ElementType* type) {
+  struct Spelling {
+    const char* body;
+    ElementType type;
+  };
+  static const Spelling kSpellings[] = {
+      {"f4", ElementType::kFloat32},      {"f", ElementType::kFloat32},
+      {"float32", ElementType::kFloat32}, {"f8", ElementType::kFloat64},
+      {"d", ElementType::kFloat64},       {"float64", ElementType::kFloat64},
+      {"i8", ElementType::kInt64},        {"q", ElementType::kInt64},
+      {"l", ElementType::kInt64},         {"int64", ElementType::kInt64},
+      {"u1", ElementType::kUint8},        {"B", ElementType::kUint8},
+      {"uint8", ElementType::kUint8},
+  };
+  const char order = descr.empty() ? '\0' : descr[0];
+  const bool ordered =
+      order == '<' || order == '=' || order == '|' || order == '>';
+  const std::string body = ordered ? descr.substr(1) : descr;
+  for (const Spelling& s : kSpellings) {
+    if (body != s.body) continue;
+    // Names take no byte order; '>' only where there is one byte.
+    if (ordered && body.size() > 2) return false;
+    if (order == '>' && s.type != ElementType::kUint8) return false;
+    *type = s.type;
+    return true;
+  }
+  return false;
 }
 
-ElementType parse_descr(const std::string& dict, const std::string& path) {
-  const std::size_t at = find_value(dict, "descr", path);
-  const std::size_t end = dict.find('\'', at + 1);
-  if (at >= dict.size() || dict[at] != '\'' || end == std::string::npos) {
-    bad(path, "'descr' is not a string");
-  }
-  const std::string descr = dict.substr(at + 1, end - at - 1);
-  for (ElementType t : {ElementType::kFloat32, ElementType::kFloat64,
-                        ElementType::kInt64, ElementType::kUint8}) {
-    const std::string want = npy_descr(t);
-    if (descr == want) return t;
-    if (t == ElementType::kUint8 && descr == "<u1") return t;
-  }
-  bad(path, "element type '" + descr +
-                "' (distconv reads <f4, <f8, <i8 and |u1, little-endian)");
-}
-
-Shape parse_shape(const std::string& dict, const std::string& path) {
-  std::size_t at = find_value(dict, "shape", path);
-  if (at >= dict.size() || dict[at] != '(') bad(path, "'shape' is not a tuple");
-  const std::size_t end = dict.find(')', at);
-  if (end == std::string::npos) bad(path, "'shape' is not a tuple");
-  Shape shape;
-  std::vector<Index> extents;
-  for (std::size_t i = at + 1; i < end;) {
-    if (dict[i] == ' ' || dict[i] == ',') {
+// Characters in a UTF-8 string (format 3.0), or -1 where it is not UTF-8
+// (Python's strict decoder: no overlong forms, surrogates or values past
+// U+10FFFF).
+long long utf8_length(const std::string& s) {
+  long long n = 0;
+  for (std::size_t i = 0; i < s.size(); ++n) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    int more = 0;
+    unsigned long code = 0, least = 0;
+    if (c < 0x80) {
       ++i;
       continue;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      more = 1, code = c & 0x1F, least = 0x80;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      more = 2, code = c & 0x0F, least = 0x800;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      more = 3, code = c & 0x07, least = 0x10000;
+    } else {
+      return -1;
     }
-    if (!std::isdigit(static_cast<unsigned char>(dict[i]))) {
+    if (i + more >= s.size()) return -1;
+    for (int k = 1; k <= more; ++k) {
+      const unsigned char d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xC0) != 0x80) return -1;
+      code = code << 6 | (d & 0x3F);
+    }
+    if (code < least || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) {
+      return -1;
+    }
+    i += static_cast<std::size_t>(more) + 1;
+  }
+  return n;
+}
+
+// The dictionary's value of `key` (the last one given, as in Python).
+const PyLiteral& value_of(const PyLiteral& dict, const char* key) {
+  const PyLiteral* found = nullptr;
+  for (std::size_t i = 0; i < dict.items.size(); i += 2) {
+    if (dict.items[i].text == key) found = &dict.items[i + 1];
+  }
+  return *found;
+}
+
+// NumPy's checks of the dictionary (numpy.lib.format._read_array_header),
+// then distconv's own (its types, C order, extents it can hold).
+NpyHeader read_dictionary(const PyLiteral& d, const std::string& path) {
+  if (d.kind != Kind::kDict) bad(path, "the header is not a dictionary");
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < d.items.size(); i += 2) {
+    const PyLiteral& k = d.items[i];
+    if (k.kind != Kind::kStr) bad(path, "a key of the header is not a string");
+    if (std::find(keys.begin(), keys.end(), k.text) == keys.end()) {
+      keys.push_back(k.text);
+    }
+  }
+  std::sort(keys.begin(), keys.end());
+  const std::vector<std::string> expected = {"descr", "fortran_order", "shape"};
+  if (keys != expected) {
+    std::string have;
+    for (const std::string& k : keys)
+      have += (have.empty() ? "'" : ", '") + k + "'";
+    bad(path, "the header's keys are " + (have.empty() ? "none" : have) +
+                  ", not 'descr', 'fortran_order' and 'shape'");
+  }
+  NpyHeader h;
+  const PyLiteral& shape = value_of(d, "shape");
+  if (shape.kind != Kind::kTuple) bad(path, "'shape' is not a tuple");
+  for (const PyLiteral& e : shape.items) {
+    if (e.kind != Kind::kInt && e.kind != Kind::kBool) {
       bad(path, "'shape' holds something other than integers");
     }
-    Index v = 0;
-    for (; i < end && std::isdigit(static_cast<unsigned char>(dict[i])); ++i) {
-      if (v > (Index{1} << 50)) bad(path, "an extent of 'shape' is too large");
-      v = 10 * v + (dict[i] - '0');
-    }
-    extents.push_back(v);
   }
-  if (static_cast<int>(extents.size()) > kMaxDims) {
-    bad(path, "shape has " + std::to_string(extents.size()) +
+  const PyLiteral& fortran = value_of(d, "fortran_order");
+  if (fortran.kind != Kind::kBool) bad(path, "'fortran_order' is not a bool");
+  const PyLiteral& descr = value_of(d, "descr");
+  if (descr.kind == Kind::kTuple || descr.kind == Kind::kList) {
+    bad(path,
+        "a structured or subarray element type (distconv reads <f4, "
+        "<f8, <i8 and |u1)");
+  }
+  if (descr.kind != Kind::kStr) bad(path, "'descr' is not a string");
+  if (!descr_type(descr.text, &h.type)) {
+    bad(path, "element type '" + descr.text +
+                  "' (distconv reads <f4, <f8, <i8 and |u1, little-endian)");
+  }
+  if (fortran.value != 0) bad(path, "Fortran order (distconv reads C order)");
+  if (static_cast<int>(shape.items.size()) > kMaxDims) {
+    bad(path, "shape has " + std::to_string(shape.items.size()) +
                   " dimensions (at most " + std::to_string(kMaxDims) + ")");
   }
-  shape = Shape::filled(static_cast<int>(extents.size()), 0);
-  for (std::size_t d = 0; d < extents.size(); ++d) {
-    shape[static_cast<int>(d)] = extents[d];
+  h.shape = Shape::filled(static_cast<int>(shape.items.size()), 0);
+  Index volume = 1;
+  for (std::size_t i = 0; i < shape.items.size(); ++i) {
+    const PyLiteral& e = shape.items[i];
+    if (e.value < 0) {
+      bad(path,
+          "a negative extent in 'shape' (np.load takes it as 'the "
+          "rest'; distconv needs the extents)");
+    }
+    if (!e.fits || e.value > (Index{1} << 50) ||
+        (e.value > 0 && volume > (Index{1} << 50) / e.value)) {
+      bad(path, "an extent of 'shape' is too large");
+    }
+    volume *= e.value;
+    h.shape[static_cast<int>(i)] = e.value;
   }
-  return shape;
+  return h;
 }
 
 }  // namespace
@@ -124,6 +207,11 @@ std::size_t npy_header_size(const std::string& preamble,
     return static_cast<std::size_t>(static_cast<unsigned char>(preamble[i]));
   };
   const int major = static_cast<int>(byte(kMagicSize));
+  const int minor = static_cast<int>(byte(kMagicSize + 1));
+  if ((major == 1 || major == 2 || major == 3) && minor != 0) {
+    bad(path, "format version " + std::to_string(major) + "." +
+                  std::to_string(minor) + " (1.0, 2.0 or 3.0 read)");
+  }
   if (major == 1) return kMagicSize + 4 + (byte(8) | byte(9) << 8);
   if (major == 2 || major == 3) {
     if (preamble.size() < kNpyPreambleSize) bad(path, "the file is truncated");
@@ -136,17 +224,27 @@ std::size_t npy_header_size(const std::string& preamble,
 NpyHeader parse_npy_header(const std::string& bytes, const std::string& path) {
   const std::size_t size = npy_header_size(bytes, path);
   if (bytes.size() < size) bad(path, "the file is truncated in its header");
-  const std::size_t dict_start =
-      static_cast<unsigned char>(bytes[kMagicSize]) == 1 ? kMagicSize + 4
-                                                         : kMagicSize + 6;
+  const int major = static_cast<unsigned char>(bytes[kMagicSize]);
+  const std::size_t dict_start = major == 1 ? kMagicSize + 4 : kMagicSize + 6;
   const std::string dict = bytes.substr(dict_start, size - dict_start);
-  NpyHeader h;
-  h.type = parse_descr(dict, path);
-  const std::size_t fortran = find_value(dict, "fortran_order", path);
-  if (dict.compare(fortran, 5, "False") != 0) {
-    bad(path, "Fortran order (distconv reads C order)");
+  // NumPy decodes formats 1.0 and 2.0 as latin-1, 3.0 as UTF-8, and
+  // refuses headers of more than 10000 characters.
+  const long long length =
+      major == 3 ? utf8_length(dict) : static_cast<long long>(dict.size());
+  if (length < 0) bad(path, "its format 3.0 header is not UTF-8");
+  if (length > 10000) {
+    bad(path, "its header is " + std::to_string(length) +
+                  " characters long, more than NumPy's 10000");
   }
-  h.shape = parse_shape(dict, path);
+  internal::PyLiteral d;
+  try {
+    d = internal::parse_py_literal(dict, major == 3
+                                             ? internal::LongSuffix::kKept
+                                             : internal::LongSuffix::kDropped);
+  } catch (const internal::PyLiteralError& e) {
+    bad(path, std::string("the header is not a Python literal: ") + e.what());
+  }
+  NpyHeader h = read_dictionary(d, path);
   h.data_offset = size;
   return h;
 }

@@ -5,11 +5,21 @@
 //
 // Written headers are format version 1.0, padded with spaces and ending in
 // '\n' so that the data starts at a multiple of 64 bytes (or of a larger
-// alignment); the data is C
-// order (row-major, the last dimension fastest) and little-endian. Parsing
-// accepts versions 1.0, 2.0 and 3.0 with the types of ElementType in
-// little-endian or byte-order-free ('|') form, C order only; anything else
-// throws Error(kIo) naming the file and what is wrong with it.
+// alignment); the data is C order (row-major, the last dimension fastest)
+// and little-endian.
+//
+// Parsing reads what np.load reads, as np.load reads it: versions 1.0, 2.0
+// and 3.0 (latin-1 and UTF-8), headers of at most 10000 characters, the
+// dictionary as Python's ast.literal_eval reads it (io/internal/
+// py_literal.h: any quotes, comments, line breaks, number forms; a key
+// given twice takes its last value; nothing after the dictionary), with
+// exactly the keys 'descr', 'fortran_order' (a bool) and 'shape' (a tuple
+// of integers). Of what np.load reads, distconv reads C order and its
+// element types, spelled with byte order '<', '=', '|' or none and as
+// kind and size ('f4', 'f8', 'i8', 'u1'), a one-letter code ('f', 'd', 'q',
+// 'l', 'B') or a name ('float32', 'float64', 'int64', 'uint8'); and
+// extents from 0 to 2^50 (np.load takes a negative one as "the rest").
+// Anything else throws Error(kIo) naming the file and what is wrong with it.
 #ifndef DISTCONV_IO_NPY_HEADER_H_
 #define DISTCONV_IO_NPY_HEADER_H_
 

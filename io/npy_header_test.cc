@@ -102,7 +102,75 @@ TEST(NpyHeader, RefusesWhatItCannotRead) {
   expect_io_error(version, "version 7");
   std::string shape = good;
   shape.replace(shape.find("(2, 3)"), 6, "(2, x)");
-  expect_io_error(shape, "integers");
+  expect_io_error(shape, "the name 'x'");
+}
+
+// A version 1.0 header around `dict`, padded as NumPy pads.
+std::string v1(const std::string& dict) {
+  std::string body = dict;
+  const std::size_t unpadded = 10 + body.size() + 1;
+  body.append((unpadded + 63) / 64 * 64 - unpadded, ' ');
+  body += '\n';
+  std::string h = std::string("\x93NUMPY\x01\x00", 8);
+  h += static_cast<char>(body.size() & 0xff);
+  h += static_cast<char>(body.size() >> 8);
+  return h + body;
+}
+
+// What np.load refuses is refused: text after the dictionary (np.load:
+// "Cannot parse header"), a key missing or one too many, values of the
+// wrong kind, an unknown minor version, a header over 10000 characters.
+TEST(NpyHeader, RefusesWhatNumPyRefuses) {
+  const std::string keys = "'fortran_order': False, 'shape': (2, 3)";
+  expect_io_error(v1("{'descr': '<f4', " + keys + ", } junk"), "literal");
+  expect_io_error(v1("{'descr': '<f4', " + keys + "}}"), "literal");
+  expect_io_error(v1("{'descr': '<f4', " + keys + "} # comment\n{}"),
+                  "literal");
+  expect_io_error(v1("{'descr': '<f4', 'shape': (2, 3)}"), "keys");
+  expect_io_error(v1("{'descr': '<f4', " + keys + ", 'extra': 1}"), "keys");
+  expect_io_error(v1("{'descr': '<f4', 'fortran_order': 0, 'shape': (2,)}"),
+                  "fortran_order");
+  expect_io_error(v1("{'descr': '<f4', 'fortran_order': False, 'shape': [2]}"),
+                  "'shape' is not a tuple");
+  expect_io_error(v1("{'descr': '<f4', 'fortran_order': False, 'shape': 2}"),
+                  "'shape' is not a tuple");
+  expect_io_error(
+      v1("{'descr': '<f4', 'fortran_order': False, 'shape': (2.0,)}"),
+      "integers");
+  std::string minor = v1("{'descr': '<f4', " + keys + "}");
+  minor[7] = '\x01';
+  expect_io_error(minor, "version 1.1");
+  const std::string padding(10001, ' ');
+  std::string long_header = std::string("\x93NUMPY\x02\x00", 8);
+  const std::string dict = "{'descr': '<f4', " + keys + "}" + padding + "\n";
+  for (int b = 0; b < 4; ++b) {
+    long_header += static_cast<char>((dict.size() >> (8 * b)) & 0xff);
+  }
+  expect_io_error(long_header + dict, "10000");
+}
+
+// What np.load reads is read as np.load reads it: of a key given twice,
+// the last value (Python's dict); Python's literal syntax (quotes,
+// comments, line breaks, trailing commas, number forms); a Python 2 "L"
+// in formats 1.0 and 2.0.
+TEST(NpyHeader, ReadsWhatNumPyReads) {
+  const auto parsed = [](const std::string& dict) {
+    return parse_npy_header(v1(dict), "x.npy");
+  };
+  NpyHeader h = parsed(
+      "{'descr': '<f8', 'fortran_order': False, 'shape': (9,), "
+      "'descr': '<f4', 'shape': (2, 3)}");
+  EXPECT_EQ(h.type, ElementType::kFloat32);
+  EXPECT_EQ(h.shape, (Shape{2, 3}));
+  h = parsed(
+      "{\"descr\": \"<\" 'i8', # the type\n 'fortran_order': (False),\n"
+      " 'shape': (0x2, 1_0, +3,),}");
+  EXPECT_EQ(h.type, ElementType::kInt64);
+  EXPECT_EQ(h.shape, (Shape{2, 10, 3}));
+  h = parsed("{'descr': '|u1', 'fortran_order': False, 'shape': (2L, 3L)}");
+  EXPECT_EQ(h.shape, (Shape{2, 3}));
+  h = parsed("{'descr': '<f4', 'fortran_order': False, 'shape': (True, 4)}");
+  EXPECT_EQ(h.shape, (Shape{1, 4}));
 }
 
 }  // namespace
