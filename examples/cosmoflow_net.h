@@ -87,8 +87,11 @@ struct CosmoflowStack {
 template <typename T, typename Space = HostSpace>
 class CosmoflowNet {
  public:
+  // What its checkpoints belong to (the shape's describe()).
+  const std::string& description() const { return description_; }
   CosmoflowNet(const UnitGrids& grids, const CosmoflowShape& o)
-      : head_grid_(grids[static_cast<int>(o.stacks)]),
+      : description_(o.describe()),
+        head_grid_(grids[static_cast<int>(o.stacks)]),
         extent_(o.head_extent()),
         features_(o.features()),
         dense1_w_(cosmoflow_dense(features_, o.hidden, extent_)
@@ -235,6 +238,7 @@ class CosmoflowNet {
   const ProcessGrid& head_grid() const { return head_grid_; }
 
  private:
+  std::string description_;
   double forward_backward() {
     for (size_t l = 0; l < stacks_.size(); ++l) {
       CosmoflowStack<T, Space>& s = *stacks_[l];

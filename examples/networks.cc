@@ -50,6 +50,23 @@ void SegmentationShape::check() {
           ": at least 2");
 }
 
+std::string SegmentationShape::describe() const {
+  return "segmentation: " + std::to_string(samples) + " x " +
+         std::to_string(channels) + " x " + std::to_string(height) + " x " +
+         std::to_string(size) + " input, width " + std::to_string(width) +
+         ", " + std::to_string(classes) + " classes, padding " +
+         to_string(padding_mode);
+}
+
+std::string CosmoflowShape::describe() const {
+  return "cosmoflow: " + std::to_string(samples) + " x " +
+         std::to_string(kCosmoflowChannels) + " x " + std::to_string(size) +
+         "^3 input, " + std::to_string(stacks) + " stacks from width " +
+         std::to_string(width) + ", dense " + std::to_string(hidden) +
+         " -> " + std::to_string(kCosmoflowTargets) + ", padding " +
+         to_string(padding_mode);
+}
+
 ConvDesc segmentation_head(Index width, Index classes) {
   ConvDesc d = ConvDesc::make(width, classes, {1, 1});
   d.bias = ConvBias::kAdd;

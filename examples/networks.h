@@ -14,6 +14,7 @@
 #ifndef DISTCONV_EXAMPLES_NETWORKS_H_
 #define DISTCONV_EXAMPLES_NETWORKS_H_
 
+#include <string>
 #include <vector>
 
 #include "distconv/conv_desc.h"
@@ -41,6 +42,9 @@ struct SegmentationShape {
   // than 2 classes.
   void check();
   Shape input() const { return {samples, channels, height, size}; }
+  // What checkpoints belong to: "segmentation: 2 x 18 x 256 x 256 input,
+  // width 16, 3 classes, padding zeros".
+  std::string describe() const;
 };
 enum SegmentationUnit { kLevel1 = 0, kLevel2 = 1, kDecoder = 2 };
 ConvDesc segmentation_head(Index width, Index classes);  // 1x1, bias
@@ -61,6 +65,9 @@ struct CosmoflowShape {
   }
   Index head_extent() const { return size >> stacks; }
   Index features() const { return width << (stacks - 1); }
+  // What checkpoints belong to: "cosmoflow: 4 x 4 x 32^3 input, 3 stacks
+  // from width 16, dense 64 -> 4, padding zeros".
+  std::string describe() const;
 };
 // A dense layer as a convolution whose kernel covers `extent`^3, bias.
 ConvDesc cosmoflow_dense(Index in, Index out, Index extent);

@@ -75,8 +75,11 @@ inline HaloLayout plain(const Distribution& d) {
 template <typename T, typename Space = HostSpace>
 class SegmentationNet {
  public:
+  // What its checkpoints belong to (the shape's describe()).
+  const std::string& description() const { return description_; }
   SegmentationNet(const UnitGrids& grids, const SegmentationShape& o)
-      : g1_(grids[kLevel1]),
+      : description_(o.describe()),
+        g1_(grids[kLevel1]),
         g2_(grids[kLevel2]),
         g3_(grids[kDecoder]),
         same12_(grids.same(kLevel1, kLevel2)),
@@ -236,6 +239,7 @@ class SegmentationNet {
   const ProcessGrid& loss_grid() const { return g3_; }
 
  private:
+  std::string description_;
   // The conv-BN-ReLU blocks.
   std::vector<ConvBnRelu<T, Space>*> blocks() {
     return {&enc1a_, &enc1b_, &enc2a_, &enc2b_, &dec_};

@@ -239,10 +239,18 @@ void BatchOrder::restored() {
   shuffle();
 }
 
-TrainingState::TrainingState(const std::vector<Param*>& params,
+TrainingState::TrainingState(const std::string& description,
+                             const std::vector<Param*>& params,
                              std::vector<NormState> norms, BatchOrder* order)
     : norms_(std::move(norms)), order_(order), means_(norms_.size()),
       variances_(norms_.size()) {
+  state_.describe(description);
+  // The statistics' arrays at their sizes: a checkpoint loads only into
+  // arrays of the length it holds.
+  for (std::size_t i = 0; i < norms_.size(); ++i) {
+    means_[i] = norms_[i].mean();
+    variances_[i] = norms_[i].variance();
+  }
   for (std::size_t i = 0; i < params.size(); ++i) {
     const std::string name = "param" + std::to_string(i);
     state_.add(name + ".value", &params[i]->value);
@@ -284,14 +292,10 @@ int TrainingState::resume(const TrainOptions& opt,
       std::printf("resume: no checkpoint in %s, starting at step 1\n",
                   opt.checkpoint_dir.c_str());
     }
+    std::fflush(stdout);
   }
   if (!step) return 0;
   for (std::size_t i = 0; i < norms_.size(); ++i) {
-    require(means_[i].size() == norms_[i].mean().size() &&
-                variances_[i].size() == means_[i].size(),
-            ErrorKind::kShapeMismatch, "the checkpoint's batch norm ", i,
-            " has ", means_[i].size(), " channels, the network's ",
-            norms_[i].mean().size());
     norms_[i].set(means_[i].data(), variances_[i].data());
   }
   if (order_) order_->restored();

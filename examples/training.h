@@ -337,12 +337,18 @@ NormState norm_state(Norm* n) {
 // batch norms' running statistics, the step, the data position.
 class TrainingState {
  public:
-  TrainingState(const std::vector<Param*>& params,
+  // `description`: what the run's checkpoints belong to (the network and
+  // its sizes): a resume from another's is an error (io/checkpoint.h).
+  TrainingState(const std::string& description,
+                const std::vector<Param*>& params,
                 std::vector<NormState> norms, BatchOrder* order);
   // Saves after `step` when the options ask for it.
   void maybe_save(const TrainOptions& opt, const io::CheckpointDir& dir,
                   int step);
-  // With --resume: the step of the checkpoint loaded (0: none).
+  // With --resume: the step of the checkpoint loaded (0: the directory
+  // holds none). A directory of another network's checkpoints, or of
+  // checkpoints none of which loads, is an error: nothing there is
+  // written over.
   int resume(const TrainOptions& opt, const io::CheckpointDir& dir,
              MPI_Comm comm);
 
@@ -355,7 +361,8 @@ class TrainingState {
 };
 
 // Trains `net` for opt.steps SGD steps, logging each; Net has
-// params() -> std::vector<Param*>, batch_norms() -> pointers to its
+// description() (what its checkpoints belong to), params() ->
+// std::vector<Param*>, batch_norms() -> pointers to its
 // BatchNorm<T, Space>s, open_data(path) -> the samples in
 // --data and load_batch(first sample) (with --data), step() -> the loss
 // (forward and backward, gradients in the params' grad) and take_comm_wait() -> the CommWait of this rank since
@@ -371,7 +378,8 @@ void train(Net& net, const ProcessGrid& grid, const TrainOptions& opt,
   const std::vector<Param*> params = net.params();
   std::vector<NormState> norms;
   for (auto* n : net.batch_norms()) norms.push_back(norm_state(n));
-  TrainingState state(params, std::move(norms), order ? &*order : nullptr);
+  TrainingState state(net.description(), params, std::move(norms),
+                      order ? &*order : nullptr);
   std::optional<io::CheckpointDir> dir;
   if (!opt.checkpoint_dir.empty()) dir.emplace(grid.comm(), opt.checkpoint_dir);
   const int first = dir ? state.resume(opt, *dir, grid.comm()) + 1 : 1;

@@ -8,12 +8,15 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <type_traits>
 
 #include "distconv/error.h"
 #include "distconv/internal/mpi_util.h"
 #include "io/checksum.h"
 #include "io/h5_file.h"
+#include "io/internal/checkpoint_record.h"
 
 namespace distconv::io {
 namespace {
@@ -23,8 +26,12 @@ using distconv::internal::check_mpi;
 using distconv::internal::run_collectively;
 using Entry = CheckpointState::Entry;
 
-constexpr char kFormat[] = "distconv checkpoint 1";
+using internal::CheckpointRecord;
+
+constexpr char kFormat[] = "distconv checkpoint 2";
+constexpr char kFirstFormat[] = "distconv checkpoint 1";  // no manifest
 constexpr char kChecksum[] = "checksum";
+constexpr char kManifest[] = ".manifest";  // no entry's name starts with '.'
 
 std::int64_t as_attribute(std::uint64_t sum) {
   std::int64_t v;
@@ -67,9 +74,13 @@ std::uint64_t write_entry(MPI_Comm comm, H5File& f, const Entry& e) {
       e.target);
 }
 
-// Reads an entry's dataset and checks its checksum; into the entry's
-// object when `load`, else into a copy thrown away.
-void read_entry(const H5File& f, const Entry& e, bool load) {
+// Reads an entry's dataset and checks it against its checksum and its
+// kind in the manifest. With `commit`, the entry's object gets the values:
+// a distributed tensor at once, a replicated value by the function added
+// to `commit` (run once every entry has read well); without, nothing
+// changes.
+void read_entry(const H5File& f, const Entry& e,
+                std::vector<std::function<void()>>* commit) {
   const std::uint64_t want =
       static_cast<std::uint64_t>(f.int_attribute(e.name, kChecksum));
   const auto check = [&](std::uint64_t got) {
@@ -84,18 +95,25 @@ void read_entry(const H5File& f, const Entry& e, bool load) {
           require(v.size() == 1, ErrorKind::kIo, "dataset '", e.name, "' of ",
                   f.path(), " is not one integer");
           check(checksum(v.data(), Shape{1}));
-          if (load) *target = v[0];
+          if (commit) commit->push_back([target, v] { *target = v[0]; });
         } else if constexpr (std::is_same_v<Target, std::string>) {
           const auto v = f.read_array<std::uint8_t>(e.name);
           check(checksum(v.data(), Shape{static_cast<Index>(v.size())}));
-          if (load) target->assign(v.begin(), v.end());
+          if (commit) {
+            commit->push_back(
+                [target, v] { target->assign(v.begin(), v.end()); });
+          }
         } else if constexpr (std::is_same_v<Target, std::vector<float>> ||
                              std::is_same_v<Target, std::vector<double>>) {
           using T = typename Target::value_type;
-          auto v = f.read_array<T>(e.name);
-          check(checksum(v.data(), Shape{static_cast<Index>(v.size())}));
-          if (load) *target = std::move(v);
-        } else if (load) {
+          auto v = std::make_shared<std::vector<T>>(f.read_array<T>(e.name));
+          // The manifest matched, so a size of its own is damage.
+          require(v->size() == target->size(), ErrorKind::kIo, "dataset '",
+                  e.name, "' of ", f.path(), " holds ", v->size(),
+                  " values where its manifest says ", target->size());
+          check(checksum(v->data(), Shape{static_cast<Index>(v->size())}));
+          if (commit) commit->push_back([target, v] { *target = *v; });
+        } else if (commit) {
           f.read(e.name, *target);
           check(checksum(*target));
         } else {
@@ -105,6 +123,29 @@ void read_entry(const H5File& f, const Entry& e, bool load) {
         }
       },
       e.target);
+}
+
+// "distconv: I/O error: MESSAGE" -> "MESSAGE".
+std::string message_of(const Error& e) {
+  const std::string prefix =
+      std::string("distconv: ") + to_string(e.kind()) + ": ";
+  const std::string what = e.what();
+  return what.compare(0, prefix.size(), prefix) == 0
+             ? what.substr(prefix.size())
+             : what;
+}
+
+// The first differences, "; "-separated, and how many more there are.
+std::string listed(const std::vector<std::string>& items) {
+  constexpr std::size_t kShown = 4;
+  std::string out;
+  for (std::size_t i = 0; i < items.size() && i < kShown; ++i) {
+    out += (i ? "; " : "") + items[i];
+  }
+  if (items.size() > kShown) {
+    out += "; and " + std::to_string(items.size() - kShown) + " more";
+  }
+  return out;
 }
 
 // Runs `fn` on rank 0 only; its Error is thrown on every rank.
@@ -126,9 +167,10 @@ void sync_path(const std::string& path, int flags) {
 }  // namespace
 
 void CheckpointState::add_entry(const std::string& name, Target target) {
-  require(!name.empty() && name.find('/') == std::string::npos,
+  require(!name.empty() && name[0] != '.' &&
+              name.find_first_of("/\t\n") == std::string::npos,
           ErrorKind::kInvalidArgument, "checkpoint entry name '", name,
-          "' is empty or holds a '/'");
+          "' is empty, starts with '.' or holds a '/', a tab or a line break");
   for (const Entry& e : entries_) {
     require(e.name != name, ErrorKind::kInvalidArgument, "checkpoint entry '",
             name, "' added twice");
@@ -140,6 +182,13 @@ void CheckpointState::add_entry(const std::string& name, Target target) {
       },
       target);
   entries_.push_back(Entry{name, target});
+}
+
+void CheckpointState::describe(const std::string& description) {
+  require(description.find('\n') == std::string::npos,
+          ErrorKind::kInvalidArgument, "a checkpoint description holds a line ",
+          "break: '", description, "'");
+  description_ = description;
 }
 
 void CheckpointState::add(const std::string& n, std::vector<float>* v) {
@@ -214,6 +263,41 @@ std::vector<std::int64_t> CheckpointDir::steps() const {
   return std::vector<std::int64_t>(found.begin(), found.end());
 }
 
+namespace {
+
+// The record of the checkpoint of `step` open in `f`, with its step
+// checked; Error(kIo) where it is damaged.
+CheckpointRecord record(const H5File& f, std::int64_t step) {
+  const std::string format = f.string_attribute("/", "format");
+  require(format == kFormat || format == kFirstFormat, ErrorKind::kIo,
+          f.path(), " is a '", format, "' file, not a ", kFormat);
+  const std::int64_t inside = f.int_attribute("/", "step");
+  require(inside == step, ErrorKind::kIo, f.path(), " holds step ", inside,
+          ", not step ", step, " as its name says");
+  if (format == kFirstFormat) return internal::record_of_datasets(f);
+  const std::vector<std::uint8_t> text = f.read_array<std::uint8_t>(kManifest);
+  const std::uint64_t want =
+      static_cast<std::uint64_t>(f.int_attribute(kManifest, kChecksum));
+  require(checksum(text.data(), Shape{static_cast<Index>(text.size())}) ==
+              want,
+          ErrorKind::kIo, "the manifest of ", f.path(),
+          " does not match its checksum");
+  return internal::parse_manifest(std::string(text.begin(), text.end()),
+                                  f.path());
+}
+
+// Error(kShapeMismatch) naming the differences, if any.
+void check_belongs(const CheckpointRecord& file, const CheckpointRecord& run,
+                   const std::string& path) {
+  const std::vector<std::string> d = internal::differences(file, run);
+  if (!d.empty()) {
+    throw Error(ErrorKind::kShapeMismatch,
+                path + " belongs to another network: " + listed(d));
+  }
+}
+
+}  // namespace
+
 void CheckpointDir::save(std::int64_t step,
                          const CheckpointState& state) const {
   int ranks = 0;
@@ -234,6 +318,30 @@ void CheckpointDir::save(std::int64_t step,
           e.target);
     }
   });
+  // What the directory holds, before anything is written: a checkpoint of
+  // another network, or a newer one of this network, stops the save; only
+  // this network's are pruned (a damaged one, perhaps a good one read
+  // badly, is left).
+  const CheckpointRecord ours = internal::record_of(state);
+  std::vector<std::int64_t> own;
+  for (const std::int64_t s : steps()) {
+    std::optional<CheckpointRecord> theirs;
+    try {
+      const H5File f(comm_, path(s), H5Mode::kRead);
+      theirs = record(f, s);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kIo) throw;
+      continue;  // damaged: not read, not removed
+    }
+    check_belongs(*theirs, ours, path(s));
+    if (s != step) own.push_back(s);
+  }
+  require(own.empty() || own.back() < step, ErrorKind::kState, dir_,
+          " already holds ",
+          own.empty() ? "" : fs::path(path(own.back())).filename().string(),
+          " of this network, after step ", step,
+          ": a save there would mix two runs (resume from it, or save "
+          "elsewhere)");
   const std::string final_path = path(step), temp = final_path + ".tmp";
   on_root(comm_, rank_, [&] {  // leftovers of an interrupted save
     for (const auto& item : fs::directory_iterator(dir_)) {
@@ -248,11 +356,18 @@ void CheckpointDir::save(std::int64_t step,
       f.set_attribute(e.name, kChecksum,
                       as_attribute(write_entry(comm_, f, e)));
     }
+    const std::string text = internal::manifest_text(ours);
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(text.data());
+    const Index n = static_cast<Index>(text.size());
+    f.write(kManifest, Shape{n}, bytes);
+    f.set_attribute(kManifest, kChecksum,
+                    as_attribute(root_checksum(comm_, bytes, n)));
     f.close();
   }
   {
-    H5File f(comm_, temp, H5Mode::kRead);
-    for (const Entry& e : state.entries()) read_entry(f, e, /*load=*/false);
+    const H5File f(comm_, temp, H5Mode::kRead);
+    check_belongs(record(f, step), ours, temp);
+    for (const Entry& e : state.entries()) read_entry(f, e, nullptr);
   }
   on_root(comm_, rank_, [&] {
     sync_path(temp, O_RDONLY);
@@ -262,37 +377,42 @@ void CheckpointDir::save(std::int64_t step,
             ": ", ec.message());
     sync_path(dir_, O_RDONLY | O_DIRECTORY);
   });
-  const std::vector<std::int64_t> all = steps();
   on_root(comm_, rank_, [&] {
-    const std::size_t keep = static_cast<std::size_t>(options_.keep);
-    for (std::size_t i = 0; i + keep < all.size(); ++i)
-      fs::remove(path(all[i]));
+    const std::size_t keep = static_cast<std::size_t>(options_.keep) - 1;
+    for (std::size_t i = 0; i + keep < own.size(); ++i) {
+      fs::remove(path(own[i]));
+    }
   });
 }
 
 void CheckpointDir::load(std::int64_t step, CheckpointState& state) const {
   const H5File f(comm_, path(step), H5Mode::kRead);
-  const std::string format = f.string_attribute("/", "format");
-  run_collectively(comm_, [&] {
-    require(format == kFormat, ErrorKind::kIo, path(step), " is a '", format,
-            "' file, not a ", kFormat);
-  });
-  for (const Entry& e : state.entries()) read_entry(f, e, /*load=*/true);
+  // What it belongs to, before anything is read.
+  check_belongs(record(f, step), internal::record_of(state), path(step));
+  std::vector<std::function<void()>> commit;
+  for (const Entry& e : state.entries()) read_entry(f, e, &commit);
+  for (const auto& c : commit) c();
 }
 
 std::optional<std::int64_t> CheckpointDir::load_latest(
     CheckpointState& state, std::vector<std::string>* skipped) const {
   const std::vector<std::int64_t> all = steps();
+  if (all.empty()) return std::nullopt;
+  std::vector<std::string> why;
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
     try {
       load(*it, state);
       return *it;
     } catch (const Error& e) {
-      if (e.kind() != ErrorKind::kIo) throw;
+      if (e.kind() != ErrorKind::kIo) throw;  // another network's, say
+      why.push_back(message_of(e));
       if (skipped) skipped->push_back(e.what());
     }
   }
-  return std::nullopt;
+  throw Error(ErrorKind::kIo,
+              "none of the " + std::to_string(all.size()) + " checkpoints in " +
+                  dir_ + " loads (a fresh start would overwrite them): " +
+                  listed(why));
 }
 
 }  // namespace distconv::io

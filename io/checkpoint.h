@@ -1,7 +1,9 @@
 // Checkpoints: a training run's state in one HDF5 file per step, written
-// atomically and read back on any grid.
+// atomically, read back on any grid, and only by the network it belongs
+// to.
 //
 //   io::CheckpointState state;              // what a checkpoint holds:
+//   state.describe("unet: 4x1x256x256, width 16");  // what it belongs to
 //   state.add("conv1.w", &w.value);         //   replicated arrays,
 //   state.add("conv1.w.momentum", &w.velocity);
 //   state.add("step", &step);               //   integers,
@@ -12,20 +14,39 @@
 //   ...                                     // after a crash, any grid:
 //   std::optional<std::int64_t> from = dir.load_latest(state);
 //
+// What a checkpoint belongs to: the state's description and each entry's
+// name and kind (its element type and length, or global shape; bytes
+// take any length), written with it (its manifest). load() compares them
+// with the state's before it reads any entry: a checkpoint of another
+// description, or whose entries differ in name, type or size, is
+// Error(kShapeMismatch) on every rank naming the differences ("entry 'w':
+// float32 array of 10 there, float32 array of 12 here"), never read into
+// arrays of another size, and never judged damaged. Checkpoints of the
+// first format (no manifest) are compared by their datasets alone.
+//
 // save() writes DIR/step-S.h5.tmp, with a checksum of every dataset
 // (io/checksum.h: independent of the grid), closes it, reads every
 // dataset back and checks it, syncs the file to disk, and only then
 // renames it to DIR/step-S.h5 (and syncs the directory). A crash at any
 // point leaves the earlier checkpoints as they were; a leftover .tmp is
-// never read and is removed by the next save(). The `keep` newest
-// checkpoints stay; older ones are removed after a new one is in place.
+// never read and is removed by the next save(). Before writing anything,
+// save() reads what the directory holds: a checkpoint of another network
+// there is Error(kShapeMismatch), a newer one of this network
+// Error(kState) (a run started over would prune its own checkpoints at
+// once), and nothing is written or removed. The `keep` newest checkpoints
+// of this network stay; older ones are removed after a new one is in
+// place. A checkpoint that does not load (damaged, or perhaps read badly)
+// is never removed by save(), only replaced by a save of its own step.
 //
-// load() reads every entry of the state in place, checking each dataset's
-// shape, element type and checksum; load_latest() loads the newest
-// checkpoint that passes those checks, skipping any that does not. A load
-// that fails may leave some entries overwritten; load_latest() then
-// overwrites them all from an older checkpoint. A
-// replicated array takes the size it had when saved; a distributed tensor
+// load() then reads every entry, checking each dataset's shape, element
+// type and checksum, and that the step inside the file is the one its
+// name says. A replicated entry (array, integer, bytes) changes only
+// when every entry read well; a distributed tensor is read in place, so
+// a load that fails (Error(kIo)) may leave tensors overwritten.
+// load_latest() loads the newest checkpoint that passes, skipping damaged
+// ones (kIo), and returns nothing when the directory holds no checkpoint;
+// one that holds checkpoints of which none loads is Error(kIo) naming why
+// each did not (a fresh start would overwrite them). A distributed tensor
 // must have the saved global shape, on any grid (the dataset holds the
 // global tensor). Every call is collective over the directory's
 // communicator (the tensors' grids must span the same ranks) and throws
@@ -47,8 +68,14 @@ namespace distconv::io {
 
 class CheckpointState {
  public:
-  // The objects must outlive the state; names are HDF5 dataset names
-  // (no '/').
+  // What the state belongs to (a network, its sizes): a line of text,
+  // compared by load() (empty by default).
+  void describe(const std::string& description);
+  const std::string& description() const { return description_; }
+
+  // The objects must outlive the state; names are HDF5 dataset names (no
+  // '/', no tab or line break, not starting with '.'). A replicated array
+  // loads only from a checkpoint of its present length.
   void add(const std::string& name, std::vector<float>* values);
   void add(const std::string& name, std::vector<double>* values);
   void add(const std::string& name, std::int64_t* value);
@@ -69,6 +96,7 @@ class CheckpointState {
 
  private:
   void add_entry(const std::string& name, Target target);
+  std::string description_;
   std::vector<Entry> entries_;
 };
 
@@ -84,8 +112,9 @@ class CheckpointDir {
 
   void save(std::int64_t step, const CheckpointState& state) const;
   void load(std::int64_t step, CheckpointState& state) const;
-  // The step loaded, or nothing when no checkpoint loads. Each checkpoint
-  // skipped adds its error's message to `skipped` (when not null).
+  // The step loaded, or nothing when the directory holds no checkpoint.
+  // Each damaged checkpoint skipped adds its error's message to `skipped`
+  // (when not null); when none loads, Error(kIo).
   std::optional<std::int64_t> load_latest(
       CheckpointState& state,
       std::vector<std::string>* skipped = nullptr) const;

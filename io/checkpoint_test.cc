@@ -193,19 +193,26 @@ TEST(Checkpoint, MismatchesAreErrorsOnEveryRank) {
       g, HaloLayout(Distribution(Shape{2, 3, 6, 4, 7}, g.shape())));
   CheckpointState s;
   s.add("field", &wide);
-  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
-                            "has shape 2x3x5x4x7, not 2x3x6x4x7",
-                            [&] { ckpt.load(1, s); });
+  expect_error_on_all_ranks(
+      MPI_COMM_WORLD, ErrorKind::kShapeMismatch,
+      "entry 'field': float32 tensor 2x3x5x4x7 there, float32 tensor "
+      "2x3x6x4x7 here",
+      [&] { ckpt.load(1, s); });
   // An entry the checkpoint lacks.
   std::vector<float> extra;
   CheckpointState t;
   t.add("extra", &extra);
-  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo, "extra",
-                            [&] { ckpt.load(1, t); });
+  expect_error_on_all_ranks(
+      MPI_COMM_WORLD, ErrorKind::kShapeMismatch,
+      "entry 'extra': float32 array of 0 here, not in the checkpoint",
+      [&] { ckpt.load(1, t); });
   expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo, "step-00000009.h5",
                             [&] { ckpt.load(9, t); });
   EXPECT_THROW(t.add("extra", &extra), Error);
   EXPECT_THROW(t.add("a/b", &extra), Error);
+  EXPECT_THROW(t.add(".manifest", &extra), Error);
+  EXPECT_THROW(t.add("a\tb", &extra), Error);
+  EXPECT_THROW(t.describe("two\nlines"), Error);
   std::vector<std::string> skipped;
   CheckpointDir empty(MPI_COMM_WORLD, temp_path("none"));
   EXPECT_EQ(empty.load_latest(t, &skipped), std::nullopt);
