@@ -344,12 +344,14 @@ void CheckpointDir::save(std::int64_t step,
           "elsewhere)");
   const std::string final_path = path(step), temp = final_path + ".tmp";
   on_root(comm_, rank_, [&] {  // leftovers of an interrupted save
-    for (const auto& item : fs::directory_iterator(dir_)) {
-      if (item.path().extension() == ".tmp") fs::remove(item.path());
+    // (What cannot be removed is left: the save's own writes tell why.)
+    std::error_code ec;
+    for (const auto& item : fs::directory_iterator(dir_, ec)) {
+      if (item.path().extension() == ".tmp") fs::remove(item.path(), ec);
     }
   });
   {
-    H5File f(comm_, temp, H5Mode::kCreate);
+    H5File f(comm_, temp, H5Mode::kCreateInPlace);
     f.set_attribute("/", "format", std::string(kFormat));
     f.set_attribute("/", "step", step);
     for (const Entry& e : state.entries()) {
@@ -380,7 +382,10 @@ void CheckpointDir::save(std::int64_t step,
   on_root(comm_, rank_, [&] {
     const std::size_t keep = static_cast<std::size_t>(options_.keep) - 1;
     for (std::size_t i = 0; i + keep < own.size(); ++i) {
-      fs::remove(path(own[i]));
+      std::error_code ec;
+      fs::remove(path(own[i]), ec);
+      require(!ec, ErrorKind::kIo, "cannot remove the older checkpoint ",
+              path(own[i]), ": ", ec.message());
     }
   });
 }

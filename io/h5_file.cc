@@ -11,6 +11,7 @@
 #include "distconv/internal/mpi_util.h"
 #include "distconv/pimpl.h"
 #include "io/internal/cache_window.h"
+#include "io/internal/h5_file_state.h"
 #include "io/internal/h5_transfer.h"
 #include "io/internal/h5_util.h"
 #include "io/internal/mpi_io.h"
@@ -27,59 +28,6 @@ using internal::Direction;
 using internal::select;
 using internal::ShardMemory;
 using internal::simple_space;
-
-struct H5File::State {
-  MPI_Comm comm = MPI_COMM_NULL;
-  int rank = 0;
-  std::string path;
-  Hid file;
-
-  // Runs `step` on every rank; an Error on any rank is thrown on all.
-  void agree(const std::function<void()>& step) const {
-    QuietErrors quiet;
-    distconv::internal::run_collectively(comm, step);
-  }
-  std::string name(const std::string& dataset) const {
-    return "dataset '" + dataset + "' of " + path;
-  }
-  Hid open(const std::string& dataset) const {
-    QuietErrors quiet;
-    require(H5Lexists(file.get(), dataset.c_str(), H5P_DEFAULT) > 0,
-            ErrorKind::kIo, path, " has no dataset '", dataset, "'");
-    return checked(H5Dopen2(file.get(), dataset.c_str(), H5P_DEFAULT), H5Dclose,
-                   "cannot open " + name(dataset));
-  }
-  // Checks that the disk can hold a dataset's storage before its data is
-  // written (io/internal/mpi_io.h's require_space() says why).
-  void require_space(const Hid& dset, const std::string& what) const {
-    haddr_t end = 0;
-    agree([&] { end = end_of_storage(dset.get(), what); });
-    internal::require_space(comm, path, static_cast<long long>(end), what);
-  }
-  // The file offset just past a dataset's data (contiguous or chunked).
-  static haddr_t end_of_storage(hid_t dset, const std::string& what) {
-    const haddr_t offset = H5Dget_offset(dset);
-    if (offset != HADDR_UNDEF) return offset + H5Dget_storage_size(dset);
-    hsize_t chunks = 0;
-    const Hid space = checked(H5Dget_space(dset), H5Sclose, what);
-    check_h5(H5Dget_num_chunks(dset, space.get(), &chunks), what);
-    haddr_t end = 0;
-    for (hsize_t i = 0; i < chunks; ++i) {
-      haddr_t address = 0;
-      hsize_t size = 0;
-      unsigned filter = 0;
-      check_h5(H5Dget_chunk_info(dset, space.get(), i, nullptr, &filter,
-                                 &address, &size),
-               what);
-      end = std::max<haddr_t>(end, address + size);
-    }
-    return end;
-  }
-  Hid space_of(const Hid& dset, const std::string& dataset) const {
-    return checked(H5Dget_space(dset.get()), H5Sclose,
-                   "cannot read the shape of " + name(dataset));
-  }
-};
 
 namespace {
 
@@ -105,36 +53,13 @@ H5File::H5File(MPI_Comm comm, const std::string& path, H5Mode mode)
     : state_(distconv::internal::Pimpl<State>::make("H5File")) {
   state_->comm = comm;
   state_->path = path;
+  state_->mode = mode;
   distconv::internal::check_mpi(MPI_Comm_rank(comm, &state_->rank),
                                 "MPI_Comm_rank");
-  state_->agree([&] {
-    Hid fapl = checked(H5Pcreate(H5P_FILE_ACCESS), H5Pclose,
-                       "cannot make a file access property list");
-    check_h5(H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL),
-             "cannot use MPI-IO for " + path);
-    // Data of 64 KiB and more starts on a 4 KiB boundary: writes through
-    // the page cache that start mid-page run several times slower.
-    check_h5(H5Pset_alignment(fapl.get(), 64 * 1024, 4096),
-             "cannot align the data of " + path);
-    if (mode == H5Mode::kCreate) {
-      state_->file = checked(
-          H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
-          H5Fclose, "cannot create " + path);
-    } else {
-      state_->file =
-          checked(H5Fopen(path.c_str(),
-                          mode == H5Mode::kRead ? H5F_ACC_RDONLY : H5F_ACC_RDWR,
-                          fapl.get()),
-                  H5Fclose, "cannot open " + path);
-    }
-  });
+  state_->open_file();
 }
 
-void H5File::close() {
-  State& s = *state_;
-  s.agree(
-      [&] { check_h5(s.file.reset(), "cannot write and close " + s.path); });
-}
+void H5File::close() { state_->close(); }
 
 const std::string& H5File::path() const { return state_->path; }
 
@@ -186,11 +111,16 @@ std::vector<std::string> H5File::datasets() const {
 template <typename T>
 void H5File::write(const std::string& dataset, const DistTensor<T>& tensor,
                    const H5DatasetOptions& options) {
-  const State& s = *state_;
+  State& s = *state_;
   const Shape global = tensor.global_shape();
   require(options.chunk.ndims() == 0 || options.chunk.ndims() == global.ndims(),
           ErrorKind::kInvalidArgument, "chunk ", options.chunk, " for ",
           s.name(dataset), " of ", global.ndims(), " dimensions");
+  const std::string what = "cannot write " + s.name(dataset);
+  const long long name_bytes = static_cast<long long>(dataset.size());
+  s.before_object(name_bytes,
+                  internal::storage_bytes(global, sizeof(T), options.chunk),
+                  what);
   Hid dset;
   s.agree([&] {
     if (H5Lexists(s.file.get(), dataset.c_str(), H5P_DEFAULT) > 0) {
@@ -218,11 +148,11 @@ void H5File::write(const std::string& dataset, const DistTensor<T>& tensor,
                    H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
         H5Dclose, "cannot create " + s.name(dataset));
   });
-  s.require_space(dset, "cannot write " + s.name(dataset));
+  s.after_object(name_bytes, dset.get(), what);
   ShardMemory<T> memory(tensor, /*fill=*/true);
   const bool runs = internal::all_long_runs(
       s.comm, global, tensor.shard(), internal::kLongRunBytes / sizeof(T));
-  internal::CacheWindow window(s.path, options.page_cache);
+  internal::CacheWindow window(s.written, options.page_cache);
   s.agree([&] {
     internal::move_shard(dset.get(), tensor.shard(), memory, runs,
                          Direction::kWrite, window,
@@ -324,12 +254,16 @@ std::vector<T> H5File::read_box(const std::string& dataset,
 template <typename T>
 void H5File::write(const std::string& dataset, const Shape& shape,
                    const T* data) {
-  const State& s = *state_;
+  State& s = *state_;
   const bool mine = s.rank == 0 && shape.volume() > 0;
   s.agree([&] {
     require(!mine || data != nullptr, ErrorKind::kInvalidArgument,
             "no data for ", s.name(dataset));
   });
+  const std::string what = "cannot write " + s.name(dataset);
+  const long long name_bytes = static_cast<long long>(dataset.size());
+  s.before_object(name_bytes,
+                  internal::storage_bytes(shape, sizeof(T), Shape()), what);
   Hid dset;
   s.agree([&] {
     if (H5Lexists(s.file.get(), dataset.c_str(), H5P_DEFAULT) > 0) {
@@ -345,7 +279,7 @@ void H5File::write(const std::string& dataset, const Shape& shape,
                               H5P_DEFAULT, H5P_DEFAULT),
                    H5Dclose, "cannot create " + s.name(dataset));
   });
-  s.require_space(dset, "cannot write " + s.name(dataset));
+  s.after_object(name_bytes, dset.get(), what);
   s.agree([&] {
     const Box all{Shape::filled(shape.ndims(), 0), shape};
     const Box none{Shape::filled(shape.ndims(), 0),
@@ -411,22 +345,27 @@ std::string attribute_name(const std::string& object, const std::string& key,
 
 void H5File::set_attribute(const std::string& object, const std::string& key,
                            std::int64_t value) {
-  const State& s = *state_;
+  State& s = *state_;
   const std::string what =
       "cannot write " + attribute_name(object, key, s.path);
+  const long long bytes = static_cast<long long>(key.size()) + 8;
+  s.before_object(bytes, 0, what);
   s.agree([&] {
     const Hid space = simple_space(Shape{});
     const Hid a = attribute(s.file.get(), object, key, H5T_NATIVE_INT64,
                             space.get(), what);
     check_h5(H5Awrite(a.get(), H5T_NATIVE_INT64, &value), what);
   });
+  s.after_object(bytes, -1, what);
 }
 
 void H5File::set_attribute(const std::string& object, const std::string& key,
                            const std::string& value) {
-  const State& s = *state_;
+  State& s = *state_;
   const std::string what =
       "cannot write " + attribute_name(object, key, s.path);
+  const long long bytes = static_cast<long long>(key.size() + value.size());
+  s.before_object(bytes, 0, what);
   s.agree([&] {
     const Hid type = checked(H5Tcopy(H5T_C_S1), H5Tclose, what);
     check_h5(H5Tset_size(type.get(), std::max<std::size_t>(1, value.size())),
@@ -438,6 +377,7 @@ void H5File::set_attribute(const std::string& object, const std::string& key,
     padded.resize(std::max<std::size_t>(1, value.size()), '\0');
     check_h5(H5Awrite(a.get(), type.get(), padded.data()), what);
   });
+  s.after_object(bytes, -1, what);
 }
 
 std::int64_t H5File::int_attribute(const std::string& object,

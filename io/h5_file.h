@@ -20,6 +20,13 @@
 // throws the same Error(kIo) on every rank, naming the file (and dataset):
 // a missing file or dataset, no permission, a file that is not HDF5, a
 // dataset of another element type or shape, a truncated file, a full disk.
+//
+// A full disk (or a quota) fails before the bytes that need the space are
+// written: the writing modes hold disk space ahead of HDF5 (the file's
+// storage as each dataset or attribute is made, and a margin for the
+// metadata; io/internal/h5_file_state.h), so that every rank learns it
+// together and the file can still be closed; the file being created is
+// then removed, and any file it was to replace is left as it was.
 #ifndef DISTCONV_IO_H5_FILE_H_
 #define DISTCONV_IO_H5_FILE_H_
 
@@ -40,7 +47,14 @@ namespace distconv::io {
 enum class H5Mode {
   kRead,       // an existing file, read only
   kReadWrite,  // an existing file
-  kCreate,     // a new file, replacing any file there
+  // A new file, replacing any file there once close() succeeds: until
+  // then it is written as PATH.tmp, which is removed if the writing fails
+  // (or the H5File goes without close()), leaving PATH as it was.
+  kCreate,
+  // A new file written at PATH itself, replacing any file there at once,
+  // removed if the writing fails: for callers that write to a temporary
+  // name and rename it themselves (checkpoints).
+  kCreateInPlace,
 };
 
 struct H5DatasetOptions {
@@ -64,11 +78,13 @@ struct H5ReadOptions {
 class H5File {
  public:
   // Collective. The file is closed on destruction if close() was not
-  // called (collectively; errors then go unreported).
+  // called (collectively; errors then go unreported), and a file created
+  // there is removed.
   H5File(MPI_Comm comm, const std::string& path, H5Mode mode);
 
   // Collective; throws the same Error(kIo) on every rank if HDF5 cannot
-  // flush and close the file.
+  // flush and close the file (a created file is then removed). kCreate:
+  // the file is then renamed into place.
   void close();
   const std::string& path() const;
 

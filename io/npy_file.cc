@@ -1,11 +1,16 @@
 #include "io/npy_file.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <optional>
 
 #include "distconv/error.h"
 #include "distconv/internal/mpi_util.h"
 #include "io/internal/cache_window.h"
+#include "io/internal/disk_reservation.h"
 #include "io/internal/mpi_io.h"
 
 namespace distconv::io {
@@ -93,6 +98,10 @@ void transfer_block(MPI_Comm comm, MPI_File file, std::size_t offset,
   agree_on(comm, code, what);
 }
 
+// Writes the file as PATH.tmp, in disk space held for all of it first
+// (io/internal/disk_reservation.h), and renames it onto PATH once it is
+// synced: a failure at any point (a full disk, a quota, no permission)
+// leaves PATH as it was and no PATH.tmp.
 template <typename T>
 void write_block(MPI_Comm comm, const std::string& path, const Block<T>& b,
                  PageCache page_cache) {
@@ -102,34 +111,46 @@ void write_block(MPI_Comm comm, const std::string& path, const Block<T>& b,
       sizeof(T) * static_cast<std::size_t>(b.global.volume());
   const std::string header = encode_npy_header(
       b.global, element_type<T>(), data_bytes >= (1 << 16) ? 4096 : 64);
-  OwnedFile file(comm, path, MPI_MODE_CREATE | MPI_MODE_WRONLY);
+  const std::string temp = path + ".tmp";
+  const MPI_Offset bytes = static_cast<MPI_Offset>(header.size() + data_bytes);
+  const bool root = rank_of(comm) == 0;
+  std::optional<internal::DiskReservation> disk;
   try {
-    agree_on(comm, MPI_File_set_size(file.get(), 0), "cannot truncate " + path);
-    const MPI_Offset bytes =
-        static_cast<MPI_Offset>(header.size() + data_bytes);
-    internal::require_space(comm, path, bytes, "cannot write " + path);
+    disk.emplace(comm, temp, internal::ReservationOptions{true},
+                 "cannot open " + path + " for writing");
+    disk->hold(bytes, "cannot write " + path);
+    OwnedFile file(comm, temp, MPI_MODE_WRONLY);
     int code = MPI_SUCCESS;
-    if (rank_of(comm) == 0) {
+    if (root) {
       MPI_Status status;
       code =
           MPI_File_write_at(file.get(), 0, header.data(),
                             static_cast<int>(header.size()), MPI_BYTE, &status);
     }
     agree_on(comm, code, "cannot write the header of " + path);
-    CacheWindow window(path, page_cache);
+    CacheWindow window(temp, page_cache);
     transfer_block(comm, file.get(), header.size(), b, "cannot write " + path,
                    Direction::kWrite, window);
-    // A write the disk refused can still report success (require_space()
-    // says why); the file's size after a sync tells.
+    // Where the disk space could not be held (a file system without
+    // fallocate), a write the disk refused can still report success
+    // (OMPIO): the file's size after a sync tells.
     agree_on(comm, MPI_File_sync(file.get()), "cannot write " + path);
     MPI_Offset size = 0;
     agree_on(comm, MPI_File_get_size(file.get(), &size),
              "cannot tell the size of " + path);
     require(size == bytes, ErrorKind::kIo, "cannot write ", path, ": ", size,
             " of its ", bytes, " bytes reached the file (disk full?)");
-    file.close(comm, path);
+    file.close(comm, temp);
+    disk->release();
+    distconv::internal::run_collectively(comm, [&] {
+      if (root && std::rename(temp.c_str(), path.c_str()) != 0) {
+        throw Error(ErrorKind::kIo, "cannot rename " + temp + " to " + path +
+                                        ": " + std::strerror(errno));
+      }
+    });
   } catch (const Error&) {
-    file.discard(comm, path);  // no partial file left behind
+    // No partial file behind (the open file was closed on the way here).
+    if (root) std::remove(temp.c_str());
     throw;
   }
 }

@@ -1,7 +1,8 @@
 #!/bin/bash
 # distconv_bench on problems larger than the memory it may use (an address
 # space of 400 MB per rank, `ulimit -v`): each reports "cannot allocate"
-# for the problem, the same on every rank, and the run goes on to the next
+# for the problem, the same on every rank (rank 0 in its report, the
+# others on their own line), and the run goes on to the next
 # problem (a small one that passes) and exits 1, within a minute, rather
 # than dying of an uncaught std::bad_alloc (SIGABRT) or leaving a rank
 # waiting in a collective. On 1 and 2 ranks.
@@ -26,9 +27,14 @@ for r in "${runs[@]}"; do
   rc=$?
   echo "-np $r: exit $rc after $((SECONDS - start)) s"
   grep -E "ERROR|PASS|FAIL" <<<"$out"
-  errors=$(grep -c "ERROR .*cannot allocate memory" <<<"$out")
+  # Rank 0's report, and each other rank's own line (stderr).
+  errors=$(grep -v "^distconv_bench (rank" <<<"$out" |
+    grep -c "ERROR .*cannot allocate memory")
+  others=$(grep -c "^distconv_bench (rank .*ERROR .*cannot allocate memory" \
+    <<<"$out")
   wanted=$(( ${#args[@]} - 3 ))  # every problem but the last, small one
-  if ((rc != 1 || errors != wanted)) || ! grep -q " PASS " <<<"$out"; then
+  if ((rc != 1 || errors != wanted || others != (np - 1) * wanted)) ||
+     ! grep -q " PASS " <<<"$out"; then
     echo "FAILED: -np $r: wanted exit 1, $wanted \"cannot allocate\" and a PASS; got:"
     tail -n 20 <<<"$out"
     failed=1

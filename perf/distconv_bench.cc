@@ -315,6 +315,12 @@ int run_all(const BenchOptions& o) {
     }
     if (r.status != "OK" && r.status != "PASS") failed = 1;
     if (root) report(o, p, r, ranks, grid, channels);
+    // Rank 0 reports; every other rank says it too, for its own log.
+    if (!root && r.status == "ERROR") {
+      std::fprintf(stderr, "distconv_bench (rank %d of %d): %s: ERROR %s\n",
+                   rank_of(MPI_COMM_WORLD), ranks, to_string(p).c_str(),
+                   r.error.c_str());
+    }
   }
   return failed;
 }

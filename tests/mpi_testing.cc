@@ -50,6 +50,40 @@ std::string expect_error_on_all_ranks(MPI_Comm comm, ErrorKind kind,
   return message;
 }
 
+std::optional<std::string> same_outcome_on_all_ranks(
+    MPI_Comm comm, ErrorKind kind, const std::function<void()>& fn) {
+  int threw = 0;
+  std::string message;
+  try {
+    fn();
+  } catch (const Error& e) {
+    threw = 1;
+    message = e.what();
+    EXPECT_EQ(e.kind(), kind) << "expected a distconv::Error of kind "
+                              << to_string(kind) << ", got: '" << message
+                              << "'";
+  } catch (const std::exception& e) {
+    threw = 1;
+    message = std::string("not a distconv::Error: ") + e.what();
+    ADD_FAILURE() << message;
+  }
+  int all = 0, any = 0;
+  MPI_Allreduce(&threw, &all, 1, MPI_INT, MPI_MIN, comm);
+  MPI_Allreduce(&threw, &any, 1, MPI_INT, MPI_MAX, comm);
+  if (!any) return std::nullopt;
+  EXPECT_EQ(all, 1) << "some ranks threw, others went on";
+  int length = static_cast<int>(message.size());
+  MPI_Bcast(&length, 1, MPI_INT, 0, comm);
+  std::vector<char> root(length);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) root.assign(message.begin(), message.end());
+  MPI_Bcast(root.data(), length, MPI_CHAR, 0, comm);
+  EXPECT_EQ(message, std::string(root.begin(), root.end()))
+      << "ranks threw different errors";
+  return message;
+}
+
 std::string temp_path(const std::string& name) {
   const char* dir = std::getenv("TEST_TMPDIR");
   return std::string(dir != nullptr ? dir : "/tmp") + "/" + name;

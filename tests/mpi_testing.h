@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "distconv/error.h"
@@ -21,6 +22,12 @@ int world_size();
 std::string expect_error_on_all_ranks(MPI_Comm comm, ErrorKind kind,
                                       const std::string& contains,
                                       const std::function<void()>& fn);
+
+// Runs fn on every rank of comm: nothing when no rank threw; otherwise
+// adds a test failure unless every rank threw a distconv::Error of `kind`
+// with the same message, and returns this rank's message.
+std::optional<std::string> same_outcome_on_all_ranks(
+    MPI_Comm comm, ErrorKind kind, const std::function<void()>& fn);
 
 double sum_over(MPI_Comm comm, double local);
 

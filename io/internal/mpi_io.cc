@@ -1,8 +1,5 @@
 #include "io/internal/mpi_io.h"
 
-#include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -124,32 +121,6 @@ std::vector<Box> run_pieces(const Shape& global, const Box& box,
   return pieces;
 }
 
-void require_space(MPI_Comm comm, const std::string& path, long long bytes,
-                   const std::string& what) {
-  int rank = 0;
-  distconv::internal::check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
-  distconv::internal::run_collectively(comm, [&] {
-    if (rank != 0 || bytes <= 0) return;
-    struct stat file;
-    struct statvfs disk;
-    if (stat(path.c_str(), &file) != 0 || statvfs(path.c_str(), &disk) != 0) {
-      throw Error(ErrorKind::kIo, what + ": " + std::strerror(errno));
-    }
-    const long long held = static_cast<long long>(file.st_blocks) * 512;
-    // Root may use the blocks kept back for it.
-    const long long free_bytes =
-        static_cast<long long>(geteuid() == 0 ? disk.f_bfree : disk.f_bavail) *
-        static_cast<long long>(disk.f_frsize);
-    const long long more = bytes - held;
-    if (more > free_bytes) {
-      throw Error(ErrorKind::kIo, what + ": it needs " + std::to_string(more) +
-                                      " more bytes, the disk has " +
-                                      std::to_string(free_bytes) + " free (" +
-                                      std::strerror(ENOSPC) + ")");
-    }
-  });
-}
-
 OwnedType& OwnedType::operator=(OwnedType&& o) noexcept {
   if (this != &o) {
     OwnedType old(std::exchange(type_, o.release()));
@@ -228,15 +199,6 @@ void OwnedFile::close(MPI_Comm comm, const std::string& path) {
   const int code = MPI_File_close(&file_);
   file_ = MPI_FILE_NULL;
   agree_on(comm, code, "cannot close " + path);
-}
-
-void OwnedFile::discard(MPI_Comm comm, const std::string& path) {
-  if (file_ != MPI_FILE_NULL) MPI_File_close(&file_);
-  file_ = MPI_FILE_NULL;
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  if (rank == 0) MPI_File_delete(path.c_str(), MPI_INFO_NULL);
-  MPI_Barrier(comm);
 }
 
 }  // namespace distconv::io::internal

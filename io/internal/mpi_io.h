@@ -48,16 +48,6 @@ constexpr std::size_t kLongRunBytes = 256 << 10;
 std::vector<Box> run_pieces(const Shape& global, const Box& box,
                             Index max_elements);
 
-// Collective: rank 0 checks that the file at `path` can grow to `bytes`
-// on its disk (statvfs: the free space beyond what the file already
-// holds), so that a full disk fails here, before any data moves, with the
-// same Error(kIo, what + ": ...") on every rank: Open MPI's default MPI-IO
-// (OMPIO) returns success from a collective write that the disk refused.
-// A check, not a reservation: a disk filled by others in the meantime is
-// caught only where the caller checks the file afterwards.
-void require_space(MPI_Comm comm, const std::string& path, long long bytes,
-                   const std::string& what);
-
 // An MPI datatype freed on destruction (MPI_DATATYPE_NULL: none).
 class OwnedType {
  public:
@@ -92,9 +82,6 @@ class OwnedFile {
   MPI_File get() const { return file_; }
   // Collective close; errors are agreed and thrown.
   void close(MPI_Comm comm, const std::string& path);
-  // Collective, after a failed write: closes the file (if still open) and
-  // deletes it, ignoring errors.
-  void discard(MPI_Comm comm, const std::string& path);
 
  private:
   MPI_File file_ = MPI_FILE_NULL;

@@ -66,18 +66,20 @@ expect_status() {
   fi
 }
 
-# expect_message_on_every_rank TEXT: every rank printed an error line
-# holding TEXT, and the same line (its "(rank R of N)" aside).
+# expect_message_on_every_rank TEXT: every rank printed a line holding
+# TEXT (an error, or rank 0's report of one), and the same distconv
+# error in it (from "distconv: " on).
 expect_message_on_every_rank() {
   local text=$1 r first="" line
   for ((r = 0; r < job_ranks; ++r)); do
-    line=$(job_lines "$r" stderr | grep -F -- "$text" | head -n 1)
+    line=$({ job_lines "$r" stderr; job_lines "$r" stdout; } |
+      grep -F -- "$text" | head -n 1)
     if [[ -z $line ]]; then
-      fail "rank $r printed no error holding \"$text\""
+      fail "rank $r printed no line holding \"$text\""
       show_log
       return
     fi
-    line=${line//" (rank $r of $job_ranks)"/}
+    [[ $line == *"distconv: "* ]] && line="distconv: ${line#*distconv: }"
     if [[ -z $first ]]; then
       first=$line
       echo "  every rank: ${line:0:300}"
