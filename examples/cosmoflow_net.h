@@ -166,16 +166,31 @@ class CosmoflowNet {
     return all;
   }
 
-  // --data: a file from --write-data (datasets "x" and "targets"), or a
-  // directory of files in the public layout (examples/cosmoflow_files.h).
-  Index open_data(const std::string& path) {
+  // --data: a file from --write-data (datasets "x" and "targets"), each
+  // sample of the network's extents or, with --data-window, a larger
+  // volume the window is read from; or a directory of files in the public
+  // layout (examples/cosmoflow_files.h). The first batch is read here: a
+  // file of other extents, types or storage order fails before any step.
+  Index open_data(const TrainOptions& opt) {
     MPI_Comm comm = stacks_[0]->in.grid().comm();
-    if (std::filesystem::is_directory(path)) {
-      files_.emplace(comm, path);
-      return files_->samples();
+    data_window_ = opt.data_window;
+    Index samples = 0;
+    if (std::filesystem::is_directory(opt.data_path)) {
+      require(data_window_.ndims() == 0, ErrorKind::kInvalidArgument,
+              "--data-window reads a window of a data set of one file, not "
+              "of a directory of files (",
+              opt.data_path, ")");
+      files_.emplace(comm, opt.data_path);
+      samples = files_->samples();
+    } else {
+      data_.emplace(comm, opt.data_path, io::H5Mode::kRead);
+      const Shape xs = data_->shape("x"), ts = data_->shape("targets");
+      require(xs[0] == ts[0], ErrorKind::kIo, opt.data_path, " holds ",
+              xs[0], " volumes and ", ts[0], " targets");
+      samples = xs[0];
     }
-    data_.emplace(comm, path, io::H5Mode::kRead);
-    return data_->shape("x")[0];
+    load_batch(0);
+    return samples;
   }
   // The batch of samples [first, first + N) of --data.
   void load_batch(Index first) {
@@ -184,9 +199,8 @@ class CosmoflowNet {
         files_->load(first, x, target);
         return;
       }
-      data_->read("x", x, io::H5ReadOptions{Shape{first, 0, 0, 0, 0}});
-      data_->read("targets", target,
-                  io::H5ReadOptions{Shape{first, 0, 0, 0, 0}});
+      data_->read("x", x, data_read(data_window_, first, 5));
+      data_->read("targets", target, data_read(Shape(), first, 5));
     };
     DistTensor<T, Space>& x = stacks_[0]->in;
     if constexpr (Space::kHostAccessible) {
@@ -299,6 +313,7 @@ class CosmoflowNet {
       prediction_, target_, d_prediction_, d_hidden_relu_, d_hidden_,
       d_features_;
   std::optional<io::H5File> data_;       // --data=FILE.h5
+  Shape data_window_;                    // --data-window
   std::optional<CosmoflowFiles> files_;  // --data=DIR
   // --data with bf16 or in device memory: the batch read in fp32, then
   // rounded or copied.

@@ -183,26 +183,42 @@ class SegmentationNet {
     return all;
   }
 
-  // --data's file (from --write-data): datasets "x" and "labels".
-  Index open_data(const std::string& path) {
-    data_.emplace(x_.grid().comm(), path, io::H5Mode::kRead);
-    return data_->shape("x")[0];
+  // --data's file (from --write-data): datasets "x" and "labels", each
+  // sample of the network's extents, or larger with --data-window (a
+  // window at its offset; the labels' one channel, the same rows and
+  // columns). The first batch is read here: a file of other extents,
+  // types or storage order fails before any step.
+  Index open_data(const TrainOptions& opt) {
+    data_.emplace(x_.grid().comm(), opt.data_path, io::H5Mode::kRead);
+    data_window_ = opt.data_window;
+    const Shape xs = data_->shape("x"), ls = data_->shape("labels");
+    if (data_window_.ndims() > 0) {
+      require(ls.ndims() == 4 && ls[1] == 1, ErrorKind::kIo, opt.data_path,
+              " holds labels of ", ls.ndims() == 4 ? ls[1] : 0,
+              " channels, not 1 (labels of shape ", ls, ")");
+    }
+    require(xs[0] == ls[0], ErrorKind::kIo, opt.data_path, " holds ", xs[0],
+            " inputs and ", ls[0], " labels");
+    load_batch(0);
+    return xs[0];
   }
   // The batch of samples [first, first + N) of --data's file (in device
   // memory through host copies of the tensors).
   void load_batch(Index first) {
-    const io::H5ReadOptions at{Shape{first, 0, 0, 0}};
+    const io::H5ReadOptions at = data_read(data_window_, first, 4);
+    io::H5ReadOptions labels_at = at;  // (their one channel from 0)
+    labels_at.offset[1] = 0;
     if constexpr (Space::kHostAccessible) {
       read_as(x_, x_fp32_,
               [&](DistTensor<float>& x) { data_->read("x", x, at); });
-      data_->read("labels", labels_, at);
+      data_->read("labels", labels_, labels_at);
     } else {
       if (!x_fp32_) x_fp32_.emplace(x_.grid(), x_.layout());
       if (!labels_host_) {
         labels_host_.emplace(labels_.grid(), labels_.layout());
       }
       data_->read("x", *x_fp32_, at);
-      data_->read("labels", *labels_host_, at);
+      data_->read("labels", *labels_host_, labels_at);
       to_space(*x_fp32_, x_);
       to_space(*labels_host_, labels_);
     }
@@ -308,6 +324,7 @@ class SegmentationNet {
       upsampled_, cat_, dec_out_, logits_;
   DistTensor<std::int64_t, Space> labels_;
   std::optional<io::H5File> data_;  // --data
+  Shape data_window_;                 // --data-window
   // --data: read for bf16 or device memory, then converted or copied.
   std::optional<DistTensor<float>> x_fp32_;
   std::optional<DistTensor<std::int64_t>> labels_host_;

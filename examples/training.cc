@@ -80,6 +80,12 @@ bool TrainOptions::parse(const std::string& arg) {
     losses_path = v;
   } else if (const char* v = option_value(arg, "--data=")) {
     data_path = v;
+  } else if (const char* v = option_value(arg, "--data-window=")) {
+    data_window = parse_dims(v);
+    for (Index e : data_window) {
+      require(e >= 0, ErrorKind::kInvalidArgument, arg,
+              ": offsets are at least 0");
+    }
   } else if (const char* v = option_value(arg, "--checkpoint-dir=")) {
     checkpoint_dir = v;
   } else if (const char* v = option_value(arg, "--checkpoint-every=")) {
@@ -137,6 +143,27 @@ void parse_args(int argc, char** argv, TrainOptions* train,
   require(!train->resume || !train->checkpoint_dir.empty(),
           ErrorKind::kInvalidArgument,
           "--resume needs --checkpoint-dir=DIR (where the checkpoints are)");
+  require(train->data_window.ndims() == 0 || !train->data_path.empty(),
+          ErrorKind::kInvalidArgument, "--data-window=",
+          train->data_window.to_string(),
+          " needs --data=FILE.h5 (the data set it is a window of)");
+}
+
+io::H5ReadOptions data_read(const Shape& window, Index first, int ndims) {
+  io::H5ReadOptions read;
+  read.offset = Shape::filled(ndims, 0);
+  read.offset[0] = first;
+  if (window.ndims() == 0) {
+    read.window = io::H5Window::kSamples;
+    return read;
+  }
+  require(window.ndims() == ndims - 1, ErrorKind::kInvalidArgument,
+          "--data-window=", window.to_string(), " has ", window.ndims(),
+          " offsets; this example needs ", ndims - 1,
+          ndims == 4 ? " (CxHxW)" : " (CxDxHxW)");
+  for (int d = 1; d < ndims; ++d) read.offset[d] = window[d - 1];
+  read.window = io::H5Window::kBox;
+  return read;
 }
 
 Shape grid_or(const Shape& grid, const Shape& fallback, int ndims) {

@@ -132,6 +132,11 @@ struct Sgd {
 //                        BatchOrder); default: the example's synthetic batch
 //                        (cosmoflow also takes a directory of files in the
 //                        public layout: examples/cosmoflow_files.h)
+//   --data-window=C0xH0xW0 (C0xD0xH0xW0 in 3D)
+//                        read each sample of a larger --data file from
+//                        this offset (the window the network takes);
+//                        without it, every extent of the file's samples
+//                        must be the network's
 //   --checkpoint-dir=DIR --checkpoint-every=K
 //                        a checkpoint after every K-th step (io/checkpoint.h)
 //   --resume             continue from the newest good checkpoint in DIR
@@ -169,6 +174,7 @@ struct TrainOptions {
   double momentum = 0.9;
   std::string losses_path;
   std::string data_path;
+  Shape data_window;  // empty: the file's samples are the network's
   std::string checkpoint_dir;
   int checkpoint_every = 0;  // 0: no checkpoints
   bool resume = false;
@@ -195,6 +201,12 @@ struct IntegerOption {
 // without --checkpoint-dir.
 void parse_args(int argc, char** argv, TrainOptions* train,
                 const std::vector<IntegerOption>& own);
+// How to read the batch from sample `first` of a --data file of `ndims`
+// dimensions: a batch of samples, or with --data-window (`window`: its
+// offsets, C first) a box at that offset of each sample; throws
+// kInvalidArgument when `window` has another number of offsets.
+io::H5ReadOptions data_read(const Shape& window, Index first, int ndims);
+
 // `grid` when set (its dimensions must be `ndims`), else `fallback`.
 Shape grid_or(const Shape& grid, const Shape& fallback, int ndims);
 
@@ -363,8 +375,8 @@ class TrainingState {
 // Trains `net` for opt.steps SGD steps, logging each; Net has
 // description() (what its checkpoints belong to), params() ->
 // std::vector<Param*>, batch_norms() -> pointers to its
-// BatchNorm<T, Space>s, open_data(path) -> the samples in
-// --data and load_batch(first sample) (with --data), step() -> the loss
+// BatchNorm<T, Space>s, open_data(opt) -> the samples in --data (checking
+// the file's datasets) and load_batch(first sample) (with --data), step() -> the loss
 // (forward and backward, gradients in the params' grad) and take_comm_wait() -> the CommWait of this rank since
 // the last call. Checkpoints and --resume as TrainOptions says.
 template <typename Net>
@@ -373,7 +385,7 @@ void train(Net& net, const ProcessGrid& grid, const TrainOptions& opt,
   const Sgd sgd{opt.lr, opt.momentum};
   std::optional<BatchOrder> order;
   if (!opt.data_path.empty()) {
-    order.emplace(net.open_data(opt.data_path), global_samples);
+    order.emplace(net.open_data(opt), global_samples);
   }
   const std::vector<Param*> params = net.params();
   std::vector<NormState> norms;

@@ -134,6 +134,65 @@ TEST_F(BadFiles, FilesOfAnotherFormat) {
       [&] { H5File f(MPI_COMM_WORLD, npy_, H5Mode::kRead); });
 }
 
+// A tensor is read only from a dataset of its own shape and storage
+// order: a larger dataset (more channels, a larger image) only as the
+// window asked for (H5Window), a dataset whose "distconv_order" says it is
+// stored otherwise (NHWC) not at all.
+TEST_F(BadFiles, DatasetsOfAnotherShapeOrOrder) {
+  const std::string path = temp_path("shapes.h5");
+  DistTensor<float> big(
+      grid_, HaloLayout(Distribution(Shape{4, 5, 10, 7}, grid_.shape())));
+  big.interior().for_each([&](const Shape& i, float& v) {
+    const Shape g = i + big.shard().lower;
+    v = g[0] * 1000 + g[1] * 100 + g[2] * 10 + g[3];
+  });
+  {
+    H5File f(MPI_COMM_WORLD, path, H5Mode::kCreate);
+    f.write("big", big);
+    f.write("x", x_);
+    f.write("nhwc", x_);
+    f.set_attribute("nhwc", "distconv_order", std::string("NHWC"));
+    f.close();
+  }
+  H5File f(MPI_COMM_WORLD, path, H5Mode::kRead);
+  DistTensor<float> y(grid_, x_.layout());  // 2x3x8x5
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
+                            "is stored NHWC (its distconv_order), not NCHW",
+                            [&] { f.read("nhwc", y); });
+  // More samples, channels, rows and columns than the tensor: refused
+  // unless asked for, whatever the offset.
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kIo,
+                            "has shape 4x5x10x7, not 2x3x8x5",
+                            [&] { f.read("big", y); });
+  expect_error_on_all_ranks(
+      MPI_COMM_WORLD, ErrorKind::kIo, "has shape 4x5x10x7, not 2x3x8x5",
+      [&] { f.read("big", y, H5ReadOptions{Shape{2, 0, 0, 0}}); });
+  // A batch of samples: the other extents must be the tensor's.
+  expect_error_on_all_ranks(
+      MPI_COMM_WORLD, ErrorKind::kIo,
+      "has shape 4x5x10x7: a batch of 2x3x8x5 needs every extent but the "
+      "samples' to be the tensor's",
+      [&] {
+        f.read("big", y,
+               H5ReadOptions{Shape{2, 0, 0, 0}, PageCache::kStream,
+                             H5Window::kSamples});
+      });
+  // A window asked for: read from where it says.
+  f.read("big", y,
+         H5ReadOptions{Shape{1, 2, 1, 2}, PageCache::kStream, H5Window::kBox});
+  long long wrong = 0;
+  y.interior().for_each([&](const Shape& i, const float& v) {
+    const Shape g = i + y.shard().lower + Shape{1, 2, 1, 2};
+    wrong += v != g[0] * 1000 + g[1] * 100 + g[2] * 10 + g[3];
+  });
+  EXPECT_EQ(wrong, 0);
+  DistTensor<float> batch(
+      grid_, HaloLayout(Distribution(Shape{2, 3, 8, 5}, grid_.shape())));
+  f.read("x", batch,
+         H5ReadOptions{Shape{0, 0, 0, 0}, PageCache::kStream,
+                       H5Window::kSamples});
+}
+
 // Root bypasses permission checks: as root, the checks run with the
 // effective user set to nobody (the real user stays root, to come back).
 class AsUnprivileged {

@@ -47,6 +47,31 @@ const char* order_name(int ndims) {
   return ndims == 5 ? "NCDHW" : ndims == 4 ? "NCHW" : "C-order";
 }
 
+// Throws Error(kIo) when a dataset's "distconv_order" attribute says it is
+// stored otherwise than N, C, [D,] H, W (a dataset without it, another
+// tool's, is taken as written in that order).
+void check_order(hid_t dset, int ndims, const std::string& name) {
+  QuietErrors quiet;
+  if (H5Aexists(dset, "distconv_order") <= 0) return;
+  const std::string what = "cannot read the distconv_order of " + name;
+  const Hid a = checked(H5Aopen(dset, "distconv_order", H5P_DEFAULT), H5Aclose,
+                        what);
+  const Hid type = checked(H5Aget_type(a.get()), H5Tclose, what);
+  const Hid space = checked(H5Aget_space(a.get()), H5Sclose, what);
+  require(H5Tget_class(type.get()) == H5T_STRING &&
+              H5Tis_variable_str(type.get()) == 0 &&
+              H5Sget_simple_extent_npoints(space.get()) == 1,
+          ErrorKind::kIo, name,
+          "'s distconv_order is not a string (distconv writes \"",
+          order_name(ndims), "\")");
+  std::string value(H5Tget_size(type.get()), '\0');
+  check_h5(H5Aread(a.get(), type.get(), value.data()), what);
+  value.resize(value.find('\0') == std::string::npos ? value.size()
+                                                     : value.find('\0'));
+  require(value == order_name(ndims), ErrorKind::kIo, name, " is stored ",
+          value, " (its distconv_order), not ", order_name(ndims));
+}
+
 }  // namespace
 
 H5File::H5File(MPI_Comm comm, const std::string& path, H5Mode mode)
@@ -185,17 +210,35 @@ void H5File::read(const std::string& dataset, DistTensor<T>& tensor,
     const Hid file_space = s.space_of(dset, dataset);
     const Shape have = dims_of(file_space.get());
     const ElementType want = element_type<T>();
-    if (options.offset.ndims() == 0) {
-      require(have == global, ErrorKind::kIo, s.name(dataset), " has shape ",
-              have, ", not ", global);
-    } else {
-      require(have.ndims() == global.ndims() &&
-                  within(offset + global - Shape::filled(global.ndims(), 1),
-                         have) &&
-                  within(offset, have),
-              ErrorKind::kIo, s.name(dataset), " of shape ", have,
-              " does not hold a ", global, " window at ", offset);
+    const int n = global.ndims();
+    switch (options.window) {
+      case H5Window::kWhole:
+        require(have == global && offset == Shape::filled(n, 0),
+                ErrorKind::kIo, s.name(dataset), " has shape ", have, ", not ",
+                global, have == global ? " at offset " + offset.to_string()
+                                       : std::string());
+        break;
+      case H5Window::kSamples: {
+        bool rest = have.ndims() == n;
+        for (int d = 1; rest && d < n; ++d) rest = have[d] == global[d];
+        require(rest, ErrorKind::kIo, s.name(dataset), " has shape ", have,
+                ": a batch of ", global,
+                " needs every extent but the samples' to be the tensor's");
+        for (int d = 1; d < n; ++d) {
+          require(offset[d] == 0, ErrorKind::kInvalidArgument, "offset ",
+                  offset, " of a batch of samples: only the first is not 0");
+        }
+        [[fallthrough]];
+      }
+      case H5Window::kBox:
+        require(have.ndims() == n &&
+                    within(offset + global - Shape::filled(n, 1), have) &&
+                    within(offset, have),
+                ErrorKind::kIo, s.name(dataset), " of shape ", have,
+                " does not hold a ", global, " window at ", offset);
+        break;
     }
+    check_order(dset.get(), n, s.name(dataset));
     const Hid stored = checked(H5Dget_type(dset.get()), H5Tclose,
                                "cannot read the type of " + s.name(dataset));
     check_type(stored.get(), want, s.name(dataset));

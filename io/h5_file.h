@@ -14,7 +14,10 @@
 // part with nothing to move. Shards stored channels-last are copied through
 // a channels-first buffer (the file's order); channels-first ones go
 // straight from and to the tensor's buffer. Tensor datasets carry the
-// attribute "distconv_order" ("NCHW" or "NCDHW").
+// attribute "distconv_order" ("NCHW" or "NCDHW"); a tensor is read from a
+// dataset whose attribute says otherwise ("NHWC") not at all, and from one
+// without it as written N, C, [D,] H, W. A dataset larger than the tensor
+// is read only as H5ReadOptions::window says (a batch of samples, a box).
 //
 // Every call is collective over the file's communicator, and every failure
 // throws the same Error(kIo) on every rank, naming the file (and dataset):
@@ -66,13 +69,23 @@ struct H5DatasetOptions {
   PageCache page_cache = PageCache::kStream;
 };
 
+// Which datasets a tensor is read from (H5ReadOptions::window): never a
+// larger one unless asked.
+enum class H5Window {
+  kWhole,    // a dataset of the tensor's shape (offset 0)
+  kSamples,  // a batch of samples: the dataset may hold more samples
+             // (dimension 0, from offset[0] on); its other extents are the
+             // tensor's
+  kBox,      // any box of a larger dataset, at `offset`
+};
+
 struct H5ReadOptions {
   // Where the tensor's global box starts in the dataset (one entry per
-  // dimension): a tensor can be a window of a larger dataset (a batch of
-  // samples, say). Empty: the dataset's shape must be the tensor's.
+  // dimension; empty: at 0).
   Shape offset;
   // What the read leaves in the page cache (io/page_cache.h).
   PageCache page_cache = PageCache::kStream;
+  H5Window window = H5Window::kWhole;
 };
 
 class H5File {

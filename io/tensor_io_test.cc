@@ -268,7 +268,9 @@ TEST(H5File, ReadsAWindowOfALargerDataset) {
   DistTensor<float> batch(
       gs, HaloLayout(Distribution(Shape{2, 2, 4, 3}, gs.shape())));
   H5File f(MPI_COMM_WORLD, path, H5Mode::kRead);
-  f.read("x", batch, H5ReadOptions{Shape{4, 0, 0, 0}});  // samples 4 and 5
+  const H5ReadOptions at4{Shape{4, 0, 0, 0}, PageCache::kStream,
+                         H5Window::kSamples};
+  f.read("x", batch, at4);  // samples 4 and 5
   const Shape offset = batch.shard().lower + Shape{4, 0, 0, 0};
   long long wrong = 0;
   batch.interior().for_each([&](const Shape& i, const float& v) {
@@ -277,7 +279,9 @@ TEST(H5File, ReadsAWindowOfALargerDataset) {
   EXPECT_EQ(wrong, 0);
   testing::expect_error_on_all_ranks(
       MPI_COMM_WORLD, ErrorKind::kIo, "does not hold a 2x2x4x3 window", [&] {
-        f.read("x", batch, H5ReadOptions{Shape{5, 0, 0, 0}});
+        f.read("x", batch,
+               H5ReadOptions{Shape{5, 0, 0, 0}, PageCache::kStream,
+                             H5Window::kSamples});
       });
 }
 
