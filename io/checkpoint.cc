@@ -17,6 +17,7 @@
 #include "io/checksum.h"
 #include "io/h5_file.h"
 #include "io/internal/checkpoint_record.h"
+#include "io/internal/file_hash.h"
 
 namespace distconv::io {
 namespace {
@@ -31,7 +32,6 @@ using internal::CheckpointRecord;
 constexpr char kFormat[] = "distconv checkpoint 2";
 constexpr char kFirstFormat[] = "distconv checkpoint 1";  // no manifest
 constexpr char kChecksum[] = "checksum";
-constexpr char kManifest[] = ".manifest";  // no entry's name starts with '.'
 
 std::int64_t as_attribute(std::uint64_t sum) {
   std::int64_t v;
@@ -87,16 +87,30 @@ void read_entry(const H5File& f, const Entry& e,
     require(got == want, ErrorKind::kIo, "dataset '", e.name, "' of ", f.path(),
             " does not match its checksum");
   };
+  // The dataset's shape before anything is read (or allocated): what the
+  // manifest says, or for bytes no more than the file holds.
+  const auto expect_shape = [&](const Shape& want_shape) {
+    const Shape have = f.shape(e.name);
+    require(have == want_shape, ErrorKind::kIo, "dataset '", e.name, "' of ",
+            f.path(), " has shape ", have, " where its manifest says ",
+            want_shape);
+  };
   std::visit(
       [&](auto* target) {
         using Target = std::remove_pointer_t<decltype(target)>;
         if constexpr (std::is_same_v<Target, std::int64_t>) {
+          expect_shape(Shape{1});
           const auto v = f.read_array<std::int64_t>(e.name);
-          require(v.size() == 1, ErrorKind::kIo, "dataset '", e.name, "' of ",
-                  f.path(), " is not one integer");
           check(checksum(v.data(), Shape{1}));
           if (commit) commit->push_back([target, v] { *target = v[0]; });
         } else if constexpr (std::is_same_v<Target, std::string>) {
+          const Shape have = f.shape(e.name);
+          std::error_code ec;
+          const auto file_bytes = fs::file_size(f.path(), ec);
+          require(have.ndims() == 1 && !ec &&
+                      static_cast<std::uintmax_t>(have[0]) <= file_bytes,
+                  ErrorKind::kIo, "dataset '", e.name, "' of ", f.path(),
+                  " has shape ", have, ", not the bytes of a string");
           const auto v = f.read_array<std::uint8_t>(e.name);
           check(checksum(v.data(), Shape{static_cast<Index>(v.size())}));
           if (commit) {
@@ -106,11 +120,8 @@ void read_entry(const H5File& f, const Entry& e,
         } else if constexpr (std::is_same_v<Target, std::vector<float>> ||
                              std::is_same_v<Target, std::vector<double>>) {
           using T = typename Target::value_type;
+          expect_shape(Shape{static_cast<Index>(target->size())});
           auto v = std::make_shared<std::vector<T>>(f.read_array<T>(e.name));
-          // The manifest matched, so a size of its own is damage.
-          require(v->size() == target->size(), ErrorKind::kIo, "dataset '",
-                  e.name, "' of ", f.path(), " holds ", v->size(),
-                  " values where its manifest says ", target->size());
           check(checksum(v->data(), Shape{static_cast<Index>(v->size())}));
           if (commit) commit->push_back([target, v] { *target = *v; });
         } else if (commit) {
@@ -265,25 +276,39 @@ std::vector<std::int64_t> CheckpointDir::steps() const {
 
 namespace {
 
-// The record of the checkpoint of `step` open in `f`, with its step
-// checked; Error(kIo) where it is damaged.
-CheckpointRecord record(const H5File& f, std::int64_t step) {
-  const std::string format = f.string_attribute("/", "format");
-  require(format == kFormat || format == kFirstFormat, ErrorKind::kIo,
-          f.path(), " is a '", format, "' file, not a ", kFormat);
-  const std::int64_t inside = f.int_attribute("/", "step");
-  require(inside == step, ErrorKind::kIo, f.path(), " holds step ", inside,
+// What a checkpoint file says it is. With a header (io/internal/
+// checkpoint_record.h): its record, and the file checked against it byte
+// for byte when `check_data` (before HDF5 reads any of it). A first-format
+// file (no header): its record from its datasets, through HDF5. Either
+// way the step inside must be the one its name says; Error(kIo) where the
+// file is damaged.
+CheckpointRecord read_record(MPI_Comm comm, const std::string& path,
+                             std::int64_t step, bool check_data) {
+  const std::string first = internal::read_prefix(comm, path, 512);
+  if (!internal::has_header(first)) {
+    const H5File f(comm, path, H5Mode::kRead);
+    const std::string format = f.string_attribute("/", "format");
+    require(format == kFirstFormat, ErrorKind::kIo, path, " is a '", format,
+            "' file, not a ", kFormat);
+    const std::int64_t inside = f.int_attribute("/", "step");
+    require(inside == step, ErrorKind::kIo, path, " holds step ", inside,
+            ", not step ", step, " as its name says");
+    return internal::record_of_datasets(f);
+  }
+  const long long n = internal::header_bytes_of(first, path);
+  const internal::CheckpointHeader h = internal::parse_header(
+      n == 512 ? first : internal::read_prefix(comm, path, n), path);
+  require(h.step == step, ErrorKind::kIo, path, " holds step ", h.step,
           ", not step ", step, " as its name says");
-  if (format == kFirstFormat) return internal::record_of_datasets(f);
-  const std::vector<std::uint8_t> text = f.read_array<std::uint8_t>(kManifest);
-  const std::uint64_t want =
-      static_cast<std::uint64_t>(f.int_attribute(kManifest, kChecksum));
-  require(checksum(text.data(), Shape{static_cast<Index>(text.size())}) ==
-              want,
-          ErrorKind::kIo, "the manifest of ", f.path(),
-          " does not match its checksum");
-  return internal::parse_manifest(std::string(text.begin(), text.end()),
-                                  f.path());
+  if (check_data) {
+    const long long size = internal::file_size(comm, path);
+    require(size == h.file_bytes, ErrorKind::kIo, path, " has ", size,
+            " bytes where its header says ", h.file_bytes);
+    require(internal::file_hash(comm, path, h.header_bytes, size) ==
+                h.data_hash,
+            ErrorKind::kIo, path, " does not match its checksum (damaged)");
+  }
+  return h.record;
 }
 
 // Error(kShapeMismatch) naming the differences, if any.
@@ -327,8 +352,7 @@ void CheckpointDir::save(std::int64_t step,
   for (const std::int64_t s : steps()) {
     std::optional<CheckpointRecord> theirs;
     try {
-      const H5File f(comm_, path(s), H5Mode::kRead);
-      theirs = record(f, s);
+      theirs = read_record(comm_, path(s), s, /*check_data=*/false);
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::kIo) throw;
       continue;  // damaged: not read, not removed
@@ -350,25 +374,41 @@ void CheckpointDir::save(std::int64_t step,
       if (item.path().extension() == ".tmp") fs::remove(item.path(), ec);
     }
   });
+  internal::CheckpointHeader header;
+  header.step = step;
+  header.header_bytes = internal::header_size(ours);
+  header.record = ours;
   {
-    H5File f(comm_, temp, H5Mode::kCreateInPlace);
+    H5File f(comm_, temp, H5Mode::kCreateInPlace,
+             H5FileOptions{static_cast<std::size_t>(header.header_bytes)});
     f.set_attribute("/", "format", std::string(kFormat));
     f.set_attribute("/", "step", step);
     for (const Entry& e : state.entries()) {
       f.set_attribute(e.name, kChecksum,
                       as_attribute(write_entry(comm_, f, e)));
     }
-    const std::string text = internal::manifest_text(ours);
-    const auto* bytes = reinterpret_cast<const std::uint8_t*>(text.data());
-    const Index n = static_cast<Index>(text.size());
-    f.write(kManifest, Shape{n}, bytes);
-    f.set_attribute(kManifest, kChecksum,
-                    as_attribute(root_checksum(comm_, bytes, n)));
     f.close();
   }
+  // The header, in the space HDF5 left: what the file is, and the hash of
+  // every byte after it.
+  header.file_bytes = internal::file_size(comm_, temp);
+  header.data_hash = internal::file_hash(comm_, temp, header.header_bytes,
+                                         header.file_bytes);
+  on_root(comm_, rank_, [&] {
+    const std::string text = internal::encode_header(header);
+    const int fd = ::open(temp.c_str(), O_WRONLY);
+    const bool written =
+        fd >= 0 && ::pwrite(fd, text.data(), text.size(), 0) ==
+                       static_cast<ssize_t>(text.size());
+    const int code = errno;
+    if (fd >= 0) ::close(fd);
+    require(written, ErrorKind::kIo, "cannot write the header of ", temp, ": ",
+            std::strerror(code));
+  });
   {
+    check_belongs(read_record(comm_, temp, step, /*check_data=*/true), ours,
+                  temp);
     const H5File f(comm_, temp, H5Mode::kRead);
-    check_belongs(record(f, step), ours, temp);
     for (const Entry& e : state.entries()) read_entry(f, e, nullptr);
   }
   on_root(comm_, rank_, [&] {
@@ -391,9 +431,10 @@ void CheckpointDir::save(std::int64_t step,
 }
 
 void CheckpointDir::load(std::int64_t step, CheckpointState& state) const {
+  // What it belongs to, and that it is whole, before HDF5 reads it.
+  check_belongs(read_record(comm_, path(step), step, /*check_data=*/true),
+                internal::record_of(state), path(step));
   const H5File f(comm_, path(step), H5Mode::kRead);
-  // What it belongs to, before anything is read.
-  check_belongs(record(f, step), internal::record_of(state), path(step));
   std::vector<std::function<void()>> commit;
   for (const Entry& e : state.entries()) read_entry(f, e, &commit);
   for (const auto& c : commit) c();

@@ -14,43 +14,46 @@
 //   ...                                     // after a crash, any grid:
 //   std::optional<std::int64_t> from = dir.load_latest(state);
 //
-// What a checkpoint belongs to: the state's description and each entry's
-// name and kind (its element type and length, or global shape; bytes
-// take any length), written with it (its manifest). load() compares them
-// with the state's before it reads any entry: a checkpoint of another
-// description, or whose entries differ in name, type or size, is
-// Error(kShapeMismatch) on every rank naming the differences ("entry 'w':
-// float32 array of 10 there, float32 array of 12 here"), never read into
-// arrays of another size, and never judged damaged. Checkpoints of the
-// first format (no manifest) are compared by their datasets alone.
+// What a checkpoint belongs to: the state's description and each entry's name
+// and kind (its element type and length, or global shape; bytes take any
+// length), written in its header (plain text in the file's first bytes, HDF5's
+// user block; io/internal/checkpoint_record.h). load() compares them with the
+// state's before it reads any entry: a checkpoint of another description, or
+// whose entries differ in name, type or size, is Error(kShapeMismatch) on every
+// rank naming the differences ("entry 'w': float32 array of 10 there, float32
+// array of 12 here"), never read into arrays of another size, and never judged
+// damaged. Checkpoints of the first format (no header) are compared by their
+// datasets alone.
 //
 // save() writes DIR/step-S.h5.tmp, with a checksum of every dataset
-// (io/checksum.h: independent of the grid), closes it, reads every
-// dataset back and checks it, syncs the file to disk, and only then
-// renames it to DIR/step-S.h5 (and syncs the directory). A crash at any
-// point leaves the earlier checkpoints as they were; a leftover .tmp is
-// never read and is removed by the next save(). Before writing anything,
-// save() reads what the directory holds: a checkpoint of another network
-// there is Error(kShapeMismatch), a newer one of this network
-// Error(kState) (a run started over would prune its own checkpoints at
-// once), and nothing is written or removed. The `keep` newest checkpoints
-// of this network stay; older ones are removed after a new one is in
-// place. A checkpoint that does not load (damaged, or perhaps read badly)
-// is never removed by save(), only replaced by a save of its own step.
+// (io/checksum.h: independent of the grid) and its header (a hash of the bytes
+// after it), closes it, checks it against its header, reads every dataset back
+// and checks it, syncs the file to disk, and only then renames it to
+// DIR/step-S.h5 (and syncs the directory). A crash at any point leaves the
+// earlier checkpoints as they were; a leftover .tmp is never read and is
+// removed by the next save(). Before writing anything, save() reads what the
+// directory holds: a checkpoint of another network there is
+// Error(kShapeMismatch), a newer one of this network Error(kState) (a run
+// started over would prune its own checkpoints at once), and nothing is written
+// or removed. The `keep` newest checkpoints of this network stay; older ones
+// are removed after a new one is in place. A checkpoint that does not load
+// (damaged, or perhaps read badly) is never removed by save(), only replaced by
+// a save of its own step.
 //
-// load() then reads every entry, checking each dataset's shape, element
-// type and checksum, and that the step inside the file is the one its
-// name says. A replicated entry (array, integer, bytes) changes only
-// when every entry read well; a distributed tensor is read in place, so
-// a load that fails (Error(kIo)) may leave tensors overwritten.
-// load_latest() loads the newest checkpoint that passes, skipping damaged
-// ones (kIo), and returns nothing when the directory holds no checkpoint;
-// one that holds checkpoints of which none loads is Error(kIo) naming why
-// each did not (a fresh start would overwrite them). A distributed tensor
-// must have the saved global shape, on any grid (the dataset holds the
-// global tensor). Every call is collective over the directory's
-// communicator (the tensors' grids must span the same ranks) and throws
-// the same Error on every rank.
+// load() then checks the whole file against its header (its size, and a hash of
+// its bytes the ranks compute together) before HDF5 reads any of it, so a
+// damaged checkpoint is never parsed; then reads every entry, checking each
+// dataset's shape, element type and checksum, and that the step inside the file
+// is the one its name says. A replicated entry (array, integer, bytes) changes
+// only when every entry read well; a distributed tensor is read in place, so a
+// load that fails (Error(kIo)) may leave tensors overwritten. load_latest()
+// loads the newest checkpoint that passes, skipping damaged ones (kIo), and
+// returns nothing when the directory holds no checkpoint; one that holds
+// checkpoints of which none loads is Error(kIo) naming why each did not (a
+// fresh start would overwrite them). A distributed tensor must have the saved
+// global shape, on any grid (the dataset holds the global tensor). Every call
+// is collective over the directory's communicator (the tensors' grids must span
+// the same ranks) and throws the same Error on every rank.
 #ifndef DISTCONV_IO_CHECKPOINT_H_
 #define DISTCONV_IO_CHECKPOINT_H_
 

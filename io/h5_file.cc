@@ -74,11 +74,13 @@ void check_order(hid_t dset, int ndims, const std::string& name) {
 
 }  // namespace
 
-H5File::H5File(MPI_Comm comm, const std::string& path, H5Mode mode)
+H5File::H5File(MPI_Comm comm, const std::string& path, H5Mode mode,
+               const H5FileOptions& options)
     : state_(distconv::internal::Pimpl<State>::make("H5File")) {
   state_->comm = comm;
   state_->path = path;
   state_->mode = mode;
+  state_->user_block = static_cast<long long>(options.user_block);
   distconv::internal::check_mpi(MPI_Comm_rank(comm, &state_->rank),
                                 "MPI_Comm_rank");
   state_->open_file();
@@ -352,6 +354,7 @@ std::vector<T> H5File::read_array(const std::string& dataset) const {
     const Hid stored = checked(H5Dget_type(dset.get()), H5Tclose,
                                "cannot read the type of " + s.name(dataset));
     check_type(stored.get(), element_type<T>(), s.name(dataset));
+    s.check_fits(dset.get(), stored.get(), shape, s.name(dataset));
     values.resize(static_cast<std::size_t>(shape.volume()));
     T dummy{};
     const Hid collective = transfer(H5FD_MPIO_COLLECTIVE);
@@ -453,6 +456,10 @@ std::string H5File::string_attribute(const std::string& object,
                 H5Tis_variable_str(type.get()) == 0,
             ErrorKind::kIo, attribute_name(object, key, s.path),
             " is not a fixed-length string");
+    // (no more than the file holds: a damaged file can say anything)
+    require(H5Tget_size(type.get()) <= s.file_bytes(), ErrorKind::kIo,
+            attribute_name(object, key, s.path), " says it holds ",
+            H5Tget_size(type.get()), " bytes, more than the file");
     value.resize(H5Tget_size(type.get()));
     check_h5(H5Aread(a.get(), type.get(), value.data()), what);
     value.resize(value.find('\0') == std::string::npos ? value.size()

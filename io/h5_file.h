@@ -60,6 +60,13 @@ enum class H5Mode {
   kCreateInPlace,
 };
 
+struct H5FileOptions {
+  // Bytes at the start of a new file that HDF5 leaves to the caller (its
+  // "user block"): 0, or a power of 2 from 512. HDF5 writes nothing there;
+  // h5py and other readers skip it.
+  std::size_t user_block = 0;
+};
+
 struct H5DatasetOptions {
   // Chunk extents of a new dataset (one per dimension); empty: contiguous,
   // the fastest for whole-tensor collective I/O. Chunks of one sample suit
@@ -93,7 +100,8 @@ class H5File {
   // Collective. The file is closed on destruction if close() was not
   // called (collectively; errors then go unreported), and a file created
   // there is removed.
-  H5File(MPI_Comm comm, const std::string& path, H5Mode mode);
+  H5File(MPI_Comm comm, const std::string& path, H5Mode mode,
+         const H5FileOptions& options = {});
 
   // Collective; throws the same Error(kIo) on every rank if HDF5 cannot
   // flush and close the file (a created file is then removed). kCreate:

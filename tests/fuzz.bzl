@@ -8,8 +8,10 @@ property fails; bad input the code rejects with distconv::Error is fine.
 The corpus is testdata/fuzz/<name>/ in the package. This defines:
   <name>             the libFuzzer binary, built only under --config=fuzz
                      (clang, -fsanitize=fuzzer; tests/fuzz.sh runs it);
-  <name>_regression  a cc_test, in every build, that runs each corpus
-                     input (crash reproducers included) through the target.
+  <name>_regression  a test, in every build, that runs each corpus input
+                     (crash reproducers included) through the target
+                     (<name>_replay, in the MPI tests' environment:
+                     tests/fuzz_replay.sh).
 """
 
 FUZZ_ONLY = select({
@@ -19,12 +21,23 @@ FUZZ_ONLY = select({
 
 def fuzz_test(name, srcs, deps = []):
     corpus = "testdata/fuzz/" + name
-    native.cc_test(
-        name = name + "_regression",
+    native.cc_binary(
+        name = name + "_replay",
+        testonly = True,
         srcs = srcs,
         deps = deps + ["//tests:fuzz_replay_main"],
-        data = native.glob([corpus + "/**"]),
-        args = [native.package_name() + "/" + corpus],
+    )
+    native.sh_test(
+        name = name + "_regression",
+        srcs = ["//tests:fuzz_replay.sh"],
+        data = native.glob([corpus + "/**"]) + [
+            ":" + name + "_replay",
+            "//tests:mpi_env",
+        ],
+        args = [
+            "$(rootpath :%s_replay)" % name,
+            native.package_name() + "/" + corpus,
+        ],
         size = "small",
     )
     native.cc_binary(

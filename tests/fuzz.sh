@@ -11,7 +11,14 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 seconds="${1:-30}"
-targets=(//halo:halo_plan_fuzz //io:npy_header_fuzz //perf:conv_problem_fuzz)
+# The targets that read files through MPI-IO run Open MPI in one process
+# (a singleton): its environment, and LeakSanitizer's suppressions of
+# Open MPI's own allocations kept past MPI_Finalize (tests/lsan.supp).
+source tests/mpi_env.sh
+# ... and HDF5's on damaged files (tests/fuzz_lsan.supp says why).
+export LSAN_OPTIONS="suppressions=$PWD/tests/fuzz_lsan.supp:print_suppressions=0"
+targets=(//halo:halo_plan_fuzz //io:npy_header_fuzz //perf:conv_problem_fuzz
+  //io:checkpoint_fuzz //io:h5_read_fuzz)
 # One output base per checkout, beside Bazel's own.
 fuzz_base="$HOME/.cache/distconv-fuzz/$(pwd | md5sum | cut -c1-12)"
 fuzz_bazel=(bazel "--output_base=$fuzz_base")

@@ -1,6 +1,7 @@
 // main() of the fuzz targets' regression tests: runs every file under the
 // directories (or the files) given on the command line through
-// LLVMFuzzerTestOneInput, in name order. A failing property aborts, as in
+// LLVMFuzzerTestOneInput, in name order (after LLVMFuzzerInitialize, where
+// the target defines it). A failing property aborts, as in
 // the fuzzer; an empty corpus is an error (the test would prove nothing).
 #include <algorithm>
 #include <cstdint>
@@ -13,6 +14,9 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
                                       std::size_t size);
+// Optional, as in libFuzzer: run once before the first input.
+extern "C" __attribute__((weak)) int LLVMFuzzerInitialize(int* argc,
+                                                          char*** argv);
 
 namespace {
 
@@ -33,6 +37,7 @@ std::vector<std::filesystem::path> inputs(const char* arg) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (LLVMFuzzerInitialize) LLVMFuzzerInitialize(&argc, &argv);
   std::size_t ran = 0;
   for (int i = 1; i < argc; ++i) {
     for (const auto& path : inputs(argv[i])) {

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "distconv/error.h"
 #include "distconv/internal/mpi_util.h"
@@ -61,12 +62,18 @@ void H5File::State::agree(const std::function<void()>& step) const {
 
 void H5File::State::open_file() {
   written = mode == H5Mode::kCreate ? path + ".tmp" : path;
+  agree([&] {
+    const long long u = user_block;
+    require(u == 0 || (creates(mode) && u >= 512 && (u & (u - 1)) == 0),
+            ErrorKind::kInvalidArgument, "a user block of ", u, " bytes for ",
+            path, " (0, or a power of 2 from 512 in a new file)");
+  });
   if (creates(mode)) {
     // Held before HDF5 writes anything: the superblock and root group's
     // metadata, which every close writes, fit.
     disk.emplace(comm, written, internal::ReservationOptions{true},
                  "cannot create " + path);
-    disk->hold(kMetadataMargin, "cannot create " + path);
+    disk->hold(kMetadataMargin + user_block, "cannot create " + path);
   }
   agree([&] {
     Hid fapl = checked(H5Pcreate(H5P_FILE_ACCESS), H5Pclose,
@@ -79,8 +86,14 @@ void H5File::State::open_file() {
              "cannot align the data of " + path);
     if (creates(mode)) {
       // (The file is empty: HDF5 truncates nothing, the blocks stay held.)
+      const Hid fcpl = checked(H5Pcreate(H5P_FILE_CREATE), H5Pclose,
+                               "cannot make a file creation property list");
+      if (user_block > 0) {
+        check_h5(H5Pset_userblock(fcpl.get(), static_cast<hsize_t>(user_block)),
+                 "cannot leave a user block in " + path);
+      }
       file = checked(
-          H5Fcreate(written.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+          H5Fcreate(written.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get()),
           H5Fclose, "cannot create " + path);
     } else {
       file =
@@ -90,7 +103,7 @@ void H5File::State::open_file() {
                   H5Fclose, "cannot open " + path);
     }
   });
-  metadata = kMetadataMargin;
+  metadata = kMetadataMargin + user_block;
   if (mode == H5Mode::kReadWrite) {
     disk.emplace(comm, path, internal::ReservationOptions{false},
                  "cannot open " + path);
@@ -151,6 +164,25 @@ Hid H5File::State::open(const std::string& dataset) const {
 Hid H5File::State::space_of(const Hid& dset, const std::string& dataset) const {
   return checked(H5Dget_space(dset.get()), H5Sclose,
                  "cannot read the shape of " + name(dataset));
+}
+
+std::uintmax_t H5File::State::file_bytes() const {
+  std::error_code ec;
+  const std::uintmax_t bytes = std::filesystem::file_size(written, ec);
+  return ec ? 0 : bytes;
+}
+
+void H5File::State::check_fits(hid_t dset, hid_t stored, const Shape& shape,
+                               const std::string& name) const {
+  const haddr_t offset = H5Dget_offset(dset);
+  if (offset == HADDR_UNDEF) return;  // chunked or compact: HDF5 checks
+  const unsigned long long storage = H5Dget_storage_size(dset);
+  const unsigned long long want =
+      static_cast<unsigned long long>(shape.volume()) * H5Tget_size(stored);
+  require(storage == want && offset + storage <= file_bytes(), ErrorKind::kIo,
+          name, " of shape ", shape, " says its ", storage,
+          " bytes of data lie at byte ", offset, " of a file of ", file_bytes(),
+          " (a damaged file)");
 }
 
 haddr_t H5File::State::end_of_storage(hid_t dset, const std::string& what) {

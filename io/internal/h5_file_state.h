@@ -22,6 +22,7 @@
 #include <hdf5.h>
 #include <mpi.h>
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -38,6 +39,7 @@ struct H5File::State {
   std::string path;     // as the caller named it
   std::string written;  // where it is written (kCreate: path + ".tmp")
   H5Mode mode = H5Mode::kRead;
+  long long user_block = 0;  // H5FileOptions::user_block
   internal::Hid file;
   std::optional<internal::DiskReservation> disk;  // the writing modes'
   bool closed_well = false;
@@ -79,6 +81,13 @@ struct H5File::State {
                          const std::string& dataset) const;
   // The file offset just past a dataset's data (contiguous or chunked).
   static haddr_t end_of_storage(hid_t dset, const std::string& what);
+  // The file's size on disk now.
+  std::uintmax_t file_bytes() const;
+  // Before a replicated array of `shape` is allocated and read: a
+  // contiguous dataset's storage must be that many elements of `stored`
+  // and lie inside the file (a damaged file can claim any size).
+  void check_fits(hid_t dset, hid_t stored, const Shape& shape,
+                  const std::string& name) const;
 };
 
 namespace internal {

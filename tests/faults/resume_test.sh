@@ -60,9 +60,11 @@ expect_unchanged "$dir" "$fault_work/made"
 
 case_start "checkpoints altered: none loads, nothing is written"
 cp -a "$dir" "$fault_work/altered"
-for f in "$fault_work/altered"/*.h5; do
-  printf 'x' | dd of="$f" bs=1 seek=3000 conv=notrunc status=none
-done
+# (step 2 in its header's padding, step 4 in its data)
+printf 'x' | dd of="$fault_work/altered/step-00000002.h5" bs=1 seek=3000 \
+  conv=notrunc status=none
+printf 'x' | dd of="$fault_work/altered/step-00000004.h5" bs=1 seek=60000 \
+  conv=notrunc status=none
 snapshot "$fault_work/altered" > "$fault_work/altered.snap"
 run_job 2 60 "$segmentation" --size=32 --steps=8 \
   --checkpoint-dir="$fault_work/altered" --checkpoint-every=2 --resume
