@@ -37,10 +37,11 @@ for floor in distconv halo io kernels layers; do
   install -m 0644 "$root/$floor"/*.h "$prefix/include/$floor/"
 done
 version=0.1.0
+dnnl_prefix=/opt/distconv/onednn-3.2  # third_party/install_packages.sh's
 for f in distconvConfig.cmake distconvConfigVersion.cmake; do
-  sed "s|@VERSION@|$version|g" "$root/install/$f.in" \
-    > "$prefix/lib/cmake/distconv/$f"
+  sed "s|@VERSION@|$version|g; s|@DNNL_PREFIX@|$dnnl_prefix|g" \
+    "$root/install/$f.in" > "$prefix/lib/cmake/distconv/$f"
 done
-sed "s|@PREFIX@|$prefix|g; s|@VERSION@|$version|g" \
+sed "s|@PREFIX@|$prefix|g; s|@VERSION@|$version|g; s|@DNNL_PREFIX@|$dnnl_prefix|g" \
   "$root/install/distconv.pc.in" > "$prefix/lib/pkgconfig/distconv.pc"
 echo "distconv $version installed in $prefix"

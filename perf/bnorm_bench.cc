@@ -53,9 +53,11 @@ BenchResult run_onednn(const BenchOptions& o, const ConvProblem& problem) {
   const auto flags = dnnl::normalization_flags::use_scale |
                      dnnl::normalization_flags::use_shift;
   const dnnl::batch_normalization_forward::primitive_desc fpd(
-      {dnnl::prop_kind::forward_training, md, float(kBnormEpsilon), flags}, engine);
+      engine, dnnl::prop_kind::forward_training, md, md, float(kBnormEpsilon),
+      flags);
   const dnnl::batch_normalization_backward::primitive_desc bpd(
-      {dnnl::prop_kind::backward, md, md, float(kBnormEpsilon), flags}, engine, fpd);
+      engine, dnnl::prop_kind::backward, md, md, md, float(kBnormEpsilon),
+      flags, fpd);
   if (o.verbose) std::printf("oneDNN: %s\n", fpd.impl_info_str());
   const memory::desc cd({s[1]}, memory::data_type::f32, memory::format_tag::x);
   auto filled = [&](const memory::desc& md, unsigned seed) {

@@ -115,11 +115,11 @@ BenchResult run_onednn(const BenchOptions& o, const ConvProblem& problem) {
     case EltwiseAlg::kLeakyRelu: {
       const float alpha = alg == EltwiseAlg::kLeakyRelu ? kLeakySlope : 0.0f;
       const dnnl::eltwise_forward::primitive_desc fpd(
-          {dnnl::prop_kind::forward_training, dnnl::algorithm::eltwise_relu,
-           src_md, alpha},
-          engine);
+          engine, dnnl::prop_kind::forward_training,
+          dnnl::algorithm::eltwise_relu, src_md, src_md, alpha);
       const dnnl::eltwise_backward::primitive_desc bpd(
-          {dnnl::algorithm::eltwise_relu, src_md, src_md, alpha}, engine, fpd);
+          engine, dnnl::algorithm::eltwise_relu, src_md, src_md, src_md,
+          alpha, 0.0f, fpd);
       auto f = std::make_shared<dnnl::eltwise_forward>(fpd);
       auto b = std::make_shared<dnnl::eltwise_backward>(bpd);
       forward = [=, &stream] {
@@ -134,7 +134,7 @@ BenchResult run_onednn(const BenchOptions& o, const ConvProblem& problem) {
     }
     case EltwiseAlg::kAdd: {
       const dnnl::binary::primitive_desc pd(
-          {dnnl::algorithm::binary_add, src_md, src_md, src_md}, engine);
+          engine, dnnl::algorithm::binary_add, src_md, src_md, src_md);
       auto f = std::make_shared<dnnl::binary>(pd);
       auto copy = std::make_shared<dnnl::reorder>(dy, dx);
       forward = [=, &stream] {
@@ -148,8 +148,8 @@ BenchResult run_onednn(const BenchOptions& o, const ConvProblem& problem) {
       break;
     }
     case EltwiseAlg::kConcat: {
-      const dnnl::concat::primitive_desc pd(dst_md, 1, {src_md, src_md},
-                                            engine);
+      const dnnl::concat::primitive_desc pd(engine, dst_md, 1,
+                                            {src_md, src_md});
       auto f = std::make_shared<dnnl::concat>(pd);
       memory::dims half(d.begin(), d.end()), second(d.ndims(), 0);
       half[1] = s[1];
@@ -174,11 +174,10 @@ BenchResult run_onednn(const BenchOptions& o, const ConvProblem& problem) {
     }
     case EltwiseAlg::kUpsample: {
       const dnnl::resampling_forward::primitive_desc fpd(
-          {dnnl::prop_kind::forward_training,
-           dnnl::algorithm::resampling_nearest, src_md, dst_md},
-          engine);
+          engine, dnnl::prop_kind::forward_training,
+          dnnl::algorithm::resampling_nearest, src_md, dst_md);
       const dnnl::resampling_backward::primitive_desc bpd(
-          {dnnl::algorithm::resampling_nearest, src_md, dst_md}, engine, fpd);
+          engine, dnnl::algorithm::resampling_nearest, src_md, dst_md, fpd);
       auto f = std::make_shared<dnnl::resampling_forward>(fpd);
       auto b = std::make_shared<dnnl::resampling_backward>(bpd);
       forward = [=, &stream] {

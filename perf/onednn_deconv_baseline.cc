@@ -51,13 +51,12 @@ OnednnDeconvBaseline::OnednnDeconvBaseline(const DeconvDesc& d,
   }
   const auto alg = dnnl::algorithm::deconvolution_direct;
   const dnnl::deconvolution_forward::primitive_desc fpd(
-      {dnnl::prop_kind::forward_training, alg, src, weights, bias, dst, strides,
-       dilates, pl, pr},
-      s.engine);
+      s.engine, dnnl::prop_kind::forward_training, alg, src, weights, bias,
+      dst, strides, dilates, pl, pr);
   const dnnl::deconvolution_backward_data::primitive_desc dpd(
-      {alg, src, weights, dst, strides, dilates, pl, pr}, s.engine, fpd);
+      s.engine, alg, src, weights, dst, strides, dilates, pl, pr, fpd);
   const dnnl::deconvolution_backward_weights::primitive_desc wpd(
-      {alg, src, weights, bias, dst, strides, dilates, pl, pr}, s.engine, fpd);
+      s.engine, alg, src, weights, bias, dst, strides, dilates, pl, pr, fpd);
   s.plan(fpd, dpd, wpd);
 }
 

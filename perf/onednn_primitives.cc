@@ -1,9 +1,10 @@
 // onednn_primitives: bare oneDNN convolution primitives timed on one
 // thread, written for oneDNN 2.x's API and 3.x's both, so that the same
 // source built against each version (//perf:onednn_primitives against
-// Debian's oneDNN 2.6, //perf:onednn3_primitives against the oneDNN 3.x of
-// third_party/install_packages.sh) measures them side by side
-// (perf/compare_onednn_versions.sh runs both in one run).
+// the oneDNN 3.2 of third_party/install_packages.sh, which distconv builds
+// with, //perf:onednn26_primitives against Debian's oneDNN 2.6) measures
+// them side by side (perf/compare_onednn_versions.sh runs both in one
+// run).
 //
 //   onednn_primitives --dir=fwd|bwd_d|bwd_w --dt=f32|bf16
 //                     --layout=nhwc|blocked [--reps=N] PROBLEM...
@@ -14,12 +15,16 @@
 // own choice (format_tag::any; nChw16c on AVX-512). Weights in oneDNN's
 // choice, bias and the weight gradients in fp32. One JSON line per
 // problem: the version, the implementation oneDNN chose, the median of
-// --reps runs after two warm-up runs, in milliseconds.
+// --reps runs after two warm-up runs, in milliseconds. A pass for which
+// oneDNN offers only its reference loops (an implementation named ref:...,
+// minutes per run on these sizes) is not run: its line names the
+// implementation and says so in "error".
 #include <dnnl.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -188,6 +193,10 @@ int main(int argc, char** argv) {
       const distconv::ConvProblem p = distconv::parse_conv_problem(text);
       Pass pass = make_pass(o, p, engine);
       impl = pass.impl;
+      if (impl.rfind("ref", 0) == 0) {
+        throw std::runtime_error("only the reference implementation (" +
+                                 impl + "): not timed");
+      }
       std::vector<double> times;
       for (int r = 0; r < o.reps + 2; ++r) {
         const auto t0 = std::chrono::steady_clock::now();

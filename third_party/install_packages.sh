@@ -3,10 +3,11 @@
 #  - Debian 12 packages (apt-get update runs once, only if something is
 #    missing);
 #  - oneDNN 3.2 from PyPI (onednn-cpu-gomp and onednn-devel-cpu-gomp
-#    2023.2.0: CPU only, GNU OpenMP as Debian's oneDNN 2.6, no other
-#    runtime), unpacked from its wheels into /opt/distconv/onednn-3.2
-#    (third_party/dnnl3.BUILD): what perf/compare_onednn_versions.sh
-#    measures beside Debian's oneDNN 2.6.
+#    2023.2.0: CPU only, GNU OpenMP, no other runtime), the oneDNN distconv
+#    builds with, unpacked from its wheels into /opt/distconv/onednn-3.2:
+#    headers, library and CMake package (third_party/dnnl.BUILD). Debian
+#    has no oneDNN 3; its 2.6 (libdnnl-dev, also PyTorch's) stays for
+#    perf/compare_onednn_versions.sh.
 # Sourced by tests/run.sh and examples/demo.sh; as non-root it prints what
 # to install.
 #   third_party/install_packages.sh
@@ -24,8 +25,8 @@ for p in "${packages[@]}"; do
 done
 onednn3=/opt/distconv/onednn-3.2
 onednn3_missing=0
-[[ -f $onednn3/lib/libdnnl.so.3 && -f $onednn3/include/dnnl.hpp ]] ||
-  onednn3_missing=1
+[[ -f $onednn3/lib/libdnnl.so.3 && -f $onednn3/include/dnnl.hpp &&
+   -f $onednn3/lib/cmake/dnnl/dnnl-config.cmake ]] || onednn3_missing=1
 if ((${#missing[@]} || onednn3_missing)) && ((EUID != 0)); then
   echo "distconv: missing packages; as root run:" >&2
   ((${#missing[@]} == 0)) ||
@@ -44,8 +45,10 @@ if ((onednn3_missing)); then
     onednn-cpu-gomp==2023.2.0 onednn-devel-cpu-gomp==2023.2.0
   for wheel in "$work"/*.whl; do unzip -q -o "$wheel" -d "$work/files"; done
   mkdir -p "$onednn3/lib"
-  rm -rf "$onednn3/include"
+  rm -rf "$onednn3/include" "$onednn3/lib/cmake"
   cp -r "$work"/files/onednn_devel_cpu_gomp-*.data/data/include "$onednn3/"
+  cp -r "$work"/files/onednn_devel_cpu_gomp-*.data/data/lib/cmake \
+    "$onednn3/lib/"
   # The wheel holds the library three times over (no symbolic links).
   cp "$work"/files/onednn_cpu_gomp-*.data/data/lib/libdnnl.so.3.2 \
     "$onednn3/lib/"

@@ -167,10 +167,10 @@ Conv::Conv(const ConvDesc& d, const Shape& src_shape, const Shape& dst_shape,
         // Taken only when oneDNN, free to choose, picks the 16-channel
         // blocks for both activations.
         const Tag tag = blocked16(src_shape.ndims());
-        const memory::desc bsrc(src.dims(), f32, tag);
-        const memory::desc bdst(dst.dims(), f32, tag);
-        const memory::desc any_src(src.dims(), f32, Tag::any);
-        const memory::desc any_dst(dst.dims(), f32, Tag::any);
+        const memory::desc bsrc(src.get_dims(), f32, tag);
+        const memory::desc bdst(dst.get_dims(), f32, tag);
+        const memory::desc any_src(src.get_dims(), f32, Tag::any);
+        const memory::desc any_dst(dst.get_dims(), f32, Tag::any);
         const auto bpd = backward_weights_pd(
             d, any_src, any_dst, s.engine,
             forward_pd(d, any_src, any_dst, s.engine));

@@ -21,7 +21,7 @@ Steps steps_of(const ConvDesc& d) {
 }
 
 memory::desc weights_any(const ConvDesc& d, memory::data_type type) {
-  return memory::desc(plain_weights_desc(d).dims(), type, Tag::any);
+  return memory::desc(plain_weights_desc(d).get_dims(), type, Tag::any);
 }
 
 bool has_bias(const ConvDesc& d) { return d.bias == ConvBias::kAdd; }
@@ -55,15 +55,15 @@ dnnl::convolution_forward::primitive_desc forward_pd(
     const dnnl::engine& engine) {
   using Fwd = dnnl::convolution_forward;
   const Steps s = steps_of(d);
-  const memory::desc weights = weights_any(d, src.data_type());
+  const memory::desc weights = weights_any(d, src.get_data_type());
   const auto prop = dnnl::prop_kind::forward_training;
-  return Fwd::primitive_desc(
-      has_bias(d) ? Fwd::desc(prop, kAlgorithm, src, weights, bias_desc(d),
-                              dst, s.strides, s.dilation, s.padding_l,
-                              s.padding_r)
-                  : Fwd::desc(prop, kAlgorithm, src, weights, dst,
-                              s.strides, s.dilation, s.padding_l, s.padding_r),
-      engine);
+  if (has_bias(d)) {
+    return Fwd::primitive_desc(engine, prop, kAlgorithm, src, weights,
+                               bias_desc(d), dst, s.strides, s.dilation,
+                               s.padding_l, s.padding_r);
+  }
+  return Fwd::primitive_desc(engine, prop, kAlgorithm, src, weights, dst,
+                             s.strides, s.dilation, s.padding_l, s.padding_r);
 }
 
 dnnl::convolution_backward_data::primitive_desc backward_data_pd(
@@ -72,10 +72,10 @@ dnnl::convolution_backward_data::primitive_desc backward_data_pd(
     const dnnl::convolution_forward::primitive_desc& hint) {
   using Bwd = dnnl::convolution_backward_data;
   const Steps s = steps_of(d);
-  return Bwd::primitive_desc(
-      Bwd::desc(kAlgorithm, src, weights_any(d, src.data_type()), dst,
-                s.strides, s.dilation, s.padding_l, s.padding_r),
-      engine, hint);
+  return Bwd::primitive_desc(engine, kAlgorithm, src,
+                             weights_any(d, src.get_data_type()), dst,
+                             s.strides, s.dilation, s.padding_l, s.padding_r,
+                             hint);
 }
 
 dnnl::convolution_backward_weights::primitive_desc backward_weights_pd(
@@ -84,13 +84,14 @@ dnnl::convolution_backward_weights::primitive_desc backward_weights_pd(
     const dnnl::convolution_forward::primitive_desc& hint) {
   using Bww = dnnl::convolution_backward_weights;
   const Steps s = steps_of(d);
-  return Bww::primitive_desc(
-      has_bias(d) ? Bww::desc(kAlgorithm, src, weights_any(d, kF32),
-                              bias_desc(d), dst, s.strides, s.dilation,
-                              s.padding_l, s.padding_r)
-                  : Bww::desc(kAlgorithm, src, weights_any(d, kF32), dst,
-                              s.strides, s.dilation, s.padding_l, s.padding_r),
-      engine, hint);
+  if (has_bias(d)) {
+    return Bww::primitive_desc(engine, kAlgorithm, src, weights_any(d, kF32),
+                               bias_desc(d), dst, s.strides, s.dilation,
+                               s.padding_l, s.padding_r, hint);
+  }
+  return Bww::primitive_desc(engine, kAlgorithm, src, weights_any(d, kF32),
+                             dst, s.strides, s.dilation, s.padding_l,
+                             s.padding_r, hint);
 }
 
 }  // namespace distconv::onednn

@@ -50,15 +50,13 @@ Pool::Pool(const PoolDesc& d, const Shape& src_shape, const Shape& dst_shape)
   const auto pl = dims_of(d.padding_lower), pu = dims_of(d.padding_upper);
   const dnnl::algorithm alg = algorithm_of(d.kind);
   try {
+    const memory::dims dense(kernel.size(), 0);  // no dilation
     const dnnl::pooling_forward::primitive_desc fpd(
-        dnnl::pooling_forward::desc(dnnl::prop_kind::forward_training, alg,
-                                    s.src_md, s.dst_md, strides, kernel, pl,
-                                    pu),
-        s.engine);
+        s.engine, dnnl::prop_kind::forward_training, alg, s.src_md, s.dst_md,
+        strides, kernel, dense, pl, pu);
     const dnnl::pooling_backward::primitive_desc bpd(
-        dnnl::pooling_backward::desc(alg, s.src_md, s.dst_md, strides, kernel,
-                                     pl, pu),
-        s.engine, fpd);
+        s.engine, alg, s.src_md, s.dst_md, strides, kernel, dense, pl, pu,
+        fpd);
     s.forward = dnnl::pooling_forward(fpd);
     s.backward = dnnl::pooling_backward(bpd);
     s.name = std::string(fpd.impl_info_str()) + " | " + bpd.impl_info_str();

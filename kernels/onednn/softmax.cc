@@ -15,8 +15,8 @@ struct Softmax::Impl {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   mutable dnnl::stream stream{engine};
   memory::desc md;
-  dnnl::softmax_v2_forward forward;
-  dnnl::softmax_v2_backward backward;
+  dnnl::softmax_forward forward;
+  dnnl::softmax_backward backward;
   std::string name;
 };
 
@@ -31,15 +31,13 @@ Softmax::Softmax(SoftmaxKind kind, const Shape& shape)
                                   ? dnnl::algorithm::softmax_accurate
                                   : dnnl::algorithm::softmax_log;
   try {
-    const dnnl::softmax_v2_forward::primitive_desc fpd(
-        dnnl::softmax_v2_forward::desc(dnnl::prop_kind::forward_training, alg,
-                                       s.md, s.md, /*axis=*/1),
-        s.engine);
-    const dnnl::softmax_v2_backward::primitive_desc bpd(
-        dnnl::softmax_v2_backward::desc(alg, s.md, s.md, s.md, /*axis=*/1),
-        s.engine, fpd);
-    s.forward = dnnl::softmax_v2_forward(fpd);
-    s.backward = dnnl::softmax_v2_backward(bpd);
+    const dnnl::softmax_forward::primitive_desc fpd(
+        s.engine, dnnl::prop_kind::forward_training, alg, s.md, s.md,
+        /*axis=*/1);
+    const dnnl::softmax_backward::primitive_desc bpd(s.engine, alg, s.md, s.md,
+                                                     s.md, /*axis=*/1, fpd);
+    s.forward = dnnl::softmax_forward(fpd);
+    s.backward = dnnl::softmax_backward(bpd);
     s.name = std::string(fpd.impl_info_str()) + " | " + bpd.impl_info_str();
   } catch (const dnnl::error& e) {
     throw Error(ErrorKind::kUnsupported,
