@@ -94,7 +94,7 @@ n"name"; dilation 0 = dense; id/kd make it 3D).
   --gnorm                group normalisation, training forward and backward
                          (fwd, bwd_d), scale and shift; g (the groups), mb,
                          ic, i.. only, e.g. g8mb2ic32id16ih16iw16; no
-                         oneDNN baseline (oneDNN 2.6 has none), host only
+                         oneDNN baseline (oneDNN 3.2 has none), host only
   --eltwise              the layers with no communication, forward and
                          backward (fwd, bwd_d); mb, ic, i.. only, as --bnorm
   --alg=relu|leaky_relu|add|concat|nearest
@@ -362,7 +362,7 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
               (o.impl == BenchImpl::kDistconv &&
                o.device == BenchDevice::kCpu),
           ErrorKind::kUnsupported,
-          "--gnorm runs distconv's host layer only: oneDNN 2.6 has no group "
+          "--gnorm runs distconv's host layer only: oneDNN 3.2 has no group "
           "normalisation primitive and the layer no GPU version");
   const bool half = o.dt == BenchDataType::kBf16 || o.dt == BenchDataType::kF16;
   require(o.dt != BenchDataType::kF16 ||

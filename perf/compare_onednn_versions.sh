@@ -10,7 +10,10 @@
 # Markdown table of the medians over the rounds and the ratio 2.6 / 3.2
 # (above 1: 3.2 faster), with the implementation each version chose
 # (passes with only oneDNN's reference loops are not timed).
-#   perf/compare_onednn_versions.sh [ROUNDS] [PROBLEM...]
+#   [REPS=N] [DTS="f32 bf16"] [LAYOUTS="nhwc blocked"] \
+#     perf/compare_onednn_versions.sh [ROUNDS] [PROBLEM...]
+# REPS: runs per problem and round (default 5); DTS, LAYOUTS: which types
+# and layouts (default both of each).
 # Default problems: the two standard ones of docs/performance.md and the
 # convolutions of the segmentation U-Net at 256x256, batch 2, width 16.
 set -euo pipefail
@@ -38,8 +41,8 @@ results=$(mktemp)
 trap 'rm -f "$results"' EXIT
 for ((r = 0; r < rounds; ++r)); do
   for dir in fwd bwd_d bwd_w; do
-    for dt in f32 bf16; do
-      for layout in nhwc blocked; do
+    for dt in ${DTS:-f32 bf16}; do
+      for layout in ${LAYOUTS:-nhwc blocked}; do
         for tool in onednn26_primitives onednn_primitives; do
           for p in "${problems[@]}"; do
             key="$tool $dir $dt $layout $p"
@@ -47,7 +50,7 @@ for ((r = 0; r < rounds; ++r)); do
             if [[ -z ${hung[$key]:-} ]]; then
               rc=0
               timeout "$limit_s" "$bin/$tool" --dir="$dir" --dt="$dt" \
-                --layout="$layout" --reps=5 "$p" | tee -a "$results" || rc=$?
+                --layout="$layout" --reps="${REPS:-5}" "$p" | tee -a "$results" || rc=$?
             fi
             if ((rc == 124)); then
               hung[$key]=1  # not run again in later rounds

@@ -1,6 +1,6 @@
 // distconv_bench --gnorm: the distributed group normalisation (training
 // forward with scale and shift, backward) against the reference loops, or
-// timed. oneDNN 2.6 has no group normalisation: no baseline.
+// timed. oneDNN 3.2 has no group normalisation: no baseline.
 #include <vector>
 
 #include "distconv/dist_tensor.h"

@@ -37,7 +37,7 @@ class OnednnBaseline {
   std::unique_ptr<Impl> impl_;
 };
 
-// Why oneDNN cannot run the problem in `dt` on this CPU ("oneDNN 2.6 has
+// Why oneDNN cannot run the problem in `dt` on this CPU ("oneDNN 3.2 has
 // no f16 convolution for this CPU (...)"); empty when it can.
 std::string onednn_lacks(const ConvDesc& desc, const Shape& src_shape,
                          BenchDataType dt);

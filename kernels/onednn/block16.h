@@ -2,7 +2,7 @@
 // nCdhw16c), the layout its AVX-512 backward-weights kernel is fastest
 // with. A copy of 64-byte rows: on these machines 3 ms for a 34 MB
 // 8x64x128² tensor on one thread, where oneDNN 2.6's reorder (jit:uni)
-// takes 10 ms (docs/performance.md).
+// took 10 ms (docs/performance.md).
 //
 //   Shape shape{8, 64, 128, 128};                 // N, C, spatial...
 //   std::vector<float> blocked(block16_size(shape));

@@ -21,8 +21,8 @@ using Tag = memory::format_tag;
 Tag channels_last(int ndims) { return ndims == 4 ? Tag::nhwc : Tag::ndhwc; }
 
 // Channels per group from which backward-weights runs on copies of the
-// activations in oneDNN's 16-channel blocked layout. oneDNN 2.6's
-// channels-last backward-weights kernel (jit:avx512_core, with bias, 1
+// activations in oneDNN's 16-channel blocked layout. Measured with oneDNN
+// 2.6: its channels-last backward-weights kernel (jit:avx512_core, with bias, 1
 // thread) is slower than its blocked one from 64 channels on (148 vs 111 ms
 // at 8x64x128², 66 vs 52 ms at 1x128x128²), by more than the two copies
 // cost (3 ms each at 8x64x128²); at 32 channels it is a draw (114 vs 109 ms
@@ -38,13 +38,13 @@ bool wants_blocked_backward_weights(const ConvDesc& d) {
 }
 
 // Output channels per group from which backward-data runs as the adjoint
-// forward convolution (see adjoint_forward). oneDNN 2.6's channels-last
-// forward kernel (brgconv:avx512_core, 1 thread) beats its backward-data
-// kernel (jit:avx512_core) on the same problem by 1.08-1.31x from 8 such
-// channels on (8x64->64 128² 3x3: 40.0 vs 48.1 ms; 1x16->16 1024²: 22.8
-// vs 29.8 ms; 3D 1x16->16 64³: 18.2 vs 21.5 ms; 1x8->8 1024²: 12.2 vs
-// 13.2 ms) and loses below (1x16->4 1024²: 6.6 vs 5.9 ms; 1x4->4: 6.2 vs
-// 5.8 ms).
+// forward convolution (see adjoint_forward). Measured with oneDNN 2.6:
+// its channels-last forward kernel (brgconv:avx512_core, 1 thread) beats
+// its backward-data kernel (jit:avx512_core) on the same problem by
+// 1.08-1.31x from 8 such channels on (8x64->64 128² 3x3: 40.0 vs 48.1 ms;
+// 1x16->16 1024²: 22.8 vs 29.8 ms; 3D 1x16->16 64³: 18.2 vs 21.5 ms;
+// 1x8->8 1024²: 12.2 vs 13.2 ms) and loses below (1x16->4 1024²: 6.6 vs
+// 5.9 ms; 1x4->4: 6.2 vs 5.8 ms).
 constexpr Index kAdjointForwardChannels = 8;
 
 // With stride 1, backward-data is itself a forward convolution: of
