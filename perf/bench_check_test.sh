@@ -3,7 +3,8 @@
 # 3 ranks: split along H (10 rows over 3 ranks: uneven) and along samples
 # (2 samples over 3 ranks: one rank empty); fp32 and fp64. Each run checks
 # the gathered results against the reference kernels and exits non-zero
-# on FAIL or ERROR; --transport on two of them. Then --device=gpu: in a
+# on FAIL or ERROR; --transport on two of them. Each driver's bare oneDNN
+# baseline (--impl=onednn) once. Then --device=gpu: in a
 # build without the GPU backend (or on a machine without a GPU) a clear
 # error naming why, on every problem, not a crash.
 #   bench_check_test.sh BENCH
@@ -46,6 +47,13 @@ for d in "${drivers[@]}"; do
   run 1 "${args[@]}"
   run 3 --dt=f64 "${args[@]}"
   run 3 --grid=3x1x1x1 "${args[@]}"
+done
+# --impl=onednn: each driver's bare oneDNN baseline runs (perf mode, one
+# timed run, every pass), every driver but --gnorm (no oneDNN baseline).
+for d in "${drivers[@]}"; do
+  [[ $d == --gnorm* ]] && continue
+  read -ra args <<<"$d"
+  run 1 --impl=onednn --mode=perf --warmup=0 --reps=1 "${args[@]}"
 done
 # --transport: the layers with halos over another host transport.
 run 3 --transport=packed_buffers --conv "${image}oc4kh3kw3ph1pw1"

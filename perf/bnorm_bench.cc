@@ -90,7 +90,6 @@ BenchResult run_onednn(const BenchOptions& o, const ConvProblem& problem) {
           bwd.execute(stream, {{DNNL_ARG_SRC, x},
                                {DNNL_ARG_DIFF_DST, dy},
                                {DNNL_ARG_SCALE, scale},
-                               {DNNL_ARG_SHIFT, shift},
                                {DNNL_ARG_MEAN, mean},
                                {DNNL_ARG_VARIANCE, var},
                                {DNNL_ARG_DIFF_SRC, dx},
