@@ -20,6 +20,23 @@ int world_size() {
   return n;
 }
 
+namespace {
+
+// Every rank's message must equal rank 0's.
+void expect_rank0_message(MPI_Comm comm, const std::string& message) {
+  int length = static_cast<int>(message.size());
+  MPI_Bcast(&length, 1, MPI_INT, 0, comm);
+  std::vector<char> root(length);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) root.assign(message.begin(), message.end());
+  MPI_Bcast(root.data(), length, MPI_CHAR, 0, comm);
+  EXPECT_EQ(message, std::string(root.begin(), root.end()))
+      << "ranks threw different errors";
+}
+
+}  // namespace
+
 std::string expect_error_on_all_ranks(MPI_Comm comm, ErrorKind kind,
                                       const std::string& contains,
                                       const std::function<void()>& fn) {
@@ -37,16 +54,7 @@ std::string expect_error_on_all_ranks(MPI_Comm comm, ErrorKind kind,
                           << to_string(kind) << ", got: '" << message << "'";
   EXPECT_NE(message.find(contains), std::string::npos)
       << "message '" << message << "' lacks '" << contains << "'";
-  // Every rank's message must equal rank 0's.
-  int length = static_cast<int>(message.size());
-  MPI_Bcast(&length, 1, MPI_INT, 0, comm);
-  std::vector<char> root(length);
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  if (rank == 0) root.assign(message.begin(), message.end());
-  MPI_Bcast(root.data(), length, MPI_CHAR, 0, comm);
-  EXPECT_EQ(message, std::string(root.begin(), root.end()))
-      << "ranks threw different errors";
+  expect_rank0_message(comm, message);
   return message;
 }
 
@@ -72,15 +80,7 @@ std::optional<std::string> same_outcome_on_all_ranks(
   MPI_Allreduce(&threw, &any, 1, MPI_INT, MPI_MAX, comm);
   if (!any) return std::nullopt;
   EXPECT_EQ(all, 1) << "some ranks threw, others went on";
-  int length = static_cast<int>(message.size());
-  MPI_Bcast(&length, 1, MPI_INT, 0, comm);
-  std::vector<char> root(length);
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  if (rank == 0) root.assign(message.begin(), message.end());
-  MPI_Bcast(root.data(), length, MPI_CHAR, 0, comm);
-  EXPECT_EQ(message, std::string(root.begin(), root.end()))
-      << "ranks threw different errors";
+  expect_rank0_message(comm, message);
   return message;
 }
 

@@ -115,10 +115,8 @@ class AdaptivePoolModule {
   }
   std::string describe() const { return layer_.describe(); }
   long long forward(const TensorRef& x, const TensorRef& y) {
-    Output<T> dst(*grid_, layer_.dst_layout(), y);
-    layer_.forward(bind_input(*grid_, layer_.src_layout(), x, slot_),
-                   dst.tensor());
-    dst.finish();
+    run_one_to_one(*grid_, layer_.src_layout(), x, slot_, layer_.dst_layout(),
+                   y, [&](auto& src, auto& dst) { layer_.forward(src, dst); });
     return ++forwards_;
   }
   void backward(long long forward_id, const TensorRef& dy,
@@ -129,10 +127,9 @@ class AdaptivePoolModule {
             "adaptive max pooling keeps the maxima of its last forward: run "
             "backward before calling the same module again (or use one "
             "module per call)");
-    Output<T> diff_src(*grid_, layer_.diff_src_layout(), dx);
-    layer_.backward(bind_input(*grid_, layer_.diff_dst_layout(), dy, slot_),
-                    diff_src.tensor());
-    diff_src.finish();
+    run_one_to_one(
+        *grid_, layer_.diff_dst_layout(), dy, slot_, layer_.diff_src_layout(),
+        dx, [&](auto& dd, auto& ds) { layer_.backward(dd, ds); });
   }
 
  private:
@@ -156,16 +153,13 @@ class InterpolateModule {
   }
   std::string describe() const { return layer_.describe(); }
   void forward(const TensorRef& x, const TensorRef& y) {
-    Output<T> dst(*grid_, layer_.dst_layout(), y);
-    layer_.forward(bind_input(*grid_, layer_.src_layout(), x, slot_),
-                   dst.tensor());
-    dst.finish();
+    run_one_to_one(*grid_, layer_.src_layout(), x, slot_, layer_.dst_layout(),
+                   y, [&](auto& src, auto& dst) { layer_.forward(src, dst); });
   }
   void backward(const TensorRef& dy, const TensorRef& dx) {
-    Output<T> diff_src(*grid_, layer_.diff_src_layout(), dx);
-    layer_.backward(bind_input(*grid_, layer_.diff_dst_layout(), dy, slot_),
-                    diff_src.tensor());
-    diff_src.finish();
+    run_one_to_one(
+        *grid_, layer_.diff_dst_layout(), dy, slot_, layer_.diff_src_layout(),
+        dx, [&](auto& dd, auto& ds) { layer_.backward(dd, ds); });
   }
 
  private:

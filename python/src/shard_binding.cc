@@ -77,16 +77,12 @@ class UpsampleModule {
     return layer_.dst_layout().interior(grid_->rank()).extent;
   }
   void forward(const TensorRef& x, const TensorRef& y) {
-    Output<T> dst(*grid_, layer_.dst_layout(), y);
-    layer_.forward(bind_input(*grid_, layer_.src_layout(), x, slot_),
-                   dst.tensor());
-    dst.finish();
+    run_one_to_one(*grid_, layer_.src_layout(), x, slot_, layer_.dst_layout(),
+                   y, [&](auto& src, auto& dst) { layer_.forward(src, dst); });
   }
   void backward(const TensorRef& dy, const TensorRef& dx) {
-    Output<T> diff_src(*grid_, layer_.src_layout(), dx);
-    layer_.backward(bind_input(*grid_, layer_.dst_layout(), dy, slot_),
-                    diff_src.tensor());
-    diff_src.finish();
+    run_one_to_one(*grid_, layer_.dst_layout(), dy, slot_, layer_.src_layout(),
+                   dx, [&](auto& dd, auto& ds) { layer_.backward(dd, ds); });
   }
 
  private:

@@ -100,6 +100,19 @@ class Output {
   DistTensor<T>* tensor_;
 };
 
+// One pass of a layer that reads one tensor and writes one:
+// pass(input, output) with `in` bound to `in_layout` (through `slot`)
+// and `out` to `out_layout`.
+template <typename T, typename Pass>
+void run_one_to_one(const ProcessGrid& grid, const HaloLayout& in_layout,
+                    const TensorRef& in, Slot<T>& slot,
+                    const HaloLayout& out_layout, const TensorRef& out,
+                    Pass pass) {
+  Output<T> o(grid, out_layout, out);
+  pass(bind_input(grid, in_layout, in, slot), o.tensor());
+  o.finish();
+}
+
 template <typename T>
 using Saved = std::shared_ptr<DistTensor<T>>;
 
