@@ -1,20 +1,27 @@
 #!/usr/bin/python3
 """The PyTorch front end against the C++ layer and against PyTorch, side
-by side in one run: one convolution's training step (forward with bias,
-backward-data, backward-weights with bias), fp32, H split over the ranks.
+by side in one run: one layer's training step (a convolution's forward
+with bias, backward-data, backward-weights with bias; pooling's forward
+and backward; a transposed convolution's three passes), fp32, H split over
+the ranks.
 
     perf/torch_bench.py [--rounds=R] [--ranks=1,2] [PROBLEM ...]
 
 For each problem and rank count P, each round times, one after another:
   - distconv_bench --mode=perf on P ranks (the C++ layer; its median);
-  - distconv.nn.Conv2d in a PyTorch loop on P ranks (y = conv(x);
+  - the distconv.nn module in a PyTorch loop on P ranks (y = layer(x);
     y.backward(dy); median of the slowest rank over 10 steps after 2);
-  - torch.nn.Conv2d on one process with P threads (the same loop).
+  - the torch.nn module on one process with P threads (the same loop).
 It prints every round's figures, then the medians over rounds and the
 ratios python/C++ (the front end's cost) and torch/C++, torch/python.
 Needs `bazel build //perf:distconv_bench //python:distconv` first; runs
 from the repository root (one oneDNN thread per rank).
-PROBLEM is N,C,H,W,F,K (default 1,16,1024,1024,16,3 and 8,64,128,128,64,3).
+PROBLEM is [KIND:]SIZES, KIND one of
+  conv:N,C,H,W,F,K     Conv2d(C, F, K, padding=(K-1)//2) (the default)
+  pool:N,C,H,W,K,S     MaxPool2d(K, S, padding=(K-1)//2)
+  deconv:N,C,H,W,F,K,S ConvTranspose2d(C, F, K, S, padding=(K-1)//2, with
+                       the output_padding that makes the output H*S x W*S)
+(default conv:1,16,1024,1024,16,3 and conv:8,64,128,128,64,3).
 """
 import argparse
 import json
@@ -32,16 +39,66 @@ MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to",
           "OMP_NUM_THREADS=1"]
 
 
+FIELDS = {"conv": "N,C,H,W,F,K", "pool": "N,C,H,W,K,S",
+          "deconv": "N,C,H,W,F,K,S"}
+
+
 def parse(problem):
-    n, c, h, w, f, k = (int(v) for v in problem.split(","))
-    return n, c, h, w, f, k
+    """(kind, {field: value}) of a PROBLEM; ValueError naming it if bad."""
+    kind, _, sizes = problem.rpartition(":")
+    kind = kind or "conv"
+    if kind not in FIELDS:
+        raise ValueError("%s: unknown kind %r (one of %s)" %
+                         (problem, kind, ", ".join(FIELDS)))
+    names = FIELDS[kind].split(",")
+    values = sizes.split(",")
+    if len(values) != len(names) or not all(v.isdigit() for v in values):
+        raise ValueError("%s: %s takes %s" % (problem, kind, FIELDS[kind]))
+    return kind, dict(zip(names, (int(v) for v in values)))
 
 
-def descriptor(problem):
-    n, c, h, w, f, k = parse(problem)
-    p = k // 2
-    return ("mb%dic%dih%diw%doc%doh%dow%dkh%dkw%dph%dpw%d" %
-            (n, c, h, w, f, h, w, k, k, p, p))
+def pad(v):
+    """The padding of every kind: (K-1)//2, as much as the window allows
+    while the output keeps the input's size over the stride."""
+    return (v["K"] - 1) // 2
+
+
+def output_padding(v):
+    """The deconvolution's output_padding making its output H*S."""
+    k, s = v["K"], v["S"]
+    return s + 2 * pad(v) - k
+
+
+def bench_args(problem):
+    """distconv_bench's driver options and descriptor for the problem."""
+    kind, v = parse(problem)
+    p = pad(v)
+    if kind == "pool":
+        return ["--pool", "--alg=max",
+                "mb%(N)dic%(C)dih%(H)diw%(W)dkh%(K)dkw%(K)dsh%(S)dsw%(S)d" % v
+                + "ph%dpw%d" % (p, p)]
+    if kind == "deconv":
+        return ["--deconv",
+                "mb%dic%dih%diw%doc%doh%dow%dkh%dkw%dsh%dsw%dph%dpw%d" % (
+                    v["N"], v["C"], v["H"], v["W"], v["F"], v["H"] * v["S"],
+                    v["W"] * v["S"], v["K"], v["K"], v["S"], v["S"], p, p)]
+    return ["--conv",
+            "mb%dic%dih%diw%doc%doh%dow%dkh%dkw%dph%dpw%d" % (
+                v["N"], v["C"], v["H"], v["W"], v["F"], v["H"], v["W"],
+                v["K"], v["K"], p, p)]
+
+
+def make_layer(nn, problem, grid=None):
+    """The problem's module from `nn` (torch.nn, or distconv.nn on grid)."""
+    kind, v = parse(problem)
+    args = (grid,) if grid is not None else ()
+    p = pad(v)
+    if kind == "pool":
+        return nn.MaxPool2d(*args, v["K"], v["S"], padding=p)
+    if kind == "deconv":
+        return nn.ConvTranspose2d(*args, v["C"], v["F"], v["K"], v["S"],
+                                  padding=p, output_padding=output_padding(v))
+    return nn.Conv2d(*args, v["C"], v["F"], v["K"], padding=p)
 
 
 def step_loop(conv, x, dy, sync, warmup=2, reps=10):
@@ -65,11 +122,12 @@ def worker_distconv(problem):
     from mpi4py import MPI
     import distconv
     comm = MPI.COMM_WORLD
-    n, c, h, w, f, k = parse(problem)
+    _, v = parse(problem)
     grid = distconv.ProcessGrid(comm, (1, 1, comm.size, 1))
     torch.manual_seed(0)
-    conv = distconv.nn.Conv2d(grid, c, f, k, padding=k // 2)
-    x = distconv.shard(grid, torch.randn(n, c, h, w)).requires_grad_()
+    conv = make_layer(distconv.nn, problem, grid)
+    x = distconv.shard(grid, torch.randn(v["N"], v["C"], v["H"],
+                                         v["W"])).requires_grad_()
     y = conv(x)
     dy = torch.randn(y.shape).contiguous(memory_format=torch.channels_last)
     times = step_loop(conv, x, dy, comm.Barrier)
@@ -81,11 +139,11 @@ def worker_distconv(problem):
 def worker_torch(problem, threads):
     import torch
     torch.set_num_threads(threads)
-    n, c, h, w, f, k = parse(problem)
+    _, v = parse(problem)
     torch.manual_seed(0)
-    conv = torch.nn.Conv2d(c, f, k, padding=k // 2)
-    x = torch.randn(n, c, h, w, requires_grad=True)
-    dy = torch.randn(n, f, h, w)
+    conv = make_layer(torch.nn, problem)
+    x = torch.randn(v["N"], v["C"], v["H"], v["W"], requires_grad=True)
+    dy = torch.randn(conv(x).shape)
     times = step_loop(conv, x, dy, lambda: None)
     print(json.dumps({"median_ms": statistics.median(times)}))
 
@@ -111,6 +169,11 @@ def main():
     a.add_argument("--threads", type=int, default=1)
     a.add_argument("problems", nargs="*", default=PROBLEMS)
     args = a.parse_args()
+    for problem in args.problems:
+        try:
+            parse(problem)
+        except ValueError as e:
+            a.error(str(e))
     if args.worker == "distconv":
         return worker_distconv(args.problems[0])
     if args.worker == "torch":
@@ -125,7 +188,7 @@ def main():
             for r in range(args.rounds):
                 cpp = run(MPIRUN + ["-np", str(p), "bazel-bin/perf/"
                                     "distconv_bench", "--mode=perf",
-                                    "--json", descriptor(problem)])
+                                    "--json"] + bench_args(problem))
                 py = run(MPIRUN + ["-np", str(p)] + me +
                          ["--worker=distconv", problem], env)
                 th = run(me + ["--worker=torch", "--threads=%d" % p,

@@ -51,7 +51,7 @@ class ConvPasses {
   Saved<T> forward(const TensorRef& x, std::uintptr_t w, std::uintptr_t b,
                    const TensorRef& y) {
     Saved<T> src = keep_input(*grid_, layer_.src_layout(), x, pool_);
-    Output<T> dst(*grid_, layer_.dst_layout(), y);
+    Output<T> dst(*grid_, layer_.dst_layout(), y, y_slot_);
     layer_.forward(*src, as_ptr<const P>(w), as_ptr<const P>(b), dst.tensor());
     dst.finish();
     last_ = src.get();
@@ -68,7 +68,7 @@ class ConvPasses {
       layer_.backward_weights(*src, diff_dst, as_ptr<P>(*dw), as_ptr<P>(db));
     }
     if (dx) {
-      Output<T> diff_src(*grid_, layer_.diff_src_layout(), *dx);
+      Output<T> diff_src(*grid_, layer_.diff_src_layout(), *dx, dx_slot_);
       layer_.backward_data(diff_dst, as_ptr<const P>(w), diff_src.tensor());
       diff_src.finish();
     }
@@ -79,7 +79,7 @@ class ConvPasses {
   std::shared_ptr<ProcessGrid> grid_;
   Layer layer_;
   BufferPool<T> pool_;
-  Slot<T> dy_slot_;
+  Slot<T> dy_slot_, y_slot_, dx_slot_;
   const DistTensor<T>* last_ = nullptr;  // the last forward's input
 };
 
@@ -117,7 +117,7 @@ class ConvModule : public ConvPasses<T, Convolution<T>> {
     const ProcessGrid& grid = *this->grid_;
     kept->shard = keep_input(grid, shard_layout_, x, this->pool_);
     kept->frame = this->pool_.acquire(grid, this->layer_.src_layout());
-    Output<T> dst(grid, this->layer_.dst_layout(), y);
+    Output<T> dst(grid, this->layer_.dst_layout(), y, this->y_slot_);
     this->layer_.forward(*kept->shard, *kept->frame, as_ptr<const P>(w),
                          as_ptr<const P>(b), dst.tensor());
     dst.finish();
@@ -150,10 +150,10 @@ class ConvModule : public ConvPasses<T, Convolution<T>> {
     }
     if (dx) {
       if (!dy_frame_) {
-        dy_frame_ = std::make_unique<DistTensor<T>>(grid,
-                                                    layer.diff_dst_layout());
+        dy_frame_ =
+            std::make_unique<DistTensor<T>>(grid, layer.diff_dst_layout());
       }
-      Output<T> diff_src(grid, layer.diff_src_layout(), *dx);
+      Output<T> diff_src(grid, layer.diff_src_layout(), *dx, this->dx_slot_);
       layer.backward_data(diff_dst, *dy_frame_, as_ptr<const P>(w),
                           diff_src.tensor());
       diff_src.finish();
@@ -172,7 +172,7 @@ class ConvModule : public ConvPasses<T, Convolution<T>> {
     return o;
   }
 
-  HaloLayout shard_layout_;  // the input's shard, read in place
+  HaloLayout shard_layout_;                  // the input's shard, read in place
   std::unique_ptr<DistTensor<T>> dy_frame_;  // diff_dst's edges and halos
 };
 

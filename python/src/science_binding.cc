@@ -40,14 +40,14 @@ class GroupNormModule {
   GroupNormModule(GridPtr grid, const Distribution& src, Index groups,
                   double epsilon, bool track_running, double momentum)
       : grid_(std::move(grid)),
-        layer_(*grid_, src, options(groups, epsilon, track_running,
-                                    momentum)) {}
+        layer_(*grid_, src, options(groups, epsilon, track_running, momentum)) {
+  }
 
   std::string describe() const { return layer_.describe(); }
 
   void forward(const TensorRef& x, std::uintptr_t scale, std::uintptr_t shift,
-               const TensorRef& y, std::uintptr_t mean,
-               std::uintptr_t variance, bool training) {
+               const TensorRef& y, std::uintptr_t mean, std::uintptr_t variance,
+               bool training) {
     const bool running = layer_.plan().options.running == RunningStats::kTrack;
     layer_.set_mode(training || !running ? BatchNormMode::kTraining
                                          : BatchNormMode::kInference);
@@ -116,7 +116,8 @@ class AdaptivePoolModule {
   std::string describe() const { return layer_.describe(); }
   long long forward(const TensorRef& x, const TensorRef& y) {
     run_one_to_one(*grid_, layer_.src_layout(), x, slot_, layer_.dst_layout(),
-                   y, [&](auto& src, auto& dst) { layer_.forward(src, dst); });
+                   y, out_slot_,
+                   [&](auto& src, auto& dst) { layer_.forward(src, dst); });
     return ++forwards_;
   }
   void backward(long long forward_id, const TensorRef& dy,
@@ -127,15 +128,15 @@ class AdaptivePoolModule {
             "adaptive max pooling keeps the maxima of its last forward: run "
             "backward before calling the same module again (or use one "
             "module per call)");
-    run_one_to_one(
-        *grid_, layer_.diff_dst_layout(), dy, slot_, layer_.diff_src_layout(),
-        dx, [&](auto& dd, auto& ds) { layer_.backward(dd, ds); });
+    run_one_to_one(*grid_, layer_.diff_dst_layout(), dy, slot_,
+                   layer_.diff_src_layout(), dx, out_slot_,
+                   [&](auto& dd, auto& ds) { layer_.backward(dd, ds); });
   }
 
  private:
   GridPtr grid_;
   AdaptivePooling<T> layer_;
-  Slot<T> slot_;
+  Slot<T> slot_, out_slot_;
   long long forwards_ = 0;
 };
 
@@ -154,12 +155,13 @@ class InterpolateModule {
   std::string describe() const { return layer_.describe(); }
   void forward(const TensorRef& x, const TensorRef& y) {
     run_one_to_one(*grid_, layer_.src_layout(), x, slot_, layer_.dst_layout(),
-                   y, [&](auto& src, auto& dst) { layer_.forward(src, dst); });
+                   y, out_slot_,
+                   [&](auto& src, auto& dst) { layer_.forward(src, dst); });
   }
   void backward(const TensorRef& dy, const TensorRef& dx) {
-    run_one_to_one(
-        *grid_, layer_.diff_dst_layout(), dy, slot_, layer_.diff_src_layout(),
-        dx, [&](auto& dd, auto& ds) { layer_.backward(dd, ds); });
+    run_one_to_one(*grid_, layer_.diff_dst_layout(), dy, slot_,
+                   layer_.diff_src_layout(), dx, out_slot_,
+                   [&](auto& dd, auto& ds) { layer_.backward(dd, ds); });
   }
 
  private:
@@ -174,7 +176,7 @@ class InterpolateModule {
 
   GridPtr grid_;
   Interpolate<T> layer_;
-  Slot<T> slot_;
+  Slot<T> slot_, out_slot_;
 };
 
 template <typename T>
@@ -201,8 +203,8 @@ class DropoutModule {
 template <typename T>
 void bind_typed(py::module_& m, const std::string& suffix) {
   py::class_<GroupNormModule<T>>(m, ("GroupNorm" + suffix).c_str())
-      .def(py::init<GridPtr, const Distribution&, Index, double, bool,
-                    double>())
+      .def(
+          py::init<GridPtr, const Distribution&, Index, double, bool, double>())
       .def("describe", &GroupNormModule<T>::describe)
       .def("forward", &GroupNormModule<T>::forward)
       .def("forwards", &GroupNormModule<T>::forwards)

@@ -78,17 +78,19 @@ class UpsampleModule {
   }
   void forward(const TensorRef& x, const TensorRef& y) {
     run_one_to_one(*grid_, layer_.src_layout(), x, slot_, layer_.dst_layout(),
-                   y, [&](auto& src, auto& dst) { layer_.forward(src, dst); });
+                   y, out_slot_,
+                   [&](auto& src, auto& dst) { layer_.forward(src, dst); });
   }
   void backward(const TensorRef& dy, const TensorRef& dx) {
     run_one_to_one(*grid_, layer_.dst_layout(), dy, slot_, layer_.src_layout(),
-                   dx, [&](auto& dd, auto& ds) { layer_.backward(dd, ds); });
+                   dx, out_slot_,
+                   [&](auto& dd, auto& ds) { layer_.backward(dd, ds); });
   }
 
  private:
   GridPtr grid_;
   Upsample<T> layer_;
-  Slot<T> slot_;
+  Slot<T> slot_, out_slot_;
 };
 
 template <typename T>

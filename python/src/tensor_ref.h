@@ -85,30 +85,39 @@ template <typename T>
 void finish_output(const TensorRef& t, const Slot<T>& slot);
 
 // An output bound for one call: out.tensor() for the layer, then
-// out.finish().
+// out.finish(). A layer whose output has halos (pooling's input gradient,
+// the transposed convolution's output) writes a buffer of the layout:
+// given `slot`, kept by the module, that buffer serves every call, not
+// allocated (and its pages faulted in) anew each time.
 template <typename T>
 class Output {
  public:
   Output(const ProcessGrid& grid, const HaloLayout& layout, const TensorRef& t)
-      : t_(t), tensor_(&bind_output(grid, layout, t, slot_)) {}
+      : Output(grid, layout, t, own_) {}
+  Output(const ProcessGrid& grid, const HaloLayout& layout, const TensorRef& t,
+         Slot<T>& slot)
+      : t_(t), slot_(&slot), tensor_(&bind_output(grid, layout, t, slot)) {}
+  Output(const Output&) = delete;
+  Output& operator=(const Output&) = delete;
   DistTensor<T>& tensor() { return *tensor_; }
-  void finish() { finish_output(t_, slot_); }
+  void finish() { finish_output(t_, *slot_); }
 
  private:
   TensorRef t_;
-  Slot<T> slot_;
+  Slot<T> own_;
+  Slot<T>* slot_;
   DistTensor<T>* tensor_;
 };
 
 // One pass of a layer that reads one tensor and writes one:
 // pass(input, output) with `in` bound to `in_layout` (through `slot`)
-// and `out` to `out_layout`.
+// and `out` to `out_layout` (through `out_slot`).
 template <typename T, typename Pass>
 void run_one_to_one(const ProcessGrid& grid, const HaloLayout& in_layout,
                     const TensorRef& in, Slot<T>& slot,
                     const HaloLayout& out_layout, const TensorRef& out,
-                    Pass pass) {
-  Output<T> o(grid, out_layout, out);
+                    Slot<T>& out_slot, Pass pass) {
+  Output<T> o(grid, out_layout, out, out_slot);
   pass(bind_input(grid, in_layout, in, slot), o.tensor());
   o.finish();
 }

@@ -43,7 +43,7 @@ class PoolModule {
   }
   void backward(const Saved<T>& src, const TensorRef& dy, const TensorRef& dx) {
     require_saved(src);
-    Output<T> diff_src(*grid_, layer_.diff_src_layout(), dx);
+    Output<T> diff_src(*grid_, layer_.diff_src_layout(), dx, dx_slot_);
     layer_.backward(*src,
                     bind_input(*grid_, layer_.diff_dst_layout(), dy, dy_slot_),
                     diff_src.tensor());
@@ -54,7 +54,7 @@ class PoolModule {
   std::shared_ptr<ProcessGrid> grid_;
   Pooling<T> layer_;
   BufferPool<T> pool_;
-  Slot<T> dy_slot_;
+  Slot<T> dy_slot_, dx_slot_;
 };
 
 // Running statistics stay in the PyTorch module's buffers: they are

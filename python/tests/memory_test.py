@@ -1,14 +1,16 @@
 """The memory of the shards the package hands out (layer outputs and
 input gradients): it comes from the grid's cache, goes back to it only when
 the last tensor or view on it dies, is reused for the next shard of its
-size, survives its grid, and the cache can be limited and emptied."""
+size, survives its grid, and the cache can be limited and emptied. Layers
+that write a tensor with halos keep that buffer from call to call; what
+one call leaves in it never reaches the next call's results."""
 import gc
 import unittest
 
 import torch
 
 import distconv
-from harness import COMM, P, main
+from harness import COMM, P, assert_close, main
 
 
 class Memory(unittest.TestCase):
@@ -80,6 +82,37 @@ class Memory(unittest.TestCase):
         self.assertGreater(self.grid.cached_bytes, 0)
         self.grid.empty_cache()
         self.assertEqual(self.grid.cached_bytes, 0)
+
+    def test_buffers_with_halos_serve_every_call(self):
+        # Pooling's input gradient, the transposed convolution's output and
+        # interpolation's input gradient have halos on these shards (H
+        # split 5/5/...: odd shard starts); each call gets different data.
+        d = torch.float64
+        cases = [
+            ("MaxPool2d", lambda nn, *g: nn.MaxPool2d(*g, 3, 2, padding=1)),
+            ("ConvTranspose2d", lambda nn, *g: nn.ConvTranspose2d(
+                *g, 3, 2, 3, 2, padding=1, output_padding=1).double()),
+            ("Upsample", lambda nn, *g: nn.Upsample(
+                *g, scale_factor=2, mode="bilinear", align_corners=False)),
+        ]
+        for name, make in cases:
+            torch.manual_seed(2)
+            mod = make(distconv.nn, self.grid)
+            ref = make(torch.nn)
+            ref.load_state_dict(mod.state_dict())
+            for call in range(3):
+                x = torch.randn(2, 3, 5 * P, 6, dtype=d)
+                xs = distconv.shard(self.grid, x).requires_grad_()
+                xr = x.clone().requires_grad_()
+                y, yr = mod(xs), ref(xr)
+                dy = torch.randn(yr.shape, dtype=d)
+                y.backward(distconv.shard_like(self.grid, dy, y))
+                yr.backward(dy)
+                what = "%s, call %d" % (name, call)
+                assert_close(self, distconv.gather(self.grid, y).detach(),
+                             yr.detach(), d, what + ": output")
+                assert_close(self, distconv.gather(self.grid, xs.grad),
+                             xr.grad, d, what + ": input gradient")
 
 
 if __name__ == "__main__":
