@@ -22,14 +22,16 @@
 #define DISTCONV_EXAMPLES_CONV_BLOCK_H_
 
 #include <cmath>
+#include <string>
 #include <vector>
 
+#include "distconv/dist_tensor.h"
+#include "examples/training.h"
 #include "layers/activation.h"
 #include "layers/batch_norm.h"
 #include "layers/convolution.h"
 #include "layers/copy_shard.h"
-#include "distconv/dist_tensor.h"
-#include "examples/training.h"
+#include "layers/profile_work.h"
 
 namespace distconv {
 namespace examples {
@@ -71,24 +73,46 @@ class ConvBnRelu {
 
   // dst = relu(bn(conv(src))), dst in any layout of dst_distribution().
   void forward(DistTensor<T, Space>& src, DistTensor<T, Space>& dst) {
-    conv_.forward(src, weights_in_.value(), nullptr, conv_out_);
-    bn_.forward(conv_out_, scale_in_.value(), shift_in_.value(), bn_out_);
-    relu_.forward(bn_out_, dst);
+    profiled(profile_, name_ + ".conv", kFwd, conv_, [&] {
+      conv_.forward(src, weights_in_.value(), nullptr, conv_out_);
+    });
+    profiled(profile_, name_ + ".bn", kFwd, bn_, [&] {
+      bn_.forward(conv_out_, scale_in_.value(), shift_in_.value(), bn_out_);
+    });
+    profiled(profile_, name_ + ".relu", kFwd, relu_,
+             [&] { relu_.forward(bn_out_, dst); });
   }
   // Gradients into params()' copies in Space (download() brings them to
   // the params); diff_src skipped when null.
   void backward(const DistTensor<T, Space>& src,
                 const DistTensor<T, Space>& diff_dst,
                 DistTensor<T, Space>* diff_src) {
-    relu_.backward(bn_out_, diff_dst, d_bn_);
-    bn_.backward(conv_out_, d_bn_, scale_in_.value(), d_bn_, scale_in_.grad(),
-                 shift_in_.grad());
-    copy_shard(d_bn_, d_conv_out_);  // into the layout with halos
-    conv_.backward_weights(src, d_conv_out_, weights_in_.grad(), nullptr);
+    profiled(profile_, name_ + ".relu", kData, relu_,
+             [&] { relu_.backward(bn_out_, diff_dst, d_bn_); });
+    profiled(profile_, name_ + ".bn", kData, bn_, [&] {
+      bn_.backward(conv_out_, d_bn_, scale_in_.value(), d_bn_, scale_in_.grad(),
+                   shift_in_.grad());
+    });
+    profiled(profile_, name_ + ".copy", kData, {}, [&] {
+      copy_shard(d_bn_, d_conv_out_);  // into the layout with halos
+    });
+    profiled(profile_, name_ + ".conv", kWeights, conv_, [&] {
+      conv_.backward_weights(src, d_conv_out_, weights_in_.grad(), nullptr);
+    });
     if (diff_src) {
-      conv_.backward_data(d_conv_out_, weights_in_.value(), *diff_src);
+      profiled(profile_, name_ + ".conv", kData, conv_, [&] {
+        conv_.backward_data(d_conv_out_, weights_in_.value(), *diff_src);
+      });
     }
-    conv_.wait_gradients();
+    profiled_wait(profile_, name_ + ".conv", conv_,
+                  [&] { conv_.wait_gradients(); });
+  }
+
+  // Times every pass into `profile` (null: none) as "NAME.conv",
+  // "NAME.bn", "NAME.relu" and "NAME.copy".
+  void set_profile(Profile* profile, const std::string& name) {
+    profile_ = profile;
+    name_ = name;
   }
 
   std::vector<Param*> params() { return {&weights_, &scale_, &shift_}; }
@@ -102,12 +126,18 @@ class ConvBnRelu {
   void take_comm_wait(CommWait* wait) { wait->take(conv_); }
 
  private:
+  static constexpr ProfilePass kFwd = ProfilePass::kForward;
+  static constexpr ProfilePass kData = ProfilePass::kBackwardData;
+  static constexpr ProfilePass kWeights = ProfilePass::kBackwardWeights;
+
   Convolution<T, Space> conv_;
   BatchNorm<T, Space> bn_;
   Activation<T, Space> relu_;
   Param weights_, scale_, shift_;
   ParamIn<Space> weights_in_, scale_in_, shift_in_;
   DistTensor<T, Space> conv_out_, bn_out_, d_bn_, d_conv_out_;
+  Profile* profile_ = nullptr;
+  std::string name_;
 };
 
 }  // namespace examples

@@ -185,8 +185,8 @@ class CosmoflowNet {
     } else {
       data_.emplace(comm, opt.data_path, io::H5Mode::kRead);
       const Shape xs = data_->shape("x"), ts = data_->shape("targets");
-      require(xs[0] == ts[0], ErrorKind::kIo, opt.data_path, " holds ",
-              xs[0], " volumes and ", ts[0], " targets");
+      require(xs[0] == ts[0], ErrorKind::kIo, opt.data_path, " holds ", xs[0],
+              " volumes and ", ts[0], " targets");
       samples = xs[0];
     }
     load_batch(0);
@@ -251,47 +251,88 @@ class CosmoflowNet {
   // The grid the loss (and so the step log) runs on.
   const ProcessGrid& head_grid() const { return head_grid_; }
 
+  // Times every layer's passes into `profile` (null: none).
+  void set_profile(Profile* profile) {
+    profile_ = profile;
+    for (size_t l = 0; l < stacks_.size(); ++l) {
+      stacks_[l]->block.set_profile(profile, "conv" + std::to_string(l + 1));
+    }
+  }
+
  private:
   std::string description_;
+  static constexpr ProfilePass kFwd = ProfilePass::kForward;
+  static constexpr ProfilePass kData = ProfilePass::kBackwardData;
+  static constexpr ProfilePass kWeights = ProfilePass::kBackwardWeights;
+
+  // "convL.pool" and "convL.move" of stack L (from 1).
+  static std::string stack_name(size_t l, const char* what) {
+    return "conv" + std::to_string(l + 1) + "." + what;
+  }
+
   double forward_backward() {
+    Profile* p = profile_;
     for (size_t l = 0; l < stacks_.size(); ++l) {
       CosmoflowStack<T, Space>& s = *stacks_[l];
       s.block.forward(s.in, s.out);
-      s.pool.forward(s.out, s.pooled);
+      profiled(p, stack_name(l, "pool"), kFwd, s.pool,
+               [&] { s.pool.forward(s.out, s.pooled); });
       DistTensor<T, Space>& next =
           l + 1 < stacks_.size() ? stacks_[l + 1]->in : *features_t_;
-      if (s.to_next) {
-        s.to_next->forward(s.pooled, next);
-      } else {
-        copy_shard(s.pooled, next);
-      }
+      profiled(p, stack_name(l, "move"), kFwd, {}, [&] {
+        if (s.to_next) {
+          s.to_next->forward(s.pooled, next);
+        } else {
+          copy_shard(s.pooled, next);
+        }
+      });
     }
-    dense1_->forward(*features_t_, dense1_w_in_.value(), dense1_b_in_.value(),
-                     *hidden_);
-    relu_->forward(*hidden_, *hidden_relu_);
-    dense2_->forward(*hidden_relu_, dense2_w_in_.value(), dense2_b_in_.value(),
-                     *prediction_);
-    const double loss = loss_->forward(*prediction_, *target_);
+    profiled(p, "dense1", kFwd, *dense1_, [&] {
+      dense1_->forward(*features_t_, dense1_w_in_.value(), dense1_b_in_.value(),
+                       *hidden_);
+    });
+    profiled(p, "dense1.relu", kFwd, *relu_,
+             [&] { relu_->forward(*hidden_, *hidden_relu_); });
+    profiled(p, "dense2", kFwd, *dense2_, [&] {
+      dense2_->forward(*hidden_relu_, dense2_w_in_.value(),
+                       dense2_b_in_.value(), *prediction_);
+    });
+    double loss = 0;
+    profiled(p, "loss", kFwd, *loss_,
+             [&] { loss = loss_->forward(*prediction_, *target_); });
 
-    loss_->backward(*prediction_, *target_, *d_prediction_);  // any layout
-    dense2_->backward_weights(*hidden_relu_, *d_prediction_,
-                              dense2_w_in_.grad(), dense2_b_in_.grad());
-    dense2_->backward_data(*d_prediction_, dense2_w_in_.value(),
-                           *d_hidden_relu_);
-    dense2_->wait_gradients();
-    relu_->backward(*hidden_, *d_hidden_relu_, *d_hidden_);
-    dense1_->backward_weights(*features_t_, *d_hidden_, dense1_w_in_.grad(),
-                              dense1_b_in_.grad());
-    dense1_->backward_data(*d_hidden_, dense1_w_in_.value(), *d_features_);
-    dense1_->wait_gradients();
+    profiled(p, "loss", kData, *loss_, [&] {
+      loss_->backward(*prediction_, *target_, *d_prediction_);  // any layout
+    });
+    profiled(p, "dense2", kWeights, *dense2_, [&] {
+      dense2_->backward_weights(*hidden_relu_, *d_prediction_,
+                                dense2_w_in_.grad(), dense2_b_in_.grad());
+    });
+    profiled(p, "dense2", kData, *dense2_, [&] {
+      dense2_->backward_data(*d_prediction_, dense2_w_in_.value(),
+                             *d_hidden_relu_);
+    });
+    profiled_wait(p, "dense2", *dense2_, [&] { dense2_->wait_gradients(); });
+    profiled(p, "dense1.relu", kData, *relu_,
+             [&] { relu_->backward(*hidden_, *d_hidden_relu_, *d_hidden_); });
+    profiled(p, "dense1", kWeights, *dense1_, [&] {
+      dense1_->backward_weights(*features_t_, *d_hidden_, dense1_w_in_.grad(),
+                                dense1_b_in_.grad());
+    });
+    profiled(p, "dense1", kData, *dense1_, [&] {
+      dense1_->backward_data(*d_hidden_, dense1_w_in_.value(), *d_features_);
+    });
+    profiled_wait(p, "dense1", *dense1_, [&] { dense1_->wait_gradients(); });
     const DistTensor<T, Space>* d_next = &*d_features_;
     for (size_t l = stacks_.size(); l-- > 0;) {
       CosmoflowStack<T, Space>& s = *stacks_[l];
       if (s.to_next) {
-        s.to_next->backward(*d_next, *s.d_pooled);
+        profiled(p, stack_name(l, "move"), kData, {},
+                 [&] { s.to_next->backward(*d_next, *s.d_pooled); });
         d_next = &*s.d_pooled;
       }
-      s.pool.backward(s.out, *d_next, s.d_out);
+      profiled(p, stack_name(l, "pool"), kData, s.pool,
+               [&] { s.pool.backward(s.out, *d_next, s.d_out); });
       s.block.backward(s.in, s.d_out, l > 0 ? &s.d_in : nullptr);
       d_next = &s.d_in;
     }
@@ -312,6 +353,7 @@ class CosmoflowNet {
   std::optional<DistTensor<T, Space>> features_t_, hidden_, hidden_relu_,
       prediction_, target_, d_prediction_, d_hidden_relu_, d_hidden_,
       d_features_;
+  Profile* profile_ = nullptr;
   std::optional<io::H5File> data_;       // --data=FILE.h5
   Shape data_window_;                    // --data-window
   std::optional<CosmoflowFiles> files_;  // --data=DIR

@@ -254,6 +254,16 @@ class SegmentationNet {
   // The grid the loss (and so the step log) runs on.
   const ProcessGrid& loss_grid() const { return g3_; }
 
+  // Times every layer's passes into `profile` (null: none).
+  void set_profile(Profile* profile) {
+    profile_ = profile;
+    const char* names[] = {"enc1a", "enc1b", "enc2a", "enc2b", "dec"};
+    std::vector<ConvBnRelu<T, Space>*> all = blocks();
+    for (size_t i = 0; i < all.size(); ++i) {
+      all[i]->set_profile(profile, names[i]);
+    }
+  }
+
  private:
   std::string description_;
   // The conv-BN-ReLU blocks.
@@ -264,43 +274,85 @@ class SegmentationNet {
     return {&enc1a_, &enc1b_, &enc2a_, &enc2b_, &dec_};
   }
 
+  static constexpr ProfilePass kFwd = ProfilePass::kForward;
+  static constexpr ProfilePass kData = ProfilePass::kBackwardData;
+  static constexpr ProfilePass kWeights = ProfilePass::kBackwardWeights;
+
   double forward_backward() {
+    Profile* p = profile_;
     enc1a_.forward(x_, e1a_);
     enc1b_.forward(e1a_, skip_);
     DistTensor<T, Space>& pool_in = pool_in_ ? *pool_in_ : skip_;
-    if (to_level2_) to_level2_->forward(skip_, pool_in);
-    pool_.forward(pool_in, pooled_);
-    copy_shard(pooled_, pooled_halo_);
+    if (to_level2_) {
+      profiled(p, "level2.move", kFwd, {},
+               [&] { to_level2_->forward(skip_, pool_in); });
+    }
+    profiled(p, "pool", kFwd, pool_, [&] { pool_.forward(pool_in, pooled_); });
+    profiled(p, "pool.copy", kFwd, {},
+             [&] { copy_shard(pooled_, pooled_halo_); });
     enc2a_.forward(pooled_halo_, e2a_);
     enc2b_.forward(e2a_, e2b_);
-    up_.forward(e2b_, up_w_in_.value(), up_b_in_.value(), upsampled_);
-    if (up_move_) up_move_->forward(upsampled_, *aligned_);
-    if (skip_move_) skip_move_->forward(skip_, *skip_there_);
-    concat_.forward({up_move_ ? &*aligned_ : &upsampled_,
-                     skip_move_ ? &*skip_there_ : &skip_},
-                    cat_);
+    profiled(p, "up", kFwd, up_, [&] {
+      up_.forward(e2b_, up_w_in_.value(), up_b_in_.value(), upsampled_);
+    });
+    profiled(p, "skip.move", kFwd, {}, [&] {
+      if (up_move_) up_move_->forward(upsampled_, *aligned_);
+      if (skip_move_) skip_move_->forward(skip_, *skip_there_);
+    });
+    profiled(p, "concat", kFwd, concat_, [&] {
+      concat_.forward({up_move_ ? &*aligned_ : &upsampled_,
+                       skip_move_ ? &*skip_there_ : &skip_},
+                      cat_);
+    });
     dec_.forward(cat_, dec_out_);
-    head_.forward(dec_out_, head_w_in_.value(), head_b_in_.value(), logits_);
-    const double loss = loss_.forward(logits_, labels_);
+    profiled(p, "head", kFwd, head_, [&] {
+      head_.forward(dec_out_, head_w_in_.value(), head_b_in_.value(), logits_);
+    });
+    double loss = 0;
+    profiled(p, "loss", kFwd, loss_,
+             [&] { loss = loss_.forward(logits_, labels_); });
 
-    loss_.backward(logits_, labels_, d_logits_);  // any layout will do
-    head_.backward_weights(dec_out_, d_logits_, head_w_in_.grad(),
-                           head_b_in_.grad());
-    head_.backward_data(d_logits_, head_w_in_.value(), d_dec_out_);
-    head_.wait_gradients();
+    profiled(p, "loss", kData, loss_, [&] {
+      loss_.backward(logits_, labels_, d_logits_);  // any layout will do
+    });
+    profiled(p, "head", kWeights, head_, [&] {
+      head_.backward_weights(dec_out_, d_logits_, head_w_in_.grad(),
+                             head_b_in_.grad());
+    });
+    profiled(p, "head", kData, head_, [&] {
+      head_.backward_data(d_logits_, head_w_in_.value(), d_dec_out_);
+    });
+    profiled_wait(p, "head", head_, [&] { head_.wait_gradients(); });
     dec_.backward(cat_, d_dec_out_, &d_cat_);
-    concat_.backward(d_cat_, {up_move_ ? &*d_aligned_ : &d_upsampled_,
-                              skip_move_ ? &*d_skip_there_ : &d_skip_});
-    if (up_move_) up_move_->backward(*d_aligned_, d_upsampled_);
-    if (skip_move_) skip_move_->backward(*d_skip_there_, d_skip_);
-    up_.backward_weights(e2b_, d_upsampled_, up_w_in_.grad(), up_b_in_.grad());
-    up_.backward_data(d_upsampled_, up_w_in_.value(), d_e2b_);
-    up_.wait_gradients();
+    profiled(p, "concat", kData, concat_, [&] {
+      concat_.backward(d_cat_, {up_move_ ? &*d_aligned_ : &d_upsampled_,
+                                skip_move_ ? &*d_skip_there_ : &d_skip_});
+    });
+    profiled(p, "skip.move", kData, {}, [&] {
+      if (up_move_) up_move_->backward(*d_aligned_, d_upsampled_);
+      if (skip_move_) skip_move_->backward(*d_skip_there_, d_skip_);
+    });
+    profiled(p, "up", kWeights, up_, [&] {
+      up_.backward_weights(e2b_, d_upsampled_, up_w_in_.grad(),
+                           up_b_in_.grad());
+    });
+    profiled(p, "up", kData, up_, [&] {
+      up_.backward_data(d_upsampled_, up_w_in_.value(), d_e2b_);
+    });
+    profiled_wait(p, "up", up_, [&] { up_.wait_gradients(); });
     enc2b_.backward(e2a_, d_e2b_, &d_e2a_);
     enc2a_.backward(pooled_halo_, d_e2a_, &d_pooled_);
-    pool_.backward(pool_in, d_pooled_, d_pool_in_ ? *d_pool_in_ : d_enc1b_out_);
-    if (to_level2_) to_level2_->backward(*d_pool_in_, d_enc1b_out_);
-    add(d_enc1b_out_, d_skip_, d_enc1b_out_);  // the skip's gradient joins
+    profiled(p, "pool", kData, pool_, [&] {
+      pool_.backward(pool_in, d_pooled_,
+                     d_pool_in_ ? *d_pool_in_ : d_enc1b_out_);
+    });
+    if (to_level2_) {
+      profiled(p, "level2.move", kData, {},
+               [&] { to_level2_->backward(*d_pool_in_, d_enc1b_out_); });
+    }
+    profiled(p, "skip.add", kData, {}, [&] {
+      add(d_enc1b_out_, d_skip_, d_enc1b_out_);  // the skip's gradient joins
+    });
     enc1b_.backward(e1a_, d_enc1b_out_, &d_e1a_);
     enc1a_.backward(x_, d_e1a_, nullptr);  // no input gradient needed
     return loss;
@@ -324,7 +376,7 @@ class SegmentationNet {
       upsampled_, cat_, dec_out_, logits_;
   DistTensor<std::int64_t, Space> labels_;
   std::optional<io::H5File> data_;  // --data
-  Shape data_window_;                 // --data-window
+  Shape data_window_;               // --data-window
   // --data: read for bf16 or device memory, then converted or copied.
   std::optional<DistTensor<float>> x_fp32_;
   std::optional<DistTensor<std::int64_t>> labels_host_;
@@ -334,6 +386,7 @@ class SegmentationNet {
   std::optional<Move<T, Space>> to_level2_, up_move_, skip_move_;
   std::optional<DistTensor<T, Space>> pool_in_, d_pool_in_, aligned_,
       d_aligned_, skip_there_, d_skip_there_;
+  Profile* profile_ = nullptr;
 };
 
 }  // namespace examples

@@ -30,7 +30,8 @@ void Param::fill(float v) {
 void Sgd::step(const std::vector<Param*>& params) const {
   for (Param* p : params) {
     for (size_t i = 0; i < p->value.size(); ++i) {
-      p->velocity[i] = static_cast<float>(momentum * p->velocity[i]) + p->grad[i];
+      p->velocity[i] =
+          static_cast<float>(momentum * p->velocity[i]) + p->grad[i];
       p->value[i] -= static_cast<float>(lr * p->velocity[i]);
     }
   }
@@ -112,6 +113,13 @@ bool TrainOptions::parse(const std::string& arg) {
     device = d == "gpu" ? Device::kGpu : Device::kCpu;
   } else if (arg == "--resume") {
     resume = true;
+  } else if (arg == "--profile") {
+    profile = true;
+  } else if (const char* v = option_value(arg, "--profile-json=")) {
+    require(*v != '\0', ErrorKind::kInvalidArgument, arg,
+            ": the JSON file's path is missing");
+    profile = true;
+    profile_json = v;
   } else if (const char* v = option_value(arg, "--timeout_s=")) {
     alarm(static_cast<unsigned>(positive_integer(arg, v)));
   } else {
@@ -120,8 +128,57 @@ bool TrainOptions::parse(const std::string& arg) {
   return true;
 }
 
+namespace {
+
+// --help's text: the example's own options with their defaults, then the
+// training options with theirs.
+void print_help(const char* program, const TrainOptions& t,
+                const std::vector<IntegerOption>& own) {
+  std::printf("usage: mpirun -np P %s [options]\n\nThe network's options:\n",
+              program);
+  for (const IntegerOption& o : own) {
+    std::printf("  %s%lld\n", o.key, static_cast<long long>(*o.value));
+  }
+  std::printf(
+      "\nTraining options (defaults shown; examples/training.h says more):\n"
+      "  --grid=NxCx[D]xHxW | --grid=auto | --grids=G1,G2,...\n"
+      "                        the layers' process grids (default: the "
+      "example's)\n"
+      "  --machine=%s\n"
+      "                        the planner's machine constants (--grid=auto)\n"
+      "  --steps=%d --lr=%g --momentum=%g\n"
+      "  --losses=FILE         rank 0 writes \"step loss\" lines there\n"
+      "  --data=FILE.h5 [--data-window=C0xH0xW0]\n"
+      "                        read the batches from FILE (default: the "
+      "synthetic batch)\n"
+      "  --write-data=FILE.h5 [--data-samples=M]\n"
+      "                        write the synthetic data set and exit\n"
+      "  --checkpoint-dir=DIR --checkpoint-every=K [--resume]\n"
+      "  --padding-mode=zeros|circular   (default zeros)\n"
+      "  --precision=f32|bf16            (default f32)\n"
+      "  --device=cpu|gpu                (default cpu)\n"
+      "  --profile [--profile-json=FILE] time every layer's passes; a table "
+      "after the\n"
+      "                        last step (and FILE as JSON for "
+      "perf/plot_profile.py)\n"
+      "  --timeout_s=S         fail after S seconds\n"
+      "  --help                this text\n",
+      t.machine_path.c_str(), t.steps, t.lr, t.momentum);
+}
+
+}  // namespace
+
 void parse_args(int argc, char** argv, TrainOptions* train,
                 const std::vector<IntegerOption>& own) {
+  for (int a = 1; a < argc; ++a) {
+    if (std::string(argv[a]) == "--help") {
+      int rank = 0;
+      MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+      if (rank == 0) print_help(argv[0], *train, own);
+      MPI_Finalize();
+      std::exit(0);
+    }
+  }
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
     if (train->parse(arg)) continue;
@@ -137,15 +194,19 @@ void parse_args(int argc, char** argv, TrainOptions* train,
   }
   // Options that do nothing without another one.
   require(train->checkpoint_every == 0 || !train->checkpoint_dir.empty(),
-          ErrorKind::kInvalidArgument, "--checkpoint-every=",
-          train->checkpoint_every,
+          ErrorKind::kInvalidArgument,
+          "--checkpoint-every=", train->checkpoint_every,
           " needs --checkpoint-dir=DIR (where the checkpoints go)");
   require(!train->resume || !train->checkpoint_dir.empty(),
           ErrorKind::kInvalidArgument,
           "--resume needs --checkpoint-dir=DIR (where the checkpoints are)");
+  require(!train->profile || train->device == Device::kCpu,
+          ErrorKind::kUnsupported,
+          "--profile times layers in host memory; with --device=gpu the "
+          "passes queue work on streams it does not synchronise");
   require(train->data_window.ndims() == 0 || !train->data_path.empty(),
-          ErrorKind::kInvalidArgument, "--data-window=",
-          train->data_window.to_string(),
+          ErrorKind::kInvalidArgument,
+          "--data-window=", train->data_window.to_string(),
           " needs --data=FILE.h5 (the data set it is a window of)");
 }
 
@@ -168,9 +229,10 @@ io::H5ReadOptions data_read(const Shape& window, Index first, int ndims) {
 
 Shape grid_or(const Shape& grid, const Shape& fallback, int ndims) {
   if (grid.ndims() == 0) return fallback;
-  require(grid.ndims() == ndims, ErrorKind::kInvalidArgument, "--grid=",
-          grid.to_string(), " has ", grid.ndims(), " dimensions; this example",
-          " needs ", ndims, ndims == 4 ? " (NxCxHxW)" : " (NxCxDxHxW)");
+  require(grid.ndims() == ndims, ErrorKind::kInvalidArgument,
+          "--grid=", grid.to_string(), " has ", grid.ndims(),
+          " dimensions; this example", " needs ", ndims,
+          ndims == 4 ? " (NxCxHxW)" : " (NxCxDxHxW)");
   return grid;
 }
 
@@ -231,15 +293,16 @@ BatchOrder::BatchOrder(Index file_samples, Index batch) : batch_(batch) {
 }
 
 void BatchOrder::shuffle() {
-  for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<Index>(i);
+  for (std::size_t i = 0; i < order_.size(); ++i)
+    order_[i] = static_cast<Index>(i);
   for (std::size_t i = order_.size(); i > 1; --i) {
     std::swap(order_[i - 1], order_[rng_() % i]);
   }
 }
 
 Index BatchOrder::next() {
-  const std::size_t within =
-      static_cast<std::size_t>(position_ % static_cast<std::int64_t>(order_.size()));
+  const std::size_t within = static_cast<std::size_t>(
+      position_ % static_cast<std::int64_t>(order_.size()));
   if (within == 0) {  // a new epoch
     std::ostringstream text;
     text << rng_;
@@ -269,7 +332,9 @@ void BatchOrder::restored() {
 TrainingState::TrainingState(const std::string& description,
                              const std::vector<Param*>& params,
                              std::vector<NormState> norms, BatchOrder* order)
-    : norms_(std::move(norms)), order_(order), means_(norms_.size()),
+    : norms_(std::move(norms)),
+      order_(order),
+      means_(norms_.size()),
       variances_(norms_.size()) {
   state_.describe(description);
   // The statistics' arrays at their sizes: a checkpoint loads only into
@@ -293,7 +358,7 @@ TrainingState::TrainingState(const std::string& description,
 }
 
 void TrainingState::maybe_save(const TrainOptions& opt,
-                                  const io::CheckpointDir& dir, int step) {
+                               const io::CheckpointDir& dir, int step) {
   if (opt.checkpoint_every == 0 || step % opt.checkpoint_every != 0) return;
   for (std::size_t i = 0; i < norms_.size(); ++i) {
     means_[i] = norms_[i].mean();
@@ -303,15 +368,16 @@ void TrainingState::maybe_save(const TrainOptions& opt,
   dir.save(step, state_);
 }
 
-int TrainingState::resume(const TrainOptions& opt,
-                             const io::CheckpointDir& dir, MPI_Comm comm) {
+int TrainingState::resume(const TrainOptions& opt, const io::CheckpointDir& dir,
+                          MPI_Comm comm) {
   if (!opt.resume) return 0;
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   std::vector<std::string> skipped;
   const std::optional<std::int64_t> step = dir.load_latest(state_, &skipped);
   if (rank == 0) {
-    for (const std::string& s : skipped) std::printf("resume: skipped %s\n", s.c_str());
+    for (const std::string& s : skipped)
+      std::printf("resume: skipped %s\n", s.c_str());
     if (step) {
       std::printf("resume: from %s (step %lld)\n", dir.path(*step).c_str(),
                   static_cast<long long>(*step));
@@ -330,9 +396,8 @@ int TrainingState::resume(const TrainOptions& opt,
 }
 
 std::string describe(const TrainOptions& opt) {
-  std::string out = opt.precision == Precision::kBf16
-                        ? "bf16 (fp32 parameters)"
-                        : "fp32";
+  std::string out =
+      opt.precision == Precision::kBf16 ? "bf16 (fp32 parameters)" : "fp32";
   if (opt.device == Device::kGpu) out += ", GPU memory";
   return out;
 }
@@ -354,6 +419,32 @@ int run_main(int argc, char** argv, int (*body)(int, char**)) {
   }
   MPI_Finalize();
   return status;
+}
+
+void report_profile(const Profile& profile, const TrainOptions& opt,
+                    MPI_Comm comm) {
+  const ProfileSummary sum = profile.summarize(comm);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  int written = 1;
+  if (rank == 0) {
+    std::printf("profile, per step (the steps after the first)\n%s",
+                sum.table().c_str());
+    if (!opt.profile_json.empty()) {
+      std::FILE* f = std::fopen(opt.profile_json.c_str(), "w");
+      const std::string json = sum.json();
+      written = f != nullptr &&
+                std::fwrite(json.data(), 1, json.size(), f) == json.size();
+      if (f != nullptr && std::fclose(f) != 0) written = 0;
+      if (written) {
+        std::printf("profile written to %s\n", opt.profile_json.c_str());
+      }
+    }
+    std::fflush(stdout);
+  }
+  MPI_Bcast(&written, 1, MPI_INT, 0, comm);
+  require(written != 0, ErrorKind::kIo, "--profile-json: cannot write ",
+          opt.profile_json);
 }
 
 }  // namespace examples

@@ -31,12 +31,13 @@
 #include <vector>
 
 #include "distconv/dist_tensor.h"
+#include "distconv/process_grid.h"
+#include "distconv/shape.h"
 #include "io/checkpoint.h"
 #include "io/h5_file.h"
 #include "layers/batch_norm.h"
 #include "layers/pooling.h"
-#include "distconv/process_grid.h"
-#include "distconv/shape.h"
+#include "layers/profile_work.h"
 
 namespace distconv {
 namespace examples {
@@ -155,6 +156,13 @@ struct Sgd {
 //   --write-data=FILE.h5 [--data-samples=M]
 //                        write the example's synthetic data set of M
 //                        samples (default: one batch) for --data, and exit
+//   --profile            time every layer's passes (layers/profile.h) in
+//                        the steps after the first; rank 0 prints the
+//                        table after the last step (host memory only)
+//   --profile-json=FILE  the same, and rank 0 writes it as JSON to FILE
+//                        (perf/plot_profile.py draws it)
+//   --help               these options, the example's own with their
+//                        defaults, and exit
 enum class GridMode { kGiven, kPerUnit, kAuto };
 
 // --precision: the activations' element type. bf16 keeps the parameters,
@@ -166,7 +174,7 @@ enum class Device { kCpu, kGpu };
 
 struct TrainOptions {
   GridMode grid_mode = GridMode::kGiven;
-  Shape grid;  // kGiven; empty: the example's default
+  Shape grid;                     // kGiven; empty: the example's default
   std::vector<Shape> unit_grids;  // kPerUnit
   std::string machine_path = "perf/machines/this_machine.txt";
   int steps = 10;
@@ -183,6 +191,8 @@ struct TrainOptions {
   PaddingMode padding_mode = PaddingMode::kZeros;
   Precision precision = Precision::kF32;
   Device device = Device::kCpu;
+  bool profile = false;
+  std::string profile_json;  // --profile-json (sets profile)
   // True when `arg` was one of the options above (and is now set); throws
   // kInvalidArgument for a malformed value.
   bool parse(const std::string& arg);
@@ -234,7 +244,6 @@ struct CommWait {
     allreduce_s += o.allreduce_s;
     return *this;
   }
-
 };
 
 // Rank 0 prints one line per step (step, loss, time, images/s) and the
@@ -336,13 +345,10 @@ struct NormState {
 };
 template <typename Norm>
 NormState norm_state(Norm* n) {
-  return {[n]() -> const std::vector<double>& { return n->running_mean(); },
-          [n]() -> const std::vector<double>& {
-            return n->running_variance();
-          },
-          [n](const double* m, const double* v) {
-            n->set_running_stats(m, v);
-          }};
+  return {
+      [n]() -> const std::vector<double>& { return n->running_mean(); },
+      [n]() -> const std::vector<double>& { return n->running_variance(); },
+      [n](const double* m, const double* v) { n->set_running_stats(m, v); }};
 }
 
 // A run's state in checkpoints: the parameters and their momentum, the
@@ -352,8 +358,8 @@ class TrainingState {
   // `description`: what the run's checkpoints belong to (the network and
   // its sizes): a resume from another's is an error (io/checkpoint.h).
   TrainingState(const std::string& description,
-                const std::vector<Param*>& params,
-                std::vector<NormState> norms, BatchOrder* order);
+                const std::vector<Param*>& params, std::vector<NormState> norms,
+                BatchOrder* order);
   // Saves after `step` when the options ask for it.
   void maybe_save(const TrainOptions& opt, const io::CheckpointDir& dir,
                   int step);
@@ -372,13 +378,19 @@ class TrainingState {
   io::CheckpointState state_;
 };
 
+// Collective over `comm`: rank 0 prints the profile's table and writes
+// --profile-json's file.
+void report_profile(const Profile& profile, const TrainOptions& opt,
+                    MPI_Comm comm);
+
 // Trains `net` for opt.steps SGD steps, logging each; Net has
 // description() (what its checkpoints belong to), params() ->
 // std::vector<Param*>, batch_norms() -> pointers to its
 // BatchNorm<T, Space>s, open_data(opt) -> the samples in --data (checking
-// the file's datasets) and load_batch(first sample) (with --data), step() -> the loss
-// (forward and backward, gradients in the params' grad) and take_comm_wait() -> the CommWait of this rank since
-// the last call. Checkpoints and --resume as TrainOptions says.
+// the file's datasets) and load_batch(first sample) (with --data), step() ->
+// the loss (forward and backward, gradients in the params' grad) and
+// take_comm_wait() -> the CommWait of this rank since the last call.
+// Checkpoints and --resume as TrainOptions says.
 template <typename Net>
 void train(Net& net, const ProcessGrid& grid, const TrainOptions& opt,
            Index global_samples) {
@@ -396,15 +408,27 @@ void train(Net& net, const ProcessGrid& grid, const TrainOptions& opt,
   if (!opt.checkpoint_dir.empty()) dir.emplace(grid.comm(), opt.checkpoint_dir);
   const int first = dir ? state.resume(opt, *dir, grid.comm()) + 1 : 1;
   StepLog log(grid.comm(), global_samples, opt.losses_path);
+  std::optional<Profile> profile;
+  if (opt.profile) profile.emplace();
   for (int s = first; s <= opt.steps; ++s) {
     const double start = MPI_Wtime();
-    if (order) net.load_batch(order->next());
+    // The profile leaves out the first step (plans' first calls, pages
+    // faulted in), unless it is the only one.
+    Profile* p = profile && (s > first || s == opt.steps) ? &*profile : nullptr;
+    net.set_profile(p);
+    if (p) p->begin_step();
+    if (order) {
+      profiled(p, "data", ProfilePass::kOther, {},
+               [&] { net.load_batch(order->next()); });
+    }
     const double loss = net.step();
-    sgd.step(params);
+    profiled(p, "sgd", ProfilePass::kUpdate, {}, [&] { sgd.step(params); });
+    if (p) p->end_step();
     log.record(s, loss, MPI_Wtime() - start, net.take_comm_wait());
     if (dir) state.maybe_save(opt, *dir, s);
   }
   log.finish();
+  if (profile) report_profile(*profile, opt, MPI_COMM_WORLD);
 }
 
 // "fp32", or "bf16 (fp32 parameters)", and ", GPU memory" with
