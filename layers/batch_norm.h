@@ -97,6 +97,7 @@
 #include "distconv/pimpl.h"
 #include "distconv/process_grid.h"
 #include "layers/batch_norm_plan.h"
+#include "layers/layer_stats.h"
 
 struct CUstream_st;  // cudaStream_t
 
@@ -169,6 +170,10 @@ class BatchNorm {
   // "batch norm, global statistics over 4 ranks (8192 values per channel),
   // training: channels-last loops, 16 channels".
   std::string describe() const;
+  // Seconds in the statistics' allreduces (allreduce_wait_s) since the
+  // last reset_stats().
+  const LayerStats& stats() const;
+  void reset_stats();
 
   struct Impl;
 

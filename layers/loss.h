@@ -83,6 +83,7 @@
 #include "distconv/pimpl.h"
 #include "distconv/loss_desc.h"
 #include "distconv/process_grid.h"
+#include "layers/layer_stats.h"
 #include "layers/shard_plan.h"
 
 struct CUstream_st;  // cudaStream_t
@@ -136,6 +137,10 @@ class Loss {
 
   // "cross-entropy (class indices), mean over [0:2, 0:5, 0:32, 0:64)".
   std::string describe() const;
+  // Seconds in the allreduces of the loss's sums (allreduce_wait_s) since
+  // the last reset_stats().
+  const LayerStats& stats() const;
+  void reset_stats();
 
   struct Impl;
 

@@ -11,7 +11,9 @@
 
 #include "distconv/dist_tensor.h"
 #include "distconv/process_grid.h"
+#include "layers/batch_norm.h"
 #include "layers/convolution.h"
+#include "layers/loss.h"
 #include "layers/pooling.h"
 #include "layers/profile_work.h"
 #include "tests/mpi_testing.h"
@@ -99,6 +101,38 @@ TEST(Profile, LayersWorkSumsToTheGlobalProblem) {
   EXPECT_EQ(sum.rows[2].calls, 1);
   EXPECT_GE(sum.rows[0].halo_wait_s, 0);
   EXPECT_GT(sum.rows[0].bytes, 4.0 * n * c * h * w);
+}
+
+// Batch norm's and the loss's allreduces show as collective waits (batch
+// norm on a rank alone makes none), and reset_stats() clears them.
+TEST(Profile, StatisticsAllreducesAreCollectiveWaits) {
+  const int p = world_size();
+  ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, p, 1});
+  const Distribution dist(Shape{2, 3, 4 * p, 5}, grid.shape());
+  BatchNorm<float> bn(grid, dist);
+  DistTensor<float> x(grid, bn.src_layout()), y(grid, bn.dst_layout());
+  const std::vector<float> scale(3, 1.0f), shift(3, 0.0f);
+  Loss<float> loss(grid, LossDesc::make(LossKind::kMeanSquaredError), dist);
+  DistTensor<float> t(grid, loss.target_layout());
+  Profile profile;
+  profiled(&profile, "bn", ProfilePass::kForward, bn,
+           [&] { bn.forward(x, scale.data(), shift.data(), y); });
+  profiled(&profile, "loss", ProfilePass::kForward, loss,
+           [&] { loss.forward(y, t); });
+  const ProfileSummary sum = profile.summarize(MPI_COMM_WORLD);
+  ASSERT_EQ(sum.rows.size(), 2u);
+  for (const ProfileRow& r : sum.rows) {
+    if (p > 1) {
+      EXPECT_GT(r.collective_wait_s, 0) << r.layer;
+    } else if (r.layer == "bn") {
+      EXPECT_EQ(r.collective_wait_s, 0);  // its statistics set: this rank
+    }
+    EXPECT_LE(r.collective_wait_s, r.seconds) << r.layer;
+  }
+  bn.reset_stats();
+  loss.reset_stats();
+  EXPECT_EQ(bn.stats().allreduce_wait_s, 0);
+  EXPECT_EQ(loss.stats().allreduce_wait_s, 0);
 }
 
 TEST(Profile, BadUseThrows) {

@@ -78,6 +78,7 @@ struct BatchNorm<T, Space>::Impl {
   // Host copies of the caller's parameter arrays (Backend::read) and the
   // parameter gradients before Backend::write.
   std::vector<P> scale_copy, shift_copy, diff_scale_out, diff_shift_out;
+  LayerStats stats;  // allreduce_wait_s: in allreduce_sums
 
   Impl(const ProcessGrid& grid, BatchNormPlan p,
        const BatchNormDeviceOptions& d)
@@ -118,10 +119,12 @@ struct BatchNorm<T, Space>::Impl {
   // Sums the first `n` entries of `sums` over the set, in place.
   void allreduce_sums(Index n) {
     if (comm == MPI_COMM_NULL || n == 0) return;
+    const double start = MPI_Wtime();
     internal::check_mpi(
         MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(n),
                       MPI_DOUBLE, MPI_SUM, comm),
         "MPI_Allreduce");
+    stats.allreduce_wait_s += MPI_Wtime() - start;
   }
 
   // The set's mean and biased variance. Each rank reads its shard once
@@ -379,6 +382,15 @@ const std::vector<double>& BatchNorm<T, Space>::batch_mean() const {
 template <typename T, typename Space>
 const std::vector<double>& BatchNorm<T, Space>::batch_variance() const {
   return impl().batch_variance;
+}
+
+template <typename T, typename Space>
+const LayerStats& BatchNorm<T, Space>::stats() const {
+  return impl().stats;
+}
+template <typename T, typename Space>
+void BatchNorm<T, Space>::reset_stats() {
+  impl().stats = LayerStats{};
 }
 
 template <typename T, typename Space>

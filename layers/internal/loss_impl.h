@@ -74,6 +74,7 @@ struct Loss<T, Space>::Impl {
   LossCellDesc cells;
   std::vector<double> sample_losses;
   internal::LossBackend<T, Space> backend;
+  LayerStats stats;  // allreduce_wait_s: in sum_over_ranks
 
   Impl(const ProcessGrid& g, const LossDesc& d, ShardPlan p,
        const LossOptions& options)
@@ -87,6 +88,13 @@ struct Loss<T, Space>::Impl {
         cells(loss_cell_desc(desc, prediction.global_shape()[1])),
         sample_losses(shard.extent[0], 0.0),
         backend(options) {}
+
+  // Sums `values` over `comm`, timed into stats.
+  void sum_over_ranks(std::vector<double>& values, MPI_Comm comm) {
+    const double start = MPI_Wtime();
+    internal::sum_over_ranks(values, comm);
+    stats.allreduce_wait_s += MPI_Wtime() - start;
+  }
 
   void check_kind(bool indices, const char* pass) const {
     require(desc.takes_indices() == indices, ErrorKind::kInvalidArgument,
@@ -130,7 +138,7 @@ struct Loss<T, Space>::Impl {
     std::vector<double> local = backend.sums(cells, LossTerms::kLossesAndCounts,
                                              xt.interior(), tt.interior());
     // Each sample's sum and count over the ranks sharing it ...
-    internal::sum_over_ranks(local, grid->sample_comm());
+    sum_over_ranks(local, grid->sample_comm());
     // ... then over one rank per sample range.
     std::vector<double> total(3, 0.0);
     for (Index n = 0; n < samples; ++n) {
@@ -138,7 +146,7 @@ struct Loss<T, Space>::Impl {
       total[1] += local[samples + n];
     }
     total[2] = local[2 * samples];
-    internal::sum_over_ranks(total, grid->along(0));
+    sum_over_ranks(total, grid->along(0));
     require_valid_indices(total[2]);
     for (Index n = 0; n < samples; ++n) {
       sample_losses[n] =
@@ -162,7 +170,7 @@ struct Loss<T, Space>::Impl {
       std::vector<double> both(2, 0.0);
       for (Index n = 0; n < samples; ++n) both[0] += local[samples + n];
       both[1] = local[2 * samples];
-      internal::sum_over_ranks(both, grid->comm());
+      sum_over_ranks(both, grid->comm());
       require_valid_indices(both[1]);
       count = both[0];
     }
@@ -258,6 +266,15 @@ Index Loss<T, Space>::first_sample() const {
 template <typename T, typename Space>
 const std::vector<double>& Loss<T, Space>::sample_losses() const {
   return impl().sample_losses;
+}
+
+template <typename T, typename Space>
+const LayerStats& Loss<T, Space>::stats() const {
+  return impl().stats;
+}
+template <typename T, typename Space>
+void Loss<T, Space>::reset_stats() {
+  impl().stats = LayerStats{};
 }
 
 template <typename T, typename Space>
