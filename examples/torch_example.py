@@ -7,6 +7,7 @@ its synthetic batch.
     run(description, build(L, dtype), batch(dtype), args)
 """
 import argparse
+import contextlib
 import functools
 import time
 
@@ -64,22 +65,34 @@ def parser(description, defaults):
     p.add_argument("--samples", type=int, default=defaults.get("samples", 2))
     p.add_argument("--dtype", choices=["float32", "float64"],
                    default="float32")
+    p.add_argument("--profile", action="store_true",
+                   help="time every distconv.nn module's passes in the "
+                   "steps after the first (distconv.Profiler); rank 0 "
+                   "prints the table")
+    p.add_argument("--profile-json", default=None, metavar="FILE",
+                   help="--profile, and rank 0 writes its JSON to FILE "
+                   "(perf/plot_profile.py)")
     return p
 
 
-def train(net, L, x, labels, steps, lr, report=None, optimizer=None):
+def train(net, L, x, labels, steps, lr, report=None, optimizer=None,
+          profiler=None):
     """`optimizer(parameters)` (default torch.optim.Adam at `lr`) on one
-    batch; the losses and the seconds of each step."""
+    batch; the losses and the seconds of each step. `profiler`
+    (distconv.Profiler) times the steps after the first."""
     loss_fn = L.CrossEntropyLoss()
     opt = (optimizer or (lambda p: torch.optim.Adam(p, lr=lr)))(
         net.parameters())
     losses, times = [], []
     for step in range(steps):
+        timed = profiler.step() if profiler and (step > 0 or steps == 1) \
+            else contextlib.nullcontext()
         start = time.perf_counter()
-        opt.zero_grad()
-        loss = loss_fn(net(x), labels)
-        loss.backward()
-        opt.step()
+        with timed:
+            opt.zero_grad()
+            loss = loss_fn(net(x), labels)
+            loss.backward()
+            opt.step()
         times.append(time.perf_counter() - start)
         losses.append(loss.item())
         if report:
@@ -101,6 +114,10 @@ def run(description, build, batch, args):
     """Trains `build(L, dtype)` on `batch(dtype)` as the command line says,
     printing each step and the images/s of the steps after the first."""
     dtype = getattr(torch, args.dtype)
+    profile = args.profile or args.profile_json
+    if profile and args.reference:
+        raise SystemExit("--profile times distconv.nn modules; with "
+                         "--reference use torch.profiler")
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     x, labels = batch(dtype)
@@ -124,8 +141,18 @@ def run(description, build, batch, args):
     if report:
         report("%s: input %s, %s, %s" % (description, tuple(x.shape),
                                         args.dtype, what))
-    _, times = train(net, L, xs, ls, args.steps, args.lr, report)
+    profiler = distconv.Profiler(grid, net) if profile else None
+    _, times = train(net, L, xs, ls, args.steps, args.lr, report,
+                     profiler=profiler)
     if report and len(times) > 1:
         report("images/s %.3f (steps 1-%d, %.3f s per step)" % (
             x.shape[0] * (len(times) - 1) / sum(times[1:]), len(times) - 1,
             sum(times[1:]) / (len(times) - 1)))
+    if profiler:
+        table, text = profiler.summary()  # collective
+        if report:
+            report("profile, per step (the steps after the first)\n" + table)
+            if args.profile_json:
+                with open(args.profile_json, "w") as f:
+                    f.write(text)
+                report("profile written to %s" % args.profile_json)

@@ -87,6 +87,8 @@ const char* profile_pass_name(ProfilePass pass) {
   switch (pass) {
     case ProfilePass::kForward:
       return "forward";
+    case ProfilePass::kBackward:
+      return "backward";
     case ProfilePass::kBackwardData:
       return "backward-data";
     case ProfilePass::kBackwardWeights:

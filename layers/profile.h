@@ -43,12 +43,14 @@ namespace distconv {
 
 enum class ProfilePass {
   kForward,
+  kBackward,         // input and parameter gradients in one call
   kBackwardData,     // the input gradient (a layer's only backward pass)
   kBackwardWeights,  // the parameters' gradients and their allreduce
   kUpdate,           // the optimizer's step
   kOther,            // moves between grids, data loading
 };
-// "forward", "backward-data", "backward-weights", "update", "other".
+// "forward", "backward", "backward-data", "backward-weights", "update",
+// "other".
 const char* profile_pass_name(ProfilePass pass);
 
 // What one call computes and moves on this rank.

@@ -30,6 +30,12 @@ ProfileWork pieces_work(const std::vector<const std::vector<ConvPiece>*>& all,
   return w;
 }
 
+// The passes of a layer with no parameters: forward and its one backward.
+bool computes_input_side(ProfilePass pass) {
+  return pass == ProfilePass::kForward || pass == ProfilePass::kBackwardData ||
+         pass == ProfilePass::kBackward;
+}
+
 }  // namespace
 
 ProfileWork profile_work(const ConvPlan& plan, ProfilePass pass,
@@ -41,6 +47,10 @@ ProfileWork profile_work(const ConvPlan& plan, ProfilePass pass,
       return pieces_work({&plan.data_early, &plan.data_late}, element);
     case ProfilePass::kBackwardWeights:
       return pieces_work({&plan.weights_early, &plan.weights_late}, element);
+    case ProfilePass::kBackward:
+      return pieces_work({&plan.data_early, &plan.data_late,
+                          &plan.weights_early, &plan.weights_late},
+                         element);
     default:
       return {};
   }
@@ -59,6 +69,10 @@ ProfileWork profile_work(const DeconvPlan& plan, ProfilePass pass,
     case ProfilePass::kBackwardWeights:
       add_call(plan.weights_kernel, element, w);
       break;
+    case ProfilePass::kBackward:
+      add_call(plan.data_kernel, element, w);
+      add_call(plan.weights_kernel, element, w);
+      break;
     default:
       break;
   }
@@ -68,10 +82,7 @@ ProfileWork profile_work(const DeconvPlan& plan, ProfilePass pass,
 ProfileWork profile_work(const PoolPlan& plan, ProfilePass pass,
                          double element) {
   ProfileWork w;
-  if (!plan.kernel ||
-      (pass != ProfilePass::kForward && pass != ProfilePass::kBackwardData)) {
-    return w;
-  }
+  if (!plan.kernel || !computes_input_side(pass)) return w;
   const double out = cells(plan.kernel->dst_extent);
   w.flops = out * cells(plan.desc.kernel);
   w.bytes = element * (cells(plan.kernel->src_extent) + out);
@@ -85,7 +96,8 @@ ProfileWork profile_work(const BatchNormPlan& plan, ProfilePass pass,
   if (pass == ProfilePass::kForward) {
     w.flops = 5 * n;
     w.bytes = 3 * n * element;
-  } else if (pass == ProfilePass::kBackwardData) {
+  } else if (pass == ProfilePass::kBackwardData ||
+             pass == ProfilePass::kBackward) {
     w.flops = 8 * n;
     w.bytes = 5 * n * element;
   }
@@ -95,9 +107,7 @@ ProfileWork profile_work(const BatchNormPlan& plan, ProfilePass pass,
 ProfileWork profile_work(const ShardPlan& plan, ProfilePass pass,
                          double element) {
   ProfileWork w;
-  if (pass != ProfilePass::kForward && pass != ProfilePass::kBackwardData) {
-    return w;
-  }
+  if (!computes_input_side(pass)) return w;
   double all = 0, out = 0;
   for (const ShardTensor& t : plan.tensors) {
     const double c = cells(t.layout.shard(plan.rank).extent);

@@ -16,7 +16,8 @@ import os
 import sys
 from collections import OrderedDict
 
-PASSES = ["forward", "backward-data", "backward-weights", "update", "other"]
+PASSES = ["forward", "backward", "backward-data", "backward-weights",
+          "update", "other"]
 
 
 def load(path):

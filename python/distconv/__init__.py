@@ -28,10 +28,12 @@ from . import _tensors as _T  # noqa: E402
 Error = _C.Error
 ProcessGrid = _C.ProcessGrid
 
+from ._profile import Profiler  # noqa: E402
+
 from . import nn  # noqa: E402,F401
 from .nn import interpolate  # noqa: E402,F401
 
-__all__ = ["Error", "ProcessGrid", "shard", "shard_like", "gather", "scatter",
+__all__ = ["Error", "ProcessGrid", "Profiler", "shard", "shard_like", "gather", "scatter",
            "gather_to_root", "cat", "add", "redistribute",
            "redistribute_like", "interpolate", "nn"]
 

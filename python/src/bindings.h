@@ -11,6 +11,7 @@ void bind_conv(pybind11::module_& m);          // conv_binding.cc
 void bind_window(pybind11::module_& m);        // window_binding.cc
 void bind_shard_layers(pybind11::module_& m);  // shard_binding.cc
 void bind_science(pybind11::module_& m);       // science_binding.cc
+void bind_profile(pybind11::module_& m);       // profile_binding.cc
 
 }  // namespace distconv::python
 

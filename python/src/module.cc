@@ -29,4 +29,5 @@ PYBIND11_MODULE(_distconv, m) {
   distconv::python::bind_window(m);
   distconv::python::bind_shard_layers(m);
   distconv::python::bind_science(m);
+  distconv::python::bind_profile(m);
 }
