@@ -230,8 +230,25 @@ int run(int argc, char** argv, MPI_Comm framework_comm) {
 }  // namespace
 }  // namespace distconv
 
+// --help's text.
+constexpr const char* kUsage =
+    "usage: mpirun -np P embedding [options]\n"
+    "A framework's view of a distconv convolution (its communicator, memory and\n"
+    "parameters), checked against the reference loops on rank 0.\n"
+    "  --grid=NxCxHxW  the process grid (default 2 x 1 x P/2 x 1 for even P,\n"
+    "                  else 1 x 1 x P x 1)\n"
+    "  --timeout_s=S   a hung run fails after S seconds\n"
+    "  --help          this text\n";
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  if (distconv::wants_help(argc, argv)) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) std::fputs(kUsage, stdout);
+    MPI_Finalize();
+    return 0;
+  }
   // The framework's own communicator (here a copy of the world's).
   MPI_Comm framework_comm;
   MPI_Comm_dup(MPI_COMM_WORLD, &framework_comm);

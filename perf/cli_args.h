@@ -1,6 +1,7 @@
 // Command-line helpers of the small benchmark programs (halo_bench,
-// redistribute_bench): `--key=value` arguments and shapes written
-// "1x16x2048x2048" (or with commas), and comma-separated lists.
+// redistribute_bench, io_bench, ...) and the examples: `--key=value`
+// arguments, shapes written "1x16x2048x2048" (or with commas),
+// comma-separated lists, and whether --help was asked for.
 //
 //   if (const char* v = option_value(arg, "--shape=")) shape = parse_dims(v);
 #ifndef DISTCONV_PERF_CLI_ARGS_H_
@@ -43,6 +44,15 @@ inline Shape parse_dims(const std::string& text) {
   Shape s = Shape::filled(static_cast<int>(v.size()), 0);
   for (size_t d = 0; d < v.size(); ++d) s[static_cast<int>(d)] = v[d];
   return s;
+}
+
+// Whether one of the arguments is --help: a program then prints its
+// options with their defaults and exits 0.
+inline bool wants_help(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0) return true;
+  }
+  return false;
 }
 
 // The comma-separated items of `text`, in order ("a,,b": "a", "", "b").

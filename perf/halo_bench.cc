@@ -142,8 +142,25 @@ void run(const Options& o) {
 }  // namespace
 }  // namespace distconv
 
+// --help's text.
+constexpr const char* kUsage =
+    "usage: mpirun -np P halo_bench [options]\n"
+    "The forward halo exchange of one tensor against a memcpy of as many bytes.\n"
+    "  --shape=NxCxHxW  the tensor (default 8x64x512x512)\n"
+    "  --grid=NxCxHxW   the process grid (default 1x1x2x1)\n"
+    "  --width=K        halo width in every split spatial dimension (default 1)\n"
+    "  --reps=R         timed repetitions (default 20)\n"
+    "  --help           this text\n";
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  if (distconv::wants_help(argc, argv)) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) std::fputs(kUsage, stdout);
+    MPI_Finalize();
+    return 0;
+  }
   int status = 0;
   try {
     distconv::run(distconv::parse(argc, argv));

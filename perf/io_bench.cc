@@ -134,8 +134,27 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace distconv
 
+// --help's text.
+constexpr const char* kUsage =
+    "usage: mpirun -np P io_bench --path=FILE [options]\n"
+    "One collective write or read of a distributed tensor.\n"
+    "  --path=FILE                the file (required)\n"
+    "  --format=npy|h5            .npy over MPI-IO or parallel HDF5 (default npy)\n"
+    "  --mode=write|read          (default write)\n"
+    "  --shape=NxCxDxHxW          the tensor (default 1x4x512x512x512)\n"
+    "  --page-cache=stream|keep   what the transfer leaves in the page cache\n"
+    "                             (default stream)\n"
+    "  --help                     this text\n";
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  if (distconv::wants_help(argc, argv)) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) std::fputs(kUsage, stdout);
+    MPI_Finalize();
+    return 0;
+  }
   int status = 0;
   try {
     status = distconv::run(argc, argv);

@@ -19,11 +19,10 @@
 // oneDNN offers only its reference loops (an implementation named ref:...,
 // minutes per run on these sizes) is not run: its line names the
 // implementation and says so in "error".
-#include <dnnl.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <dnnl.hpp>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -120,12 +119,12 @@ Pass make_pass(const Options& o, const distconv::ConvProblem& p,
     pass.impl = pd.impl_info_str();
   } else {
 #if DNNL_VERSION_MAJOR >= 3
-    const BwdW::primitive_desc pd(e, alg, src, diff_weights, bias, dst,
-                                  strides, dil, pl, pr, fpd);
+    const BwdW::primitive_desc pd(e, alg, src, diff_weights, bias, dst, strides,
+                                  dil, pl, pr, fpd);
 #else
     const BwdW::primitive_desc pd(
-        BwdW::desc(alg, src, diff_weights, bias, dst, strides, dil, pl, pr),
-        e, fpd);
+        BwdW::desc(alg, src, diff_weights, bias, dst, strides, dil, pl, pr), e,
+        fpd);
 #endif
     pass.primitive = BwdW(pd);
     pass.args = {{DNNL_ARG_SRC, filled(pd.src_desc(), e)},
@@ -160,6 +159,23 @@ int main(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (arg == "--help") {
+      std::printf(
+          "usage: onednn_primitives --dir=fwd|bwd_d|bwd_w --dt=f32|bf16 "
+          "--layout=nhwc|blocked [--reps=N] PROBLEM...\n"
+          "Bare oneDNN convolution primitives on one thread, one JSON line "
+          "per problem.\n"
+          "  --dir     the pass (default %s)\n"
+          "  --dt      element type (default %s)\n"
+          "  --layout  nhwc: channels-last tensors; blocked: oneDNN's own "
+          "(default %s)\n"
+          "  --reps    timed runs after two warm-up runs (default %d)\n"
+          "  --help    this text\n"
+          "  PROBLEM   benchdnn's syntax, e.g. "
+          "mb1ic16ih1024iw1024oc16oh1024ow1024kh3kw3ph1pw1\n",
+          o.dir.c_str(), o.dt.c_str(), o.layout.c_str(), o.reps);
+      return 0;
+    }
     std::string v;
     if (take(arg, "--dir", &o.dir) || take(arg, "--dt", &o.dt) ||
         take(arg, "--layout", &o.layout)) {
@@ -194,8 +210,8 @@ int main(int argc, char** argv) {
       Pass pass = make_pass(o, p, engine);
       impl = pass.impl;
       if (impl.rfind("ref", 0) == 0) {
-        throw std::runtime_error("only the reference implementation (" +
-                                 impl + "): not timed");
+        throw std::runtime_error("only the reference implementation (" + impl +
+                                 "): not timed");
       }
       std::vector<double> times;
       for (int r = 0; r < o.reps + 2; ++r) {
@@ -216,9 +232,9 @@ int main(int argc, char** argv) {
         "{\"onednn\": \"%d.%d.%d\", \"problem\": \"%s\", \"dir\": \"%s\", "
         "\"dt\": \"%s\", \"layout\": \"%s\", \"impl\": \"%s\", "
         "\"median_ms\": %.3f, \"error\": \"%s\"}\n",
-        version->major, version->minor, version->patch,
-        escaped(text).c_str(), o.dir.c_str(), o.dt.c_str(), o.layout.c_str(),
-        escaped(impl).c_str(), median, escaped(error).c_str());
+        version->major, version->minor, version->patch, escaped(text).c_str(),
+        o.dir.c_str(), o.dt.c_str(), o.layout.c_str(), escaped(impl).c_str(),
+        median, escaped(error).c_str());
   }
   return status;
 }

@@ -211,8 +211,27 @@ void run(const Options& o) {
 }  // namespace
 }  // namespace distconv
 
+// --help's text.
+constexpr const char* kUsage =
+    "usage: mpirun -np P redistribute_bench [options]\n"
+    "A redistribution between two grids against MPI_Alltoallv of the same bytes.\n"
+    "  --shape=NxCxHxW  the tensor (default 1x16x2048x2048)\n"
+    "  --from=NxCxHxW   the source grid (default 1x1x2x1)\n"
+    "  --to=NxCxHxW     the destination grid (default 2x1x1x1)\n"
+    "  --reps=R         timed repetitions (default 10)\n"
+    "  --dt=f32|f64     element type (default f32)\n"
+    "  --json           one JSON line per run\n"
+    "  --help           this text\n";
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  if (distconv::wants_help(argc, argv)) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) std::fputs(kUsage, stdout);
+    MPI_Finalize();
+    return 0;
+  }
   int status = 0;
   try {
     const distconv::Options o = distconv::parse(argc, argv);
