@@ -12,6 +12,7 @@
 #include "kernels/local_interpolate.h"
 #include "layers/internal/given_plan.h"
 #include "layers/internal/plan_fingerprints.h"
+#include "layers/internal/pointwise.h"
 
 namespace distconv {
 
@@ -111,7 +112,7 @@ void Interpolate<T>::backward(const DistTensor<T>& diff_dst,
     s.check(diff_dst, s.plan.dst_layout, "diff_dst");
     s.check(diff_src, s.plan.src_layout, "diff_src");
   });
-  diff_src.buffer().for_each([](const Shape&, T& v) { v = T(0); });
+  internal::zero(diff_src.buffer());
   if (diff_dst.interior().size() > 0) {
     if constexpr (kNarrow<T>) {
       std::vector<float> in, out;
