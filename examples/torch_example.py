@@ -150,6 +150,7 @@ def run(description, build, batch, args):
             sum(times[1:]) / (len(times) - 1)))
     if profiler:
         table, text = profiler.summary()  # collective
+        profiler.close()
         if report:
             report("profile, per step (the steps after the first)\n" + table)
             if args.profile_json:

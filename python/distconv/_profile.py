@@ -26,6 +26,7 @@ Python profile does not split it out.
 import contextlib
 import math
 import time
+import weakref
 
 from . import _distconv as _C
 
@@ -47,13 +48,16 @@ def _conv_flops(module, layer, pass_):
 
 class _Timed:
     """Stands in for a module's extension layer: its passes are timed into
-    the profile, everything else is the layer's."""
+    the profile, everything else is the layer's. It holds its module
+    weakly, and the profiler holds the modules weakly, so that no
+    reference cycle keeps a grid alive until the garbage collector frees it
+    at a different moment on each rank (freeing a grid is collective)."""
 
     def __init__(self, layer, profiler, name, module):
         self._layer = layer
         self._profiler = profiler
         self._name = name
-        self._module = module
+        self._module = weakref.ref(module)
 
     def __getattr__(self, attr):
         value = getattr(self._layer, attr)
@@ -72,10 +76,11 @@ class _Timed:
         return timed
 
     def _flops(self, pass_):
-        if hasattr(self._module, "kernel_size") and \
-                hasattr(self._module, "in_channels") and \
+        module = self._module()
+        if module is not None and hasattr(module, "kernel_size") and \
+                hasattr(module, "in_channels") and \
                 hasattr(self._layer, "dst_shape"):
-            return _conv_flops(self._module, self._layer, pass_)
+            return _conv_flops(module, self._layer, pass_)
         return 0.0
 
 
@@ -91,10 +96,10 @@ class Profiler:
         self._in_step = False
         for name, m in model.named_modules():
             if isinstance(m, nn._Planned):
-                m._profiler = (self, name or type(m).__name__)
+                m._profiler = (weakref.ref(self), name or type(m).__name__)
                 if m._layer is not None:
                     m._layer = self.wrap(m._layer, m)
-                self._modules.append(m)
+                self._modules.append(weakref.ref(m))
         if not self._modules:
             raise ValueError("Profiler: %s holds no distconv.nn module"
                              % type(model).__name__)
@@ -130,7 +135,10 @@ class Profiler:
 
     def close(self):
         """Detaches from the modules (their layers run bare again)."""
-        for m in self._modules:
+        for ref in self._modules:
+            m = ref()
+            if m is None:
+                continue
             m._profiler = None
             if isinstance(m._layer, _Timed):
                 m._layer = m._layer._layer

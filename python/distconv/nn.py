@@ -61,7 +61,8 @@ class _Planned(torch.nn.Module):
         self._spatial = spatial_dims
         self._key = None
         self._layer = None
-        self._profiler = None  # (distconv.Profiler, name) while profiled
+        # (a weak reference to a distconv.Profiler, name) while profiled.
+        self._profiler = None
 
     def _agree(self, x, dtype=None, problem=""):
         """The distribution x's shards form (collective: every rank agrees
@@ -81,8 +82,9 @@ class _Planned(torch.nn.Module):
         if self._key is None or self._key[0] != (x.dtype, variant) or \
                 not self._key[1] == dist:
             self._layer = make(T.suffix(x.dtype), dist)
-            if self._profiler is not None:
-                self._layer = self._profiler[0].wrap(self._layer, self)
+            profiler = self._profiler[0]() if self._profiler else None
+            if profiler is not None:
+                self._layer = profiler.wrap(self._layer, self)
             self._key = ((x.dtype, variant), dist)
         return self._layer
 

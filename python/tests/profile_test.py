@@ -3,12 +3,14 @@ timed and summed over the grid's ranks into the C++ profile's table and
 JSON; a convolution's FLOPs add up over the ranks to the global problem's;
 profiling changes no result; close() detaches."""
 import contextlib
+import gc
 import io
 import json
 import os
 import sys
 import tempfile
 import unittest
+import weakref
 
 import torch
 
@@ -117,6 +119,21 @@ class Profile(unittest.TestCase):
             passes = {(r["layer"], r["pass"]) for r in p["rows"]}
             self.assertIn(("stem.0", "forward"), passes)
             self.assertIn(("stem.0", "backward"), passes)
+
+    def test_no_reference_cycle_keeps_a_model_alive(self):
+        # A cycle would leave the model (and its grid, whose freeing is
+        # collective) to the garbage collector, which runs at a different
+        # moment on each rank.
+        gc.disable()
+        try:
+            net = Net(self.grid)
+            prof = distconv.Profiler(self.grid, net)
+            self.train(net, 1, prof)
+            alive = weakref.ref(net.conv)
+            del net, prof
+            self.assertIsNone(alive())
+        finally:
+            gc.enable()
 
     def test_a_model_without_distconv_modules(self):
         with self.assertRaises(ValueError):
