@@ -7,7 +7,10 @@
 #ifndef DISTCONV_PERF_CLI_ARGS_H_
 #define DISTCONV_PERF_CLI_ARGS_H_
 
+#include <mpi.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -46,11 +49,17 @@ inline Shape parse_dims(const std::string& text) {
   return s;
 }
 
-// Whether one of the arguments is --help: a program then prints its
-// options with their defaults and exits 0.
-inline bool wants_help(int argc, char** argv) {
+// Whether one of the arguments is --help; if so rank 0 of MPI_COMM_WORLD
+// (MPI initialised) prints `usage`, the program's options with their
+// defaults, and the program then finalizes MPI and exits 0:
+//   if (help_printed(argc, argv, kUsage)) { MPI_Finalize(); return 0; }
+inline bool help_printed(int argc, char** argv, const char* usage) {
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--help") == 0) return true;
+    if (std::strcmp(argv[i], "--help") != 0) continue;
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) std::fputs(usage, stdout);
+    return true;
   }
   return false;
 }

@@ -154,10 +154,7 @@ constexpr const char* kUsage =
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  if (distconv::wants_help(argc, argv)) {
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0) std::fputs(kUsage, stdout);
+  if (distconv::help_printed(argc, argv, kUsage)) {
     MPI_Finalize();
     return 0;
   }
