@@ -9,6 +9,7 @@
 #define DISTCONV_BOX_H_
 
 #include <ostream>
+#include <vector>
 
 #include "distconv/shape.h"
 
@@ -39,6 +40,15 @@ std::ostream& operator<<(std::ostream& out, const Box& b);
 // The common part of two boxes; its extent is zero in some dimension when
 // they do not overlap (and its lower corner is then meaningless).
 Box intersect(const Box& a, const Box& b);
+
+// The cells of `a` outside `b`, as at most 2 * ndims disjoint non-empty
+// boxes (slabs below and above b in each dimension in turn).
+std::vector<Box> subtract(const Box& a, const Box& b);
+
+// The cells of every box of `boxes`, as disjoint non-empty boxes (each
+// cell in exactly one): for loops that must visit a cell once, such as
+// adding a region of one buffer into another.
+std::vector<Box> disjoint_union(const std::vector<Box>& boxes);
 
 }  // namespace distconv
 

@@ -1,6 +1,7 @@
 #include "distconv/shape.h"
 
 #include <random>
+#include <vector>
 
 #include "distconv/box.h"
 #include "distconv/error.h"
@@ -70,6 +71,57 @@ TEST(Box, IntersectionContainsExactlyTheCommonPoints) {
     EXPECT_TRUE(a.contains(c));
     EXPECT_TRUE(b.contains(c));
   }
+}
+
+// Every point of the 2D test window, and whether `boxes` cover it exactly
+// once (true), more than once or not at all (false, with a message).
+testing::AssertionResult covers_once(const std::vector<Box>& boxes,
+                                     const Shape& p, bool want) {
+  int hits = 0;
+  for (const Box& b : boxes) {
+    if (b.empty()) return testing::AssertionFailure() << "empty box " << b;
+    hits += b.contains(p);
+  }
+  if (hits == (want ? 1 : 0)) return testing::AssertionSuccess();
+  return testing::AssertionFailure()
+         << p << " covered " << hits << " times, want " << (want ? 1 : 0);
+}
+
+TEST(Box, SubtractAndDisjointUnionCoverEachCellOnce) {
+  std::mt19937_64 rng(3);
+  auto random_box = [&] {
+    Box b{Shape::filled(2, 0), Shape::filled(2, 0)};
+    for (int d = 0; d < 2; ++d) {
+      b.lower[d] = static_cast<Index>(rng() % 7) - 2;
+      b.extent[d] = rng() % 5;
+    }
+    return b;
+  };
+  for (int trial = 0; trial < 2000; ++trial) {
+    const Box a = random_box(), b = random_box();
+    const std::vector<Box> rest = subtract(a, b);
+    ASSERT_LE(rest.size(), 4u);
+    std::vector<Box> some;
+    for (int k = static_cast<int>(rng() % 5); k >= 0; --k) {
+      some.push_back(random_box());
+    }
+    const std::vector<Box> once = disjoint_union(some);
+    for (Index i = -3; i < 10; ++i) {
+      for (Index j = -3; j < 10; ++j) {
+        const Shape p{i, j};
+        ASSERT_TRUE(covers_once(rest, p, a.contains(p) && !b.contains(p)))
+            << a << " - " << b;
+        bool in_some = false;
+        for (const Box& s : some) in_some = in_some || s.contains(p);
+        ASSERT_TRUE(covers_once(once, p, in_some)) << "trial " << trial;
+      }
+    }
+  }
+  // A box inside the other leaves nothing; apart, the whole box.
+  const Box big{{0, 0}, {4, 4}}, small{{1, 1}, {2, 2}};
+  EXPECT_TRUE(subtract(small, big).empty());
+  EXPECT_EQ(subtract(big, Box{{9, 9}, {1, 1}}), std::vector<Box>{big});
+  EXPECT_EQ(subtract(big, small).size(), 4u);
 }
 
 TEST(Box, ExpandedAndShifted) {

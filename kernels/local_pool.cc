@@ -18,7 +18,7 @@ template <typename T>
 struct LocalPool<T>::Impl {
   using P = Compute<T>;  // what the kernels run on (fp32 for bf16)
   PoolDesc desc;
-  Shape src_extent, dst_extent, src_strides, dst_strides;
+  Shape src_extent, dst_extent, src_strides, dst_strides, diff_src_strides;
   bool in_place = false;
   std::optional<onednn::Pool> onednn;
   std::string why_reference;
@@ -35,13 +35,15 @@ struct LocalPool<T>::Impl {
   mutable bool special_seen = false;
 
   // The views must be those the plan was made for.
+  // (`src` is diff_src for backward's, `src_side` its strides.)
   template <typename U, typename V>
-  void check(const StridedView<U>& src, const StridedView<V>& dst) const {
-    require(src.extent() == src_extent && src.strides() == src_strides &&
+  void check(const StridedView<U>& src, const StridedView<V>& dst,
+             const Shape& src_side) const {
+    require(src.extent() == src_extent && src.strides() == src_side &&
                 dst.extent() == dst_extent && dst.strides() == dst_strides,
             ErrorKind::kShapeMismatch, "local pooling planned for views ",
-            src_extent, " / ", dst_extent, " with strides ", src_strides,
-            " / ", dst_strides, " got ", src.extent(), " / ", dst.extent(),
+            src_extent, " / ", dst_extent, " with strides ", src_side, " / ",
+            dst_strides, " got ", src.extent(), " / ", dst.extent(),
             " with strides ", src.strides(), " / ", dst.strides());
   }
   static StridedView<P> staged(std::vector<P>& v, const Shape& extent,
@@ -56,8 +58,7 @@ struct LocalPool<T>::Impl {
     const StridedView<P> in = staged(ref_src, src_extent, kNchw);
     const StridedView<P> out = staged(ref_dst, dst_extent, kNchw);
     copy_view<T>(src, in);
-    reference::pool_fwd<P>(desc, src_extent, in.data(), dst_extent,
-                           out.data());
+    reference::pool_fwd<P>(desc, src_extent, in.data(), dst_extent, out.data());
     copy_view<P>(out, dst);
   }
   void reference_backward(StridedView<const T> src,
@@ -103,7 +104,7 @@ bool any_nan_or_minus_inf(const float* p, Index n) {
 template <typename T>
 LocalPool<T>::LocalPool(const PoolDesc& desc, const Shape& src_extent,
                         const Shape& src_strides, const Shape& dst_extent,
-                        const Shape& dst_strides)
+                        const Shape& dst_strides, const Shape& diff_src_strides)
     : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
   s.desc = desc;
@@ -111,6 +112,8 @@ LocalPool<T>::LocalPool(const PoolDesc& desc, const Shape& src_extent,
   s.dst_extent = dst_extent;
   s.src_strides = src_strides;
   s.dst_strides = dst_strides;
+  s.diff_src_strides =
+      diff_src_strides.ndims() == 0 ? src_strides : diff_src_strides;
   require(desc.dst_shape(src_extent) == dst_extent, ErrorKind::kShapeMismatch,
           "local pooling of ", src_extent, " gives ",
           desc.dst_shape(src_extent), ", not ", dst_extent);
@@ -121,7 +124,8 @@ LocalPool<T>::LocalPool(const PoolDesc& desc, const Shape& src_extent,
       s.in_place =
           std::is_same_v<T, float> &&
           is_dense(src_extent, src_strides, StorageOrder::kChannelsLast) &&
-          is_dense(dst_extent, dst_strides, StorageOrder::kChannelsLast);
+          is_dense(dst_extent, dst_strides, StorageOrder::kChannelsLast) &&
+          is_dense(src_extent, s.diff_src_strides, StorageOrder::kChannelsLast);
     } catch (const Error& e) {
       s.why_reference = e.what();
     }
@@ -153,10 +157,9 @@ std::string LocalPool<T>::implementation() const {
 }
 
 template <typename T>
-void LocalPool<T>::forward(StridedView<const T> src,
-                           StridedView<T> dst) const {
+void LocalPool<T>::forward(StridedView<const T> src, StridedView<T> dst) const {
   const Impl& s = *impl_;
-  s.check(src, dst);
+  s.check(src, dst, s.src_strides);
   if (dst.size() == 0) return;
   using P = Compute<T>;
   if constexpr (std::is_same_v<P, float>) {
@@ -194,8 +197,8 @@ void LocalPool<T>::backward(StridedView<const T> src,
                             StridedView<const T> diff_dst,
                             StridedView<T> diff_src) const {
   const Impl& s = *impl_;
-  s.check(src, diff_dst);
-  s.check(diff_src, diff_dst);
+  s.check(src, diff_dst, s.src_strides);
+  s.check(diff_src, diff_dst, s.diff_src_strides);
   if (diff_src.size() == 0) return;
   using P = Compute<T>;
   if constexpr (std::is_same_v<P, float>) {

@@ -37,12 +37,12 @@ template <typename T>
 class LocalPool {
  public:
   // `desc` carries the window's padding; extents are (n, C, spatial...),
-  // strides the element strides the views will have (src's also serve
-  // backward's diff_src, dst's diff_dst); other views throw
-  // kShapeMismatch.
+  // strides the element strides the views will have (dst's also serve
+  // backward's diff_dst; diff_src_strides backward's diff_src, empty:
+  // src's); other views throw kShapeMismatch.
   LocalPool(const PoolDesc& desc, const Shape& src_extent,
             const Shape& src_strides, const Shape& dst_extent,
-            const Shape& dst_strides);
+            const Shape& dst_strides, const Shape& diff_src_strides = {});
   ~LocalPool();
   LocalPool(LocalPool&&) noexcept;
   LocalPool& operator=(LocalPool&&) noexcept;

@@ -19,11 +19,25 @@
 // input gradient's shard and halos, then the reverse exchange sums the
 // halo cells into their owners (WindowPlan::zero_first: cells the kernel
 // does not write are zeroed first).
+//
+// Planned with ConvInput::kInPlace (PoolingOptions::input), the passes
+// read the input and write its gradient where the caller keeps them (the
+// shards, no halos) and use a frame (a tensor of src_layout()) only at the
+// edges: the outputs split into the interior, whose windows lie in the
+// shard and read (and, backward, write) it directly, and boundary boxes,
+// whose windows reach into the halos and read the frame. Forward copies
+// the edge cells into the frame and exchanges its halos while the
+// interior runs. Backward writes the interior's gradient into the shard,
+// adds the boundary pieces' gradients into the frame (through a scratch:
+// windows overlap, and the kernels overwrite), sends the frame's halo
+// cells home by the reverse exchange, and adds the frame's edge cells to
+// the shard.
 #ifndef DISTCONV_LAYERS_POOL_PLAN_H_
 #define DISTCONV_LAYERS_POOL_PLAN_H_
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "distconv/conv_geometry.h"
 #include "distconv/distribution.h"
@@ -31,6 +45,7 @@
 #include "distconv/pool_desc.h"
 #include "distconv/shape.h"
 #include "halo/halo_options.h"
+#include "layers/conv_options.h"
 #include "layers/window_plan.h"
 
 namespace distconv {
@@ -40,7 +55,16 @@ namespace distconv {
 struct PoolKernelCall {
   PoolDesc desc;
   Shape src_extent, src_strides, dst_extent, dst_strides;
+  // Backward's input gradient, when its strides are not src's (empty).
+  Shape diff_src_strides;
   friend bool operator==(const PoolKernelCall& a, const PoolKernelCall& b);
+};
+
+struct PoolingOptions : WindowOptions {
+  // kInPlace: read the input and write its gradient in the caller's
+  // shards, with a frame per tensor for the edges (see above); any grid.
+  // Host memory only (device memory: kUnsupported).
+  ConvInput input = ConvInput::kHaloBuffer;
 };
 
 struct PoolPlan {
@@ -52,6 +76,15 @@ struct PoolPlan {
   WindowPlan window;
   std::optional<PoolKernelCall> kernel;  // none: no outputs here
 
+  // What the passes read: ConvInput::kInPlace where the options ask.
+  ConvInput input = ConvInput::kHaloBuffer;
+  // kInPlace only: the pieces and the frames' boxes, and the local pooling
+  // of each piece (a boundary piece's backward writes a dense
+  // channels-last scratch of its window's extent: diff_src_strides).
+  std::optional<WindowFrames> frames;
+  std::vector<PoolKernelCall> piece_kernels;
+
+  bool in_place() const { return input == ConvInput::kInPlace; }
   const HaloLayout& src_layout() const { return window.haloed; }
   const HaloLayout& dst_layout() const { return window.plain; }
   // "max pooling [0:1, 0:16, 0:256, 0:512): 1x16x513x1025 -> 1x16x256x512\n"

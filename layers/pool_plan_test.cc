@@ -30,16 +30,26 @@ PoolDesc pool(PoolKind kind, const Shape& kernel, Index stride, Index pad) {
 
 std::vector<Case> cases() {
   return {
-      {"samples", {4, 3, 8, 8}, {4, 1, 1, 1},
+      {"samples",
+       {4, 3, 8, 8},
+       {4, 1, 1, 1},
        PoolDesc::make(PoolKind::kMax, {2, 2})},
-      {"height_uneven_overlapping", {1, 2, 13, 10}, {1, 1, 3, 1},
+      {"height_uneven_overlapping",
+       {1, 2, 13, 10},
+       {1, 1, 3, 1},
        pool(PoolKind::kMax, {3, 3}, 2, 1)},
       // 4 output rows over 5 parts: one part has no outputs.
-      {"height_empty", {1, 2, 8, 6}, {1, 1, 5, 1},
+      {"height_empty",
+       {1, 2, 8, 6},
+       {1, 1, 5, 1},
        pool(PoolKind::kAverageExcludePadding, {2, 2}, 2, 0)},
-      {"channels_and_width", {2, 6, 9, 11}, {1, 3, 1, 2},
+      {"channels_and_width",
+       {2, 6, 9, 11},
+       {1, 3, 1, 2},
        pool(PoolKind::kAverageIncludePadding, {3, 3}, 1, 1)},
-      {"hybrid_3d", {2, 2, 7, 6, 5}, {2, 1, 2, 1, 2},
+      {"hybrid_3d",
+       {2, 2, 7, 6, 5},
+       {2, 1, 2, 1, 2},
        pool(PoolKind::kMax, {3, 3, 3}, 2, 1)},
   };
 }
@@ -100,11 +110,69 @@ TEST(PoolPlan, WindowsTileTheOutputAndReadTheBuffer) {
         // Padding only where the window meets the tensor's edge.
         if (w.src.lower[d + 2] > 0) EXPECT_EQ(k.desc.padding_lower[d], 0);
       }
-      EXPECT_EQ(p.window.zero_first,
-                w.src != p.src_layout().buffer_box(r));
+      EXPECT_EQ(p.window.zero_first, w.src != p.src_layout().buffer_box(r));
     }
     EXPECT_EQ(outputs, c.desc.dst_shape(c.src_shape).volume());
     if (c.name == "height_empty") EXPECT_EQ(without_kernel, 1);
+  }
+}
+
+// In place: the pieces tile the rank's outputs; the interior reads inside
+// the shard, the boundary pieces inside the frame; the frame's edges are
+// disjoint shard cells covering what the boundary pieces read of the shard
+// and what the exchange sends; the shard's rest is what the interior
+// window leaves out.
+TEST(PoolPlan, InPlacePiecesTileTheOutputAndFramesCoverTheEdges) {
+  PoolingOptions o;
+  o.input = ConvInput::kInPlace;
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(c.name);
+    const Distribution src(c.src_shape, c.grid);
+    for (int r = 0; r < src.num_parts(); ++r) {
+      SCOPED_TRACE("rank " + std::to_string(r));
+      const PoolPlan p = plan_pooling(c.desc, src, r, o);
+      ASSERT_TRUE(p.in_place());
+      ASSERT_TRUE(p.frames.has_value());
+      EXPECT_FALSE(plan_pooling(c.desc, src, r).frames.has_value());
+      const WindowFrames& f = *p.frames;
+      ASSERT_EQ(f.pieces.size(), p.piece_kernels.size());
+      const Box shard = src.shard(r);
+      const Shape frame_origin = p.src_layout().buffer_box(r).lower;
+      Index outputs = 0, interior = 0, boundary_reads = 0;
+      for (size_t i = 0; i < f.pieces.size(); ++i) {
+        const WindowPiece& piece = f.pieces[i];
+        outputs += piece.window.dst.volume();
+        EXPECT_TRUE(p.window.window.dst.contains(piece.window.dst));
+        EXPECT_EQ(p.piece_kernels[i].src_extent, piece.window.src.extent);
+        if (!piece.reads_frame) {
+          ++interior;
+          EXPECT_EQ(i, 0u) << "the interior runs first";
+          EXPECT_TRUE(shard.contains(piece.window.src));
+          EXPECT_EQ(piece.in_local, piece.window.src.shifted(-shard.lower));
+        } else {
+          EXPECT_EQ(piece.in_local, piece.window.src.shifted(-frame_origin));
+          boundary_reads += intersect(piece.window.src, shard).volume();
+        }
+      }
+      EXPECT_LE(interior, 1);
+      EXPECT_EQ(outputs, p.window.window.dst.volume());
+      // Edges: disjoint, inside the shard.
+      Index edge_cells = 0;
+      for (size_t i = 0; i < f.frame_edges.size(); ++i) {
+        const Box global = f.frame_edges[i].shifted(frame_origin);
+        EXPECT_TRUE(shard.contains(global)) << global;
+        edge_cells += global.volume();
+        for (size_t j = 0; j < i; ++j) {
+          EXPECT_TRUE(intersect(f.frame_edges[i], f.frame_edges[j]).empty());
+        }
+      }
+      if (boundary_reads > 0) EXPECT_GT(edge_cells, 0);
+      Index rest = 0;
+      for (const Box& b : f.shard_rest) rest += b.volume();
+      const Index interior_reads =
+          interior ? f.pieces[0].window.src.volume() : 0;
+      EXPECT_EQ(rest + interior_reads, shard.volume());
+    }
   }
 }
 

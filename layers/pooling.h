@@ -25,6 +25,25 @@
 // ties resolve as in the serial reference (first cell in window order),
 // since every rank sees the same window values.
 //
+// Reading in place (PoolingOptions::input = ConvInput::kInPlace, host
+// memory): the caller's shards with no halos (shard_layout(), e.g. a
+// framework's tensors wrapped) and one frame per tensor, of src_layout(),
+// kept by the caller between forward and backward; the layer fills only
+// the frame's edges and halos, so no shard is copied whole:
+//
+//   PoolingOptions o;
+//   o.input = ConvInput::kInPlace;
+//   Pooling<float> pool(grid, desc, src_distribution, o);
+//   DistTensor<float> x(grid, pool.shard_layout()),
+//       x_frame(grid, pool.src_layout()), y(grid, pool.dst_layout());
+//   pool.forward(x, x_frame, y);
+//   DistTensor<float> dx(grid, pool.shard_layout()),
+//       dx_frame(grid, pool.diff_src_layout());
+//   pool.backward(x, x_frame, dy, dx, dx_frame);
+//
+// Calling the passes of one mode on a layer planned for the other throws
+// kInvalidArgument on every rank.
+//
 // Tensors are stored channels-last (N, [D,] H, W, C). Supported: 2D and
 // 3D, any kernel, stride and padding (smaller than the kernel), grids
 // splitting N, C and any spatial dimensions (channels pool independently:
@@ -87,6 +106,8 @@ class Pooling {
   // Input gradient: src_layout()'s halos, which backward() fills with
   // contributions for the neighbours and sends home.
   const HaloLayout& diff_src_layout() const;
+  // In place: the input's and its gradient's shards (no halos).
+  const HaloLayout& shard_layout() const;
 
   // Exchanges src's halos, then dst = pool(src).
   void forward(DistTensor<T, Space>& src, DistTensor<T, Space>& dst);
@@ -97,8 +118,21 @@ class Pooling {
                 const DistTensor<T, Space>& diff_dst,
                 DistTensor<T, Space>& diff_src);
 
+  // The passes planned with ConvInput::kInPlace: src and diff_src of
+  // shard_layout(), the frames of src_layout(); backward reads src and
+  // src_frame as forward left them, and overwrites diff_src (its frame is
+  // scratch).
+  void forward(const DistTensor<T, Space>& src, DistTensor<T, Space>& src_frame,
+               DistTensor<T, Space>& dst);
+  void backward(const DistTensor<T, Space>& src,
+                const DistTensor<T, Space>& src_frame,
+                const DistTensor<T, Space>& diff_dst,
+                DistTensor<T, Space>& diff_src,
+                DistTensor<T, Space>& diff_src_frame);
+
   // How this rank's window is computed ("pooling [0:1, 0:16, 0:256,
-  // 0:512): jit:avx512_core | jit:avx512_core, in place").
+  // 0:512): jit:avx512_core | jit:avx512_core, in place"); in place, a
+  // line per piece ("interior max pooling [...]: ...").
   std::string describe() const;
   const PoolStats& stats() const;
   void reset_stats();

@@ -1,7 +1,7 @@
 // The distributed pooling against the reference kernels on the gathered
 // global tensors, on every grid the rank count factors into (channels
-// whole); adjoint identities of the averages (through the reverse halo
-// exchange); bad input.
+// split too), reading from buffers with halos and in place; adjoint identities
+// of the averages (through the reverse halo exchange); bad input.
 #include "layers/pooling.h"
 
 #include <gtest/gtest.h>
@@ -67,31 +67,37 @@ std::vector<PoolCase> cases() {
                 {kC, kZ, kC}),
        {1, 2, 5, 6, 7}},
       {"max_2x2_stride2_odd_extents",
-       pool(kMax, {2, 2}, {2, 2}, {0, 0}, {0, 0}), {2, 3, 11, 10}},
+       pool(kMax, {2, 2}, {2, 2}, {0, 0}, {0, 0}),
+       {2, 3, 11, 10}},
       {"max_3x3_stride2_same_with_ties",
-       pool(kMax, {3, 3}, {2, 2}, {1, 1}, {1, 1}), {1, 2, 12, 9}},
+       pool(kMax, {3, 3}, {2, 2}, {1, 1}, {1, 1}),
+       {1, 2, 12, 9}},
       {"avg_include_3x3_stride1_same",
-       pool(kInc, {3, 3}, {1, 1}, {1, 1}, {1, 1}), {2, 2, 9, 8}},
+       pool(kInc, {3, 3}, {1, 1}, {1, 1}, {1, 1}),
+       {2, 2, 9, 8}},
       {"avg_exclude_3x3_stride2_asymmetric_padding",
-       pool(kExc, {3, 3}, {2, 2}, {1, 0}, {0, 2}), {1, 3, 10, 11}},
+       pool(kExc, {3, 3}, {2, 2}, {1, 0}, {0, 2}),
+       {1, 3, 10, 11}},
       {"avg_exclude_2x3_stride1x2",
-       pool(kExc, {2, 3}, {1, 2}, {0, 1}, {1, 1}), {1, 2, 9, 10}},
+       pool(kExc, {2, 3}, {1, 2}, {0, 1}, {1, 1}),
+       {1, 2, 9, 10}},
       {"max_1x1_stride3_windows_not_at_shard_edges",
-       pool(kMax, {1, 1}, {3, 3}, {0, 0}, {0, 0}), {2, 2, 10, 11}},
+       pool(kMax, {1, 1}, {3, 3}, {0, 0}, {0, 0}),
+       {2, 2, 10, 11}},
       {"avg_include_kernel_smaller_than_stride",
-       pool(kInc, {2, 2}, {3, 3}, {1, 0}, {0, 1}), {1, 2, 11, 10}},
-      {"max3d_2x2x2_stride2", pool(kMax, {2, 2, 2}, {2, 2, 2}, {0, 0, 0},
-                                   {0, 0, 0}),
+       pool(kInc, {2, 2}, {3, 3}, {1, 0}, {0, 1}),
+       {1, 2, 11, 10}},
+      {"max3d_2x2x2_stride2",
+       pool(kMax, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {0, 0, 0}),
        {1, 2, 7, 6, 8}},
-      {"avg3d_include_3x3x3_same", pool(kInc, {3, 3, 3}, {1, 1, 1},
-                                        {1, 1, 1}, {1, 1, 1}),
+      {"avg3d_include_3x3x3_same",
+       pool(kInc, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}),
        {2, 2, 6, 5, 7}},
-      {"avg3d_exclude_lopsided", pool(kExc, {3, 1, 2}, {2, 1, 1}, {1, 0, 1},
-                                      {1, 0, 0}),
+      {"avg3d_exclude_lopsided",
+       pool(kExc, {3, 1, 2}, {2, 1, 1}, {1, 0, 1}, {1, 0, 0}),
        {1, 2, 7, 8, 6}},
   };
 }
-
 
 // Inputs with few distinct values, so max pooling meets ties.
 template <typename T>
@@ -101,26 +107,44 @@ std::vector<T> tied_values(Index n, unsigned seed) {
   return v;
 }
 
-// Forward and backward on `grid`, twice (plans are reusable); the gathered
-// results must match the reference.
+// Garbage in a buffer the pass writes (or, frames, scratch) must not
+// survive into the results.
+template <typename T>
+void fill_garbage(DistTensor<T>& t) {
+  t.buffer().for_each([](const Shape&, T& v) { v = T(1e6); });
+}
+
+// Forward and backward on `grid`, twice (plans are reusable), reading the
+// input from a buffer with halos or in place (shards and frames); the
+// gathered results must match the reference.
 template <typename T>
 void ExpectMatchesReference(const PoolCase& c, const ProcessGrid& grid,
-                            double tol) {
+                            double tol,
+                            ConvInput input = ConvInput::kHaloBuffer) {
   const Shape dst_shape = c.desc.dst_shape(c.src_shape);
   const auto x = tied_values<T>(c.src_shape.volume(), 1);
   const auto dy = random_vector<T>(dst_shape.volume(), 2);
-  Pooling<T> p(grid, c.desc, Distribution(c.src_shape, grid.shape()));
+  PoolingOptions options;
+  options.input = input;
+  Pooling<T> p(grid, c.desc, Distribution(c.src_shape, grid.shape()), options);
   SCOPED_TRACE(p.describe());
-  DistTensor<T> xt(grid, p.src_layout()), yt(grid, p.dst_layout());
-  DistTensor<T> dyt(grid, p.diff_dst_layout()), dxt(grid, p.diff_src_layout());
+  const bool in_place = input == ConvInput::kInPlace;
+  const HaloLayout& x_layout = in_place ? p.shard_layout() : p.src_layout();
+  DistTensor<T> xt(grid, x_layout), yt(grid, p.dst_layout());
+  DistTensor<T> dyt(grid, p.diff_dst_layout()), dxt(grid, x_layout);
+  DistTensor<T> x_frame(grid, p.src_layout()), dx_frame(grid, p.src_layout());
   scatter(x.data(), xt, 0);
   scatter(dy.data(), dyt, 0);
-  // Garbage in the outputs must not survive.
-  yt.buffer().for_each([](const Shape&, T& v) { v = T(1e6); });
-  dxt.buffer().for_each([](const Shape&, T& v) { v = T(1e6); });
+  for (DistTensor<T>* t : {&yt, &dxt, &x_frame, &dx_frame}) fill_garbage(*t);
   for (int repeat = 0; repeat < 2; ++repeat) {
-    p.forward(xt, yt);
-    p.backward(xt, dyt, dxt);
+    if (in_place) {
+      p.forward(xt, x_frame, yt);
+      fill_garbage(dx_frame);
+      p.backward(xt, x_frame, dyt, dxt, dx_frame);
+    } else {
+      p.forward(xt, yt);
+      p.backward(xt, dyt, dxt);
+    }
   }
   std::vector<T> y(dst_shape.volume()), dx(c.src_shape.volume());
   gather(yt, y.data(), 0);
@@ -136,16 +160,16 @@ void ExpectMatchesReference(const PoolCase& c, const ProcessGrid& grid,
 }
 
 template <typename T>
-void ForEveryCaseAndGrid(double tol) {
+void ForEveryCaseAndGrid(double tol, ConvInput input) {
   for (const PoolCase& c : cases()) {
     // Every grid, channel splits included: channels pool independently.
     for (const Shape& shape :
          testing::factorizations(world_size(), c.src_shape.ndims())) {
       ProcessGrid grid(MPI_COMM_WORLD, shape);
       SCOPED_TRACE(c.name + " on grid " + shape.to_string());
-      ExpectMatchesReference<T>(c, grid, tol);
-      if (testing::max_over(MPI_COMM_WORLD,
-                            ::testing::Test::HasFailure()) != 0) {
+      ExpectMatchesReference<T>(c, grid, tol, input);
+      if (testing::max_over(MPI_COMM_WORLD, ::testing::Test::HasFailure()) !=
+          0) {
         return;
       }
     }
@@ -153,11 +177,21 @@ void ForEveryCaseAndGrid(double tol) {
 }
 
 TEST(Pooling, DoubleMatchesTheReferenceOnEveryGrid) {
-  ForEveryCaseAndGrid<double>(1e-12);
+  ForEveryCaseAndGrid<double>(1e-12, ConvInput::kHaloBuffer);
 }
 
 TEST(Pooling, FloatMatchesTheReferenceOnEveryGrid) {
-  ForEveryCaseAndGrid<float>(1e-5);
+  ForEveryCaseAndGrid<float>(1e-5, ConvInput::kHaloBuffer);
+}
+
+// In place: the interior reads (and writes) the shards, the boundary
+// pieces the frames; windows overlapping across pieces add up.
+TEST(Pooling, InPlaceDoubleMatchesTheReferenceOnEveryGrid) {
+  ForEveryCaseAndGrid<double>(1e-12, ConvInput::kInPlace);
+}
+
+TEST(Pooling, InPlaceFloatMatchesTheReferenceOnEveryGrid) {
+  ForEveryCaseAndGrid<float>(1e-5, ConvInput::kInPlace);
 }
 
 // Many small partitions: a 10x10 image over the squarest spatial grid of
@@ -169,14 +203,17 @@ TEST(Pooling, ManySmallPartitions) {
     PoolCase small = c;
     small.src_shape[2] = small.src_shape[3] = 10;
     SCOPED_TRACE(c.name + " 10x10 on grid " + grid.shape().to_string());
-    ExpectMatchesReference<double>(small, grid, 1e-12);
-    ExpectMatchesReference<float>(small, grid, 1e-5);
+    for (ConvInput input : {ConvInput::kHaloBuffer, ConvInput::kInPlace}) {
+      ExpectMatchesReference<double>(small, grid, 1e-12, input);
+      ExpectMatchesReference<float>(small, grid, 1e-5, input);
+    }
   }
 }
 
 // <pool(x), y> == <x, pool_bwd(y)> for the averages, distributed, in
-// double: the backward's halo contributions travel home by the reverse
-// halo exchange, the adjoint of the forward one.
+// double, reading from buffers with halos and in place: the backward's
+// halo contributions travel home by the reverse halo exchange, the adjoint
+// of the forward one.
 TEST(Pooling, AverageBackwardIsTheAdjointOfForward) {
   for (const PoolCase& c : cases()) {
     if (c.desc.kind == PoolKind::kMax) continue;
@@ -185,17 +222,31 @@ TEST(Pooling, AverageBackwardIsTheAdjointOfForward) {
     const Shape dst_shape = c.desc.dst_shape(c.src_shape);
     const auto x = random_vector<double>(c.src_shape.volume(), 5);
     const auto y = random_vector<double>(dst_shape.volume(), 6);
-    Pooling<double> p(grid, c.desc, Distribution(c.src_shape, grid.shape()));
-    DistTensor<double> xt(grid, p.src_layout()), px(grid, p.dst_layout());
-    DistTensor<double> yt(grid, p.diff_dst_layout());
-    DistTensor<double> pty(grid, p.diff_src_layout());
-    scatter(x.data(), xt, 0);
-    scatter(y.data(), yt, 0);
-    p.forward(xt, px);
-    p.backward(xt, yt, pty);
-    const double lhs = testing::global_dot(px, yt);
-    const double rhs = testing::global_dot(xt, pty);
-    EXPECT_NEAR(lhs, rhs, 1e-12 * std::max(1.0, std::abs(lhs)));
+    for (ConvInput input : {ConvInput::kHaloBuffer, ConvInput::kInPlace}) {
+      PoolingOptions options;
+      options.input = input;
+      Pooling<double> p(grid, c.desc, Distribution(c.src_shape, grid.shape()),
+                        options);
+      const bool in_place = input == ConvInput::kInPlace;
+      const HaloLayout& x_layout = in_place ? p.shard_layout() : p.src_layout();
+      DistTensor<double> xt(grid, x_layout), px(grid, p.dst_layout());
+      DistTensor<double> yt(grid, p.diff_dst_layout()), pty(grid, x_layout);
+      DistTensor<double> x_frame(grid, p.src_layout()),
+          y_frame(grid, p.src_layout());
+      scatter(x.data(), xt, 0);
+      scatter(y.data(), yt, 0);
+      if (in_place) {
+        p.forward(xt, x_frame, px);
+        p.backward(xt, x_frame, yt, pty, y_frame);
+      } else {
+        p.forward(xt, px);
+        p.backward(xt, yt, pty);
+      }
+      const double lhs = testing::global_dot(px, yt);
+      const double rhs = testing::global_dot(xt, pty);
+      EXPECT_NEAR(lhs, rhs, 1e-12 * std::max(1.0, std::abs(lhs)))
+          << (in_place ? "in place" : "halo buffer");
+    }
   }
 }
 
@@ -211,8 +262,8 @@ TEST(Pooling, BadInputFailsOnEveryRank) {
       });
   testing::expect_error_on_all_ranks(
       comm, ErrorKind::kInvalidArgument, "smaller than the kernel", [&] {
-        Pooling<float>(grid, pool(PoolKind::kMax, {2, 2}, {1, 1}, {2, 0},
-                                  {0, 0}),
+        Pooling<float>(grid,
+                       pool(PoolKind::kMax, {2, 2}, {1, 1}, {2, 0}, {0, 0}),
                        Distribution(Shape{1, 4, 8 * n, 8}, grid.shape()));
       });
   testing::expect_error_on_all_ranks(
@@ -229,14 +280,35 @@ TEST(Pooling, BadInputFailsOnEveryRank) {
                    Distribution(Shape{1, 4, 8 * n, 8}, grid.shape()));
   DistTensor<float> x(grid, p.src_layout()), y(grid, p.dst_layout());
   DistTensor<float> dx(grid, p.diff_src_layout());
-  testing::expect_error_on_all_ranks(
-      comm, ErrorKind::kState, "needs a forward first",
-      [&] { p.backward(x, y, dx); });
-  testing::expect_error_on_all_ranks(
-      comm, ErrorKind::kShapeMismatch, "dst tensor's layout",
-      [&] { p.forward(x, x); });
+  testing::expect_error_on_all_ranks(comm, ErrorKind::kState,
+                                     "needs a forward first",
+                                     [&] { p.backward(x, y, dx); });
+  testing::expect_error_on_all_ranks(comm, ErrorKind::kShapeMismatch,
+                                     "dst tensor's layout",
+                                     [&] { p.forward(x, x); });
   p.forward(x, y);  // still usable
   p.backward(x, y, dx);
+  testing::expect_error_on_all_ranks(comm, ErrorKind::kInvalidArgument,
+                                     "frames only when planned",
+                                     [&] { p.forward(x, dx, y); });
+  testing::expect_error_on_all_ranks(comm, ErrorKind::kState, "not planned",
+                                     [&] { p.shard_layout(); });
+  PoolingOptions in_place;
+  in_place.input = ConvInput::kInPlace;
+  Pooling<float> q(grid, max2,
+                   Distribution(Shape{1, 4, 8 * n, 8}, grid.shape()), in_place);
+  DistTensor<float> xs(grid, q.shard_layout()), frame(grid, q.src_layout());
+  testing::expect_error_on_all_ranks(comm, ErrorKind::kInvalidArgument,
+                                     "pass the shards and their frames",
+                                     [&] { q.forward(x, y); });
+  testing::expect_error_on_all_ranks(comm, ErrorKind::kShapeMismatch,
+                                     "src_frame tensor's layout",
+                                     [&] { q.forward(xs, y, y); });
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kState, "needs a forward first",
+      [&] { q.backward(xs, frame, y, xs, frame); });
+  q.forward(xs, frame, y);  // still usable
+  q.backward(xs, frame, y, xs, frame);
 }
 
 }  // namespace

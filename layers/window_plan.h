@@ -13,6 +13,7 @@
 #define DISTCONV_LAYERS_WINDOW_PLAN_H_
 
 #include <optional>
+#include <vector>
 
 #include "distconv/box.h"
 #include "distconv/conv_geometry.h"
@@ -33,7 +34,6 @@ struct WindowOptions {
   // those.
   std::optional<HaloLayout> haloed_layout;
 };
-using PoolingOptions = WindowOptions;
 using DeconvolutionOptions = WindowOptions;
 
 struct WindowPlan {
@@ -48,9 +48,7 @@ struct WindowPlan {
   bool zero_first = true;
 
   // Whether a local kernel runs: the window has outputs and reads inputs.
-  bool has_kernel() const {
-    return !window.dst.empty() && !window.src.empty();
-  }
+  bool has_kernel() const { return !window.dst.empty() && !window.src.empty(); }
   // The kernel's description: the geometry's, with the window's padding.
   template <typename Desc>
   Desc local_desc(Desc desc) const {
@@ -68,6 +66,51 @@ struct WindowPlan {
 // Part `rank`'s window: the geometry's forward window of plain's shard.
 WindowPlan plan_window(const ConvGeometry& geometry, const HaloLayout& haloed,
                        const HaloLayout& plain, int rank);
+
+// Reading (or writing) the haloed side in place (ConvInput::kInPlace): the
+// caller's shards, no halos, and a frame of the haloed layout used at the
+// edges only. The window's outputs split into the interior, whose windows
+// lie in the shard, and boundary boxes, whose windows reach into the halos
+// (ConvGeometry::split_forward); one local kernel per piece.
+struct WindowPiece {
+  ConvWindow window;         // global coordinates
+  bool reads_frame = false;  // a boundary box (else the interior)
+  Box in_local;              // window.src in the shard's buffer, or the frame's
+  Box out_local;             // window.dst in plain's buffer
+  friend bool operator==(const WindowPiece& a, const WindowPiece& b);
+};
+
+struct WindowFrames {
+  HaloLayout shard;  // the haloed side's shards, no halos, same storage
+  // The interior first where it has outputs and inputs.
+  std::vector<WindowPiece> pieces;
+  // In the frame's local coordinates: the shard cells the boundary pieces
+  // read or the exchange sends, disjoint (copied from the shard into the
+  // frame before a forward exchange; added from the frame into the shard
+  // after a reverse one).
+  std::vector<Box> frame_edges;
+  // In the frame's local coordinates: what a pass accumulating into the
+  // frame zeroes first (the boundary windows, the halos, the edges; the
+  // boxes may overlap).
+  std::vector<Box> frame_zero;
+  // In the shard's local coordinates: the cells no interior window covers
+  // (zeroed in a gradient before the edges are added).
+  std::vector<Box> shard_rest;
+  Shape frame_to_shard;  // frame-local + frame_to_shard = shard-local
+
+  // The boxes of the pieces reading the frame, or the others.
+  template <typename Fn>
+  void for_pieces(bool reading_frame, Fn fn) const {
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      if (pieces[i].reads_frame == reading_frame) fn(i, pieces[i]);
+    }
+  }
+  friend bool operator==(const WindowFrames& a, const WindowFrames& b);
+};
+
+// Part `rank`'s frames and pieces for the window `w` on `geometry`.
+WindowFrames plan_frames(const ConvGeometry& geometry, const WindowPlan& w,
+                         int rank);
 
 }  // namespace distconv
 

@@ -59,8 +59,9 @@ Fingerprint fingerprint(const ConvPlan& plan, const char* element,
   f.add("input", plan.src_layout.distribution());
   add_window(f, plan.desc());
   f.add("padding mode", padding_modes(plan.desc()))
-      .add("overlap",
-        plan.overlap == ConvOverlap::kInteriorFirst ? "interior first" : "none")
+      .add("overlap", plan.overlap == ConvOverlap::kInteriorFirst
+                          ? "interior first"
+                          : "none")
       .add("halo transport", to_string(plan.transport))
       .add("channel scheme", channel_scheme(plan));
   return f.add("input layout", plan.src_layout);
@@ -83,7 +84,8 @@ Fingerprint fingerprint(const PoolPlan& plan, const char* element) {
       .add("stride", plan.desc.stride)
       .add("lower padding", plan.desc.padding_lower)
       .add("upper padding", plan.desc.padding_upper)
-      .add("padding mode", padding_modes(plan.desc));
+      .add("padding mode", padding_modes(plan.desc))
+      .add("reads", plan.in_place() ? "in place" : "a buffer with halos");
   return f.add("input layout", plan.src_layout());
 }
 

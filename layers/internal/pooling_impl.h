@@ -12,15 +12,18 @@
 //
 // The orchestration (checks on every rank, the halo exchange before the
 // kernel forward, the reverse exchange summing halo contributions home
-// after it backward) is this file's, the same for every space. Included by
-// the .cc that defines a space's backend and instantiates the layer for
-// it: layers/pooling.cc (host), layers/device_pooling.cc (GPU).
+// after it backward) is this file's, the same for every space; reading
+// in place (ConvInput::kInPlace: pieces, frames) is host memory's only.
+// Included by the .cc that defines a space's backend and instantiates the layer
+// for it: layers/pooling.cc (host), layers/device_pooling.cc (GPU).
 #ifndef DISTCONV_LAYERS_INTERNAL_POOLING_IMPL_H_
 #define DISTCONV_LAYERS_INTERNAL_POOLING_IMPL_H_
 
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "distconv/error.h"
 #include "distconv/internal/layer_checks.h"
@@ -28,6 +31,7 @@
 #include "halo/halo_exchange.h"
 #include "layers/internal/given_plan.h"
 #include "layers/internal/plan_fingerprints.h"
+#include "layers/internal/window_frames.h"
 #include "layers/pooling.h"
 
 namespace distconv {
@@ -38,18 +42,23 @@ struct PoolBackend;
 
 }  // namespace internal
 
-// The resources a plan runs on: the halo exchange (forward on src,
-// reverse on diff_src) and the local kernel; and the state between passes.
+// The resources a plan runs on: the halo exchange (forward on src or its
+// frame, reverse on diff_src or its frame) and the local kernels (one over
+// the window; in place, one per piece); and the state between passes.
 template <typename T, typename Space>
 struct Pooling<T, Space>::Impl {
   using Backend = internal::PoolBackend<T, Space>;
+  using Kernel = typename Backend::Kernel;
   using Tensor = DistTensor<T, Space>;
+  static constexpr bool kHost = std::is_same_v<Space, HostSpace>;
 
   const ProcessGrid* grid;
   PoolPlan plan;
   HaloSetupOptions options;
   HaloExchange<T, Space> halo;
-  std::optional<typename Backend::Kernel> kernel;  // none: no outputs here
+  std::optional<Kernel> kernel;  // none: no outputs here, or in place
+  std::vector<Kernel> pieces;    // in place: the pieces' kernels
+  std::vector<T> scratch;        // in place: a boundary piece's gradient
   bool forward_ran = false;
   PoolStats stats;
 
@@ -58,7 +67,14 @@ struct Pooling<T, Space>::Impl {
         plan(std::move(p)),
         options(config),
         halo(g, plan.src_layout(), config) {
-    if (const auto& k = plan.kernel) {
+    if (plan.in_place()) {
+      require(kHost, ErrorKind::kUnsupported,
+              "pooling reads its input in place (ConvInput::kInPlace) in "
+              "host memory only; plan it with ConvInput::kHaloBuffer");
+      for (const PoolKernelCall& k : plan.piece_kernels) {
+        pieces.push_back(Backend::kernel(k, config));
+      }
+    } else if (const auto& k = plan.kernel) {
       kernel.emplace(Backend::kernel(*k, config));
     }
   }
@@ -67,16 +83,85 @@ struct Pooling<T, Space>::Impl {
                     const char* what) const {
     internal::check_plan_layout(t.layout(), want, what, "pooling");
   }
+  // Whether the pass was called the way the plan reads: with frames in
+  // place, without otherwise (on every rank together, in the checks).
+  void check_mode(bool with_frames) const {
+    if (with_frames) {
+      require(plan.in_place(), ErrorKind::kInvalidArgument,
+              "the pooling was planned to read its input from a buffer with "
+              "halos (ConvInput::kHaloBuffer); the passes take frames only "
+              "when planned with ConvInput::kInPlace");
+    } else {
+      require(!plan.in_place(), ErrorKind::kInvalidArgument,
+              "the pooling was planned to read its input in place "
+              "(ConvInput::kInPlace): pass the shards and their frames");
+    }
+  }
+  void check_backward_order() const {
+    require(forward_ran || plan.desc.kind != PoolKind::kMax, ErrorKind::kState,
+            "max pooling's backward needs a forward first (it sends each "
+            "gradient to the maximum forward found)");
+  }
+
+  // In place, forward: the edges into the frame, its halos exchanged while
+  // the interior runs, then the boundary pieces.
+  void forward_in_place(const Tensor& src, Tensor& frame, Tensor& dst) {
+    if constexpr (kHost) {
+      const WindowFrames& f = *plan.frames;
+      internal::fill_edges(f, src, frame);
+      halo.start(frame);
+      f.for_pieces(false, [&](size_t i, const WindowPiece& p) {
+        pieces[i].forward(src.buffer().subview(p.in_local),
+                          dst.view(p.out_local));
+      });
+      stats.halo_wait_s += halo.wait();
+      f.for_pieces(true, [&](size_t i, const WindowPiece& p) {
+        pieces[i].forward(frame.buffer().subview(p.in_local),
+                          dst.view(p.out_local));
+      });
+    }
+  }
+
+  // In place, backward: the boundary pieces' gradients added into the
+  // frame, sent home by the reverse exchange while the interior writes
+  // the shard, then the frame's edges added to the shard.
+  void backward_in_place(const Tensor& src, const Tensor& frame,
+                         const Tensor& diff_dst, Tensor& diff_src,
+                         Tensor& diff_frame) {
+    if constexpr (kHost) {
+      const WindowFrames& f = *plan.frames;
+      internal::zero_frame(f, diff_frame);
+      f.for_pieces(true, [&](size_t i, const WindowPiece& p) {
+        const StridedView<T> part =
+            internal::scratch_view(scratch, p.window.src.extent);
+        pieces[i].backward(frame.buffer().subview(p.in_local),
+                           diff_dst.buffer().subview(p.out_local), part);
+        internal::add(StridedView<const T>(part), diff_frame.view(p.in_local));
+      });
+      halo.start(diff_frame, {HaloDirection::kReverse, HaloReduction::kSum});
+      f.for_pieces(false, [&](size_t i, const WindowPiece& p) {
+        pieces[i].backward(src.buffer().subview(p.in_local),
+                           diff_dst.buffer().subview(p.out_local),
+                           diff_src.view(p.in_local));
+      });
+      internal::zero_rest(f, diff_src);
+      stats.halo_wait_s += halo.wait();
+      internal::add_edges(f, diff_frame, diff_src);
+    }
+  }
 };
 
 template <typename T, typename Space>
 Pooling<T, Space>::Pooling(const ProcessGrid& grid, const PoolDesc& desc,
                            const Distribution& src,
                            const PoolingOptions& options)
-    : Pooling(grid, internal::plan_collectively(grid, [&] {
-                internal::check_grid(src, grid.shape(), "input");
-                return plan_pooling(desc, src, grid.rank(), options);
-              }),
+    : Pooling(grid,
+              internal::plan_collectively(
+                  grid,
+                  [&] {
+                    internal::check_grid(src, grid.shape(), "input");
+                    return plan_pooling(desc, src, grid.rank(), options);
+                  }),
               options.halo) {}
 
 template <typename T, typename Space>
@@ -118,6 +203,15 @@ const HaloLayout& Pooling<T, Space>::diff_src_layout() const {
 }
 
 template <typename T, typename Space>
+const HaloLayout& Pooling<T, Space>::shard_layout() const {
+  const Impl& s = impl();
+  require(s.plan.in_place(), ErrorKind::kState,
+          "shard_layout(): the pooling was not planned to read in place "
+          "(ConvInput::kInPlace)");
+  return s.plan.frames->shard;
+}
+
+template <typename T, typename Space>
 const PoolStats& Pooling<T, Space>::stats() const {
   return impl().stats;
 }
@@ -132,6 +226,7 @@ void Pooling<T, Space>::forward(DistTensor<T, Space>& src,
   Impl& s = impl();
   const WindowPlan& w = s.plan.window;
   internal::run_collectively(s.grid->comm(), [&] {
+    s.check_mode(false);
     s.check_layout(src, w.haloed, "src");
     s.check_layout(dst, w.plain, "dst");
   });
@@ -149,13 +244,11 @@ void Pooling<T, Space>::backward(const DistTensor<T, Space>& src,
   Impl& s = impl();
   const WindowPlan& w = s.plan.window;
   internal::run_collectively(s.grid->comm(), [&] {
+    s.check_mode(false);
     s.check_layout(src, w.haloed, "src");
     s.check_layout(diff_dst, w.plain, "diff_dst");
     s.check_layout(diff_src, w.haloed, "diff_src");
-    require(s.forward_ran || s.plan.desc.kind != PoolKind::kMax,
-            ErrorKind::kState,
-            "max pooling's backward needs a forward first (it sends each "
-            "gradient to the maximum forward found)");
+    s.check_backward_order();
   });
   if (w.zero_first) Impl::Backend::zero(s.options, diff_src);
   if (s.kernel) {
@@ -163,14 +256,59 @@ void Pooling<T, Space>::backward(const DistTensor<T, Space>& src,
                        diff_dst.buffer().subview(w.plain_local),
                        diff_src.view(w.haloed_local));
   }
-  s.stats.halo_wait_s += s.halo.exchange(
-      diff_src, {HaloDirection::kReverse, HaloReduction::kSum});
+  s.stats.halo_wait_s +=
+      s.halo.exchange(diff_src, {HaloDirection::kReverse, HaloReduction::kSum});
+}
+
+template <typename T, typename Space>
+void Pooling<T, Space>::forward(const DistTensor<T, Space>& src,
+                                DistTensor<T, Space>& src_frame,
+                                DistTensor<T, Space>& dst) {
+  Impl& s = impl();
+  internal::run_collectively(s.grid->comm(), [&] {
+    s.check_mode(true);
+    s.check_layout(src, s.plan.frames->shard, "src");
+    s.check_layout(src_frame, s.plan.src_layout(), "src_frame");
+    s.check_layout(dst, s.plan.dst_layout(), "dst");
+  });
+  s.forward_in_place(src, src_frame, dst);
+  s.forward_ran = true;
+}
+
+template <typename T, typename Space>
+void Pooling<T, Space>::backward(const DistTensor<T, Space>& src,
+                                 const DistTensor<T, Space>& src_frame,
+                                 const DistTensor<T, Space>& diff_dst,
+                                 DistTensor<T, Space>& diff_src,
+                                 DistTensor<T, Space>& diff_src_frame) {
+  Impl& s = impl();
+  internal::run_collectively(s.grid->comm(), [&] {
+    s.check_mode(true);
+    s.check_layout(src, s.plan.frames->shard, "src");
+    s.check_layout(src_frame, s.plan.src_layout(), "src_frame");
+    s.check_layout(diff_dst, s.plan.dst_layout(), "diff_dst");
+    s.check_layout(diff_src, s.plan.frames->shard, "diff_src");
+    s.check_layout(diff_src_frame, s.plan.src_layout(), "diff_src_frame");
+    s.check_backward_order();
+  });
+  s.backward_in_place(src, src_frame, diff_dst, diff_src, diff_src_frame);
 }
 
 template <typename T, typename Space>
 std::string Pooling<T, Space>::describe() const {
   const Impl& s = impl();
-  return s.plan.describe(s.kernel ? s.kernel->implementation() : "");
+  if (!s.plan.in_place()) {
+    return s.plan.describe(s.kernel ? s.kernel->implementation() : "");
+  }
+  std::string out;
+  for (size_t i = 0; i < s.pieces.size(); ++i) {
+    const WindowPiece& p = s.plan.frames->pieces[i];
+    PoolPlan one = s.plan;
+    one.window.window = p.window;
+    out += (p.reads_frame ? "boundary " : "interior ") +
+           one.describe(s.pieces[i].implementation());
+  }
+  return out.empty() ? s.plan.describe("") : out;
 }
 
 }  // namespace distconv

@@ -83,16 +83,6 @@ class ConvPasses {
   const DistTensor<T>* last_ = nullptr;  // the last forward's input
 };
 
-// What a convolution's forward keeps for backward: in place (the layer
-// planned with ConvInput::kInPlace, wherever channels are not split), the
-// input's shard (the caller's tensor itself when dense channels-last, else
-// a copy) and the frame holding its edges and halos; otherwise the input
-// in a buffer with halos (`shard`), no frame.
-template <typename T>
-struct ConvKept {
-  Saved<T> shard, frame;
-};
-
 template <typename T>
 class ConvModule : public ConvPasses<T, Convolution<T>> {
   using Base = ConvPasses<T, Convolution<T>>;
@@ -107,9 +97,9 @@ class ConvModule : public ConvPasses<T, Convolution<T>> {
   Box weights_block() const { return this->layer_.weights_block(); }
   Box bias_block() const { return this->layer_.bias_block(); }
 
-  std::shared_ptr<ConvKept<T>> forward(const TensorRef& x, std::uintptr_t w,
-                                       std::uintptr_t b, const TensorRef& y) {
-    auto kept = std::make_shared<ConvKept<T>>();
+  std::shared_ptr<KeptInput<T>> forward(const TensorRef& x, std::uintptr_t w,
+                                        std::uintptr_t b, const TensorRef& y) {
+    auto kept = std::make_shared<KeptInput<T>>();
     if (!in_place()) {
       kept->shard = Base::forward(x, w, b, y);
       return kept;
@@ -125,7 +115,7 @@ class ConvModule : public ConvPasses<T, Convolution<T>> {
     return kept;
   }
 
-  void backward(const std::shared_ptr<ConvKept<T>>& kept, const TensorRef& dy,
+  void backward(const std::shared_ptr<KeptInput<T>>& kept, const TensorRef& dy,
                 std::uintptr_t w, const std::optional<TensorRef>& dx,
                 const std::optional<std::uintptr_t>& dw, std::uintptr_t db) {
     require(kept != nullptr, ErrorKind::kState,
@@ -182,8 +172,9 @@ using DeconvModule = ConvPasses<T, Deconvolution<T>>;
 template <typename T>
 void bind_typed(py::module_& m, const std::string& suffix) {
   py::class_<DistTensor<T>, Saved<T>>(m, ("Buffer" + suffix).c_str());
-  py::class_<ConvKept<T>, std::shared_ptr<ConvKept<T>>>(
-      m, ("ConvKept" + suffix).c_str());
+  // (Also what pooling's forward returns: registered here, once.)
+  py::class_<KeptInput<T>, std::shared_ptr<KeptInput<T>>>(
+      m, ("KeptInput" + suffix).c_str());
   py::class_<ConvModule<T>>(m, ("Convolution" + suffix).c_str())
       .def(py::init<std::shared_ptr<ProcessGrid>, const ConvDesc&,
                     const Distribution&, ChannelParallelism>())

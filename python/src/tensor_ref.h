@@ -142,6 +142,15 @@ void require_saved(const Saved<T>& saved) {
           "backward without the input its forward kept");
 }
 
+// What the forward of a layer reading in place keeps for its backward:
+// the input's shard (the caller's tensor itself when dense channels-last,
+// else a copy) and the frame holding its edges and halos. A layer reading
+// from a buffer with halos keeps that buffer in `shard`, no frame.
+template <typename T>
+struct KeptInput {
+  Saved<T> shard, frame;
+};
+
 template <typename T>
 class BufferPool {
  public:

@@ -22,39 +22,59 @@ namespace py = pybind11;
 namespace distconv::python {
 namespace {
 
+// Pooling reads its input, and writes its gradient, in place: the
+// caller's tensors where they are dense channels-last, with frames for the
+// edges and halos (the input's kept from forward to backward, the
+// gradient's by the module for every call).
 template <typename T>
 class PoolModule {
  public:
   PoolModule(std::shared_ptr<ProcessGrid> grid, const PoolDesc& desc,
              const Distribution& src)
-      : grid_(std::move(grid)), layer_(*grid_, desc, src) {}
+      : grid_(std::move(grid)), layer_(*grid_, desc, src, options()) {}
 
   Shape dst_shape() const {
     return layer_.dst_layout().interior(grid_->rank()).extent;
   }
   std::string describe() const { return layer_.describe(); }
 
-  Saved<T> forward(const TensorRef& x, const TensorRef& y) {
-    Saved<T> src = keep_input(*grid_, layer_.src_layout(), x, pool_);
+  std::shared_ptr<KeptInput<T>> forward(const TensorRef& x,
+                                        const TensorRef& y) {
+    auto kept = std::make_shared<KeptInput<T>>();
+    kept->shard = keep_input(*grid_, layer_.shard_layout(), x, pool_);
+    kept->frame = pool_.acquire(*grid_, layer_.src_layout());
     Output<T> dst(*grid_, layer_.dst_layout(), y);
-    layer_.forward(*src, dst.tensor());
+    layer_.forward(*kept->shard, *kept->frame, dst.tensor());
     dst.finish();
-    return src;
+    return kept;
   }
-  void backward(const Saved<T>& src, const TensorRef& dy, const TensorRef& dx) {
-    require_saved(src);
-    Output<T> diff_src(*grid_, layer_.diff_src_layout(), dx, dx_slot_);
-    layer_.backward(*src,
+  void backward(const std::shared_ptr<KeptInput<T>>& kept, const TensorRef& dy,
+                const TensorRef& dx) {
+    require(kept != nullptr, ErrorKind::kState,
+            "backward without the input its forward kept");
+    if (!dx_frame_) {
+      dx_frame_ =
+          std::make_unique<DistTensor<T>>(*grid_, layer_.diff_src_layout());
+    }
+    Output<T> diff_src(*grid_, layer_.shard_layout(), dx, dx_slot_);
+    layer_.backward(*kept->shard, *kept->frame,
                     bind_input(*grid_, layer_.diff_dst_layout(), dy, dy_slot_),
-                    diff_src.tensor());
+                    diff_src.tensor(), *dx_frame_);
     diff_src.finish();
   }
 
  private:
+  static PoolingOptions options() {
+    PoolingOptions o;
+    o.input = ConvInput::kInPlace;
+    return o;
+  }
+
   std::shared_ptr<ProcessGrid> grid_;
   Pooling<T> layer_;
   BufferPool<T> pool_;
   Slot<T> dy_slot_, dx_slot_;
+  std::unique_ptr<DistTensor<T>> dx_frame_;  // diff_src's edges and halos
 };
 
 // Running statistics stay in the PyTorch module's buffers: they are

@@ -1,0 +1,76 @@
+// Internal: the host-memory steps of a window layer planned to read (or
+// write) its haloed tensor in place (WindowFrames, layers/window_plan.h):
+// pooling's passes (layers/internal/pooling_impl.h) and the transposed
+// convolution's (layers/internal/deconvolution_impl.h).
+//
+//   Before a forward exchange of a frame:  fill_edges(f, shard, frame);
+//   Before pieces add into a frame:        zero_frame(f, frame);
+//   A boundary piece's result:             add(scratch, frame.view(...));
+//   After the reverse exchange:            zero_rest(f, shard);
+//                                          add_edges(f, frame, shard);
+#ifndef DISTCONV_LAYERS_INTERNAL_WINDOW_FRAMES_H_
+#define DISTCONV_LAYERS_INTERNAL_WINDOW_FRAMES_H_
+
+#include <vector>
+
+#include "distconv/dist_tensor.h"
+#include "distconv/halo_layout.h"
+#include "distconv/strided_view.h"
+#include "layers/internal/pointwise.h"
+#include "layers/window_plan.h"
+
+namespace distconv::internal {
+
+// to += from, element for element (views of one extent).
+template <typename T>
+void add(const StridedView<const T>& from, const StridedView<T>& to) {
+  transform([](T a, T b) { return T(a + b); }, to, StridedView<const T>(to),
+            from);
+}
+
+// The frame's edges = the shard's cells there.
+template <typename T>
+void fill_edges(const WindowFrames& f, const DistTensor<T>& shard,
+                DistTensor<T>& frame) {
+  for (const Box& e : f.frame_edges) {
+    copy(shard.buffer().subview(e.shifted(f.frame_to_shard)), frame.view(e));
+  }
+}
+
+// Zero where boundary pieces add and the reverse exchange sends and
+// receives.
+template <typename T>
+void zero_frame(const WindowFrames& f, DistTensor<T>& frame) {
+  for (const Box& z : f.frame_zero) zero(frame.view(z));
+}
+
+// Zero the shard's cells no interior piece wrote.
+template <typename T>
+void zero_rest(const WindowFrames& f, DistTensor<T>& shard) {
+  for (const Box& r : f.shard_rest) zero(shard.view(r));
+}
+
+// The shard's edge cells += the frame's there (after the reverse exchange
+// summed the neighbours' contributions into them).
+template <typename T>
+void add_edges(const WindowFrames& f, DistTensor<T>& frame,
+               DistTensor<T>& shard) {
+  for (const Box& e : f.frame_edges) {
+    add(StridedView<const T>(frame.view(e)),
+        shard.view(e.shifted(f.frame_to_shard)));
+  }
+}
+
+// A dense channels-last view of `extent` on `scratch` (grown to fit).
+template <typename T>
+StridedView<T> scratch_view(std::vector<T>& scratch, const Shape& extent) {
+  if (scratch.size() < static_cast<size_t>(extent.volume())) {
+    scratch.resize(static_cast<size_t>(extent.volume()));
+  }
+  return StridedView<T>(scratch.data(), extent,
+                        dense_strides(extent, StorageOrder::kChannelsLast));
+}
+
+}  // namespace distconv::internal
+
+#endif  // DISTCONV_LAYERS_INTERNAL_WINDOW_FRAMES_H_
