@@ -12,7 +12,8 @@ bool operator==(const DeconvPlan& a, const DeconvPlan& b) {
          a.rank == b.rank && a.window == b.window &&
          a.forward_kernel == b.forward_kernel &&
          a.data_kernel == b.data_kernel &&
-         a.weights_kernel == b.weights_kernel;
+         a.weights_kernel == b.weights_kernel && a.input == b.input &&
+         a.frames == b.frames && a.piece_kernels == b.piece_kernels;
 }
 
 std::string DeconvPlan::describe(const std::string& forward,
@@ -54,20 +55,44 @@ DeconvPlan plan_deconvolution(const DeconvDesc& desc, const Distribution& src,
       options.haloed_layout,
       geometry.src_layout(dst, src, StorageOrder::kChannelsLast), "dst");
   WindowPlan window = plan_window(geometry, dst_layout, src_layout, rank);
-  DeconvPlan plan{desc, std::move(geometry), rank, std::move(window),
-                  std::nullopt, std::nullopt, std::nullopt};
+  DeconvPlan plan{
+      desc,         std::move(geometry), rank,        std::move(window),
+      std::nullopt, std::nullopt,        std::nullopt};
   const WindowPlan& w = plan.window;
   if (w.has_kernel()) {
     auto call = [&](ConvPass pass) {
-      return ConvKernelCall{w.local_desc(plan.geometry.desc()),
-                            w.window.src.extent,
-                            w.haloed.local_strides(rank),
-                            w.window.dst.extent,
-                            w.plain.local_strides(rank), pass};
+      return ConvKernelCall{
+          w.local_desc(plan.geometry.desc()), w.window.src.extent,
+          w.haloed.local_strides(rank),       w.window.dst.extent,
+          w.plain.local_strides(rank),        pass};
     };
     plan.forward_kernel = call(ConvPass::kBackwardData);
     plan.data_kernel = call(ConvPass::kForward);
     plan.weights_kernel = call(ConvPass::kBackwardWeights);
+  }
+  plan.input = options.input;
+  if (plan.in_place()) {
+    plan.frames = plan_frames(plan.geometry, w, rank);
+    const Shape frame = w.haloed.local_strides(rank);
+    const Shape shard = plan.frames->shard.local_strides(rank);
+    const Shape plain = w.plain.local_strides(rank);
+    for (const WindowPiece& c : plan.frames->pieces) {
+      ConvDesc local = w.local_desc(plan.geometry.desc());
+      local.padding_lower = c.window.padding_lower;
+      local.padding_upper = c.window.padding_upper;
+      const Shape& in = c.window.src.extent;
+      const Shape& read = c.reads_frame ? frame : shard;
+      const Shape written = c.reads_frame
+                                ? dense_strides(in, StorageOrder::kChannelsLast)
+                                : shard;
+      auto call = [&](const Shape& strides, ConvPass pass) {
+        return ConvKernelCall{local, in,  strides, c.window.dst.extent,
+                              plain, pass};
+      };
+      plan.piece_kernels.push_back({call(written, ConvPass::kBackwardData),
+                                    call(read, ConvPass::kForward),
+                                    call(read, ConvPass::kBackwardWeights)});
+    }
   }
   return plan;
 }

@@ -20,12 +20,18 @@
 // reverse exchange sums the halo cells into their owners and the bias is
 // added; backward-data exchanges the output gradient's halos and runs the
 // adjoint's forward; backward-weights exchanges them too and sums the
-// local weight gradients over every rank.
+// local weight gradients over every rank. Planned with ConvInput::kInPlace
+// the output side is read and written in place with frames at the edges,
+// as pooling's input side is (layers/pool_plan.h): forward's boundary
+// pieces add through a scratch into the output's frame, sent home by the
+// reverse exchange; the backward passes read the gradient's interior in
+// place and its edges from its frame.
 #ifndef DISTCONV_LAYERS_DECONV_PLAN_H_
 #define DISTCONV_LAYERS_DECONV_PLAN_H_
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "distconv/conv_geometry.h"
 #include "distconv/deconv_desc.h"
@@ -33,9 +39,28 @@
 #include "distconv/halo_layout.h"
 #include "halo/halo_options.h"
 #include "layers/conv_kernel_call.h"
+#include "layers/conv_options.h"
 #include "layers/window_plan.h"
 
 namespace distconv {
+
+struct DeconvolutionOptions : WindowOptions {
+  // kInPlace: the output and its gradient where the caller keeps them (no
+  // halos), with a frame per tensor for the edges; host memory only
+  // (device memory: kUnsupported).
+  ConvInput input = ConvInput::kHaloBuffer;
+};
+
+// kInPlace: a piece's three local convolutions (the adjoint's passes). A
+// boundary piece's forward writes a dense channels-last scratch of its
+// window's extent, added into the frame after.
+struct DeconvPieceKernels {
+  ConvKernelCall forward, data, weights;
+  friend bool operator==(const DeconvPieceKernels& a,
+                         const DeconvPieceKernels& b) {
+    return a.forward == b.forward && a.data == b.data && a.weights == b.weights;
+  }
+};
 
 struct DeconvPlan {
   DeconvDesc desc;
@@ -48,6 +73,14 @@ struct DeconvPlan {
   // forward, kForward for backward-data, kBackwardWeights); none when the
   // window reads padding only or is empty.
   std::optional<ConvKernelCall> forward_kernel, data_kernel, weights_kernel;
+  // What the passes read and write: ConvInput::kInPlace where the options
+  // ask. kInPlace only: the pieces and frames' boxes of the output side,
+  // with each piece's kernels.
+  ConvInput input = ConvInput::kHaloBuffer;
+  std::optional<WindowFrames> frames;
+  std::vector<DeconvPieceKernels> piece_kernels;
+
+  bool in_place() const { return input == ConvInput::kInPlace; }
 
   const HaloLayout& src_layout() const { return window.plain; }
   const HaloLayout& dst_layout() const { return window.haloed; }

@@ -32,6 +32,24 @@
 // computes locally; backward-weights exchanges them too and sums local
 // partial gradients over every rank (non-blocking, like the convolution's).
 //
+// Reading and writing the output side in place
+// (DeconvolutionOptions::input = ConvInput::kInPlace, host memory): the
+// output and its gradient are the caller's shards with no halos
+// (shard_layout(), e.g. a framework's tensors wrapped), with a frame of
+// dst_layout() per pass that the layer fills only at the edges, so no
+// shard is copied whole (layers/deconv_plan.h):
+//
+//   DeconvolutionOptions o;
+//   o.input = ConvInput::kInPlace;
+//   Deconvolution<float> up(grid, desc, src_distribution, o);
+//   DistTensor<float> y(grid, up.shard_layout()), frame(grid, up.dst_layout());
+//   up.forward(x, weights, bias, y, frame);
+//   up.backward_weights(x, dy, frame, dw, db);
+//   up.backward_data(dy, frame, weights, dx);
+//
+// Calling the passes of one mode on a layer planned for the other throws
+// kInvalidArgument on every rank.
+//
 // Tensors are stored channels-last (N, [D,] H, W, C); weights (in_channels,
 // out_channels / groups, k...) and bias (out_channels) are plain arrays
 // replicated on every rank. Supported: 2D and 3D, any kernel, stride,
@@ -106,6 +124,8 @@ class Deconvolution {
   const HaloLayout& dst_layout() const;
   const HaloLayout& diff_dst_layout() const;  // output gradient, with halos
   const HaloLayout& diff_src_layout() const;  // input gradient, no halos
+  // In place: the output's and its gradient's shards (no halos).
+  const HaloLayout& shard_layout() const;
 
   // dst = deconv(src) (+ bias).
   void forward(const DistTensor<T, Space>& src, const Param* weights,
@@ -122,6 +142,20 @@ class Deconvolution {
                         Param* diff_bias);
   void wait_gradients();
 
+  // The passes planned with ConvInput::kInPlace: dst and diff_dst of
+  // shard_layout(), their frames of dst_layout() (scratch: the layer
+  // fills the edges and halos it needs).
+  void forward(const DistTensor<T, Space>& src, const Param* weights,
+               const Param* bias, DistTensor<T, Space>& dst,
+               DistTensor<T, Space>& dst_frame);
+  void backward_data(const DistTensor<T, Space>& diff_dst,
+                     DistTensor<T, Space>& diff_dst_frame, const Param* weights,
+                     DistTensor<T, Space>& diff_src);
+  void backward_weights(const DistTensor<T, Space>& src,
+                        const DistTensor<T, Space>& diff_dst,
+                        DistTensor<T, Space>& diff_dst_frame,
+                        Param* diff_weights, Param* diff_bias);
+
   // How this rank's window is computed ("transposed convolution
   // [0:1, 0:32, 0:128, 0:256) -> [0:1, 0:16, 0:258, 0:512): forward
   // brgconv_bwd_d:avx512_core, in place; ...").
@@ -133,6 +167,18 @@ class Deconvolution {
 
  private:
   Impl& impl() const { return *impl_; }  // throws kState once moved from
+  // Each pass for both modes: a frame in place, else the buffer with
+  // halos (`haloed`: the gradient, non-const for its exchange).
+  void forward_pass(const DistTensor<T, Space>& src, const Param* weights,
+                    const Param* bias, DistTensor<T, Space>& dst,
+                    DistTensor<T, Space>* dst_frame);
+  void data_pass(const DistTensor<T, Space>& diff_dst,
+                 DistTensor<T, Space>* haloed, DistTensor<T, Space>* frame,
+                 const Param* weights, DistTensor<T, Space>& diff_src);
+  void weights_pass(const DistTensor<T, Space>& src,
+                    const DistTensor<T, Space>& diff_dst,
+                    DistTensor<T, Space>* haloed, DistTensor<T, Space>* frame,
+                    Param* diff_weights, Param* diff_bias);
   internal::Pimpl<Impl> impl_;
 };
 

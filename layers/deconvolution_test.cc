@@ -1,7 +1,8 @@
 // The distributed transposed convolution against the reference kernels
 // (the adjoint convolution's backward-data, forward and backward-weights)
 // on the gathered global tensors, on every grid the rank count factors into
-// (channels whole); a hand-worked case; adjoint identities; bad input.
+// (channels whole), with the output side in buffers with halos and in
+// place; a hand-worked case; adjoint identities; bad input.
 #include "layers/deconvolution.h"
 
 #include <gtest/gtest.h>
@@ -50,11 +51,47 @@ Global<T> reference_results(const DeconvDesc& d, const Shape& x_shape,
   return r;
 }
 
+// The passes of either mode: the output side's tensors `y` and `dy` are
+// shards in place (with `frame`, garbage between passes), else buffers
+// with halos.
+template <typename T, typename P>
+struct Passes {
+  Deconvolution<T>& layer;
+  DistTensor<T>& frame;
+  bool in_place() const { return layer.plan().in_place(); }
+  const HaloLayout& y_layout() const {
+    return in_place() ? layer.shard_layout() : layer.dst_layout();
+  }
+  void forward(const DistTensor<T>& x, const P* w, const P* b,
+               DistTensor<T>& y) {
+    if (!in_place()) return layer.forward(x, w, b, y);
+    frame.buffer().for_each([](const Shape&, T& v) { v = T(1e6); });
+    layer.forward(x, w, b, y, frame);
+  }
+  void backward_weights(const DistTensor<T>& x, DistTensor<T>& dy, P* dw,
+                        P* db) {
+    if (!in_place()) return layer.backward_weights(x, dy, dw, db);
+    layer.backward_weights(x, dy, frame, dw, db);
+  }
+  void backward_data(DistTensor<T>& dy, const P* w, DistTensor<T>& dx) {
+    if (!in_place()) return layer.backward_data(dy, w, dx);
+    frame.buffer().for_each([](const Shape&, T& v) { v = T(1e6); });
+    layer.backward_data(dy, frame, w, dx);
+  }
+};
+
+DeconvolutionOptions reading(ConvInput input) {
+  DeconvolutionOptions o;
+  o.input = input;
+  return o;
+}
+
 // Forward and backward on `grid`, twice (plans are reusable); the gathered
 // results must match the reference.
 template <typename T>
 void ExpectMatchesReference(const DeconvCase& c, const ProcessGrid& grid,
-                            double tol) {
+                            double tol,
+                            ConvInput input = ConvInput::kHaloBuffer) {
   const DeconvDesc& d = c.desc;
   const Shape y_shape = d.dst_shape(c.src_shape);
   const bool bias = d.bias == ConvBias::kAdd;
@@ -62,10 +99,13 @@ void ExpectMatchesReference(const DeconvCase& c, const ProcessGrid& grid,
   const auto w = random_vector<T>(d.weights_shape().volume(), 2);
   const auto b = random_vector<T>(bias ? d.out_channels : 0, 3);
   const auto dy = random_vector<T>(y_shape.volume(), 4);
-  Deconvolution<T> layer(grid, d, Distribution(c.src_shape, grid.shape()));
+  Deconvolution<T> layer(grid, d, Distribution(c.src_shape, grid.shape()),
+                         reading(input));
   SCOPED_TRACE(layer.describe());
-  DistTensor<T> xt(grid, layer.src_layout()), yt(grid, layer.dst_layout());
-  DistTensor<T> dyt(grid, layer.diff_dst_layout());
+  DistTensor<T> frame(grid, layer.dst_layout());
+  Passes<T, T> run{layer, frame};
+  DistTensor<T> xt(grid, layer.src_layout()), yt(grid, run.y_layout());
+  DistTensor<T> dyt(grid, run.y_layout());
   DistTensor<T> dxt(grid, layer.diff_src_layout());
   scatter(x.data(), xt, 0);
   scatter(dy.data(), dyt, 0);
@@ -74,9 +114,9 @@ void ExpectMatchesReference(const DeconvCase& c, const ProcessGrid& grid,
   dxt.buffer().for_each([](const Shape&, T& v) { v = T(1e6); });
   std::vector<T> dw(w.size(), T(1e6)), db(b.size(), T(1e6));
   for (int repeat = 0; repeat < 2; ++repeat) {
-    layer.forward(xt, w.data(), bias ? b.data() : nullptr, yt);
-    layer.backward_weights(xt, dyt, dw.data(), bias ? db.data() : nullptr);
-    layer.backward_data(dyt, w.data(), dxt);
+    run.forward(xt, w.data(), bias ? b.data() : nullptr, yt);
+    run.backward_weights(xt, dyt, dw.data(), bias ? db.data() : nullptr);
+    run.backward_data(dyt, w.data(), dxt);
     layer.wait_gradients();
   }
   std::vector<T> y(y_shape.volume()), dx(c.src_shape.volume());
@@ -97,8 +137,8 @@ void ExpectMatchesReference(const DeconvCase& c, const ProcessGrid& grid,
 // of their magnitude (the same passes on |x|, |w|), the fp32 weight
 // gradients as in fp32.
 template <typename N>
-void ExpectNarrowMatchesReference(const DeconvCase& c,
-                                  const ProcessGrid& grid) {
+void ExpectNarrowMatchesReference(const DeconvCase& c, const ProcessGrid& grid,
+                                  ConvInput input) {
   const DeconvDesc& d = c.desc;
   const Shape y_shape = d.dst_shape(c.src_shape);
   const bool bias = d.bias == ConvBias::kAdd;
@@ -109,24 +149,27 @@ void ExpectNarrowMatchesReference(const DeconvCase& c,
   const auto wide = [](const auto& v) {
     return std::vector<double>(v.begin(), v.end());
   };
-  Deconvolution<N> layer(grid, d, Distribution(c.src_shape, grid.shape()));
-  DistTensor<N> xt(grid, layer.src_layout()), yt(grid, layer.dst_layout());
-  DistTensor<N> dyt(grid, layer.diff_dst_layout());
+  Deconvolution<N> layer(grid, d, Distribution(c.src_shape, grid.shape()),
+                         reading(input));
+  DistTensor<N> frame(grid, layer.dst_layout());
+  Passes<N, float> run{layer, frame};
+  DistTensor<N> xt(grid, layer.src_layout()), yt(grid, run.y_layout());
+  DistTensor<N> dyt(grid, run.y_layout());
   DistTensor<N> dxt(grid, layer.diff_src_layout());
   scatter(x.data(), xt, 0);
   scatter(dy.data(), dyt, 0);
   std::vector<float> dw(w.size(), 1e6f), db(b.size(), 1e6f);
-  layer.forward(xt, w.data(), bias ? b.data() : nullptr, yt);
-  layer.backward_weights(xt, dyt, dw.data(), bias ? db.data() : nullptr);
-  layer.backward_data(dyt, w.data(), dxt);
+  run.forward(xt, w.data(), bias ? b.data() : nullptr, yt);
+  run.backward_weights(xt, dyt, dw.data(), bias ? db.data() : nullptr);
+  run.backward_data(dyt, w.data(), dxt);
   layer.wait_gradients();
   const std::vector<N> y = gathered(yt), dx = gathered(dxt);
   if (grid.rank() != 0) return;
   const Global<double> r =
       reference_results(d, c.src_shape, wide(x), wide(w), wide(b), wide(dy));
-  const Global<double> m = reference_results(
-      d, c.src_shape, absolute(wide(x)), absolute(wide(w)), absolute(wide(b)),
-      absolute(wide(dy)));
+  const Global<double> m =
+      reference_results(d, c.src_shape, absolute(wide(x)), absolute(wide(w)),
+                        absolute(wide(b)), absolute(wide(dy)));
   EXPECT_EQ(cells_outside(y, r.y, m.y, 4 * kRounding<N>), 0) << "forward";
   EXPECT_EQ(cells_outside(dx, r.dx, m.dx, 4 * kRounding<N>), 0)
       << "backward-data";
@@ -142,8 +185,10 @@ TEST(Deconvolution, Bf16AndFp16MatchTheReferenceOnEveryGrid) {
          grids_without_channel_split(c.src_shape.ndims())) {
       ProcessGrid grid(MPI_COMM_WORLD, shape);
       SCOPED_TRACE(c.name + " on grid " + shape.to_string());
-      ExpectNarrowMatchesReference<bf16>(c, grid);
-      ExpectNarrowMatchesReference<fp16>(c, grid);
+      for (ConvInput in : {ConvInput::kHaloBuffer, ConvInput::kInPlace}) {
+        ExpectNarrowMatchesReference<bf16>(c, grid, in);
+        ExpectNarrowMatchesReference<fp16>(c, grid, in);
+      }
       if (testing::max_over(MPI_COMM_WORLD, ::testing::Test::HasFailure()) !=
           0) {
         return;
@@ -153,13 +198,13 @@ TEST(Deconvolution, Bf16AndFp16MatchTheReferenceOnEveryGrid) {
 }
 
 template <typename T>
-void ForEveryCaseAndGrid(double tol) {
+void ForEveryCaseAndGrid(double tol, ConvInput input) {
   for (const DeconvCase& c : deconv_cases()) {
     for (const Shape& shape :
          grids_without_channel_split(c.src_shape.ndims())) {
       ProcessGrid grid(MPI_COMM_WORLD, shape);
       SCOPED_TRACE(c.name + " on grid " + shape.to_string());
-      ExpectMatchesReference<T>(c, grid, tol);
+      ExpectMatchesReference<T>(c, grid, tol, input);
       if (testing::max_over(MPI_COMM_WORLD, ::testing::Test::HasFailure()) !=
           0) {
         return;
@@ -169,11 +214,22 @@ void ForEveryCaseAndGrid(double tol) {
 }
 
 TEST(Deconvolution, DoubleMatchesTheReferenceOnEveryGrid) {
-  ForEveryCaseAndGrid<double>(1e-12);
+  ForEveryCaseAndGrid<double>(1e-12, ConvInput::kHaloBuffer);
 }
 
 TEST(Deconvolution, FloatMatchesTheReferenceOnEveryGrid) {
-  ForEveryCaseAndGrid<float>(1e-5);
+  ForEveryCaseAndGrid<float>(1e-5, ConvInput::kHaloBuffer);
+}
+
+// In place: the interior pieces read and write the output side's shards,
+// the boundary pieces the frames; contributions overlapping across pieces
+// add up.
+TEST(Deconvolution, InPlaceDoubleMatchesTheReferenceOnEveryGrid) {
+  ForEveryCaseAndGrid<double>(1e-12, ConvInput::kInPlace);
+}
+
+TEST(Deconvolution, InPlaceFloatMatchesTheReferenceOnEveryGrid) {
+  ForEveryCaseAndGrid<float>(1e-5, ConvInput::kInPlace);
 }
 
 // Two input channels, one output channel, kernel 1x2, stride 2, as
@@ -206,8 +262,10 @@ TEST(Deconvolution, ManySmallPartitions) {
     DeconvCase small = c;
     small.src_shape[2] = small.src_shape[3] = 5;
     SCOPED_TRACE(c.name + " 5x5 on grid " + grid.shape().to_string());
-    ExpectMatchesReference<double>(small, grid, 1e-12);
-    ExpectMatchesReference<float>(small, grid, 1e-5);
+    for (ConvInput input : {ConvInput::kHaloBuffer, ConvInput::kInPlace}) {
+      ExpectMatchesReference<double>(small, grid, 1e-12, input);
+      ExpectMatchesReference<float>(small, grid, 1e-5, input);
+    }
   }
 }
 
@@ -223,25 +281,29 @@ TEST(Deconvolution, BackwardPassesAreTheAdjointsOfForward) {
     const auto x = random_vector<double>(c.src_shape.volume(), 5);
     const auto y = random_vector<double>(y_shape.volume(), 6);
     const auto w = random_vector<double>(c.desc.weights_shape().volume(), 7);
-    Deconvolution<double> layer(grid, c.desc,
-                                Distribution(c.src_shape, grid.shape()));
-    DistTensor<double> xt(grid, layer.src_layout());
-    DistTensor<double> ax(grid, layer.dst_layout());
-    DistTensor<double> yt(grid, layer.diff_dst_layout());
-    DistTensor<double> aty(grid, layer.diff_src_layout());
-    scatter(x.data(), xt, 0);
-    scatter(y.data(), yt, 0);
-    layer.forward(xt, w.data(), nullptr, ax);
-    layer.backward_data(yt, w.data(), aty);
-    const double lhs = testing::global_dot(ax, yt);
-    EXPECT_NEAR(lhs, testing::global_dot(xt, aty),
-                1e-12 * std::max(1.0, std::abs(lhs)));
-    std::vector<double> dw(w.size());
-    layer.backward_weights(xt, yt, dw.data(), nullptr);
-    layer.wait_gradients();
-    double rhs = 0;
-    for (size_t i = 0; i < w.size(); ++i) rhs += w[i] * dw[i];
-    EXPECT_NEAR(lhs, rhs, 1e-12 * std::max(1.0, std::abs(lhs)));
+    for (ConvInput input : {ConvInput::kHaloBuffer, ConvInput::kInPlace}) {
+      Deconvolution<double> layer(grid, c.desc,
+                                  Distribution(c.src_shape, grid.shape()),
+                                  reading(input));
+      DistTensor<double> frame(grid, layer.dst_layout());
+      Passes<double, double> run{layer, frame};
+      DistTensor<double> xt(grid, layer.src_layout());
+      DistTensor<double> ax(grid, run.y_layout()), yt(grid, run.y_layout());
+      DistTensor<double> aty(grid, layer.diff_src_layout());
+      scatter(x.data(), xt, 0);
+      scatter(y.data(), yt, 0);
+      run.forward(xt, w.data(), nullptr, ax);
+      run.backward_data(yt, w.data(), aty);
+      const double lhs = testing::global_dot(ax, yt);
+      EXPECT_NEAR(lhs, testing::global_dot(xt, aty),
+                  1e-12 * std::max(1.0, std::abs(lhs)));
+      std::vector<double> dw(w.size());
+      run.backward_weights(xt, yt, dw.data(), nullptr);
+      layer.wait_gradients();
+      double rhs = 0;
+      for (size_t i = 0; i < w.size(); ++i) rhs += w[i] * dw[i];
+      EXPECT_NEAR(lhs, rhs, 1e-12 * std::max(1.0, std::abs(lhs)));
+    }
   }
 }
 
@@ -297,6 +359,22 @@ TEST(Deconvolution, BadInputFailsOnEveryRank) {
       [&] { layer.backward_weights(x, y, dw.data(), nullptr); });
   layer.wait_gradients();  // still usable
   layer.forward(x, w.data(), nullptr, y);
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kInvalidArgument, "frames only when planned",
+      [&] { layer.forward(x, w.data(), nullptr, y, y); });
+  Deconvolution<float> in_place(
+      grid, up, Distribution(Shape{1, 4, 4 * n, 4}, grid.shape()),
+      reading(ConvInput::kInPlace));
+  DistTensor<float> ys(grid, in_place.shard_layout()),
+      frame(grid, in_place.dst_layout());
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kInvalidArgument, "pass the shards and their frames",
+      [&] { in_place.forward(x, w.data(), nullptr, ys); });
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kShapeMismatch, "dst_frame tensor's layout",
+      [&] { in_place.forward(x, w.data(), nullptr, ys, x); });
+  in_place.forward(x, w.data(), nullptr, ys, frame);  // still usable
+  in_place.backward_data(ys, frame, w.data(), x);
 }
 
 }  // namespace

@@ -31,7 +31,8 @@ bool operator==(const WindowPiece& a, const WindowPiece& b) {
 bool operator==(const WindowFrames& a, const WindowFrames& b) {
   return a.shard == b.shard && a.pieces == b.pieces &&
          a.frame_edges == b.frame_edges && a.frame_zero == b.frame_zero &&
-         a.shard_rest == b.shard_rest && a.frame_to_shard == b.frame_to_shard;
+         a.shard_rest == b.shard_rest && a.plain_rest == b.plain_rest &&
+         a.frame_to_shard == b.frame_to_shard;
 }
 
 WindowFrames plan_frames(const ConvGeometry& geometry, const WindowPlan& w,
@@ -39,6 +40,7 @@ WindowFrames plan_frames(const ConvGeometry& geometry, const WindowPlan& w,
   const HaloLayout& frame = w.haloed;
   WindowFrames f{
       HaloLayout(frame.distribution()).with_storage(frame.storage_order()),
+      {},
       {},
       {},
       {},
@@ -89,6 +91,16 @@ WindowFrames plan_frames(const ConvGeometry& geometry, const WindowPlan& w,
   for (const Box& r : subtract(shard, interior_window)) {
     f.shard_rest.push_back(r.shifted(-shard.lower));
   }
+  std::vector<Box> rest;
+  if (!w.window.dst.empty()) rest.push_back(w.window.dst);
+  for (const WindowPiece& c : f.pieces) {
+    std::vector<Box> next;
+    for (const Box& r : rest) {
+      for (const Box& left : subtract(r, c.window.dst)) next.push_back(left);
+    }
+    rest = std::move(next);
+  }
+  for (const Box& r : rest) f.plain_rest.push_back(r.shifted(-plain_origin));
   return f;
 }
 

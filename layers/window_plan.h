@@ -34,7 +34,6 @@ struct WindowOptions {
   // those.
   std::optional<HaloLayout> haloed_layout;
 };
-using DeconvolutionOptions = WindowOptions;
 
 struct WindowPlan {
   HaloLayout haloed;  // the geometry's src side, with halos
@@ -96,6 +95,9 @@ struct WindowFrames {
   // In the shard's local coordinates: the cells no interior window covers
   // (zeroed in a gradient before the edges are added).
   std::vector<Box> shard_rest;
+  // In plain's local coordinates: the window's outputs no piece computes
+  // (they read padding only), which a pass writing them zeroes.
+  std::vector<Box> plain_rest;
   Shape frame_to_shard;  // frame-local + frame_to_shard = shard-local
 
   // The boxes of the pieces reading the frame, or the others.

@@ -2,15 +2,18 @@
 // Space> (layers/deconvolution.h), written once for every memory space on
 // the convolution's backends (layers/internal/conv_backend.h): the
 // adjoint convolution's kernels, per-channel operations and gradient sums
-// of the space. Included by the .cc that instantiates the layer for a
-// space with its backend: layers/deconvolution.cc (host),
-// layers/device_deconvolution.cc (GPU).
+// of the space; reading and writing the output side in place
+// (ConvInput::kInPlace: pieces, frames) is host memory's only. Included by the
+// .cc that instantiates the layer for a space with its backend:
+// layers/deconvolution.cc (host), layers/device_deconvolution.cc (GPU).
 #ifndef DISTCONV_LAYERS_INTERNAL_DECONVOLUTION_IMPL_H_
 #define DISTCONV_LAYERS_INTERNAL_DECONVOLUTION_IMPL_H_
 
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "distconv/error.h"
 #include "distconv/internal/layer_checks.h"
@@ -20,6 +23,7 @@
 #include "layers/internal/conv_backend.h"
 #include "layers/internal/given_plan.h"
 #include "layers/internal/plan_fingerprints.h"
+#include "layers/internal/window_frames.h"
 
 namespace distconv {
 
@@ -29,13 +33,20 @@ template <typename T, typename Space>
 struct Deconvolution<T, Space>::Impl {
   using Backend = internal::ConvBackend<T, Space>;
   using Kernel = typename Backend::Kernel;
+  using Tensor = DistTensor<T, Space>;
+  static constexpr bool kHost = std::is_same_v<Space, HostSpace>;
+  struct PieceKernels {
+    std::optional<Kernel> forward, data, weights;
+  };
 
   const ProcessGrid* grid;
   DeconvPlan plan;
   typename Backend::Context context;
   HaloExchange<T, Space> halo;
   std::optional<Kernel> forward_kernel, data_kernel, weights_kernel;
-  typename Backend::Grads grads;  // weights, then bias
+  std::vector<PieceKernels> pieces;  // in place: per piece
+  std::vector<T> scratch;            // in place: a boundary piece's output
+  typename Backend::Grads grads;     // weights, then bias
   DeconvStats stats;
 
   Impl(const ProcessGrid& g, DeconvPlan p, const HaloSetupOptions& config,
@@ -44,12 +55,88 @@ struct Deconvolution<T, Space>::Impl {
         plan(std::move(p)),
         context(config, gpu),
         halo(g, plan.dst_layout(), config),
-        forward_kernel(Backend::kernel(context, plan.forward_kernel)),
-        data_kernel(Backend::kernel(context, plan.data_kernel)),
-        weights_kernel(Backend::kernel(context, plan.weights_kernel)),
         grads(context, g.comm(), plan.desc.weights_shape().volume(),
               plan.desc.bias == ConvBias::kAdd ? plan.desc.out_channels : 0) {
+    if (plan.in_place()) {
+      require(kHost, ErrorKind::kUnsupported,
+              "the transposed convolution reads and writes its output side "
+              "in place (ConvInput::kInPlace) in host memory only; plan it "
+              "with ConvInput::kHaloBuffer");
+      for (const DeconvPieceKernels& k : plan.piece_kernels) {
+        pieces.push_back({Backend::kernel(context, k.forward),
+                          Backend::kernel(context, k.data),
+                          Backend::kernel(context, k.weights)});
+      }
+      return;  // host kernels have no algorithms to agree on
+    }
+    forward_kernel = Backend::kernel(context, plan.forward_kernel);
+    data_kernel = Backend::kernel(context, plan.data_kernel);
+    weights_kernel = Backend::kernel(context, plan.weights_kernel);
     Backend::agree(g.comm(), {&forward_kernel, &data_kernel, &weights_kernel});
+  }
+
+  // Whether the pass was called the way the plan reads (in the checks, on
+  // every rank together).
+  void check_mode(bool with_frames) const {
+    if (with_frames) {
+      require(plan.in_place(), ErrorKind::kInvalidArgument,
+              "the transposed convolution was planned with buffers with "
+              "halos (ConvInput::kHaloBuffer); the passes take frames only "
+              "when planned with ConvInput::kInPlace");
+    } else {
+      require(!plan.in_place(), ErrorKind::kInvalidArgument,
+              "the transposed convolution was planned to read and write its "
+              "output side in place (ConvInput::kInPlace): pass the shards "
+              "and their frames");
+    }
+  }
+  const HaloLayout& haloed_side(bool in_place) const {
+    return in_place ? plan.frames->shard : plan.dst_layout();
+  }
+
+  // In place, forward: the boundary pieces' outputs added into the frame,
+  // sent home by the reverse exchange while the interior writes the
+  // shard, then the frame's edges added to the shard.
+  void forward_in_place(const Tensor& src, const Param* w, Tensor& dst,
+                        Tensor& frame) {
+    if constexpr (kHost) {
+      const WindowFrames& f = *plan.frames;
+      internal::zero_frame(f, frame);
+      f.for_pieces(true, [&](size_t i, const WindowPiece& p) {
+        const StridedView<T> part =
+            internal::scratch_view(scratch, p.window.src.extent);
+        pieces[i].forward->backward_data(src.buffer().subview(p.out_local), w,
+                                         part);
+        internal::add(StridedView<const T>(part), frame.view(p.in_local));
+      });
+      halo.start(frame, {HaloDirection::kReverse, HaloReduction::kSum});
+      f.for_pieces(false, [&](size_t i, const WindowPiece& p) {
+        pieces[i].forward->backward_data(src.buffer().subview(p.out_local), w,
+                                         dst.view(p.in_local));
+      });
+      internal::zero_rest(f, dst);
+      stats.halo_wait_s += halo.wait();
+      internal::add_edges(f, frame, dst);
+    }
+  }
+
+  // In place, the backward passes: the gradient's edges into its frame,
+  // exchanged while the interior runs on the shard, then the boundary
+  // pieces on the frame: run(kernels, view of the gradient, piece).
+  template <typename Run>
+  void read_in_place(const Tensor& dy, Tensor& frame, Run run) {
+    if constexpr (kHost) {
+      const WindowFrames& f = *plan.frames;
+      internal::fill_edges(f, dy, frame);
+      halo.start(frame);
+      f.for_pieces(false, [&](size_t i, const WindowPiece& p) {
+        run(pieces[i], dy.buffer().subview(p.in_local), p);
+      });
+      stats.halo_wait_s += halo.wait();
+      f.for_pieces(true, [&](size_t i, const WindowPiece& p) {
+        run(pieces[i], std::as_const(frame).buffer().subview(p.in_local), p);
+      });
+    }
   }
 
   template <typename Tensor>
@@ -117,6 +204,15 @@ const HaloLayout& Deconvolution<T, Space>::diff_src_layout() const {
   return impl().plan.src_layout();
 }
 template <typename T, typename Space>
+const HaloLayout& Deconvolution<T, Space>::shard_layout() const {
+  const Impl& s = impl();
+  require(s.plan.in_place(), ErrorKind::kState,
+          "shard_layout(): the transposed convolution was not planned to "
+          "read in place (ConvInput::kInPlace)");
+  return s.plan.frames->shard;
+}
+
+template <typename T, typename Space>
 const DeconvStats& Deconvolution<T, Space>::stats() const {
   return impl().stats;
 }
@@ -129,24 +225,47 @@ template <typename T, typename Space>
 void Deconvolution<T, Space>::forward(const DistTensor<T, Space>& src,
                                       const Param* weights, const Param* bias,
                                       DistTensor<T, Space>& dst) {
+  forward_pass(src, weights, bias, dst, nullptr);
+}
+
+template <typename T, typename Space>
+void Deconvolution<T, Space>::forward(const DistTensor<T, Space>& src,
+                                      const Param* weights, const Param* bias,
+                                      DistTensor<T, Space>& dst,
+                                      DistTensor<T, Space>& dst_frame) {
+  forward_pass(src, weights, bias, dst, &dst_frame);
+}
+
+template <typename T, typename Space>
+void Deconvolution<T, Space>::forward_pass(const DistTensor<T, Space>& src,
+                                           const Param* weights,
+                                           const Param* bias,
+                                           DistTensor<T, Space>& dst,
+                                           DistTensor<T, Space>* dst_frame) {
   Impl& s = impl();
   const WindowPlan& w = s.plan.window;
   const bool has_bias = s.plan.desc.bias == ConvBias::kAdd;
   internal::run_collectively(s.grid->comm(), [&] {
+    s.check_mode(dst_frame != nullptr);
     s.check_layout(src, w.plain, "src");
-    s.check_layout(dst, w.haloed, "dst");
+    s.check_layout(dst, s.haloed_side(dst_frame != nullptr), "dst");
+    if (dst_frame) s.check_layout(*dst_frame, w.haloed, "dst_frame");
     require(weights != nullptr, ErrorKind::kInvalidArgument,
             "weights are null");
     require(bias != nullptr || !has_bias, ErrorKind::kInvalidArgument,
             "the transposed convolution adds a bias but bias is null");
   });
-  if (w.zero_first) Impl::Backend::zero(s.context, dst.buffer());
-  if (s.forward_kernel) {
-    s.forward_kernel->backward_data(src.buffer().subview(w.plain_local),
-                                    weights, dst.view(w.haloed_local));
+  if (dst_frame) {
+    s.forward_in_place(src, weights, dst, *dst_frame);
+  } else {
+    if (w.zero_first) Impl::Backend::zero(s.context, dst.buffer());
+    if (s.forward_kernel) {
+      s.forward_kernel->backward_data(src.buffer().subview(w.plain_local),
+                                      weights, dst.view(w.haloed_local));
+    }
+    s.stats.halo_wait_s +=
+        s.halo.exchange(dst, {HaloDirection::kReverse, HaloReduction::kSum});
   }
-  s.stats.halo_wait_s +=
-      s.halo.exchange(dst, {HaloDirection::kReverse, HaloReduction::kSum});
   if (has_bias) Impl::Backend::add_per_channel(s.context, dst.interior(), bias);
 }
 
@@ -154,20 +273,50 @@ template <typename T, typename Space>
 void Deconvolution<T, Space>::backward_data(DistTensor<T, Space>& diff_dst,
                                             const Param* weights,
                                             DistTensor<T, Space>& diff_src) {
+  data_pass(diff_dst, &diff_dst, nullptr, weights, diff_src);
+}
+
+template <typename T, typename Space>
+void Deconvolution<T, Space>::backward_data(
+    const DistTensor<T, Space>& diff_dst, DistTensor<T, Space>& diff_dst_frame,
+    const Param* weights, DistTensor<T, Space>& diff_src) {
+  data_pass(diff_dst, nullptr, &diff_dst_frame, weights, diff_src);
+}
+
+template <typename T, typename Space>
+void Deconvolution<T, Space>::data_pass(const DistTensor<T, Space>& diff_dst,
+                                        DistTensor<T, Space>* haloed,
+                                        DistTensor<T, Space>* frame,
+                                        const Param* weights,
+                                        DistTensor<T, Space>& diff_src) {
   Impl& s = impl();
   const WindowPlan& w = s.plan.window;
   internal::run_collectively(s.grid->comm(), [&] {
-    s.check_layout(diff_dst, w.haloed, "diff_dst");
+    s.check_mode(frame != nullptr);
+    s.check_layout(diff_dst, s.haloed_side(frame != nullptr), "diff_dst");
+    if (frame) s.check_layout(*frame, w.haloed, "diff_dst_frame");
     s.check_layout(diff_src, w.plain, "diff_src");
     require(weights != nullptr, ErrorKind::kInvalidArgument,
             "weights are null");
   });
-  s.stats.halo_wait_s += s.halo.exchange(diff_dst, {});
+  if (frame) {
+    for (const Box& r : s.plan.frames->plain_rest) {
+      Impl::Backend::zero(s.context, diff_src.view(r));
+    }
+    s.read_in_place(
+        diff_dst, *frame,
+        [&](typename Impl::PieceKernels& k,
+            const StridedView<const T, Space>& dy, const WindowPiece& p) {
+          k.data->forward(dy, weights, nullptr, diff_src.view(p.out_local));
+        });
+    s.grads.poke();
+    return;
+  }
+  s.stats.halo_wait_s += s.halo.exchange(*haloed, {});
   s.grads.poke();
   const StridedView<T, Space> out = diff_src.view(w.plain_local);
   if (s.data_kernel) {
-    s.data_kernel->forward(diff_dst.view(w.haloed_local), weights, nullptr,
-                           out);
+    s.data_kernel->forward(haloed->view(w.haloed_local), weights, nullptr, out);
   } else {  // the inputs reach padding only (or there are none)
     Impl::Backend::zero(s.context, out);
   }
@@ -178,11 +327,32 @@ void Deconvolution<T, Space>::backward_weights(const DistTensor<T, Space>& src,
                                                DistTensor<T, Space>& diff_dst,
                                                Param* diff_weights,
                                                Param* diff_bias) {
+  weights_pass(src, diff_dst, &diff_dst, nullptr, diff_weights, diff_bias);
+}
+
+template <typename T, typename Space>
+void Deconvolution<T, Space>::backward_weights(
+    const DistTensor<T, Space>& src, const DistTensor<T, Space>& diff_dst,
+    DistTensor<T, Space>& diff_dst_frame, Param* diff_weights,
+    Param* diff_bias) {
+  weights_pass(src, diff_dst, nullptr, &diff_dst_frame, diff_weights,
+               diff_bias);
+}
+
+template <typename T, typename Space>
+void Deconvolution<T, Space>::weights_pass(const DistTensor<T, Space>& src,
+                                           const DistTensor<T, Space>& diff_dst,
+                                           DistTensor<T, Space>* haloed,
+                                           DistTensor<T, Space>* frame,
+                                           Param* diff_weights,
+                                           Param* diff_bias) {
   Impl& s = impl();
   const WindowPlan& w = s.plan.window;
   internal::run_collectively(s.grid->comm(), [&] {
+    s.check_mode(frame != nullptr);
     s.check_layout(src, w.plain, "src");
-    s.check_layout(diff_dst, w.haloed, "diff_dst");
+    s.check_layout(diff_dst, s.haloed_side(frame != nullptr), "diff_dst");
+    if (frame) s.check_layout(*frame, w.haloed, "diff_dst_frame");
     require(diff_weights != nullptr, ErrorKind::kInvalidArgument,
             "diff_weights is null");
     require(diff_bias != nullptr || s.plan.desc.bias == ConvBias::kNone,
@@ -190,15 +360,24 @@ void Deconvolution<T, Space>::backward_weights(const DistTensor<T, Space>& src,
             "the transposed convolution adds a bias but diff_bias is null");
   });
   s.grads.zero();
-  s.stats.halo_wait_s += s.halo.exchange(diff_dst, {});
-  if (s.weights_kernel) {
-    s.weights_kernel->backward_weights(
-        diff_dst.buffer().subview(w.haloed_local),
-        src.buffer().subview(w.plain_local), s.grads.weights(), nullptr);
+  if (frame) {
+    s.read_in_place(
+        diff_dst, *frame,
+        [&](typename Impl::PieceKernels& k,
+            const StridedView<const T, Space>& dy, const WindowPiece& p) {
+          k.weights->backward_weights(dy, src.buffer().subview(p.out_local),
+                                      s.grads.weights(), nullptr);
+        });
+  } else {
+    s.stats.halo_wait_s += s.halo.exchange(*haloed, {});
+    if (s.weights_kernel) {
+      s.weights_kernel->backward_weights(
+          diff_dst.buffer().subview(w.haloed_local),
+          src.buffer().subview(w.plain_local), s.grads.weights(), nullptr);
+    }
   }
   if (Param* db = s.grads.bias()) {
-    Impl::Backend::sum_per_channel(s.context,
-                                   std::as_const(diff_dst).interior(), db);
+    Impl::Backend::sum_per_channel(s.context, diff_dst.interior(), db);
   }
   s.grads.start(diff_weights, diff_bias);
 }
@@ -215,8 +394,20 @@ std::string Deconvolution<T, Space>::describe() const {
   auto name = [](const std::optional<typename Impl::Kernel>& k) {
     return k ? k->implementation() : std::string();
   };
-  return s.plan.describe(name(s.forward_kernel), name(s.data_kernel),
-                         name(s.weights_kernel));
+  if (!s.plan.in_place()) {
+    return s.plan.describe(name(s.forward_kernel), name(s.data_kernel),
+                           name(s.weights_kernel));
+  }
+  std::string out;
+  for (size_t i = 0; i < s.pieces.size(); ++i) {
+    const WindowPiece& p = s.plan.frames->pieces[i];
+    DeconvPlan one = s.plan;
+    one.window.window = p.window;
+    out += (p.reads_frame ? "boundary " : "interior ") +
+           one.describe(name(s.pieces[i].forward), name(s.pieces[i].data),
+                        name(s.pieces[i].weights));
+  }
+  return out.empty() ? s.plan.describe("", "", "") : out;
 }
 
 }  // namespace distconv

@@ -166,8 +166,69 @@ class ConvModule : public ConvPasses<T, Convolution<T>> {
   std::unique_ptr<DistTensor<T>> dy_frame_;  // diff_dst's edges and halos
 };
 
+// The transposed convolution writes its output and reads its output
+// gradient in place (planned with ConvInput::kInPlace): the caller's
+// tensors where they are dense channels-last, with one frame, the
+// module's, for the edges and halos of every pass.
 template <typename T>
-using DeconvModule = ConvPasses<T, Deconvolution<T>>;
+class DeconvModule : public ConvPasses<T, Deconvolution<T>> {
+  using Base = ConvPasses<T, Deconvolution<T>>;
+  using P = typename Base::P;
+
+ public:
+  DeconvModule(std::shared_ptr<ProcessGrid> grid, const DeconvDesc& desc,
+               const Distribution& src)
+      : Base(std::move(grid), desc, src, options()) {}
+
+  Saved<T> forward(const TensorRef& x, std::uintptr_t w, std::uintptr_t b,
+                   const TensorRef& y) {
+    const ProcessGrid& grid = *this->grid_;
+    Deconvolution<T>& layer = this->layer_;
+    Saved<T> src = keep_input(grid, layer.src_layout(), x, this->pool_);
+    Output<T> dst(grid, layer.shard_layout(), y, this->y_slot_);
+    layer.forward(*src, as_ptr<const P>(w), as_ptr<const P>(b), dst.tensor(),
+                  frame());
+    dst.finish();
+    return src;
+  }
+
+  void backward(const Saved<T>& src, const TensorRef& dy, std::uintptr_t w,
+                const std::optional<TensorRef>& dx,
+                const std::optional<std::uintptr_t>& dw, std::uintptr_t db) {
+    require_saved(src);
+    const ProcessGrid& grid = *this->grid_;
+    Deconvolution<T>& layer = this->layer_;
+    const DistTensor<T>& diff_dst =
+        bind_input(grid, layer.shard_layout(), dy, this->dy_slot_);
+    if (dw) {
+      layer.backward_weights(*src, diff_dst, frame(), as_ptr<P>(*dw),
+                             as_ptr<P>(db));
+    }
+    if (dx) {
+      Output<T> diff_src(grid, layer.diff_src_layout(), *dx, this->dx_slot_);
+      layer.backward_data(diff_dst, frame(), as_ptr<const P>(w),
+                          diff_src.tensor());
+      diff_src.finish();
+    }
+    if (dw) layer.wait_gradients();
+  }
+
+ private:
+  static DeconvolutionOptions options() {
+    DeconvolutionOptions o;
+    o.input = ConvInput::kInPlace;
+    return o;
+  }
+  DistTensor<T>& frame() {
+    if (!frame_) {
+      frame_ = std::make_unique<DistTensor<T>>(*this->grid_,
+                                               this->layer_.dst_layout());
+    }
+    return *frame_;
+  }
+
+  std::unique_ptr<DistTensor<T>> frame_;  // the output side's edges, halos
+};
 
 template <typename T>
 void bind_typed(py::module_& m, const std::string& suffix) {
