@@ -39,8 +39,7 @@ std::vector<Case> cases() {
       // 2 input rows over 3 parts: one part is empty.
       {"height_empty", {1, 2, 2, 5}, {1, 1, 3, 1}, up(2, 2, {3, 3}, 1, 1)},
       {"grouped_hybrid", {2, 4, 6, 7}, {2, 1, 2, 2}, grouped},
-      {"conv3d", {1, 2, 4, 3, 5}, {1, 1, 2, 1, 2},
-       up(2, 3, {2, 2, 2}, 2, 0)},
+      {"conv3d", {1, 2, 4, 3, 5}, {1, 1, 2, 1, 2}, up(2, 3, {2, 2, 2}, 2, 0)},
   };
 }
 
@@ -111,6 +110,55 @@ TEST(DeconvPlan, WindowsCoverTheOutput) {
       }
     }
     for (int h : hits) ASSERT_EQ(h, 1);
+  }
+}
+
+// In place: the pieces and plain_rest tile the rank's input cells once;
+// each piece's kernels read the shard (interior) or the frame (boundary),
+// and forward writes the shard or a dense scratch; the interior window
+// lies in the output shard.
+TEST(DeconvPlan, InPlacePiecesAndRestTileTheInput) {
+  DeconvolutionOptions o;
+  o.input = ConvInput::kInPlace;
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(c.name);
+    const Distribution src(c.src_shape, c.grid);
+    for (int r = 0; r < src.num_parts(); ++r) {
+      SCOPED_TRACE("rank " + std::to_string(r));
+      const DeconvPlan p = plan_deconvolution(c.desc, src, r, o);
+      ASSERT_TRUE(p.frames.has_value());
+      const WindowFrames& f = *p.frames;
+      ASSERT_EQ(f.pieces.size(), p.piece_kernels.size());
+      const Box y_shard = f.shard.shard(r);
+      const Shape x_origin = p.src_layout().buffer_box(r).lower;
+      std::vector<Box> tiles;
+      for (size_t i = 0; i < f.pieces.size(); ++i) {
+        const WindowPiece& piece = f.pieces[i];
+        tiles.push_back(piece.window.dst);
+        const DeconvPieceKernels& k = p.piece_kernels[i];
+        const Shape read =
+            (piece.reads_frame ? p.dst_layout() : f.shard).local_strides(r);
+        EXPECT_EQ(k.data.src_strides, read);
+        EXPECT_EQ(k.weights.src_strides, read);
+        EXPECT_EQ(k.forward.src_strides,
+                  piece.reads_frame ? dense_strides(piece.window.src.extent,
+                                                    StorageOrder::kChannelsLast)
+                                    : f.shard.local_strides(r));
+        if (!piece.reads_frame) {
+          EXPECT_TRUE(y_shard.contains(piece.window.src));
+        }
+      }
+      for (const Box& b : f.plain_rest) tiles.push_back(b.shifted(x_origin));
+      Index cells = 0;
+      for (size_t i = 0; i < tiles.size(); ++i) {
+        EXPECT_TRUE(p.window.window.dst.contains(tiles[i])) << tiles[i];
+        cells += tiles[i].volume();
+        for (size_t j = 0; j < i; ++j) {
+          EXPECT_TRUE(intersect(tiles[i], tiles[j]).empty());
+        }
+      }
+      EXPECT_EQ(cells, p.window.window.dst.volume());
+    }
   }
 }
 
