@@ -73,13 +73,13 @@ class ConvBnRelu {
 
   // dst = relu(bn(conv(src))), dst in any layout of dst_distribution().
   void forward(DistTensor<T, Space>& src, DistTensor<T, Space>& dst) {
-    profiled(profile_, name_ + ".conv", kFwd, conv_, [&] {
+    profiled(profile_, names_.conv, kFwd, conv_, [&] {
       conv_.forward(src, weights_in_.value(), nullptr, conv_out_);
     });
-    profiled(profile_, name_ + ".bn", kFwd, bn_, [&] {
+    profiled(profile_, names_.bn, kFwd, bn_, [&] {
       bn_.forward(conv_out_, scale_in_.value(), shift_in_.value(), bn_out_);
     });
-    profiled(profile_, name_ + ".relu", kFwd, relu_,
+    profiled(profile_, names_.relu, kFwd, relu_,
              [&] { relu_.forward(bn_out_, dst); });
   }
   // Gradients into params()' copies in Space (download() brings them to
@@ -87,24 +87,24 @@ class ConvBnRelu {
   void backward(const DistTensor<T, Space>& src,
                 const DistTensor<T, Space>& diff_dst,
                 DistTensor<T, Space>* diff_src) {
-    profiled(profile_, name_ + ".relu", kData, relu_,
+    profiled(profile_, names_.relu, kData, relu_,
              [&] { relu_.backward(bn_out_, diff_dst, d_bn_); });
-    profiled(profile_, name_ + ".bn", kData, bn_, [&] {
+    profiled(profile_, names_.bn, kData, bn_, [&] {
       bn_.backward(conv_out_, d_bn_, scale_in_.value(), d_bn_, scale_in_.grad(),
                    shift_in_.grad());
     });
-    profiled(profile_, name_ + ".copy", kData, {}, [&] {
+    profiled(profile_, names_.copy, kData, {}, [&] {
       copy_shard(d_bn_, d_conv_out_);  // into the layout with halos
     });
-    profiled(profile_, name_ + ".conv", kWeights, conv_, [&] {
+    profiled(profile_, names_.conv, kWeights, conv_, [&] {
       conv_.backward_weights(src, d_conv_out_, weights_in_.grad(), nullptr);
     });
     if (diff_src) {
-      profiled(profile_, name_ + ".conv", kData, conv_, [&] {
+      profiled(profile_, names_.conv, kData, conv_, [&] {
         conv_.backward_data(d_conv_out_, weights_in_.value(), *diff_src);
       });
     }
-    profiled_wait(profile_, name_ + ".conv", conv_,
+    profiled_wait(profile_, names_.conv, conv_,
                   [&] { conv_.wait_gradients(); });
   }
 
@@ -112,7 +112,7 @@ class ConvBnRelu {
   // "NAME.bn", "NAME.relu" and "NAME.copy".
   void set_profile(Profile* profile, const std::string& name) {
     profile_ = profile;
-    name_ = name;
+    names_ = {name + ".conv", name + ".bn", name + ".relu", name + ".copy"};
   }
 
   std::vector<Param*> params() { return {&weights_, &scale_, &shift_}; }
@@ -137,7 +137,9 @@ class ConvBnRelu {
   ParamIn<Space> weights_in_, scale_in_, shift_in_;
   DistTensor<T, Space> conv_out_, bn_out_, d_bn_, d_conv_out_;
   Profile* profile_ = nullptr;
-  std::string name_;
+  struct Names {
+    std::string conv, bn, relu, copy;
+  } names_;  // the profile's rows, built once
 };
 
 }  // namespace examples

@@ -79,6 +79,9 @@ struct CosmoflowStack {
   // pooled tensor's gradient brought back.
   std::optional<Move<T, Space>> to_next;
   std::optional<DistTensor<T, Space>> d_pooled;
+  // The profile's rows of the pooling and the move ("convL.pool",
+  // "convL.move"), set with the profile.
+  std::string pool_name, move_name;
 };
 
 // Stack l runs on grids[l], the head on grids[stacks]; where consecutive
@@ -255,7 +258,10 @@ class CosmoflowNet {
   void set_profile(Profile* profile) {
     profile_ = profile;
     for (size_t l = 0; l < stacks_.size(); ++l) {
-      stacks_[l]->block.set_profile(profile, "conv" + std::to_string(l + 1));
+      const std::string name = "conv" + std::to_string(l + 1);
+      stacks_[l]->block.set_profile(profile, name);
+      stacks_[l]->pool_name = name + ".pool";
+      stacks_[l]->move_name = name + ".move";
     }
   }
 
@@ -265,21 +271,16 @@ class CosmoflowNet {
   static constexpr ProfilePass kData = ProfilePass::kBackwardData;
   static constexpr ProfilePass kWeights = ProfilePass::kBackwardWeights;
 
-  // "convL.pool" and "convL.move" of stack L (from 1).
-  static std::string stack_name(size_t l, const char* what) {
-    return "conv" + std::to_string(l + 1) + "." + what;
-  }
-
   double forward_backward() {
     Profile* p = profile_;
     for (size_t l = 0; l < stacks_.size(); ++l) {
       CosmoflowStack<T, Space>& s = *stacks_[l];
       s.block.forward(s.in, s.out);
-      profiled(p, stack_name(l, "pool"), kFwd, s.pool,
+      profiled(p, s.pool_name, kFwd, s.pool,
                [&] { s.pool.forward(s.out, s.pooled); });
       DistTensor<T, Space>& next =
           l + 1 < stacks_.size() ? stacks_[l + 1]->in : *features_t_;
-      profiled(p, stack_name(l, "move"), kFwd, {}, [&] {
+      profiled(p, s.move_name, kFwd, {}, [&] {
         if (s.to_next) {
           s.to_next->forward(s.pooled, next);
         } else {
@@ -327,11 +328,11 @@ class CosmoflowNet {
     for (size_t l = stacks_.size(); l-- > 0;) {
       CosmoflowStack<T, Space>& s = *stacks_[l];
       if (s.to_next) {
-        profiled(p, stack_name(l, "move"), kData, {},
+        profiled(p, s.move_name, kData, {},
                  [&] { s.to_next->backward(*d_next, *s.d_pooled); });
         d_next = &*s.d_pooled;
       }
-      profiled(p, stack_name(l, "pool"), kData, s.pool,
+      profiled(p, s.pool_name, kData, s.pool,
                [&] { s.pool.backward(s.out, *d_next, s.d_out); });
       s.block.backward(s.in, s.d_out, l > 0 ? &s.d_in : nullptr);
       d_next = &s.d_in;

@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <sstream>
+#include <string>
 
 #include "distconv/error.h"
 #include "perf/cli_args.h"
@@ -132,14 +134,17 @@ namespace {
 
 // --help's text: the example's own options with their defaults, then the
 // training options with theirs.
-void print_help(const char* program, const TrainOptions& t,
-                const std::vector<IntegerOption>& own) {
-  std::printf("usage: mpirun -np P %s [options]\n\nThe network's options:\n",
-              program);
+std::string usage(const char* program, const TrainOptions& t,
+                  const std::vector<IntegerOption>& own) {
+  char buf[2048];
+  std::string out = "usage: mpirun -np P " + std::string(program) +
+                    " [options]\n\nThe network's options:\n";
   for (const IntegerOption& o : own) {
-    std::printf("  %s%lld\n", o.key, static_cast<long long>(*o.value));
+    out += "  " + std::string(o.key) +
+           std::to_string(static_cast<long long>(*o.value)) + "\n";
   }
-  std::printf(
+  std::snprintf(
+      buf, sizeof buf,
       "\nTraining options (defaults shown; examples/training.h says more):\n"
       "  --grid=NxCx[D]xHxW | --grid=auto | --grids=G1,G2,...\n"
       "                        the layers' process grids (default: the "
@@ -164,20 +169,16 @@ void print_help(const char* program, const TrainOptions& t,
       "  --timeout_s=S         fail after S seconds\n"
       "  --help                this text\n",
       t.machine_path.c_str(), t.steps, t.lr, t.momentum);
+  return out + buf;
 }
 
 }  // namespace
 
 void parse_args(int argc, char** argv, TrainOptions* train,
                 const std::vector<IntegerOption>& own) {
-  for (int a = 1; a < argc; ++a) {
-    if (std::string(argv[a]) == "--help") {
-      int rank = 0;
-      MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-      if (rank == 0) print_help(argv[0], *train, own);
-      MPI_Finalize();
-      std::exit(0);
-    }
+  if (help_printed(argc, argv, usage(argv[0], *train, own).c_str())) {
+    MPI_Finalize();
+    std::exit(0);
   }
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];

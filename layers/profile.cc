@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "distconv/error.h"
+#include "distconv/internal/json_string.h"
 #include "distconv/internal/mpi_util.h"
 
 namespace distconv {
@@ -70,15 +71,6 @@ double per_step_ms(double seconds, long long steps) {
 // Per step: bytes to megabytes.
 double per_step_mb(double bytes, long long steps) {
   return steps > 0 ? bytes / 1e6 / static_cast<double>(steps) : 0;
-}
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
 }
 
 }  // namespace
@@ -177,6 +169,27 @@ double ProfileSummary::unaccounted_seconds() const {
   return step_seconds - rows_s;
 }
 
+namespace {
+
+// A row's figures per step, as the table and the JSON print them.
+struct PerStep {
+  double calls, ms, share, gflops, mb, halo_ms, collective_ms;
+};
+
+PerStep per_step(const ProfileRow& r, long long steps, double step_ms) {
+  const double n = steps > 0 ? static_cast<double>(steps) : 1;
+  const double ms = per_step_ms(r.seconds, steps);
+  return {r.calls / n,
+          ms,
+          step_ms > 0 ? ms / step_ms : 0,
+          r.seconds > 0 ? r.flops / r.seconds / 1e9 : 0,
+          per_step_mb(r.bytes, steps),
+          per_step_ms(r.halo_wait_s, steps),
+          per_step_ms(r.collective_wait_s, steps)};
+}
+
+}  // namespace
+
 std::string ProfileSummary::table() const {
   std::ostringstream out;
   char buf[512];
@@ -188,29 +201,19 @@ std::string ProfileSummary::table() const {
                 "layer", "pass", "calls", "ms/step", "share", "GFLOP/s",
                 "MB/step", "halo ms", "coll ms");
   out << buf;
-  auto line = [&](const std::string& layer, const char* pass, double calls,
-                  double seconds, double flops, double bytes, double halo,
-                  double coll) {
-    const double ms = per_step_ms(seconds, steps);
-    const double share = step_ms > 0 ? 100 * ms / step_ms : 0;
-    const double gflops = seconds > 0 ? flops / seconds / 1e9 : 0;
-    out << layer << std::string(width - layer.size(), ' ');
-    std::snprintf(buf, sizeof buf,
-                  " %-16s %6.3g %9.3f %5.1f%% %9.2f %9.2f %8.3f %8.3f\n", pass,
-                  calls, ms, share, gflops, per_step_mb(bytes, steps),
-                  per_step_ms(halo, steps), per_step_ms(coll, steps));
-    out << buf;
-  };
-  const double n = steps > 0 ? static_cast<double>(steps) : 1;
   for (const ProfileRow& r : rows) {
-    line(r.layer, profile_pass_name(r.pass), r.calls / n, r.seconds, r.flops,
-         r.bytes, r.halo_wait_s, r.collective_wait_s);
+    const PerStep f = per_step(r, steps, step_ms);
+    out << r.layer << std::string(width - r.layer.size(), ' ');
+    std::snprintf(buf, sizeof buf,
+                  " %-16s %6.3g %9.3f %5.1f%% %9.2f %9.2f %8.3f %8.3f\n",
+                  profile_pass_name(r.pass), f.calls, f.ms, 100 * f.share,
+                  f.gflops, f.mb, f.halo_ms, f.collective_ms);
+    out << buf;
   }
-  std::snprintf(
-      buf, sizeof buf, "%-*s %-16s %6s %9.3f %5.1f%%\n", w, "(in no row)", "",
-      "", per_step_ms(unaccounted_seconds(), steps),
-      step_ms > 0 ? 100 * per_step_ms(unaccounted_seconds(), steps) / step_ms
-                  : 0);
+  const double rest_ms = per_step_ms(unaccounted_seconds(), steps);
+  std::snprintf(buf, sizeof buf, "%-*s %-16s %6s %9.3f %5.1f%%\n", w,
+                "(in no row)", "", "", rest_ms,
+                step_ms > 0 ? 100 * rest_ms / step_ms : 0);
   out << buf;
   std::snprintf(buf, sizeof buf,
                 "%-*s %-16s %6s %9.3f (the slowest of %d ranks, %lld steps)\n",
@@ -229,22 +232,18 @@ std::string ProfileSummary::json() const {
                 ranks, steps, step_ms,
                 per_step_ms(unaccounted_seconds(), steps));
   out << buf;
-  const double n = steps > 0 ? static_cast<double>(steps) : 1;
   for (size_t i = 0; i < rows.size(); ++i) {
     const ProfileRow& r = rows[i];
-    const double ms = per_step_ms(r.seconds, steps);
-    out << (i == 0 ? "" : ",") << "\n  {\"layer\": " << json_string(r.layer);
+    const PerStep f = per_step(r, steps, step_ms);
+    out << (i == 0 ? "" : ",")
+        << "\n  {\"layer\": " << internal::json_quoted(r.layer);
     std::snprintf(buf, sizeof buf,
                   ", \"pass\": \"%s\", \"calls_per_step\": %.6g, "
                   "\"ms_per_step\": %.6g, \"share\": %.6g, \"gflops\": %.6g, "
                   "\"mb_per_step\": %.6g, \"halo_wait_ms\": %.6g, "
                   "\"collective_wait_ms\": %.6g}",
-                  profile_pass_name(r.pass), r.calls / n, ms,
-                  step_ms > 0 ? ms / step_ms : 0,
-                  r.seconds > 0 ? r.flops / r.seconds / 1e9 : 0,
-                  per_step_mb(r.bytes, steps),
-                  per_step_ms(r.halo_wait_s, steps),
-                  per_step_ms(r.collective_wait_s, steps));
+                  profile_pass_name(r.pass), f.calls, f.ms, f.share, f.gflops,
+                  f.mb, f.halo_ms, f.collective_ms);
     out << buf;
   }
   out << "\n]}\n";

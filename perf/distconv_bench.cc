@@ -20,18 +20,19 @@
 #include <string>
 #include <vector>
 
-#include "layers/convolution.h"
 #include "distconv/error.h"
+#include "distconv/internal/json_string.h"
 #include "kernels/reference/conv.h"
+#include "layers/convolution.h"
 #include "perf/bench_options.h"
 #include "perf/bench_timing.h"
-#include "perf/layer_bench.h"
-#include "tests/conv_check.h"
 #include "perf/conv_problem.h"
 #include "perf/gpu_bench.h"
-#include "tests/conv_run.h"
-#include "perf/tensor_dump.h"
+#include "perf/layer_bench.h"
 #include "perf/onednn_baseline.h"
+#include "perf/tensor_dump.h"
+#include "tests/conv_check.h"
+#include "tests/conv_run.h"
 
 namespace distconv {
 namespace {
@@ -138,8 +139,7 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
       db_ref(b.size());
   if (o.check == BenchCheck::kSerial) {
     std::vector<T> ys(yg.size()), dxs(dxg.size());
-    serial_passes(desc, src_shape, xg, w, b, dyg, &ys, &dxs, &dw_ref,
-                  &db_ref);
+    serial_passes(desc, src_shape, xg, w, b, dyg, &ys, &dxs, &dw_ref, &db_ref);
     y_ref = widened(ys);
     dx_ref = widened(dxs);
   } else {
@@ -149,8 +149,8 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
                           dst_shape, y_ref.data());
     }
     if (bwd_d) {
-      reference::conv_bwd_data(desc, dst_shape, dyp.data(), w.data(),
-                               src_shape, dx_ref.data());
+      reference::conv_bwd_data(desc, dst_shape, dyp.data(), w.data(), src_shape,
+                               dx_ref.data());
     }
     if (bwd_w) {
       reference::conv_bwd_weights(desc, src_shape, xp.data(), dst_shape,
@@ -159,7 +159,8 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
   }
   double out_err = 0, grad_err = 0;
   if (fwd) out_err = std::max(out_err, max_relative_error(widened(yg), y_ref));
-  if (bwd_d) out_err = std::max(out_err, max_relative_error(widened(dxg), dx_ref));
+  if (bwd_d)
+    out_err = std::max(out_err, max_relative_error(widened(dxg), dx_ref));
   if (bwd_w) {
     grad_err = std::max(grad_err, max_relative_error(dw, dw_ref));
     grad_err = std::max(grad_err, max_relative_error(db, db_ref));
@@ -175,10 +176,13 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
 Result run_onednn(const BenchOptions& o, const ConvProblem& problem) {
   OnednnBaseline base(problem.desc, problem.src_shape, o.dt);
   Result r;
-  time_runs(o, [&] {
-    base.run(o.dir);
-    return 0.0;
-  }, &r);
+  time_runs(
+      o,
+      [&] {
+        base.run(o.dir);
+        return 0.0;
+      },
+      &r);
   r.gflops = conv_flops(problem, o.dir) / (r.median_ms * 1e-3) / 1e9;
   return r;
 }
@@ -196,15 +200,6 @@ Result run_f16(const ConvProblem& problem) {
                   onednn);
 }
 
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out;
-}
-
 // `channels`: the channel scheme where the grid splits a convolution's
 // channels, else empty.
 void report(const BenchOptions& o, const ConvProblem& p, const Result& r,
@@ -220,10 +215,10 @@ void report(const BenchOptions& o, const ConvProblem& p, const Result& r,
   if (o.padding_mode == PaddingMode::kCircular) label += " circular padding";
   if (o.json) {
     std::ostringstream j;
-    j << "{\"driver\": \"" << to_string(o.driver) << "\", \"problem\": \""
-      << json_escape(to_string(p)) << "\", \"impl\": \""
-      << impl << "\", \"device\": \"" << device << "\", \"grid\": \""
-      << grid << "\", \"ranks\": " << ranks
+    j << "{\"driver\": \"" << to_string(o.driver)
+      << "\", \"problem\": " << internal::json_quoted(to_string(p))
+      << ", \"impl\": \"" << impl << "\", \"device\": \"" << device
+      << "\", \"grid\": \"" << grid << "\", \"ranks\": " << ranks
       << ", \"threads\": \"" << (threads ? threads : "") << "\", \"dir\": \""
       << to_string(o.dir) << "\", \"dt\": \"" << dt << "\", \"mode\": \""
       << to_string(o.mode) << "\", \"overlap\": \"" << overlap
@@ -233,15 +228,14 @@ void report(const BenchOptions& o, const ConvProblem& p, const Result& r,
       j << ", \"math\": \""
         << (o.gpu_math == GpuMath::kTf32 ? "tf32" : "strict") << "\"";
     }
-    j << ", \"status\": \"" << r.status << "\", \"median_ms\": "
-      << r.median_ms << ", \"min_ms\": " << r.min_ms
-      << ", \"gflops\": " << r.gflops
+    j << ", \"status\": \"" << r.status << "\", \"median_ms\": " << r.median_ms
+      << ", \"min_ms\": " << r.min_ms << ", \"gflops\": " << r.gflops
       << ", \"comm_wait_ms\": " << r.comm_wait_ms;
     if (o.mode == BenchMode::kCorrectness) {
       j << ", \"max_rel_err\": " << r.max_rel_err;
     }
     if (!r.error.empty())
-      j << ", \"error\": \"" << json_escape(r.error) << "\"";
+      j << ", \"error\": " << internal::json_quoted(r.error);
     j << "}";
     std::printf("%s\n", j.str().c_str());
   } else if (!r.error.empty()) {
@@ -300,9 +294,8 @@ int run_all(const BenchOptions& o) {
       } else if (o.dt == BenchDataType::kF16) {
         r = run_f16(p);
       } else {
-        r = for_dt(o, [&](auto t) {
-          return run_distconv<decltype(t)>(o, p, root);
-        });
+        r = for_dt(
+            o, [&](auto t) { return run_distconv<decltype(t)>(o, p, root); });
       }
     } catch (const Error& e) {  // thrown alike on every rank
       r.status = "ERROR";

@@ -13,7 +13,10 @@ For each problem and rank count P, each round times, one after another:
     y.backward(dy); median of the slowest rank over 10 steps after 2);
   - the torch.nn module on one process with P threads (the same loop).
 It prints every round's figures, then the medians over rounds and the
-ratios python/C++ (the front end's cost) and torch/C++, torch/python.
+ratios python/C++ (the front end's cost) and torch/C++, torch/python, and
+the fastest step of the C++ layer and of the Python one over all rounds
+with their ratio (on a shared, noisy machine the fastest steps are the
+ones least disturbed by other work).
 Needs `bazel build //perf:distconv_bench //python:distconv` first; runs
 from the repository root (one oneDNN thread per rank).
 PROBLEM is [KIND:]SIZES, KIND one of
@@ -133,7 +136,8 @@ def worker_distconv(problem):
     times = step_loop(conv, x, dy, comm.Barrier)
     slowest = [comm.allreduce(t, op=MPI.MAX) for t in times]
     if comm.rank == 0:
-        print(json.dumps({"median_ms": statistics.median(slowest)}))
+        print(json.dumps({"median_ms": statistics.median(slowest),
+                          "min_ms": min(slowest)}))
 
 
 def worker_torch(problem, threads):
@@ -145,13 +149,16 @@ def worker_torch(problem, threads):
     x = torch.randn(v["N"], v["C"], v["H"], v["W"], requires_grad=True)
     dy = torch.randn(conv(x).shape)
     times = step_loop(conv, x, dy, lambda: None)
-    print(json.dumps({"median_ms": statistics.median(times)}))
+    print(json.dumps({"median_ms": statistics.median(times),
+                      "min_ms": min(times)}))
 
 
 def last_json(output):
+    """(median, fastest) milliseconds of the last JSON line."""
     for line in reversed(output.splitlines()):
         if line.startswith("{"):
-            return json.loads(line)["median_ms"]
+            r = json.loads(line)
+            return r["median_ms"], r["min_ms"]
     raise RuntimeError("no result in:\n" + output)
 
 
@@ -195,15 +202,20 @@ def main():
                                problem])
                 rows.append((cpp, py, th))
                 print("%s, %d ranks, round %d: C++ %.1f ms | Python %.1f ms "
-                      "| torch.nn %d threads %.1f ms" % (problem, p, r, cpp,
-                                                         py, p, th),
+                      "| torch.nn %d threads %.1f ms" % (
+                          problem, p, r, cpp[0], py[0], p, th[0]),
                       flush=True)
-            cpp, py, th = (statistics.median(col) for col in zip(*rows))
+            cpp, py, th = (statistics.median(t[0] for t in col)
+                           for col in zip(*rows))
+            fast_cpp, fast_py = (min(t[1] for t in col)
+                                 for col in list(zip(*rows))[:2])
             print("== %s, %d ranks, medians over %d rounds: C++ %.1f ms | "
                   "Python %.1f ms | torch.nn %.1f ms | python/C++ %.3f | "
-                  "torch/C++ %.2f | torch/python %.2f" % (
+                  "torch/C++ %.2f | torch/python %.2f | fastest steps: "
+                  "C++ %.1f ms, Python %.1f ms, python/C++ %.3f" % (
                       problem, p, args.rounds, cpp, py, th, py / cpp,
-                      th / cpp, th / py), flush=True)
+                      th / cpp, th / py, fast_cpp, fast_py,
+                      fast_py / fast_cpp), flush=True)
 
 
 if __name__ == "__main__":
