@@ -45,16 +45,19 @@ TEST(Shape, LinearIndexRoundTripsOverRandomShapes) {
   }
 }
 
+// A box in [-2, 9) x [-2, 9), possibly empty.
+Box random_2d_box(std::mt19937_64& rng) {
+  Box b{Shape::filled(2, 0), Shape::filled(2, 0)};
+  for (int d = 0; d < 2; ++d) {
+    b.lower[d] = static_cast<Index>(rng() % 7) - 2;
+    b.extent[d] = rng() % 5;
+  }
+  return b;
+}
+
 TEST(Box, IntersectionContainsExactlyTheCommonPoints) {
   std::mt19937_64 rng(2);
-  auto random_box = [&] {
-    Box b{Shape::filled(2, 0), Shape::filled(2, 0)};
-    for (int d = 0; d < 2; ++d) {
-      b.lower[d] = static_cast<Index>(rng() % 7) - 2;
-      b.extent[d] = rng() % 5;
-    }
-    return b;
-  };
+  auto random_box = [&] { return random_2d_box(rng); };
   for (int trial = 0; trial < 2000; ++trial) {
     const Box a = random_box(), b = random_box();
     const Box c = intersect(a, b);
@@ -89,14 +92,7 @@ testing::AssertionResult covers_once(const std::vector<Box>& boxes,
 
 TEST(Box, SubtractAndDisjointUnionCoverEachCellOnce) {
   std::mt19937_64 rng(3);
-  auto random_box = [&] {
-    Box b{Shape::filled(2, 0), Shape::filled(2, 0)};
-    for (int d = 0; d < 2; ++d) {
-      b.lower[d] = static_cast<Index>(rng() % 7) - 2;
-      b.extent[d] = rng() % 5;
-    }
-    return b;
-  };
+  auto random_box = [&] { return random_2d_box(rng); };
   for (int trial = 0; trial < 2000; ++trial) {
     const Box a = random_box(), b = random_box();
     const std::vector<Box> rest = subtract(a, b);

@@ -75,21 +75,6 @@ struct Deconvolution<T, Space>::Impl {
     Backend::agree(g.comm(), {&forward_kernel, &data_kernel, &weights_kernel});
   }
 
-  // Whether the pass was called the way the plan reads (in the checks, on
-  // every rank together).
-  void check_mode(bool with_frames) const {
-    if (with_frames) {
-      require(plan.in_place(), ErrorKind::kInvalidArgument,
-              "the transposed convolution was planned with buffers with "
-              "halos (ConvInput::kHaloBuffer); the passes take frames only "
-              "when planned with ConvInput::kInPlace");
-    } else {
-      require(!plan.in_place(), ErrorKind::kInvalidArgument,
-              "the transposed convolution was planned to read and write its "
-              "output side in place (ConvInput::kInPlace): pass the shards "
-              "and their frames");
-    }
-  }
   const HaloLayout& haloed_side(bool in_place) const {
     return in_place ? plan.frames->shard : plan.dst_layout();
   }
@@ -246,7 +231,8 @@ void Deconvolution<T, Space>::forward_pass(const DistTensor<T, Space>& src,
   const WindowPlan& w = s.plan.window;
   const bool has_bias = s.plan.desc.bias == ConvBias::kAdd;
   internal::run_collectively(s.grid->comm(), [&] {
-    s.check_mode(dst_frame != nullptr);
+    internal::check_frames(s.plan.in_place(), dst_frame != nullptr,
+                           "transposed convolution");
     s.check_layout(src, w.plain, "src");
     s.check_layout(dst, s.haloed_side(dst_frame != nullptr), "dst");
     if (dst_frame) s.check_layout(*dst_frame, w.haloed, "dst_frame");
@@ -292,7 +278,8 @@ void Deconvolution<T, Space>::data_pass(const DistTensor<T, Space>& diff_dst,
   Impl& s = impl();
   const WindowPlan& w = s.plan.window;
   internal::run_collectively(s.grid->comm(), [&] {
-    s.check_mode(frame != nullptr);
+    internal::check_frames(s.plan.in_place(), frame != nullptr,
+                           "transposed convolution");
     s.check_layout(diff_dst, s.haloed_side(frame != nullptr), "diff_dst");
     if (frame) s.check_layout(*frame, w.haloed, "diff_dst_frame");
     s.check_layout(diff_src, w.plain, "diff_src");
@@ -349,7 +336,8 @@ void Deconvolution<T, Space>::weights_pass(const DistTensor<T, Space>& src,
   Impl& s = impl();
   const WindowPlan& w = s.plan.window;
   internal::run_collectively(s.grid->comm(), [&] {
-    s.check_mode(frame != nullptr);
+    internal::check_frames(s.plan.in_place(), frame != nullptr,
+                           "transposed convolution");
     s.check_layout(src, w.plain, "src");
     s.check_layout(diff_dst, s.haloed_side(frame != nullptr), "diff_dst");
     if (frame) s.check_layout(*frame, w.haloed, "diff_dst_frame");

@@ -83,20 +83,6 @@ struct Pooling<T, Space>::Impl {
                     const char* what) const {
     internal::check_plan_layout(t.layout(), want, what, "pooling");
   }
-  // Whether the pass was called the way the plan reads: with frames in
-  // place, without otherwise (on every rank together, in the checks).
-  void check_mode(bool with_frames) const {
-    if (with_frames) {
-      require(plan.in_place(), ErrorKind::kInvalidArgument,
-              "the pooling was planned to read its input from a buffer with "
-              "halos (ConvInput::kHaloBuffer); the passes take frames only "
-              "when planned with ConvInput::kInPlace");
-    } else {
-      require(!plan.in_place(), ErrorKind::kInvalidArgument,
-              "the pooling was planned to read its input in place "
-              "(ConvInput::kInPlace): pass the shards and their frames");
-    }
-  }
   void check_backward_order() const {
     require(forward_ran || plan.desc.kind != PoolKind::kMax, ErrorKind::kState,
             "max pooling's backward needs a forward first (it sends each "
@@ -226,7 +212,7 @@ void Pooling<T, Space>::forward(DistTensor<T, Space>& src,
   Impl& s = impl();
   const WindowPlan& w = s.plan.window;
   internal::run_collectively(s.grid->comm(), [&] {
-    s.check_mode(false);
+    internal::check_frames(s.plan.in_place(), false, "pooling");
     s.check_layout(src, w.haloed, "src");
     s.check_layout(dst, w.plain, "dst");
   });
@@ -244,7 +230,7 @@ void Pooling<T, Space>::backward(const DistTensor<T, Space>& src,
   Impl& s = impl();
   const WindowPlan& w = s.plan.window;
   internal::run_collectively(s.grid->comm(), [&] {
-    s.check_mode(false);
+    internal::check_frames(s.plan.in_place(), false, "pooling");
     s.check_layout(src, w.haloed, "src");
     s.check_layout(diff_dst, w.plain, "diff_dst");
     s.check_layout(diff_src, w.haloed, "diff_src");
@@ -266,7 +252,7 @@ void Pooling<T, Space>::forward(const DistTensor<T, Space>& src,
                                 DistTensor<T, Space>& dst) {
   Impl& s = impl();
   internal::run_collectively(s.grid->comm(), [&] {
-    s.check_mode(true);
+    internal::check_frames(s.plan.in_place(), true, "pooling");
     s.check_layout(src, s.plan.frames->shard, "src");
     s.check_layout(src_frame, s.plan.src_layout(), "src_frame");
     s.check_layout(dst, s.plan.dst_layout(), "dst");
@@ -283,7 +269,7 @@ void Pooling<T, Space>::backward(const DistTensor<T, Space>& src,
                                  DistTensor<T, Space>& diff_src_frame) {
   Impl& s = impl();
   internal::run_collectively(s.grid->comm(), [&] {
-    s.check_mode(true);
+    internal::check_frames(s.plan.in_place(), true, "pooling");
     s.check_layout(src, s.plan.frames->shard, "src");
     s.check_layout(src_frame, s.plan.src_layout(), "src_frame");
     s.check_layout(diff_dst, s.plan.dst_layout(), "diff_dst");

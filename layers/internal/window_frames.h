@@ -14,12 +14,30 @@
 #include <vector>
 
 #include "distconv/dist_tensor.h"
+#include "distconv/error.h"
 #include "distconv/halo_layout.h"
 #include "distconv/strided_view.h"
 #include "layers/internal/pointwise.h"
 #include "layers/window_plan.h"
 
 namespace distconv::internal {
+
+// Throws kInvalidArgument unless a pass of `layer` ("pooling") was called
+// the way the layer was planned: with frames exactly when planned with
+// ConvInput::kInPlace (called in a pass's checks, on every rank together).
+inline void check_frames(bool planned_in_place, bool with_frames,
+                         const char* layer) {
+  if (with_frames) {
+    require(planned_in_place, ErrorKind::kInvalidArgument, "the ", layer,
+            " was planned with buffers with halos (ConvInput::kHaloBuffer); "
+            "the passes take frames only when planned with "
+            "ConvInput::kInPlace");
+  } else {
+    require(!planned_in_place, ErrorKind::kInvalidArgument, "the ", layer,
+            " was planned to read in place (ConvInput::kInPlace): pass the "
+            "shards and their frames");
+  }
+}
 
 // to += from, element for element (views of one extent).
 template <typename T>
