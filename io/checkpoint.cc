@@ -286,6 +286,12 @@ CheckpointRecord read_record(MPI_Comm comm, const std::string& path,
                              std::int64_t step, bool check_data) {
   const std::string first = internal::read_prefix(comm, path, 512);
   if (!internal::has_header(first)) {
+    // Neither header nor signature: a header damaged, whose file HDF5 must
+    // not read unchecked (its metadata may be damaged too, and HDF5 trusts
+    // the sizes it finds there).
+    require(internal::is_bare_hdf5(first), ErrorKind::kIo, path,
+            " begins with neither a checkpoint header nor HDF5's signature "
+            "(damaged)");
     const H5File f(comm, path, H5Mode::kRead);
     const std::string format = f.string_attribute("/", "format");
     require(format == kFirstFormat, ErrorKind::kIo, path, " is a '", format,

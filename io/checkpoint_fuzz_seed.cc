@@ -1,8 +1,8 @@
 // Writes the checkpoint fuzz target's corpus (io/checkpoint_fuzz.cc) into
 // a directory: a checkpoint of FuzzState's values, and copies of it cut
-// short, with a bit of data, of the manifest, of its size in the header
-// and of HDF5's superblock flipped, and with the step in its header
-// changed.
+// short, with a bit of data, of the manifest, of its size in the header,
+// of its first line and of HDF5's superblock flipped, and with the step in
+// its header changed.
 //   checkpoint_fuzz_seed DIR
 #include <mpi.h>
 
@@ -47,6 +47,9 @@ int main(int argc, char** argv) {
   std::string header = good;
   header[header.find("bytes ") + 6] ^= 1;
   write("header_size", header);
+  std::string first_line = good;  // "diStconv checkpoint 2"
+  first_line[2] ^= 0x20;
+  write("header_first_line", first_line);
   std::string step = good;
   step[step.find("step 42") + 6] = '3';
   write("step_renamed", step);

@@ -182,6 +182,38 @@ TEST(Checkpoint, SkipsACorruptedCheckpoint) {
   EXPECT_TRUE(loaded == Model(g, 1));
 }
 
+// A bit flipped in the header's first line: the file is refused as
+// damaged before HDF5 reads any of it (the checksum that guards HDF5's
+// bytes is in the header), and the older checkpoint is loaded.
+TEST(Checkpoint, RefusesAFileWhoseHeaderIsDamaged) {
+  const std::string dir = temp_path("damaged_header");
+  ProcessGrid g(MPI_COMM_WORLD, Shape{1, 1, world_size(), 1, 1});
+  CheckpointDir ckpt(MPI_COMM_WORLD, dir);
+  Model m1(g, 1), m2(g, 2);
+  ckpt.save(1, m1.state());
+  ckpt.save(2, m2.state());
+  if (world_rank() == 0) {
+    std::fstream f(ckpt.path(2),
+                   std::ios::in | std::ios::out | std::ios::binary);
+    char c = 0;
+    f.seekg(2);
+    f.get(c);
+    f.seekp(2);
+    f.put(static_cast<char>(c ^ 0x20));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  Model loaded(g, 0);
+  CheckpointState s = loaded.state();
+  expect_error_on_all_ranks(
+      MPI_COMM_WORLD, ErrorKind::kIo,
+      ckpt.path(2) +
+          " begins with neither a checkpoint header nor HDF5's signature "
+          "(damaged)",
+      [&] { ckpt.load(2, s); });
+  EXPECT_EQ(ckpt.load_latest(s), std::optional<std::int64_t>(1));
+  EXPECT_TRUE(loaded == Model(g, 1));
+}
+
 TEST(Checkpoint, MismatchesAreErrorsOnEveryRank) {
   const std::string dir = temp_path("mismatch");
   ProcessGrid g(MPI_COMM_WORLD, Shape{1, 1, world_size(), 1, 1});

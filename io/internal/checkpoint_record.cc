@@ -163,6 +163,11 @@ bool has_header(const std::string& head) {
   return head.compare(0, std::strlen(kHeaderFirstLine), kHeaderFirstLine) == 0;
 }
 
+bool is_bare_hdf5(const std::string& head) {
+  static const char kSignature[] = "\x89HDF\r\n\x1a\n";
+  return head.compare(0, sizeof kSignature - 1, kSignature) == 0;
+}
+
 long long header_bytes_of(const std::string& first, const std::string& path) {
   const std::size_t at = first.find("\nheader ");
   long long n = 0;

@@ -70,6 +70,9 @@ std::string encode_header(const CheckpointHeader& h);
 // Whether `head` (a file's first bytes) starts as a checkpoint with a
 // header does, rather than as an HDF5 file (the first format).
 bool has_header(const std::string& head);
+// Whether `head` (a file's first bytes) starts with HDF5's signature, as a
+// file of the first format (a bare HDF5 file, no header) does.
+bool is_bare_hdf5(const std::string& head);
 // The header's size its first 512 bytes say (a power of 2 from 512 to
 // 16 MiB); Error(kIo) naming `path` when they say none.
 long long header_bytes_of(const std::string& first, const std::string& path);
