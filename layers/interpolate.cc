@@ -13,6 +13,7 @@
 #include "layers/internal/given_plan.h"
 #include "layers/internal/plan_fingerprints.h"
 #include "layers/internal/pointwise.h"
+#include "layers/internal/window_frames.h"
 
 namespace distconv {
 
@@ -31,8 +32,16 @@ struct Interpolate<T>::Impl {
 
   void check(const DistTensor<T>& t, const HaloLayout& want,
              const char* what) const {
-    internal::check_plan_layout(t.layout(), want, what,
-                                "linear interpolation");
+    internal::check_plan_layout(t.layout(), want, what, "linear interpolation");
+  }
+
+  // Each piece reading (reading_frame) the frame, or the shard:
+  // fn(piece, the piece's output box).
+  template <typename Fn>
+  void for_pieces(bool reading_frame, Fn fn) const {
+    for (const InterpolatePiece& p : plan.frames->pieces) {
+      if (p.reads_frame == reading_frame) fn(p, p.out_local);
+    }
   }
 
   // A fp32 view over `copy` shaped like `v` (dense, row-major), filled
@@ -40,8 +49,8 @@ struct Interpolate<T>::Impl {
   static StridedView<float> staged(const StridedView<const T>& v,
                                    std::vector<float>& copy, bool fill) {
     copy.assign(static_cast<size_t>(v.size()), 0.0f);
-    StridedView<float> f = StridedView<float>::contiguous(copy.data(),
-                                                          v.extent());
+    StridedView<float> f =
+        StridedView<float>::contiguous(copy.data(), v.extent());
     if (fill) {
       v.for_each([&](const Shape& i, const T& x) { f(i) = float(x); });
     }
@@ -56,16 +65,20 @@ template <typename T>
 Interpolate<T>::Interpolate(const ProcessGrid& grid,
                             const InterpolateDesc& desc,
                             const Distribution& src,
-                            const HaloSetupOptions& halo) {
+                            const InterpolateOptions& options) {
   InterpolatePlan plan = internal::plan_collectively(grid, [&] {
     internal::check_grid(src, grid.shape(), "input");
-    return plan_interpolate(desc, src, grid.rank());
+    require(!kNarrow<T> || options.input == ConvInput::kHaloBuffer,
+            ErrorKind::kUnsupported,
+            "linear interpolation of 16-bit tensors stages them through "
+            "fp32 copies: plan it with ConvInput::kHaloBuffer");
+    return plan_interpolate(desc, src, grid.rank(), options.input);
   });
   internal::check_given_plan(
       grid, plan.src_layout.distribution(), plan.rank,
       internal::fingerprint(plan, internal::element_name<T>()));
   impl_ = internal::Pimpl<Impl>::make("linear interpolation", grid,
-                                      std::move(plan), halo);
+                                      std::move(plan), options.halo);
 }
 
 template <typename T>
@@ -82,9 +95,15 @@ const HaloLayout& Interpolate<T>::dst_layout() const {
 }
 
 template <typename T>
+const HaloLayout& Interpolate<T>::shard_layout() const {
+  return impl().plan.shard_layout();
+}
+
+template <typename T>
 void Interpolate<T>::forward(DistTensor<T>& src, DistTensor<T>& dst) {
   Impl& s = impl();
   internal::run_collectively(s.grid->comm(), [&] {
+    internal::check_frames(s.plan.in_place(), false, "linear interpolation");
     s.check(src, s.plan.src_layout, "src");
     s.check(dst, s.plan.dst_layout, "dst");
   });
@@ -92,10 +111,10 @@ void Interpolate<T>::forward(DistTensor<T>& src, DistTensor<T>& dst) {
   if (dst.interior().size() == 0) return;
   if constexpr (kNarrow<T>) {
     std::vector<float> in, out;
-    const StridedView<float> x = Impl::staged(
-        std::as_const(src).buffer(), in, true);
-    const StridedView<float> y = Impl::staged(
-        std::as_const(dst).interior(), out, false);
+    const StridedView<float> x =
+        Impl::staged(std::as_const(src).buffer(), in, true);
+    const StridedView<float> y =
+        Impl::staged(std::as_const(dst).interior(), out, false);
     LocalInterpolate<float>::forward(x, s.plan.taps, y);
     Impl::unstage(y, dst.interior());
   } else {
@@ -109,6 +128,7 @@ void Interpolate<T>::backward(const DistTensor<T>& diff_dst,
                               DistTensor<T>& diff_src) {
   Impl& s = impl();
   internal::run_collectively(s.grid->comm(), [&] {
+    internal::check_frames(s.plan.in_place(), false, "linear interpolation");
     s.check(diff_dst, s.plan.dst_layout, "diff_dst");
     s.check(diff_src, s.plan.src_layout, "diff_src");
   });
@@ -116,8 +136,7 @@ void Interpolate<T>::backward(const DistTensor<T>& diff_dst,
   if (diff_dst.interior().size() > 0) {
     if constexpr (kNarrow<T>) {
       std::vector<float> in, out;
-      const StridedView<float> dy =
-          Impl::staged(diff_dst.interior(), in, true);
+      const StridedView<float> dy = Impl::staged(diff_dst.interior(), in, true);
       const StridedView<float> dx =
           Impl::staged(std::as_const(diff_src).buffer(), out, false);
       LocalInterpolate<float>::backward(dy, s.plan.taps, dx);
@@ -128,6 +147,65 @@ void Interpolate<T>::backward(const DistTensor<T>& diff_dst,
     }
   }
   s.halo.exchange(diff_src, {HaloDirection::kReverse, HaloReduction::kSum});
+}
+
+// In place: the frame's edges filled and its halos exchanged while the
+// interior reads the shard; then the boundary pieces read the frame.
+template <typename T>
+void Interpolate<T>::forward(const DistTensor<T>& src, DistTensor<T>& src_frame,
+                             DistTensor<T>& dst) {
+  Impl& s = impl();
+  internal::run_collectively(s.grid->comm(), [&] {
+    internal::check_frames(s.plan.in_place(), true, "linear interpolation");
+    s.check(src, s.plan.frames->shard, "src");
+    s.check(src_frame, s.plan.src_layout, "src_frame");
+    s.check(dst, s.plan.dst_layout, "dst");
+  });
+  if constexpr (!kNarrow<T>) {
+    internal::fill_edges(*s.plan.frames, src, src_frame);
+    s.halo.start(src_frame);
+    s.for_pieces(false, [&](const InterpolatePiece& p, const Box& out) {
+      LocalInterpolate<T>::forward(src.buffer(), p.taps, dst.view(out));
+    });
+    s.halo.wait();
+    s.for_pieces(true, [&](const InterpolatePiece& p, const Box& out) {
+      LocalInterpolate<T>::forward(std::as_const(src_frame).buffer(), p.taps,
+                                   dst.view(out));
+    });
+  }
+}
+
+// In place: the boundary pieces add into the gradient's frame, whose
+// halos go home while the interior adds into the shard; then the frame's
+// edges are added into the shard.
+template <typename T>
+void Interpolate<T>::backward(const DistTensor<T>& diff_dst,
+                              DistTensor<T>& diff_src,
+                              DistTensor<T>& diff_src_frame) {
+  Impl& s = impl();
+  internal::run_collectively(s.grid->comm(), [&] {
+    internal::check_frames(s.plan.in_place(), true, "linear interpolation");
+    s.check(diff_dst, s.plan.dst_layout, "diff_dst");
+    s.check(diff_src, s.plan.frames->shard, "diff_src");
+    s.check(diff_src_frame, s.plan.src_layout, "diff_src_frame");
+  });
+  if constexpr (!kNarrow<T>) {
+    const FrameBoxes& f = *s.plan.frames;
+    internal::zero_frame(f, diff_src_frame);
+    s.for_pieces(true, [&](const InterpolatePiece& p, const Box& out) {
+      LocalInterpolate<T>::backward(diff_dst.buffer().subview(out), p.taps,
+                                    diff_src_frame.buffer());
+    });
+    s.halo.start(diff_src_frame,
+                 {HaloDirection::kReverse, HaloReduction::kSum});
+    internal::zero(diff_src.buffer());
+    s.for_pieces(false, [&](const InterpolatePiece& p, const Box& out) {
+      LocalInterpolate<T>::backward(diff_dst.buffer().subview(out), p.taps,
+                                    diff_src.buffer());
+    });
+    s.halo.wait();
+    internal::add_edges(f, diff_src_frame, diff_src);
+  }
 }
 
 template <typename T>

@@ -22,6 +22,23 @@
 // (the adjoint of forward's exchange); diff_src's halos hold partial sums
 // afterwards. Grids may split N, C and space; uneven and empty shards.
 //
+// Reading in place (InterpolateOptions::input = ConvInput::kInPlace; fp32
+// and fp64): the caller's input shard with no halos (shard_layout(), e.g.
+// a framework's tensor wrapped) and a frame of src_layout() the layer
+// fills at the edges only; the outputs whose taps lie in the shard read
+// it there, the others the frame, whose halos are exchanged while the
+// interior runs. Backward writes the input gradient's shard the same way:
+// the boundary outputs add into the gradient's frame, whose halos go home
+// while the interior adds into the shard, then its edges are added in.
+//
+//   InterpolateOptions o;
+//   o.input = ConvInput::kInPlace;
+//   Interpolate<float> up(grid, d, src, o);
+//   DistTensor<float> x(grid, up.shard_layout()), x_frame(grid,
+//                                                         up.src_layout());
+//   up.forward(x, x_frame, y);
+//   up.backward(dy, dx, dx_frame);   // dx: shard_layout(), overwritten
+//
 // Computes in double per output and rounds once (fp32, fp64); bf16 and
 // fp16 tensors through fp32 copies (the reverse sums of the halo cells
 // rounded per sum, docs/precision.md). Host memory only.
@@ -41,7 +58,6 @@
 #include "distconv/interpolate_desc.h"
 #include "distconv/pimpl.h"
 #include "distconv/process_grid.h"
-#include "halo/halo_options.h"
 #include "layers/interpolate_plan.h"
 
 namespace distconv {
@@ -51,16 +67,27 @@ template <typename T>
 class Interpolate {
  public:
   Interpolate(const ProcessGrid& grid, const InterpolateDesc& desc,
-              const Distribution& src, const HaloSetupOptions& halo = {});
+              const Distribution& src, const InterpolateOptions& options = {});
 
   const InterpolatePlan& plan() const;
   const HaloLayout& src_layout() const;  // input, with halos
   const HaloLayout& dst_layout() const;  // output, no halos
   const HaloLayout& diff_src_layout() const { return src_layout(); }
   const HaloLayout& diff_dst_layout() const { return dst_layout(); }
+  // In place: the input's and its gradient's shards (no halos); throws
+  // kState when planned with buffers with halos.
+  const HaloLayout& shard_layout() const;
 
   void forward(DistTensor<T>& src, DistTensor<T>& dst);
   void backward(const DistTensor<T>& diff_dst, DistTensor<T>& diff_src);
+
+  // The passes planned with ConvInput::kInPlace: src and diff_src of
+  // shard_layout(), the frames of src_layout() (scratch the layer fills;
+  // the caller keeps them); backward overwrites diff_src.
+  void forward(const DistTensor<T>& src, DistTensor<T>& src_frame,
+               DistTensor<T>& dst);
+  void backward(const DistTensor<T>& diff_dst, DistTensor<T>& diff_src,
+                DistTensor<T>& diff_src_frame);
 
   std::string describe() const;
 

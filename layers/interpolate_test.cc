@@ -2,8 +2,9 @@
 // gathered tensors, on every grid the rank count factors into (channel
 // splits included), 1D, 2D and 3D, up and down, aligned corners either
 // way, uneven and empty shards: forward, backward, and backward as the
-// adjoint of forward (halos and their reverse exchange included); bf16
-// against fp32; bad input.
+// adjoint of forward (halos and their reverse exchange included), with
+// buffers with halos and in place (shards and frames); bf16 against fp32;
+// bad input.
 #include "layers/interpolate.h"
 
 #include <gtest/gtest.h>
@@ -49,7 +50,8 @@ std::vector<Case> cases() {
 }
 
 // The serial loops on the global tensors, from the description's taps.
-std::vector<double> serial_forward(const Case& c, const std::vector<double>& x) {
+std::vector<double> serial_forward(const Case& c,
+                                   const std::vector<double>& x) {
   const Shape out = c.desc.dst_shape(c.src);
   std::vector<double> y(out.volume(), 0.0);
   const auto xv = StridedView<const double>::contiguous(x.data(), c.src);
@@ -101,6 +103,41 @@ std::vector<Shape> every_grid(int ndims) {
   return grids;
 }
 
+const char* mode_name(ConvInput input) {
+  return input == ConvInput::kInPlace ? "in place" : "buffer with halos";
+}
+
+// Both passes of `layer` in its mode: x's and dx's tensors (shards in
+// place, buffers with halos otherwise), frames filled with garbage first.
+struct Passes {
+  Passes(const ProcessGrid& grid, const Interpolate<double>& layer)
+      : in_place(layer.plan().in_place()),
+        xs(grid, in_place ? layer.shard_layout() : layer.src_layout()),
+        dxs(grid, xs.layout()),
+        x_frame(grid, layer.src_layout()),
+        dx_frame(grid, layer.src_layout()) {
+    for (DistTensor<double>* t : {&xs, &dxs, &x_frame, &dx_frame}) {
+      t->buffer().for_each([](const Shape&, double& v) { v = 1e6; });
+    }
+  }
+  void forward(Interpolate<double>& layer, DistTensor<double>& y) {
+    if (in_place) {
+      layer.forward(xs, x_frame, y);
+    } else {
+      layer.forward(xs, y);
+    }
+  }
+  void backward(Interpolate<double>& layer, const DistTensor<double>& dy) {
+    if (in_place) {
+      layer.backward(dy, dxs, dx_frame);
+    } else {
+      layer.backward(dy, dxs);
+    }
+  }
+  bool in_place;
+  DistTensor<double> xs, dxs, x_frame, dx_frame;
+};
+
 TEST(Interpolate, MatchesTheSerialLoopsOnEveryGrid) {
   for (const Case& c : cases()) {
     const Shape out = c.desc.dst_shape(c.src);
@@ -109,45 +146,124 @@ TEST(Interpolate, MatchesTheSerialLoopsOnEveryGrid) {
     const auto y_ref = serial_forward(c, x);
     const auto dx_ref = serial_backward(c, dy);
     for (const Shape& g : every_grid(c.src.ndims())) {
-      SCOPED_TRACE(c.name + " on grid " + g.to_string());
-      ProcessGrid grid(MPI_COMM_WORLD, g);
-      Interpolate<double> layer(grid, c.desc, Distribution(c.src, g));
-      DistTensor<double> xs(grid, layer.src_layout()),
-          ys(grid, layer.dst_layout()), dys(grid, layer.diff_dst_layout()),
-          dxs(grid, layer.diff_src_layout());
-      xs.buffer().for_each([](const Shape&, double& v) { v = 1e6; });
-      dxs.buffer().for_each([](const Shape&, double& v) { v = 1e6; });
-      scatter(x.data(), xs, 0);
-      scatter(dy.data(), dys, 0);
-      layer.forward(xs, ys);
-      layer.backward(dys, dxs);
-      std::vector<double> y(out.volume()), dx(c.src.volume());
-      gather(ys, y.data(), 0);
-      gather(dxs, dx.data(), 0);
-      if (grid.rank() == 0) {
-        EXPECT_LE(max_relative_error(y, y_ref), 1e-14) << "forward";
-        EXPECT_LE(max_relative_error(dx, dx_ref), 1e-13) << "backward";
-      }
-      // <A x, z> == <x, A^T z> over the distributed tensors.
-      const double lhs = testing::sum_over(MPI_COMM_WORLD, [&] {
-        double s = 0;
-        ys.interior().for_each([&](const Shape& i, double& v) {
-          s += v * std::as_const(dys).interior()(i);
-        });
-        return s;
-      }());
-      const double rhs = testing::sum_over(MPI_COMM_WORLD, [&] {
-        double s = 0;
-        xs.interior().for_each([&](const Shape& i, double& v) {
-          s += v * std::as_const(dxs).interior()(i);
-        });
-        return s;
-      }());
-      EXPECT_NEAR(lhs, rhs, 1e-12 * std::max(1.0, std::abs(lhs)));
-      if (testing::max_over(MPI_COMM_WORLD, ::testing::Test::HasFailure())) {
-        return;
+      for (ConvInput input : {ConvInput::kHaloBuffer, ConvInput::kInPlace}) {
+        SCOPED_TRACE(c.name + " on grid " + g.to_string() + ", " +
+                     mode_name(input));
+        ProcessGrid grid(MPI_COMM_WORLD, g);
+        InterpolateOptions options;
+        options.input = input;
+        Interpolate<double> layer(grid, c.desc, Distribution(c.src, g),
+                                  options);
+        Passes io(grid, layer);
+        DistTensor<double> ys(grid, layer.dst_layout()),
+            dys(grid, layer.diff_dst_layout());
+        ys.buffer().for_each([](const Shape&, double& v) { v = 1e6; });
+        scatter(x.data(), io.xs, 0);
+        scatter(dy.data(), dys, 0);
+        io.forward(layer, ys);
+        io.backward(layer, dys);
+        std::vector<double> y(out.volume()), dx(c.src.volume());
+        gather(ys, y.data(), 0);
+        gather(io.dxs, dx.data(), 0);
+        if (grid.rank() == 0) {
+          EXPECT_LE(max_relative_error(y, y_ref), 1e-14) << "forward";
+          EXPECT_LE(max_relative_error(dx, dx_ref), 1e-13) << "backward";
+        }
+        // <A x, z> == <x, A^T z> over the distributed tensors.
+        const double lhs = testing::sum_over(MPI_COMM_WORLD, [&] {
+          double s = 0;
+          ys.interior().for_each([&](const Shape& i, double& v) {
+            s += v * std::as_const(dys).interior()(i);
+          });
+          return s;
+        }());
+        const double rhs = testing::sum_over(MPI_COMM_WORLD, [&] {
+          double s = 0;
+          io.xs.interior().for_each([&](const Shape& i, double& v) {
+            s += v * std::as_const(io.dxs).interior()(i);
+          });
+          return s;
+        }());
+        EXPECT_NEAR(lhs, rhs, 1e-12 * std::max(1.0, std::abs(lhs)));
+        if (testing::max_over(MPI_COMM_WORLD, ::testing::Test::HasFailure())) {
+          return;
+        }
       }
     }
+  }
+}
+
+// In place on many small partitions: most ranks' shards are a cell or
+// empty, so every output reads the frame or none does.
+TEST(Interpolate, InPlaceOnManySmallShards) {
+  const int p = testing::world_size();
+  for (const Case& c :
+       std::vector<Case>{{"up_over_few_rows", {1, 2, 2, 3}, sized({9, 7})},
+                         {"down_to_few_rows", {1, 1, 9, 2}, sized({2, 3})}}) {
+    const Shape out = c.desc.dst_shape(c.src);
+    const auto x = random_vector<double>(c.src.volume(), 4);
+    const auto dy = random_vector<double>(out.volume(), 5);
+    for (const Shape& g : {Shape{1, 1, p, 1}, Shape{1, 1, 1, p}}) {
+      SCOPED_TRACE(c.name + " on grid " + g.to_string());
+      ProcessGrid grid(MPI_COMM_WORLD, g);
+      InterpolateOptions options;
+      options.input = ConvInput::kInPlace;
+      Interpolate<double> layer(grid, c.desc, Distribution(c.src, g), options);
+      Passes io(grid, layer);
+      DistTensor<double> ys(grid, layer.dst_layout()),
+          dys(grid, layer.diff_dst_layout());
+      scatter(x.data(), io.xs, 0);
+      scatter(dy.data(), dys, 0);
+      io.forward(layer, ys);
+      io.backward(layer, dys);
+      std::vector<double> y(out.volume()), dx(c.src.volume());
+      gather(ys, y.data(), 0);
+      gather(io.dxs, dx.data(), 0);
+      if (grid.rank() == 0) {
+        EXPECT_LE(max_relative_error(y, serial_forward(c, x)), 1e-14);
+        EXPECT_LE(max_relative_error(dx, serial_backward(c, dy)), 1e-13);
+      }
+    }
+  }
+}
+
+// The in-place plan of every part: the pieces tile the output shard, the
+// interior holds most of it and its taps stay in the shard, the boundary
+// taps in the frame.
+TEST(InterpolatePlan, InPlacePiecesTileTheOutputShard) {
+  const InterpolateDesc desc = sized({32, 30});
+  const Distribution src(Shape{1, 2, 16, 15}, Shape{1, 1, 2, 3});
+  for (int r = 0; r < src.num_parts(); ++r) {
+    SCOPED_TRACE("part " + std::to_string(r));
+    const InterpolatePlan p =
+        plan_interpolate(desc, src, r, ConvInput::kInPlace);
+    ASSERT_TRUE(p.frames.has_value());
+    const Box out = p.dst_layout.shard(r);
+    const Box in = p.frames->shard.shard(r);
+    const Box buffer = p.src_layout.buffer_box(r);
+    Index covered = 0, interior = 0;
+    const auto& pieces = p.frames->pieces;
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      covered += pieces[i].out_local.volume();
+      if (!pieces[i].reads_frame) interior += pieces[i].out_local.volume();
+      for (size_t j = 0; j < i; ++j) {
+        EXPECT_TRUE(
+            intersect(pieces[i].out_local, pieces[j].out_local).empty());
+      }
+      const Box& reads = pieces[i].reads_frame ? buffer : in;
+      for (size_t d = 0; d < pieces[i].taps.size(); ++d) {
+        const LocalTaps& t = pieces[i].taps[d];
+        ASSERT_EQ(static_cast<Index>(t.i0.size()),
+                  pieces[i].out_local.extent[d + 2]);
+        for (size_t o = 0; o < t.i0.size(); ++o) {
+          EXPECT_GE(t.i0[o], 0);
+          EXPECT_LT(t.i1[o], reads.extent[d + 2]);
+        }
+      }
+    }
+    EXPECT_EQ(covered, out.volume());
+    EXPECT_GE(interior * 4, out.volume() * 3);
+    ASSERT_FALSE(pieces.front().reads_frame);
   }
 }
 
@@ -182,12 +298,11 @@ TEST(Interpolate, Bf16AgainstFloat) {
 TEST(Interpolate, BadInputFailsOnEveryRank) {
   ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, testing::world_size(), 1});
   const Distribution src(Shape{1, 2, 6, 4}, grid.shape());
-  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kShapeMismatch,
-                            "does not fit output size", [&] {
-                              Interpolate<double>(
-                                  grid, InterpolateDesc::of_size({4, 4, 4}),
-                                  src);
-                            });
+  expect_error_on_all_ranks(
+      MPI_COMM_WORLD, ErrorKind::kShapeMismatch, "does not fit output size",
+      [&] {
+        Interpolate<double>(grid, InterpolateDesc::of_size({4, 4, 4}), src);
+      });
   Interpolate<double> up(grid, InterpolateDesc::of_size({12, 8}), src);
   DistTensor<double> plain(grid, HaloLayout(src)), y(grid, up.dst_layout());
   if (testing::world_size() > 1) {
@@ -195,6 +310,31 @@ TEST(Interpolate, BadInputFailsOnEveryRank) {
                               "src tensor's layout",
                               [&] { up.forward(plain, y); });
   }
+  // The passes of the other mode, the shard layout of the buffer mode and
+  // 16-bit tensors in place are refused alike on every rank.
+  InterpolateOptions in_place;
+  in_place.input = ConvInput::kInPlace;
+  Interpolate<double> framed(grid, InterpolateDesc::of_size({12, 8}), src,
+                             in_place);
+  DistTensor<double> x(grid, up.src_layout()), frame(grid, up.src_layout()),
+      shard(grid, framed.shard_layout());
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kInvalidArgument,
+                            "pass the shards and their frames",
+                            [&] { framed.forward(x, y); });
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kInvalidArgument,
+                            "the passes take frames only",
+                            [&] { up.forward(shard, frame, y); });
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kInvalidArgument,
+                            "the passes take frames only",
+                            [&] { up.backward(y, shard, frame); });
+  expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kState,
+                            "has no shard layout",
+                            [&] { (void)up.shard_layout(); });
+  expect_error_on_all_ranks(
+      MPI_COMM_WORLD, ErrorKind::kUnsupported, "16-bit", [&] {
+        Interpolate<bf16>(grid, InterpolateDesc::of_size({12, 8}), src,
+                          in_place);
+      });
 }
 
 }  // namespace

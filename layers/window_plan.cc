@@ -2,8 +2,6 @@
 
 #include <utility>
 
-#include "halo/halo_plan.h"
-
 namespace distconv {
 
 bool operator==(const WindowPlan& a, const WindowPlan& b) {
@@ -29,27 +27,16 @@ bool operator==(const WindowPiece& a, const WindowPiece& b) {
 }
 
 bool operator==(const WindowFrames& a, const WindowFrames& b) {
-  return a.shard == b.shard && a.pieces == b.pieces &&
-         a.frame_edges == b.frame_edges && a.frame_zero == b.frame_zero &&
-         a.shard_rest == b.shard_rest && a.plain_rest == b.plain_rest &&
-         a.frame_to_shard == b.frame_to_shard;
+  return static_cast<const FrameBoxes&>(a) ==
+             static_cast<const FrameBoxes&>(b) &&
+         a.pieces == b.pieces && a.plain_rest == b.plain_rest;
 }
 
 WindowFrames plan_frames(const ConvGeometry& geometry, const WindowPlan& w,
                          int rank) {
-  const HaloLayout& frame = w.haloed;
-  WindowFrames f{
-      HaloLayout(frame.distribution()).with_storage(frame.storage_order()),
-      {},
-      {},
-      {},
-      {},
-      {},
-      Shape()};
-  const Box shard = f.shard.shard(rank);
-  const Shape frame_origin = frame.buffer_box(rank).lower;
+  const Box shard = w.haloed.shard(rank);
+  const Shape frame_origin = w.haloed.buffer_box(rank).lower;
   const Shape plain_origin = w.plain.buffer_box(rank).lower;
-  f.frame_to_shard = frame_origin - shard.lower;
   auto piece = [&](const Box& dst_box, bool reads_frame) {
     WindowPiece c;
     c.window = geometry.forward_window(dst_box);
@@ -62,35 +49,27 @@ WindowFrames plan_frames(const ConvGeometry& geometry, const WindowPlan& w,
   auto computes = [](const WindowPiece& c) {
     return !c.window.dst.empty() && !c.window.src.empty();
   };
-  std::vector<Box> edges;  // global
-  Box interior_window{shard.lower, Shape::filled(shard.ndims(), 0)};
+  std::vector<WindowPiece> pieces;
+  std::vector<Box> boundary_reads;  // global
+  Box interior_read{shard.lower, Shape::filled(shard.ndims(), 0)};
   if (w.has_kernel()) {
     const BoxSplit split = geometry.split_forward(w.window.dst, shard);
     WindowPiece core = piece(split.interior, false);
     if (computes(core)) {
-      interior_window = core.window.src;
-      f.pieces.push_back(std::move(core));
+      interior_read = core.window.src;
+      pieces.push_back(std::move(core));
     }
     for (const Box& b : split.boundary) {
       WindowPiece edge = piece(b, true);
       if (!computes(edge)) continue;
-      edges.push_back(intersect(edge.window.src, shard));
-      f.frame_zero.push_back(edge.in_local);
-      f.pieces.push_back(std::move(edge));
+      boundary_reads.push_back(edge.window.src);
+      pieces.push_back(std::move(edge));
     }
   }
-  const HaloPlan halo = make_halo_plan(frame, rank);
-  for (const HaloMessage& m : halo.sends) {
-    edges.push_back(m.local.shifted(frame_origin));
-  }
-  for (const HaloMessage& m : halo.recvs) f.frame_zero.push_back(m.local);
-  for (const Box& e : disjoint_union(edges)) {
-    f.frame_edges.push_back(e.shifted(-frame_origin));
-    f.frame_zero.push_back(f.frame_edges.back());
-  }
-  for (const Box& r : subtract(shard, interior_window)) {
-    f.shard_rest.push_back(r.shifted(-shard.lower));
-  }
+  WindowFrames f{
+      plan_frame_boxes(w.haloed, rank, boundary_reads, interior_read),
+      std::move(pieces),
+      {}};
   std::vector<Box> rest;
   if (!w.window.dst.empty()) rest.push_back(w.window.dst);
   for (const WindowPiece& c : f.pieces) {

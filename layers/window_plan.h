@@ -19,6 +19,7 @@
 #include "distconv/conv_geometry.h"
 #include "distconv/halo_layout.h"
 #include "halo/halo_options.h"
+#include "layers/frame_plan.h"
 
 namespace distconv {
 
@@ -68,9 +69,10 @@ WindowPlan plan_window(const ConvGeometry& geometry, const HaloLayout& haloed,
 
 // Reading (or writing) the haloed side in place (ConvInput::kInPlace): the
 // caller's shards, no halos, and a frame of the haloed layout used at the
-// edges only. The window's outputs split into the interior, whose windows
-// lie in the shard, and boundary boxes, whose windows reach into the halos
-// (ConvGeometry::split_forward); one local kernel per piece.
+// edges only (FrameBoxes, layers/frame_plan.h). The window's outputs split into
+// the interior, whose windows lie in the shard, and boundary boxes, whose
+// windows reach into the halos (ConvGeometry::split_forward); one local kernel
+// per piece.
 struct WindowPiece {
   ConvWindow window;         // global coordinates
   bool reads_frame = false;  // a boundary box (else the interior)
@@ -79,26 +81,12 @@ struct WindowPiece {
   friend bool operator==(const WindowPiece& a, const WindowPiece& b);
 };
 
-struct WindowFrames {
-  HaloLayout shard;  // the haloed side's shards, no halos, same storage
+struct WindowFrames : FrameBoxes {
   // The interior first where it has outputs and inputs.
   std::vector<WindowPiece> pieces;
-  // In the frame's local coordinates: the shard cells the boundary pieces
-  // read or the exchange sends, disjoint (copied from the shard into the
-  // frame before a forward exchange; added from the frame into the shard
-  // after a reverse one).
-  std::vector<Box> frame_edges;
-  // In the frame's local coordinates: what a pass accumulating into the
-  // frame zeroes first (the boundary windows, the halos, the edges; the
-  // boxes may overlap).
-  std::vector<Box> frame_zero;
-  // In the shard's local coordinates: the cells no interior window covers
-  // (zeroed in a gradient before the edges are added).
-  std::vector<Box> shard_rest;
   // In plain's local coordinates: the window's outputs no piece computes
   // (they read padding only), which a pass writing them zeroes.
   std::vector<Box> plain_rest;
-  Shape frame_to_shard;  // frame-local + frame_to_shard = shard-local
 
   // The boxes of the pieces reading the frame, or the others.
   template <typename Fn>

@@ -86,14 +86,12 @@ struct Deconvolution<T, Space>::Impl {
                         Tensor& frame) {
     if constexpr (kHost) {
       const WindowFrames& f = *plan.frames;
-      internal::zero_frame(f, frame);
-      f.for_pieces(true, [&](size_t i, const WindowPiece& p) {
-        const StridedView<T> part =
-            internal::scratch_view(scratch, p.window.src.extent);
-        pieces[i].forward->backward_data(src.buffer().subview(p.out_local), w,
-                                         part);
-        internal::add(StridedView<const T>(part), frame.view(p.in_local));
-      });
+      internal::add_boundary_pieces(
+          f, scratch, frame,
+          [&](size_t i, const WindowPiece& p, const StridedView<T>& part) {
+            pieces[i].forward->backward_data(src.buffer().subview(p.out_local),
+                                             w, part);
+          });
       halo.start(frame, {HaloDirection::kReverse, HaloReduction::kSum});
       f.for_pieces(false, [&](size_t i, const WindowPiece& p) {
         pieces[i].forward->backward_data(src.buffer().subview(p.out_local), w,

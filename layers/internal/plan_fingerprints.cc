@@ -51,6 +51,11 @@ std::string channel_scheme(const ConvPlan& plan) {
          "x" + std::to_string(plan.channels.pf);
 }
 
+// Where a layer's passes read their haloed tensor.
+const char* reads(ConvInput input) {
+  return input == ConvInput::kInPlace ? "in place" : "a buffer with halos";
+}
+
 }  // namespace
 
 Fingerprint fingerprint(const ConvPlan& plan, const char* element,
@@ -63,7 +68,8 @@ Fingerprint fingerprint(const ConvPlan& plan, const char* element,
                           ? "interior first"
                           : "none")
       .add("halo transport", to_string(plan.transport))
-      .add("channel scheme", channel_scheme(plan));
+      .add("channel scheme", channel_scheme(plan))
+      .add("reads", reads(plan.input));
   return f.add("input layout", plan.src_layout);
 }
 
@@ -72,7 +78,8 @@ Fingerprint fingerprint(const DeconvPlan& plan, const char* element) {
   f.add("input", plan.src_layout().distribution());
   add_window(f, plan.desc);
   f.add("output padding", plan.desc.output_padding)
-      .add("padding mode", padding_modes(plan.desc));
+      .add("padding mode", padding_modes(plan.desc))
+      .add("reads", reads(plan.input));
   return f.add("output layout", plan.dst_layout());
 }
 
@@ -85,7 +92,7 @@ Fingerprint fingerprint(const PoolPlan& plan, const char* element) {
       .add("lower padding", plan.desc.padding_lower)
       .add("upper padding", plan.desc.padding_upper)
       .add("padding mode", padding_modes(plan.desc))
-      .add("reads", plan.in_place() ? "in place" : "a buffer with halos");
+      .add("reads", reads(plan.input));
   return f.add("input layout", plan.src_layout());
 }
 
@@ -115,7 +122,8 @@ Fingerprint fingerprint(const InterpolatePlan& plan, const char* element) {
   f.add("input", plan.src_layout.distribution())
       .add("size", plan.desc.size)
       .add("align corners", plan.desc.align_corners == AlignCorners::kYes)
-      .add("scales", static_cast<int>(plan.desc.scales.size()));
+      .add("scales", static_cast<int>(plan.desc.scales.size()))
+      .add("reads", reads(plan.input));
   for (size_t d = 0; d < plan.desc.scales.size(); ++d) {
     f.add("scale " + std::to_string(d), plan.desc.scales[d]);
   }

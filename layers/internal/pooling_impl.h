@@ -116,14 +116,12 @@ struct Pooling<T, Space>::Impl {
                          Tensor& diff_frame) {
     if constexpr (kHost) {
       const WindowFrames& f = *plan.frames;
-      internal::zero_frame(f, diff_frame);
-      f.for_pieces(true, [&](size_t i, const WindowPiece& p) {
-        const StridedView<T> part =
-            internal::scratch_view(scratch, p.window.src.extent);
-        pieces[i].backward(frame.buffer().subview(p.in_local),
-                           diff_dst.buffer().subview(p.out_local), part);
-        internal::add(StridedView<const T>(part), diff_frame.view(p.in_local));
-      });
+      internal::add_boundary_pieces(
+          f, scratch, diff_frame,
+          [&](size_t i, const WindowPiece& p, const StridedView<T>& part) {
+            pieces[i].backward(frame.buffer().subview(p.in_local),
+                               diff_dst.buffer().subview(p.out_local), part);
+          });
       halo.start(diff_frame, {HaloDirection::kReverse, HaloReduction::kSum});
       f.for_pieces(false, [&](size_t i, const WindowPiece& p) {
         pieces[i].backward(src.buffer().subview(p.in_local),

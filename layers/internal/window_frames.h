@@ -1,11 +1,12 @@
-// Internal: the host-memory steps of a window layer planned to read (or
-// write) its haloed tensor in place (WindowFrames, layers/window_plan.h):
-// pooling's passes (layers/internal/pooling_impl.h) and the transposed
-// convolution's (layers/internal/deconvolution_impl.h).
+// Internal: the host-memory steps of a layer planned to read (or write)
+// its haloed tensor in place (FrameBoxes, layers/frame_plan.h): pooling's
+// passes (layers/internal/pooling_impl.h), the transposed convolution's
+// (layers/internal/deconvolution_impl.h) and linear interpolation's
+// (layers/interpolate.cc).
 //
 //   Before a forward exchange of a frame:  fill_edges(f, shard, frame);
 //   Before pieces add into a frame:        zero_frame(f, frame);
-//   A boundary piece's result:             add(scratch, frame.view(...));
+//   Window pieces that overwrite:          add_boundary_pieces(f, ...);
 //   After the reverse exchange:            zero_rest(f, shard);
 //                                          add_edges(f, frame, shard);
 #ifndef DISTCONV_LAYERS_INTERNAL_WINDOW_FRAMES_H_
@@ -48,7 +49,7 @@ void add(const StridedView<const T>& from, const StridedView<T>& to) {
 
 // The frame's edges = the shard's cells there.
 template <typename T>
-void fill_edges(const WindowFrames& f, const DistTensor<T>& shard,
+void fill_edges(const FrameBoxes& f, const DistTensor<T>& shard,
                 DistTensor<T>& frame) {
   for (const Box& e : f.frame_edges) {
     copy(shard.buffer().subview(e.shifted(f.frame_to_shard)), frame.view(e));
@@ -58,20 +59,20 @@ void fill_edges(const WindowFrames& f, const DistTensor<T>& shard,
 // Zero where boundary pieces add and the reverse exchange sends and
 // receives.
 template <typename T>
-void zero_frame(const WindowFrames& f, DistTensor<T>& frame) {
+void zero_frame(const FrameBoxes& f, DistTensor<T>& frame) {
   for (const Box& z : f.frame_zero) zero(frame.view(z));
 }
 
 // Zero the shard's cells no interior piece wrote.
 template <typename T>
-void zero_rest(const WindowFrames& f, DistTensor<T>& shard) {
+void zero_rest(const FrameBoxes& f, DistTensor<T>& shard) {
   for (const Box& r : f.shard_rest) zero(shard.view(r));
 }
 
 // The shard's edge cells += the frame's there (after the reverse exchange
 // summed the neighbours' contributions into them).
 template <typename T>
-void add_edges(const WindowFrames& f, DistTensor<T>& frame,
+void add_edges(const FrameBoxes& f, DistTensor<T>& frame,
                DistTensor<T>& shard) {
   for (const Box& e : f.frame_edges) {
     add(StridedView<const T>(frame.view(e)),
@@ -87,6 +88,21 @@ StridedView<T> scratch_view(std::vector<T>& scratch, const Shape& extent) {
   }
   return StridedView<T>(scratch.data(), extent,
                         dense_strides(extent, StorageOrder::kChannelsLast));
+}
+
+// The boundary pieces' results summed into the frame, zeroed first: each
+// piece's write(i, piece, part) overwrites `part`, a dense view of its
+// input box on `scratch`, which is then added into the frame there (the
+// windows of neighbouring pieces overlap).
+template <typename T, typename Write>
+void add_boundary_pieces(const WindowFrames& f, std::vector<T>& scratch,
+                         DistTensor<T>& frame, Write write) {
+  zero_frame(f, frame);
+  f.for_pieces(true, [&](size_t i, const WindowPiece& p) {
+    const StridedView<T> part = scratch_view(scratch, p.window.src.extent);
+    write(i, p, part);
+    add(StridedView<const T>(part), frame.view(p.in_local));
+  });
 }
 
 }  // namespace distconv::internal

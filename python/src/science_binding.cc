@@ -140,6 +140,9 @@ class AdaptivePoolModule {
   long long forwards_ = 0;
 };
 
+// fp32 and fp64 read the input and write its gradient in place (the
+// caller's tensors and a frame each for the edges); the 16-bit types
+// stage through fp32 copies in the layer and take buffers with halos.
 template <typename T>
 class InterpolateModule {
  public:
@@ -147,21 +150,35 @@ class InterpolateModule {
                     const std::vector<double>& scales, bool align_corners,
                     const Distribution& src)
       : grid_(std::move(grid)),
-        layer_(*grid_, desc(size, scales, align_corners), src) {}
+        layer_(*grid_, desc(size, scales, align_corners), src, options()) {}
 
   Shape dst_shape() const {
     return layer_.dst_layout().interior(grid_->rank()).extent;
   }
   std::string describe() const { return layer_.describe(); }
   void forward(const TensorRef& x, const TensorRef& y) {
-    run_one_to_one(*grid_, layer_.src_layout(), x, slot_, layer_.dst_layout(),
-                   y, out_slot_,
-                   [&](auto& src, auto& dst) { layer_.forward(src, dst); });
+    if (!layer_.plan().in_place()) {
+      run_one_to_one(*grid_, layer_.src_layout(), x, slot_, layer_.dst_layout(),
+                     y, out_slot_,
+                     [&](auto& src, auto& dst) { layer_.forward(src, dst); });
+      return;
+    }
+    Output<T> dst(*grid_, layer_.dst_layout(), y, out_slot_);
+    layer_.forward(bind_input(*grid_, layer_.shard_layout(), x, slot_),
+                   frame(x_frame_), dst.tensor());
+    dst.finish();
   }
   void backward(const TensorRef& dy, const TensorRef& dx) {
-    run_one_to_one(*grid_, layer_.diff_dst_layout(), dy, slot_,
-                   layer_.diff_src_layout(), dx, out_slot_,
-                   [&](auto& dd, auto& ds) { layer_.backward(dd, ds); });
+    if (!layer_.plan().in_place()) {
+      run_one_to_one(*grid_, layer_.diff_dst_layout(), dy, slot_,
+                     layer_.diff_src_layout(), dx, out_slot_,
+                     [&](auto& dd, auto& ds) { layer_.backward(dd, ds); });
+      return;
+    }
+    Output<T> diff_src(*grid_, layer_.shard_layout(), dx, out_slot_);
+    layer_.backward(bind_input(*grid_, layer_.diff_dst_layout(), dy, slot_),
+                    diff_src.tensor(), frame(dx_frame_));
+    diff_src.finish();
   }
 
  private:
@@ -173,10 +190,21 @@ class InterpolateModule {
     d.align_corners = align_corners ? AlignCorners::kYes : AlignCorners::kNo;
     return d;
   }
+  static InterpolateOptions options() {
+    InterpolateOptions o;
+    o.input = kNarrow<T> ? ConvInput::kHaloBuffer : ConvInput::kInPlace;
+    return o;
+  }
+  // A frame of src_layout(), made on first use and kept.
+  DistTensor<T>& frame(std::unique_ptr<DistTensor<T>>& f) {
+    if (!f) f = std::make_unique<DistTensor<T>>(*grid_, layer_.src_layout());
+    return *f;
+  }
 
   GridPtr grid_;
   Interpolate<T> layer_;
   Slot<T> slot_, out_slot_;
+  std::unique_ptr<DistTensor<T>> x_frame_, dx_frame_;
 };
 
 template <typename T>
