@@ -18,11 +18,20 @@
 // included), so no copy joins the block to what follows. Backward reads
 // dy's shard in any layout too; diff_src, when wanted, has
 // diff_src_layout().
+//
+// In host memory the convolution reads in place (ConvInput::kInPlace,
+// where its plan allows: channels not split): src_layout() is then the
+// shard's, with no halos, and the block keeps the frames for the halos of
+// x and of the batch norm's input gradient, which the convolution's
+// backward passes read where it is, with no copy into a buffer with halos.
 #ifndef DISTCONV_EXAMPLES_CONV_BLOCK_H_
 #define DISTCONV_EXAMPLES_CONV_BLOCK_H_
 
 #include <cmath>
+#include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "distconv/dist_tensor.h"
@@ -45,7 +54,7 @@ class ConvBnRelu {
   // Weights start He-uniform from `seed`; scale 1, shift 0.
   ConvBnRelu(const ProcessGrid& grid, const ConvDesc& desc,
              const Distribution& src, unsigned seed)
-      : conv_(grid, desc, src),
+      : conv_(grid, desc, src, conv_options()),
         bn_(grid, conv_.dst_layout().distribution()),
         relu_(grid, ActivationDesc::relu(), bn_.dst_layout().distribution()),
         weights_(desc.weights_shape().volume()),
@@ -56,16 +65,25 @@ class ConvBnRelu {
         shift_in_(&shift_),
         conv_out_(grid, conv_.dst_layout()),
         bn_out_(grid, bn_.dst_layout()),
-        d_bn_(grid, bn_.diff_src_layout()),
-        d_conv_out_(grid, conv_.diff_dst_layout()) {
+        d_bn_(grid, bn_.diff_src_layout()) {
+    if (!in_place()) d_conv_out_.emplace(grid, conv_.diff_dst_layout());
     const Shape w = desc.weights_shape();
     const double fan_in = static_cast<double>(w.volume() / w[0]);
     weights_.init_uniform(std::sqrt(6.0 / fan_in), seed);
     scale_.fill(1.0f);
     shift_.fill(0.0f);
+    if (in_place()) {
+      src_shard_ = HaloLayout(src).with_storage(StorageOrder::kChannelsLast);
+      x_frame_.emplace(grid, conv_.src_layout());
+      dy_frame_.emplace(grid, conv_.diff_dst_layout());
+    }
   }
 
-  const HaloLayout& src_layout() const { return conv_.src_layout(); }
+  // The input's: the shard's (no halos) where the convolution reads in
+  // place, else with the convolution's halos.
+  const HaloLayout& src_layout() const {
+    return in_place() ? *src_shard_ : conv_.src_layout();
+  }
   const HaloLayout& diff_src_layout() const { return conv_.diff_src_layout(); }
   const Distribution& dst_distribution() const {
     return bn_.dst_layout().distribution();
@@ -74,7 +92,12 @@ class ConvBnRelu {
   // dst = relu(bn(conv(src))), dst in any layout of dst_distribution().
   void forward(DistTensor<T, Space>& src, DistTensor<T, Space>& dst) {
     profiled(profile_, names_.conv, kFwd, conv_, [&] {
-      conv_.forward(src, weights_in_.value(), nullptr, conv_out_);
+      if (in_place()) {
+        conv_.forward(std::as_const(src), *x_frame_, weights_in_.value(),
+                      nullptr, conv_out_);
+      } else {
+        conv_.forward(src, weights_in_.value(), nullptr, conv_out_);
+      }
     });
     profiled(profile_, names_.bn, kFwd, bn_, [&] {
       bn_.forward(conv_out_, scale_in_.value(), shift_in_.value(), bn_out_);
@@ -93,16 +116,30 @@ class ConvBnRelu {
       bn_.backward(conv_out_, d_bn_, scale_in_.value(), d_bn_, scale_in_.grad(),
                    shift_in_.grad());
     });
-    profiled(profile_, names_.copy, kData, {}, [&] {
-      copy_shard(d_bn_, d_conv_out_);  // into the layout with halos
-    });
-    profiled(profile_, names_.conv, kWeights, conv_, [&] {
-      conv_.backward_weights(src, d_conv_out_, weights_in_.grad(), nullptr);
-    });
-    if (diff_src) {
-      profiled(profile_, names_.conv, kData, conv_, [&] {
-        conv_.backward_data(d_conv_out_, weights_in_.value(), *diff_src);
+    if (in_place()) {
+      // The convolution reads d_bn_ where it is, its halos in a frame.
+      profiled(profile_, names_.conv, kWeights, conv_, [&] {
+        conv_.backward_weights(src, *x_frame_, d_bn_, weights_in_.grad(),
+                               nullptr);
       });
+      if (diff_src) {
+        profiled(profile_, names_.conv, kData, conv_, [&] {
+          conv_.backward_data(std::as_const(d_bn_), *dy_frame_,
+                              weights_in_.value(), *diff_src);
+        });
+      }
+    } else {
+      profiled(profile_, names_.copy, kData, {}, [&] {
+        copy_shard(d_bn_, *d_conv_out_);  // into the layout with halos
+      });
+      profiled(profile_, names_.conv, kWeights, conv_, [&] {
+        conv_.backward_weights(src, *d_conv_out_, weights_in_.grad(), nullptr);
+      });
+      if (diff_src) {
+        profiled(profile_, names_.conv, kData, conv_, [&] {
+          conv_.backward_data(*d_conv_out_, weights_in_.value(), *diff_src);
+        });
+      }
     }
     profiled_wait(profile_, names_.conv, conv_,
                   [&] { conv_.wait_gradients(); });
@@ -130,12 +167,25 @@ class ConvBnRelu {
   static constexpr ProfilePass kData = ProfilePass::kBackwardData;
   static constexpr ProfilePass kWeights = ProfilePass::kBackwardWeights;
 
+  // In place in host memory; the plan says whether it could be.
+  static ConvolutionOptions conv_options() {
+    ConvolutionOptions o;
+    if (std::is_same_v<Space, HostSpace>) o.input = ConvInput::kInPlace;
+    return o;
+  }
+  bool in_place() const { return conv_.plan().input == ConvInput::kInPlace; }
+
   Convolution<T, Space> conv_;
   BatchNorm<T, Space> bn_;
   Activation<T, Space> relu_;
   Param weights_, scale_, shift_;
   ParamIn<Space> weights_in_, scale_in_, shift_in_;
-  DistTensor<T, Space> conv_out_, bn_out_, d_bn_, d_conv_out_;
+  DistTensor<T, Space> conv_out_, bn_out_, d_bn_;
+  // Not in place: d_bn_ copied into the layout with halos.
+  std::optional<DistTensor<T, Space>> d_conv_out_;
+  // In place: src's shard layout and the frames of x and of d_bn_.
+  std::optional<HaloLayout> src_shard_;
+  std::optional<DistTensor<T, Space>> x_frame_, dy_frame_;
   Profile* profile_ = nullptr;
   struct Names {
     std::string conv, bn, relu, copy;
