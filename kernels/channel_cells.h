@@ -87,19 +87,34 @@ struct CellShift {
 };
 
 template <typename T>
-DISTCONV_HOST_DEVICE CellShift cell_shift(std::int64_t channels, const T* x,
-                                          std::int64_t sx) {
+DISTCONV_HOST_DEVICE double cell_max(std::int64_t channels, const T* x,
+                                     std::int64_t sx) {
   double m = -INFINITY;
   for (std::int64_t c = 0; c < channels; ++c) {
     const double v = static_cast<double>(x[c * sx]);
     m = m < v ? v : m;
   }
+  return m;
+}
+
+// With `kept` non-null, kept[c] = exp(x_c - max) as well.
+template <typename T>
+DISTCONV_HOST_DEVICE CellShift cell_shift(std::int64_t channels, const T* x,
+                                          std::int64_t sx,
+                                          double* kept = nullptr) {
+  const double m = cell_max(channels, x, sx);
   double sum = 0;
   for (std::int64_t c = 0; c < channels; ++c) {
-    sum += exp(static_cast<double>(x[c * sx]) - m);
+    const double e = exp(static_cast<double>(x[c * sx]) - m);
+    if (kept != nullptr) kept[c] = e;
+    sum += e;
   }
   return {m, sum};
 }
+
+// The most channels whose exponentials a cell's gradient keeps from its
+// sum to its outputs (more: computed twice, the same values).
+inline constexpr std::int64_t kKeptExps = 64;
 
 // y = softmax(x) or log-softmax(x) over the cell's channels.
 template <typename T>
@@ -277,13 +292,16 @@ DISTCONV_HOST_DEVICE void loss_cell_gradient(const LossCellDesc& d, double w,
       mass += static_cast<double>(t[c * st]);
     }
   }
-  const CellShift z = cell_shift(channels, x, sx);
+  double kept[kKeptExps];
+  const bool keep = channels <= kKeptExps;
+  const CellShift z = cell_shift(channels, x, sx, keep ? kept : nullptr);
   const double scale = w * mass / z.sum;
   for (std::int64_t c = 0; c < channels; ++c) {
     const double tc =
         indices ? (c == k ? 1.0 : 0.0) : static_cast<double>(t[c * st]);
-    dx[c * sdx] = static_cast<T>(
-        exp(static_cast<double>(x[c * sx]) - z.max) * scale - w * tc);
+    const double e =
+        keep ? kept[c] : exp(static_cast<double>(x[c * sx]) - z.max);
+    dx[c * sdx] = static_cast<T>(e * scale - w * tc);
   }
 }
 
