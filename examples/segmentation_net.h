@@ -287,9 +287,16 @@ class SegmentationNet {
       profiled(p, "level2.move", kFwd, {},
                [&] { to_level2_->forward(skip_, pool_in); });
     }
-    profiled(p, "pool", kFwd, pool_, [&] { pool_.forward(pool_in, pooled_); });
-    profiled(p, "pool.copy", kFwd, {},
-             [&] { copy_shard(pooled_, pooled_halo_); });
+    // Straight into level 2's input where its layout is pooling's output's
+    // (level 2's first convolution reading in place), else copied there.
+    const bool direct = pool_.dst_layout() == pooled_halo_.layout();
+    profiled(p, "pool", kFwd, pool_, [&] {
+      pool_.forward(pool_in, direct ? pooled_halo_ : pooled_);
+    });
+    if (!direct) {
+      profiled(p, "pool.copy", kFwd, {},
+               [&] { copy_shard(pooled_, pooled_halo_); });
+    }
     enc2a_.forward(pooled_halo_, e2a_);
     enc2b_.forward(e2a_, e2b_);
     profiled(p, "up", kFwd, up_, [&] {
