@@ -51,7 +51,6 @@ void validate_collectively(MPI_Comm comm, const HaloPlan& plan,
           " bytes exceeds MPI's count limit of ", INT_MAX);
 }
 
-
 template <typename U>
 struct DeviceFree {
   void operator()(U* p) const noexcept { DeviceSpace::deallocate(p); }
@@ -114,7 +113,7 @@ class DeviceTransport final : public Transport {
   DeviceBuffer<T> shard_cells, halo_cells;
   PinnedBuffer<T> shard_staged, halo_staged;
   std::unique_ptr<IpcRoute> forward_ipc, reverse_ipc;  // kCudaIpc
-  cudaStream_t comm_stream = nullptr;  // where messages travel
+  cudaStream_t comm_stream = nullptr;                  // where messages travel
   cudaEvent_t packed = nullptr, arrived = nullptr;
   Route forward{}, reverse{};
   std::vector<MPI_Request> requests;
@@ -354,24 +353,22 @@ class DeviceTransport final : public Transport {
 
 }  // namespace
 
-template <typename T, typename Space>
-std::unique_ptr<Transport> make_transport(const ProcessGrid& grid,
-                                          const HaloLayout& layout,
-                                          const HaloPlan& plan,
-                                          const HaloSetupOptions& setup) {
-  static_assert(std::is_same_v<Space, DeviceSpace>);
-  const HaloTransport transport = resolve_transport(
-      setup.transport, HaloTransport::kHostStaged,
-      {HaloTransport::kHostStaged, HaloTransport::kNccl,
-       HaloTransport::kCudaIpc},
-      DeviceSpace::kName);
+template <typename T>
+std::unique_ptr<Transport> make_device_transport(
+    const ProcessGrid& grid, const HaloLayout& layout, const HaloPlan& plan,
+    const HaloSetupOptions& setup) {
+  const HaloTransport transport =
+      resolve_transport(setup.transport, HaloTransport::kHostStaged,
+                        {HaloTransport::kHostStaged, HaloTransport::kNccl,
+                         HaloTransport::kCudaIpc},
+                        DeviceSpace::kName);
   return std::make_unique<DeviceTransport<T>>(grid, layout, plan, transport,
                                               setup);
 }
 
-#define DISTCONV_DEVICE_TRANSPORT(T)                                  \
-  template std::unique_ptr<Transport> make_transport<T, DeviceSpace>( \
-      const ProcessGrid&, const HaloLayout&, const HaloPlan&,         \
+#define DISTCONV_DEVICE_TRANSPORT(T)                            \
+  template std::unique_ptr<Transport> make_device_transport<T>( \
+      const ProcessGrid&, const HaloLayout&, const HaloPlan&,   \
       const HaloSetupOptions&);
 DISTCONV_DEVICE_TRANSPORT(float)
 DISTCONV_DEVICE_TRANSPORT(double)

@@ -51,11 +51,12 @@
 
 #include <cstddef>
 #include <memory>
+#include <type_traits>
 
 #include "distconv/dist_tensor.h"
 #include "distconv/halo_layout.h"
-#include "distconv/pimpl.h"
 #include "distconv/memory_space.h"
+#include "distconv/pimpl.h"
 #include "distconv/process_grid.h"
 #include "halo/halo_options.h"
 #include "halo/halo_plan.h"
@@ -65,13 +66,31 @@ namespace internal {
 
 class Transport;  // halo/transport.h
 
-// Builds the transport setup.transport names for buffers of T in Space;
-// collective over the grid. Defined where the space's transports are.
+// The transports of each memory space, for buffers of T: defined where
+// they are (halo/host_transport.cc; halo/device_transport.cc, CUDA builds
+// only).
+template <typename T>
+std::unique_ptr<Transport> make_host_transport(const ProcessGrid& grid,
+                                               const HaloLayout& layout,
+                                               const HaloPlan& plan,
+                                               const HaloSetupOptions& setup);
+template <typename T>
+std::unique_ptr<Transport> make_device_transport(const ProcessGrid& grid,
+                                                 const HaloLayout& layout,
+                                                 const HaloPlan& plan,
+                                                 const HaloSetupOptions& setup);
+
+// The factory of Space's transports for buffers of T, chosen at compile
+// time: builds the transport setup.transport names; collective over the
+// grid.
 template <typename T, typename Space>
-std::unique_ptr<Transport> make_transport(const ProcessGrid& grid,
-                                          const HaloLayout& layout,
-                                          const HaloPlan& plan,
-                                          const HaloSetupOptions& setup);
+constexpr auto transport_factory() {
+  if constexpr (std::is_same_v<Space, HostSpace>) {
+    return &make_host_transport<T>;
+  } else {
+    return &make_device_transport<T>;
+  }
+}
 
 // What every HaloExchange is, whatever its element type and memory space:
 // the plan, the checks of each call, the in-flight state and the recovery
@@ -114,7 +133,7 @@ class HaloExchange {
   // several nodes; kDevice where a CUDA or NCCL call fails on some rank.
   HaloExchange(const ProcessGrid& grid, const HaloLayout& layout,
                const HaloSetupOptions& setup = {})
-      : core_(grid, layout, setup, &internal::make_transport<T, Space>,
+      : core_(grid, layout, setup, internal::transport_factory<T, Space>(),
               sizeof(T), Space::kName) {}
   // Destroying an exchange in flight completes it (collectively).
 

@@ -37,8 +37,7 @@ std::vector<unsigned long long> per_peer(
     p[0] += 1;
     p[1] += volume;
     p[2] = p[2] * 1000003ull +
-           static_cast<unsigned long long>(m.tag) * 7919ull +
-           volume;
+           static_cast<unsigned long long>(m.tag) * 7919ull + volume;
   }
   return out;
 }
@@ -62,12 +61,11 @@ void check_pairs(MPI_Comm comm, const HaloPlan& plan) {
     const unsigned long long* got = &arriving[3 * static_cast<size_t>(p)];
     const unsigned long long* want = &expected[3 * static_cast<size_t>(p)];
     if (got[0] == want[0] && got[1] == want[1] && got[2] == want[2]) continue;
-    problem = "rank " + std::to_string(p) + " plans " +
-              std::to_string(got[0]) + " halo messages of " +
-              std::to_string(got[1]) + " elements to rank " +
-              std::to_string(me) + ", which plans to receive " +
-              std::to_string(want[0]) + " of " + std::to_string(want[1]) +
-              ": the ranks planned different layouts";
+    problem = "rank " + std::to_string(p) + " plans " + std::to_string(got[0]) +
+              " halo messages of " + std::to_string(got[1]) +
+              " elements to rank " + std::to_string(me) +
+              ", which plans to receive " + std::to_string(want[0]) + " of " +
+              std::to_string(want[1]) + ": the ranks planned different layouts";
   }
   run_collectively(comm, [&] {
     require(problem.empty(), ErrorKind::kShapeMismatch, problem);
@@ -394,12 +392,11 @@ class HostTransport final : public Transport {
 
 }  // namespace
 
-template <typename T, typename Space>
-std::unique_ptr<Transport> make_transport(const ProcessGrid& grid,
-                                          const HaloLayout& layout,
-                                          const HaloPlan& plan,
-                                          const HaloSetupOptions& setup) {
-  static_assert(std::is_same_v<Space, HostSpace>);
+template <typename T>
+std::unique_ptr<Transport> make_host_transport(const ProcessGrid& grid,
+                                               const HaloLayout& layout,
+                                               const HaloPlan& plan,
+                                               const HaloSetupOptions& setup) {
   const HaloTransport transport = resolve_transport(
       setup.transport, HaloTransport::kSharedMemory,
       {HaloTransport::kSharedMemory, HaloTransport::kPackedBuffers,
@@ -409,17 +406,14 @@ std::unique_ptr<Transport> make_transport(const ProcessGrid& grid,
                                             setup);
 }
 
-template std::unique_ptr<Transport> make_transport<float, HostSpace>(
-    const ProcessGrid&, const HaloLayout&, const HaloPlan&,
-    const HaloSetupOptions&);
-template std::unique_ptr<Transport> make_transport<double, HostSpace>(
-    const ProcessGrid&, const HaloLayout&, const HaloPlan&,
-    const HaloSetupOptions&);
-template std::unique_ptr<Transport> make_transport<bf16, HostSpace>(
-    const ProcessGrid&, const HaloLayout&, const HaloPlan&,
-    const HaloSetupOptions&);
-template std::unique_ptr<Transport> make_transport<fp16, HostSpace>(
-    const ProcessGrid&, const HaloLayout&, const HaloPlan&,
-    const HaloSetupOptions&);
+#define DISTCONV_HOST_TRANSPORT(T)                            \
+  template std::unique_ptr<Transport> make_host_transport<T>( \
+      const ProcessGrid&, const HaloLayout&, const HaloPlan&, \
+      const HaloSetupOptions&);
+DISTCONV_HOST_TRANSPORT(float)
+DISTCONV_HOST_TRANSPORT(double)
+DISTCONV_HOST_TRANSPORT(bf16)
+DISTCONV_HOST_TRANSPORT(fp16)
+#undef DISTCONV_HOST_TRANSPORT
 
 }  // namespace distconv::internal

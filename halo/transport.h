@@ -10,12 +10,13 @@
 //
 // The host transports (shared-memory window, packed point-to-point, MPI
 // datatypes) live in host_transport.cc, the device ones (host-staged,
-// NCCL, CUDA IPC; CUDA only) in device_transport.cc and ipc_route.cc. Each memory space has a factory,
-// make_transport<T, Space> (declared in halo_exchange.h), chosen by the
-// exchange at compile time. A transport reads the exchange's layout and
-// plan, which outlive it. The interface takes the buffer untyped, so one
-// HaloExchangeCore serves every element type; each transport is a template
-// over its element type.
+// NCCL, CUDA IPC; CUDA only) in device_transport.cc and ipc_route.cc.
+// Each memory space has a factory (make_host_transport<T>,
+// make_device_transport<T>, declared in halo_exchange.h), chosen by the
+// exchange at compile time (transport_factory<T, Space>). A transport reads the
+// exchange's layout and plan, which outlive it. The interface takes the buffer
+// untyped, so one HaloExchangeCore serves every element type; each transport is
+// a template over its element type.
 #ifndef DISTCONV_HALO_TRANSPORT_H_
 #define DISTCONV_HALO_TRANSPORT_H_
 

@@ -34,7 +34,7 @@ void expect_refused(Index odd) {
                               "the ranks planned different layouts", [&] {
                                 HaloSetupOptions setup;
                                 setup.transport = kind;
-                                internal::make_transport<float, HostSpace>(
+                                internal::make_host_transport<float>(
                                     grid, layout, plan, setup);
                               });
   }
@@ -56,7 +56,7 @@ TEST(Transport, PairsThatAgreeConnect) {
   const HaloLayout layout(dist, HaloWidths::symmetric({0, 0, 1, 0}));
   const HaloPlan plan = make_halo_plan(layout, grid.rank());
   const auto make = [&] {
-    internal::make_transport<float, HostSpace>(grid, layout, plan, {});
+    internal::make_host_transport<float>(grid, layout, plan, {});
   };
   EXPECT_NO_THROW(make());
 }

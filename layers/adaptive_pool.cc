@@ -99,7 +99,7 @@ AdaptivePooling<T>::AdaptivePooling(const ProcessGrid& grid,
   });
   internal::check_given_plan(
       grid, plan.src_layout.distribution(), plan.rank,
-      internal::fingerprint(plan, internal::element_name<T>()));
+      internal::layer_fingerprint<T, HostSpace>(plan));
   impl_ = internal::Pimpl<Impl>::make("adaptive pooling", grid,
                                       std::move(plan));
 }

@@ -79,8 +79,8 @@
 // passes on DistTensor<T, DeviceSpace>, with weights, bias and gradients
 // as device arrays, through cuDNN (ConvolutionOptions::gpu: strict fp32 or
 // TF32, heuristic or timed algorithm choice), all queued on
-// ConvolutionOptions::halo.stream. Grids splitting N and space only: a
-// channel split throws kUnsupported on every rank.
+// ConvolutionOptions::halo.stream, on every grid the host layer takes
+// (channel splits through layers/internal/device_channel_collective.h).
 //
 // Destroying the layer completes a gradient allreduce still in flight.
 // The constructor is collective over the grid and validates from global

@@ -171,7 +171,7 @@ GroupNorm<T>::GroupNorm(const ProcessGrid& grid, const Distribution& src,
   });
   internal::check_given_plan(
       grid, plan.layout.distribution(), plan.rank,
-      internal::fingerprint(plan, internal::element_name<T>()));
+      internal::layer_fingerprint<T, HostSpace>(plan));
   impl_ = internal::Pimpl<Impl>::make("group normalisation", grid,
                                       std::move(plan));
 }

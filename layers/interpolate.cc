@@ -74,9 +74,8 @@ Interpolate<T>::Interpolate(const ProcessGrid& grid,
             "fp32 copies: plan it with ConvInput::kHaloBuffer");
     return plan_interpolate(desc, src, grid.rank(), options.input);
   });
-  internal::check_given_plan(
-      grid, plan.src_layout.distribution(), plan.rank,
-      internal::fingerprint(plan, internal::element_name<T>()));
+  internal::check_given_plan(grid, plan.src_layout.distribution(), plan.rank,
+                             internal::layer_fingerprint<T, HostSpace>(plan));
   impl_ = internal::Pimpl<Impl>::make("linear interpolation", grid,
                                       std::move(plan), options.halo);
 }

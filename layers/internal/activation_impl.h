@@ -59,8 +59,8 @@ Activation<T, Space>::Activation(const ProcessGrid& grid,
                                  const ActivationDesc& desc, ShardPlan plan,
                                  const ActivationOptions& options)
     : desc_(desc), plan_(std::move(plan)), options_(options) {
-  internal::check_given_shard_plan(
-      grid, plan_, internal::element_name<T>(), [&] {
+  internal::check_given_shard_plan<T, Space>(
+      grid, plan_, [&] {
     return plan_activation(desc_, plan_.layout("src").distribution(),
                            plan_.rank);
   });

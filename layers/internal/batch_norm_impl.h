@@ -268,7 +268,7 @@ BatchNorm<T, Space>::BatchNorm(const ProcessGrid& grid, BatchNormPlan plan,
                                const BatchNormDeviceOptions& device) {
   internal::check_given_plan(
       grid, plan.layout.distribution(), plan.rank,
-      internal::fingerprint(plan, internal::element_name<T>()));
+      internal::layer_fingerprint<T, Space>(plan));
   // Its per-channel arrays, agreed: an allocation failing on one rank
   // fails on every rank.
   internal::run_collectively(grid.comm(), [&] {

@@ -117,8 +117,8 @@ template <typename T, typename Space>
 Concat<T, Space>::Concat(const ProcessGrid& grid, ShardPlan plan,
                          const ConcatOptions& options)
     : plan_(std::move(plan)), options_(options) {
-  internal::check_given_shard_plan(
-      grid, plan_, internal::element_name<T>(), [&] {
+  internal::check_given_shard_plan<T, Space>(
+      grid, plan_, [&] {
         std::vector<Distribution> srcs;
         for (size_t i = 0; i + 1 < plan_.tensors.size(); ++i) {
           srcs.push_back(plan_.tensors[i].layout.distribution());
@@ -210,8 +210,8 @@ template <typename T, typename Space>
 Slice<T, Space>::Slice(const ProcessGrid& grid, const ChannelRange& range,
                        ShardPlan plan, const ConcatOptions& options)
     : range_(range), plan_(std::move(plan)), options_(options) {
-  internal::check_given_shard_plan(
-      grid, plan_, internal::element_name<T>(),
+  internal::check_given_shard_plan<T, Space>(
+      grid, plan_,
       [&] { return plan_slice(range_, src_distribution(), plan_.rank); });
 }
 

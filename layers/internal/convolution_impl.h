@@ -45,8 +45,7 @@ Convolution<T, Space>::Convolution(const ProcessGrid& grid, ConvPlan plan,
   // throws on every rank, before any collective.
   internal::check_given_plan(
       grid, plan.src_layout.distribution(), plan.rank,
-      internal::fingerprint(plan, internal::element_name<T>(), Space::kName),
-      [&] {
+      internal::layer_fingerprint<T, Space>(plan), [&] {
         require(plan.transport == halo.transport, ErrorKind::kInvalidArgument,
                 "the convolution was planned for another halo transport "
                 "than the one given");
@@ -126,9 +125,10 @@ void Convolution<T, Space>::backward_data(DistTensor<T, Space>& diff_dst,
 }
 
 template <typename T, typename Space>
-void Convolution<T, Space>::backward_data(
-    const DistTensor<T, Space>& diff_dst, DistTensor<T, Space>& diff_dst_frame,
-    const Param* weights, DistTensor<T, Space>& diff_src) {
+void Convolution<T, Space>::backward_data(const DistTensor<T, Space>& diff_dst,
+                                          DistTensor<T, Space>& diff_dst_frame,
+                                          const Param* weights,
+                                          DistTensor<T, Space>& diff_src) {
   Impl& s = impl();
   s.check_data(diff_dst, &diff_dst_frame, weights, diff_src);
   s.backward_data(diff_dst_frame, &diff_dst, weights, diff_src);

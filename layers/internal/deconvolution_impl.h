@@ -150,9 +150,8 @@ template <typename T, typename Space>
 Deconvolution<T, Space>::Deconvolution(const ProcessGrid& grid, DeconvPlan plan,
                                        const HaloSetupOptions& halo,
                                        const GpuConvOptions& gpu) {
-  internal::check_given_plan(
-      grid, plan.src_layout().distribution(), plan.rank,
-      internal::fingerprint(plan, internal::element_name<T>()));
+  internal::check_given_plan(grid, plan.src_layout().distribution(), plan.rank,
+                             internal::layer_fingerprint<T, Space>(plan));
   impl_ = internal::Pimpl<Impl>::make("transposed convolution", grid,
                                       std::move(plan), halo, gpu);
 }

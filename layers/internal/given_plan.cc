@@ -21,7 +21,7 @@ void check_given_plan(const ProcessGrid& grid, const Distribution& planned,
 }
 
 void check_given_shard_plan(const ProcessGrid& grid, const ShardPlan& plan,
-                            const char* element,
+                            const char* element, const char* space,
                             const std::function<ShardPlan()>& replan) {
   std::optional<Distribution> planned;
   run_collectively(grid.comm(), [&] {
@@ -29,10 +29,12 @@ void check_given_shard_plan(const ProcessGrid& grid, const ShardPlan& plan,
             plan.layer, " plan has no tensors");
     planned = plan.tensors.front().layout.distribution();
   });
-  check_given_plan(grid, *planned, plan.rank, fingerprint(plan, element), [&] {
-    require(plan == replan(), ErrorKind::kInvalidArgument, "the ", plan.layer,
-            " plan was not made for the description given with it");
-  });
+  check_given_plan(
+      grid, *planned, plan.rank, fingerprint(plan, element, space), [&] {
+        require(plan == replan(), ErrorKind::kInvalidArgument, "the ",
+                plan.layer,
+                " plan was not made for the description given with it");
+      });
 }
 
 }  // namespace distconv::internal

@@ -38,8 +38,14 @@ void check_given_plan(const ProcessGrid& grid, const Distribution& planned,
 // unless `plan` is the one `replan()` makes from the description given
 // with it.
 void check_given_shard_plan(const ProcessGrid& grid, const ShardPlan& plan,
-                            const char* element,
+                            const char* element, const char* space,
                             const std::function<ShardPlan()>& replan);
+// The same for a layer of T in Space.
+template <typename T, typename Space>
+void check_given_shard_plan(const ProcessGrid& grid, const ShardPlan& plan,
+                            const std::function<ShardPlan()>& replan) {
+  check_given_shard_plan(grid, plan, element_name<T>(), Space::kName, replan);
+}
 
 template <typename Make>
 auto plan_collectively(const ProcessGrid& grid, Make make) -> decltype(make()) {

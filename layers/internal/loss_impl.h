@@ -206,11 +206,9 @@ Loss<T, Space>::Loss(const ProcessGrid& grid, const LossDesc& desc,
 template <typename T, typename Space>
 Loss<T, Space>::Loss(const ProcessGrid& grid, const LossDesc& desc,
                      ShardPlan plan, const LossOptions& options) {
-  internal::check_given_shard_plan(
-      grid, plan, internal::element_name<T>(), [&] {
-        return plan_loss(desc, plan.layout("prediction").distribution(),
-                         plan.rank);
-      });
+  internal::check_given_shard_plan<T, Space>(grid, plan, [&] {
+    return plan_loss(desc, plan.layout("prediction").distribution(), plan.rank);
+  });
   impl_ =
       internal::Pimpl<Impl>::make("loss", grid, desc, std::move(plan), options);
 }

@@ -7,7 +7,7 @@ namespace distconv::internal {
 namespace {
 
 Fingerprint typed(const std::string& object, const char* element,
-                  const char* space = "host") {
+                  const char* space) {
   Fingerprint f(object);
   f.add("element type", element).add("memory space", space);
   return f;
@@ -73,8 +73,9 @@ Fingerprint fingerprint(const ConvPlan& plan, const char* element,
   return f.add("input layout", plan.src_layout);
 }
 
-Fingerprint fingerprint(const DeconvPlan& plan, const char* element) {
-  Fingerprint f = typed("transposed convolution", element);
+Fingerprint fingerprint(const DeconvPlan& plan, const char* element,
+                        const char* space) {
+  Fingerprint f = typed("transposed convolution", element, space);
   f.add("input", plan.src_layout().distribution());
   add_window(f, plan.desc);
   f.add("output padding", plan.desc.output_padding)
@@ -83,8 +84,9 @@ Fingerprint fingerprint(const DeconvPlan& plan, const char* element) {
   return f.add("output layout", plan.dst_layout());
 }
 
-Fingerprint fingerprint(const PoolPlan& plan, const char* element) {
-  Fingerprint f = typed("pooling", element);
+Fingerprint fingerprint(const PoolPlan& plan, const char* element,
+                        const char* space) {
+  Fingerprint f = typed("pooling", element, space);
   f.add("input", plan.src_layout().distribution())
       .add("kind", to_string(plan.desc.kind))
       .add("kernel", plan.desc.kernel)
@@ -96,8 +98,9 @@ Fingerprint fingerprint(const PoolPlan& plan, const char* element) {
   return f.add("input layout", plan.src_layout());
 }
 
-Fingerprint fingerprint(const BatchNormPlan& plan, const char* element) {
-  Fingerprint f = typed("batch normalisation", element);
+Fingerprint fingerprint(const BatchNormPlan& plan, const char* element,
+                        const char* space) {
+  Fingerprint f = typed("batch normalisation", element, space);
   return f.add("input", plan.layout.distribution())
       .add("statistics", to_string(plan.options.stats))
       .add("mode", to_string(plan.options.mode))
@@ -106,8 +109,9 @@ Fingerprint fingerprint(const BatchNormPlan& plan, const char* element) {
       .add("layout", plan.layout);
 }
 
-Fingerprint fingerprint(const GroupNormPlan& plan, const char* element) {
-  Fingerprint f = typed("group normalisation", element);
+Fingerprint fingerprint(const GroupNormPlan& plan, const char* element,
+                        const char* space) {
+  Fingerprint f = typed("group normalisation", element, space);
   return f.add("input", plan.layout.distribution())
       .add("groups", plan.options.groups)
       .add("running statistics", plan.options.running == RunningStats::kTrack)
@@ -117,8 +121,9 @@ Fingerprint fingerprint(const GroupNormPlan& plan, const char* element) {
       .add("layout", plan.layout);
 }
 
-Fingerprint fingerprint(const InterpolatePlan& plan, const char* element) {
-  Fingerprint f = typed("linear interpolation", element);
+Fingerprint fingerprint(const InterpolatePlan& plan, const char* element,
+                        const char* space) {
+  Fingerprint f = typed("linear interpolation", element, space);
   f.add("input", plan.src_layout.distribution())
       .add("size", plan.desc.size)
       .add("align corners", plan.desc.align_corners == AlignCorners::kYes)
@@ -130,16 +135,18 @@ Fingerprint fingerprint(const InterpolatePlan& plan, const char* element) {
   return f.add("layout", plan.src_layout);
 }
 
-Fingerprint fingerprint(const AdaptivePoolPlan& plan, const char* element) {
-  Fingerprint f = typed("adaptive pooling", element);
+Fingerprint fingerprint(const AdaptivePoolPlan& plan, const char* element,
+                        const char* space) {
+  Fingerprint f = typed("adaptive pooling", element, space);
   return f.add("input", plan.src_layout.distribution())
       .add("kind", to_string(plan.desc.kind))
       .add("size", plan.desc.size)
       .add("layout", plan.src_layout);
 }
 
-Fingerprint fingerprint(const ShardPlan& plan, const char* element) {
-  Fingerprint f = typed(plan.layer, element);
+Fingerprint fingerprint(const ShardPlan& plan, const char* element,
+                        const char* space) {
+  Fingerprint f = typed(plan.layer, element, space);
   f.add("tensors", static_cast<int>(plan.tensors.size()));
   for (const ShardTensor& t : plan.tensors) f.add(t.name, t.layout);
   return f;

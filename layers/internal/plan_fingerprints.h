@@ -18,16 +18,30 @@
 
 namespace distconv::internal {
 
-// element: element_name<T>(); space: Space::kName.
+// element: element_name<T>(); space: Space::kName (layer_fingerprint).
 Fingerprint fingerprint(const ConvPlan& plan, const char* element,
                         const char* space);
-Fingerprint fingerprint(const DeconvPlan& plan, const char* element);
-Fingerprint fingerprint(const PoolPlan& plan, const char* element);
-Fingerprint fingerprint(const BatchNormPlan& plan, const char* element);
-Fingerprint fingerprint(const GroupNormPlan& plan, const char* element);
-Fingerprint fingerprint(const InterpolatePlan& plan, const char* element);
-Fingerprint fingerprint(const AdaptivePoolPlan& plan, const char* element);
-Fingerprint fingerprint(const ShardPlan& plan, const char* element);
+Fingerprint fingerprint(const DeconvPlan& plan, const char* element,
+                        const char* space);
+Fingerprint fingerprint(const PoolPlan& plan, const char* element,
+                        const char* space);
+Fingerprint fingerprint(const BatchNormPlan& plan, const char* element,
+                        const char* space);
+Fingerprint fingerprint(const GroupNormPlan& plan, const char* element,
+                        const char* space);
+Fingerprint fingerprint(const InterpolatePlan& plan, const char* element,
+                        const char* space);
+Fingerprint fingerprint(const AdaptivePoolPlan& plan, const char* element,
+                        const char* space);
+Fingerprint fingerprint(const ShardPlan& plan, const char* element,
+                        const char* space);
+
+// The fingerprint of a layer of T in Space planned as `plan`: every layer
+// names its element type and memory space through this.
+template <typename T, typename Space, typename Plan>
+Fingerprint layer_fingerprint(const Plan& plan) {
+  return fingerprint(plan, element_name<T>(), Space::kName);
+}
 
 }  // namespace distconv::internal
 

@@ -151,9 +151,8 @@ Pooling<T, Space>::Pooling(const ProcessGrid& grid, const PoolDesc& desc,
 template <typename T, typename Space>
 Pooling<T, Space>::Pooling(const ProcessGrid& grid, PoolPlan plan,
                            const HaloSetupOptions& halo) {
-  internal::check_given_plan(
-      grid, plan.src_layout().distribution(), plan.rank,
-      internal::fingerprint(plan, internal::element_name<T>()));
+  internal::check_given_plan(grid, plan.src_layout().distribution(), plan.rank,
+                             internal::layer_fingerprint<T, Space>(plan));
   impl_ = internal::Pimpl<Impl>::make("pooling", grid, std::move(plan), halo);
 }
 

@@ -76,11 +76,9 @@ Softmax<T, Space>::Softmax(const ProcessGrid& grid, const Distribution& src,
 template <typename T, typename Space>
 Softmax<T, Space>::Softmax(const ProcessGrid& grid, ShardPlan plan,
                            const SoftmaxOptions& options) {
-  internal::check_given_shard_plan(
-      grid, plan, internal::element_name<T>(), [&] {
-        return plan_softmax(plan.layout("src").distribution(), plan.rank,
-                            options);
-      });
+  internal::check_given_shard_plan<T, Space>(grid, plan, [&] {
+    return plan_softmax(plan.layout("src").distribution(), plan.rank, options);
+  });
   impl_ = internal::Pimpl<Impl>::make("softmax", std::move(plan), options);
 }
 

@@ -41,8 +41,7 @@ inline ShardPlan planned_upsample(const ProcessGrid& grid,
 }  // namespace internal
 
 template <typename T, typename Space>
-Upsample<T, Space>::Upsample(const ProcessGrid& grid,
-                             const UpsampleDesc& desc,
+Upsample<T, Space>::Upsample(const ProcessGrid& grid, const UpsampleDesc& desc,
                              const Distribution& src,
                              const UpsampleOptions& options)
     : desc_(desc),
@@ -50,14 +49,12 @@ Upsample<T, Space>::Upsample(const ProcessGrid& grid,
       options_(options) {}
 
 template <typename T, typename Space>
-Upsample<T, Space>::Upsample(const ProcessGrid& grid,
-                             const UpsampleDesc& desc, ShardPlan plan,
-                             const UpsampleOptions& options)
+Upsample<T, Space>::Upsample(const ProcessGrid& grid, const UpsampleDesc& desc,
+                             ShardPlan plan, const UpsampleOptions& options)
     : desc_(desc), plan_(std::move(plan)), options_(options) {
-  internal::check_given_shard_plan(
-      grid, plan_, internal::element_name<T>(), [&] {
-        return plan_upsample(desc_, src_distribution(), plan_.rank);
-      });
+  internal::check_given_shard_plan<T, Space>(grid, plan_, [&] {
+    return plan_upsample(desc_, src_distribution(), plan_.rank);
+  });
 }
 
 template <typename T, typename Space>
@@ -65,9 +62,9 @@ void Upsample<T, Space>::forward(const DistTensor<T, Space>& src,
                                  DistTensor<T, Space>& dst) const {
   internal::require_distribution(src, src_distribution(), "upsample: src");
   internal::require_distribution(dst, dst_distribution(), "upsample: dst");
-  internal::UpsampleBackend<T, Space>::forward(
-      options_, upsample_factors(desc_.factors), src.interior(),
-      dst.interior());
+  internal::UpsampleBackend<T, Space>::forward(options_,
+                                               upsample_factors(desc_.factors),
+                                               src.interior(), dst.interior());
 }
 
 template <typename T, typename Space>
