@@ -163,10 +163,6 @@ class ConvBnRelu {
   void take_comm_wait(CommWait* wait) { wait->take(conv_); }
 
  private:
-  static constexpr ProfilePass kFwd = ProfilePass::kForward;
-  static constexpr ProfilePass kData = ProfilePass::kBackwardData;
-  static constexpr ProfilePass kWeights = ProfilePass::kBackwardWeights;
-
   // In place in host memory; the plan says whether it could be.
   static ConvolutionOptions conv_options() {
     ConvolutionOptions o;

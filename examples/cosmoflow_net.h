@@ -267,9 +267,6 @@ class CosmoflowNet {
 
  private:
   std::string description_;
-  static constexpr ProfilePass kFwd = ProfilePass::kForward;
-  static constexpr ProfilePass kData = ProfilePass::kBackwardData;
-  static constexpr ProfilePass kWeights = ProfilePass::kBackwardWeights;
 
   double forward_backward() {
     Profile* p = profile_;

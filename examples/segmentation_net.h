@@ -274,10 +274,6 @@ class SegmentationNet {
     return {&enc1a_, &enc1b_, &enc2a_, &enc2b_, &dec_};
   }
 
-  static constexpr ProfilePass kFwd = ProfilePass::kForward;
-  static constexpr ProfilePass kData = ProfilePass::kBackwardData;
-  static constexpr ProfilePass kWeights = ProfilePass::kBackwardWeights;
-
   double forward_backward() {
     Profile* p = profile_;
     enc1a_.forward(x_, e1a_);

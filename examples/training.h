@@ -98,6 +98,11 @@ class ParamIn {
   std::size_t size_;
 };
 
+// The profile's passes, as the networks name them.
+inline constexpr ProfilePass kFwd = ProfilePass::kForward;
+inline constexpr ProfilePass kData = ProfilePass::kBackwardData;
+inline constexpr ProfilePass kWeights = ProfilePass::kBackwardWeights;
+
 // A step's forward and backward (fn(), returning the loss) between
 // copying the parameters in and their gradients out.
 template <typename Space, typename Fn>
