@@ -108,34 +108,41 @@ const char* mode_name(ConvInput input) {
 }
 
 // Both passes of `layer` in its mode: x's and dx's tensors (shards in
-// place, buffers with halos otherwise), frames filled with garbage first.
+// place, buffers with halos otherwise), frames and outputs filled with
+// garbage first.
 struct Passes {
   Passes(const ProcessGrid& grid, const Interpolate<double>& layer)
       : in_place(layer.plan().in_place()),
         xs(grid, in_place ? layer.shard_layout() : layer.src_layout()),
         dxs(grid, xs.layout()),
         x_frame(grid, layer.src_layout()),
-        dx_frame(grid, layer.src_layout()) {
-    for (DistTensor<double>* t : {&xs, &dxs, &x_frame, &dx_frame}) {
+        dx_frame(grid, layer.src_layout()),
+        ys(grid, layer.dst_layout()),
+        dys(grid, layer.diff_dst_layout()) {
+    for (DistTensor<double>* t : {&xs, &dxs, &x_frame, &dx_frame, &ys}) {
       t->buffer().for_each([](const Shape&, double& v) { v = 1e6; });
     }
   }
-  void forward(Interpolate<double>& layer, DistTensor<double>& y) {
+  // x and dy scattered from rank 0, both passes, y and dx gathered there.
+  void run(Interpolate<double>& layer, const std::vector<double>& x,
+           const std::vector<double>& dy, std::vector<double>& y,
+           std::vector<double>& dx) {
+    scatter(x.data(), xs, 0);
+    scatter(dy.data(), dys, 0);
     if (in_place) {
-      layer.forward(xs, x_frame, y);
+      layer.forward(xs, x_frame, ys);
+      layer.backward(dys, dxs, dx_frame);
     } else {
-      layer.forward(xs, y);
+      layer.forward(xs, ys);
+      layer.backward(dys, dxs);
     }
-  }
-  void backward(Interpolate<double>& layer, const DistTensor<double>& dy) {
-    if (in_place) {
-      layer.backward(dy, dxs, dx_frame);
-    } else {
-      layer.backward(dy, dxs);
-    }
+    y.assign(dy.size(), 0.0);
+    dx.assign(x.size(), 0.0);
+    gather(ys, y.data(), 0);
+    gather(dxs, dx.data(), 0);
   }
   bool in_place;
-  DistTensor<double> xs, dxs, x_frame, dx_frame;
+  DistTensor<double> xs, dxs, x_frame, dx_frame, ys, dys;
 };
 
 TEST(Interpolate, MatchesTheSerialLoopsOnEveryGrid) {
@@ -155,16 +162,8 @@ TEST(Interpolate, MatchesTheSerialLoopsOnEveryGrid) {
         Interpolate<double> layer(grid, c.desc, Distribution(c.src, g),
                                   options);
         Passes io(grid, layer);
-        DistTensor<double> ys(grid, layer.dst_layout()),
-            dys(grid, layer.diff_dst_layout());
-        ys.buffer().for_each([](const Shape&, double& v) { v = 1e6; });
-        scatter(x.data(), io.xs, 0);
-        scatter(dy.data(), dys, 0);
-        io.forward(layer, ys);
-        io.backward(layer, dys);
-        std::vector<double> y(out.volume()), dx(c.src.volume());
-        gather(ys, y.data(), 0);
-        gather(io.dxs, dx.data(), 0);
+        std::vector<double> y, dx;
+        io.run(layer, x, dy, y, dx);
         if (grid.rank() == 0) {
           EXPECT_LE(max_relative_error(y, y_ref), 1e-14) << "forward";
           EXPECT_LE(max_relative_error(dx, dx_ref), 1e-13) << "backward";
@@ -172,8 +171,8 @@ TEST(Interpolate, MatchesTheSerialLoopsOnEveryGrid) {
         // <A x, z> == <x, A^T z> over the distributed tensors.
         const double lhs = testing::sum_over(MPI_COMM_WORLD, [&] {
           double s = 0;
-          ys.interior().for_each([&](const Shape& i, double& v) {
-            s += v * std::as_const(dys).interior()(i);
+          io.ys.interior().for_each([&](const Shape& i, double& v) {
+            s += v * std::as_const(io.dys).interior()(i);
           });
           return s;
         }());
@@ -210,15 +209,8 @@ TEST(Interpolate, InPlaceOnManySmallShards) {
       options.input = ConvInput::kInPlace;
       Interpolate<double> layer(grid, c.desc, Distribution(c.src, g), options);
       Passes io(grid, layer);
-      DistTensor<double> ys(grid, layer.dst_layout()),
-          dys(grid, layer.diff_dst_layout());
-      scatter(x.data(), io.xs, 0);
-      scatter(dy.data(), dys, 0);
-      io.forward(layer, ys);
-      io.backward(layer, dys);
-      std::vector<double> y(out.volume()), dx(c.src.volume());
-      gather(ys, y.data(), 0);
-      gather(io.dxs, dx.data(), 0);
+      std::vector<double> y, dx;
+      io.run(layer, x, dy, y, dx);
       if (grid.rank() == 0) {
         EXPECT_LE(max_relative_error(y, serial_forward(c, x)), 1e-14);
         EXPECT_LE(max_relative_error(dx, serial_backward(c, dy)), 1e-13);
