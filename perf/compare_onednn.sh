@@ -7,6 +7,9 @@
 # and distconv on 2 ranks with overlap off. Prints each run's JSON line, then
 # medians over the rounds and the ratios (oneDNN time / distconv time: 1.0 is
 # oneDNN's speed, above is faster).
+# Prints the CPU model and its vector extensions first, and for each
+# problem how distconv computes each pass on rank 0 (the kernels oneDNN
+# chose, from the first round's runs with --verbose).
 #   perf/compare_onednn.sh [ROUNDS] [PROBLEM...]
 # Other drivers: BENCH_FLAGS goes before the problem, e.g.
 #   BENCH_FLAGS="--pool --alg=max" perf/compare_onednn.sh 3 mb1ic16ih1024kh3sh2ph1
@@ -28,19 +31,26 @@ bazel build //perf:distconv_bench >&2
 bench=$(bazel info bazel-bin 2>/dev/null)/perf/distconv_bench
 export OMPI_MCA_plm=isolated
 mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'); $(nproc) cores; $(grep -o -w 'avx2\|avx512[a-z_0-9]*\|amx[a-z_0-9]*' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+# The first round's distconv runs add --verbose: the lines before the JSON
+# say how rank 0 computes each pass.
 field() { sed -n "s/.*\"$1\": \"\{0,1\}\([^,\"}]*\).*/\1/p"; }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 for p in "${problems[@]}"; do
   declare -A t=()
   for ((r = 1; r <= rounds; r++)); do
     for cfg in "${configs[@]}"; do
+      v=()
+      [ "$r" -eq 1 ] && v=(--verbose)
       case $cfg in
-        onednn1) line=$("${mpi[@]}" -np 1 -x OMP_NUM_THREADS=1 "$bench" "${flags[@]}" --mode=perf --json --impl=onednn "$p") ;;
-        onednn2) line=$("${mpi[@]}" -np 1 -x OMP_NUM_THREADS=2 "$bench" "${flags[@]}" --mode=perf --json --impl=onednn "$p") ;;
-        distconv1) line=$("${mpi[@]}" -np 1 -x OMP_NUM_THREADS=1 "$bench" "${flags[@]}" --mode=perf --json "$p") ;;
-        distconv2) line=$("${mpi[@]}" -np 2 -x OMP_NUM_THREADS=1 "$bench" "${flags[@]}" --mode=perf --json "$p") ;;
-        distconv2_off) line=$("${mpi[@]}" -np 2 -x OMP_NUM_THREADS=1 "$bench" "${flags[@]}" --mode=perf --json --overlap=off "$p") ;;
+        onednn1) out=$("${mpi[@]}" -np 1 -x OMP_NUM_THREADS=1 "$bench" "${flags[@]}" --mode=perf --json --impl=onednn "$p") ;;
+        onednn2) out=$("${mpi[@]}" -np 1 -x OMP_NUM_THREADS=2 "$bench" "${flags[@]}" --mode=perf --json --impl=onednn "$p") ;;
+        distconv1) out=$("${mpi[@]}" -np 1 -x OMP_NUM_THREADS=1 "$bench" "${flags[@]}" "${v[@]}" --mode=perf --json "$p") ;;
+        distconv2) out=$("${mpi[@]}" -np 2 -x OMP_NUM_THREADS=1 "$bench" "${flags[@]}" "${v[@]}" --mode=perf --json "$p") ;;
+        distconv2_off) out=$("${mpi[@]}" -np 2 -x OMP_NUM_THREADS=1 "$bench" "${flags[@]}" --mode=perf --json --overlap=off "$p") ;;
       esac
+      echo "$out" | grep -v '^{' | sed "s/^/$cfg: /" || true
+      line=$(echo "$out" | grep '^{' | tail -n 1)
       echo "$line"
       t[$cfg]+="$(echo "$line" | field median_ms) "
       t[${cfg}_wait]+="$(echo "$line" | field comm_wait_ms) "

@@ -9,6 +9,9 @@
 # Prints each run's JSON line, then medians over the rounds and the ratios
 # (fp32 time / bf16 time: bf16's speed-up; oneDNN bf16 time / distconv bf16
 # time: 1.0 is oneDNN's speed).
+# Prints the CPU model and its vector extensions first, and for each
+# problem how distconv computes each pass on rank 0 (the kernels oneDNN
+# chose, from the first round's runs with --verbose).
 #   perf/compare_precision.sh [ROUNDS] [PROBLEM...]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -24,6 +27,9 @@ bench=$(bazel info bazel-bin 2>/dev/null)/perf/distconv_bench
 export OMPI_MCA_plm=isolated
 mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
 configs=(f32_1 bf16_1 f32_2 bf16_2 onednn_1 onednn_2)
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'); $(nproc) cores; $(grep -o -w 'avx2\|avx512[a-z_0-9]*\|amx[a-z_0-9]*' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+# The first round's distconv runs add --verbose: the lines before the JSON
+# say how rank 0 computes each pass.
 field() { sed -n "s/.*\"$1\": \"\{0,1\}\([^,\"}]*\).*/\1/p"; }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {print a / b}'; }
@@ -33,15 +39,19 @@ for p in "${problems[@]}"; do
   for ((r = 1; r <= rounds; r++)); do
     for cfg in "${configs[@]}"; do
       n="${cfg##*_}"
+      v=()
+      [ "$r" -eq 1 ] && v=(--verbose)
       case $cfg in
-        f32_*) args=(-np "$n" -x OMP_NUM_THREADS=1 "$bench" --dt=f32) ;;
-        bf16_*) args=(-np "$n" -x OMP_NUM_THREADS=1 "$bench" --dt=bf16) ;;
+        f32_*) args=(-np "$n" -x OMP_NUM_THREADS=1 "$bench" --dt=f32 "${v[@]}") ;;
+        bf16_*) args=(-np "$n" -x OMP_NUM_THREADS=1 "$bench" --dt=bf16 "${v[@]}") ;;
         onednn_*) args=(-np 1 -x "OMP_NUM_THREADS=$n" "$bench" --dt=bf16
                         --impl=onednn) ;;
       esac
       # A configuration oneDNN cannot run exits 1 with its error in JSON.
-      line=$("${mpi[@]}" "${args[@]}" --mode=perf --json "$p" 2>/dev/null) ||
+      out=$("${mpi[@]}" "${args[@]}" --mode=perf --json "$p" 2>/dev/null) ||
         true
+      echo "$out" | grep -v '^{' | sed "s/^/$cfg: /" || true
+      line=$(echo "$out" | grep '^{' | tail -n 1)
       echo "$line"
       if [ "$(echo "$line" | field status)" != "OK" ]; then
         onednn_error="$(echo "$line" | field error)"
