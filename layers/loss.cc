@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "kernels/channel_cells.h"
-#include "layers/internal/channel_cells.h"
+#include "layers/internal/cell_walk.h"
 #include "layers/internal/loss_impl.h"
 
 namespace distconv {

@@ -11,7 +11,7 @@
 #include "distconv/error.h"
 #include "kernels/channel_cells.h"
 #include "kernels/onednn/softmax.h"
-#include "layers/internal/channel_cells.h"
+#include "layers/internal/cell_walk.h"
 #include "layers/internal/softmax_impl.h"
 
 namespace distconv {

@@ -12,7 +12,7 @@
 #include "kernels/gpu_conv_options.h"
 #include "kernels/local_conv.h"
 #include "layers/conv_kernel_call.h"
-#include "layers/internal/channel_cells.h"
+#include "layers/internal/cell_walk.h"
 #include "layers/internal/channel_collective.h"
 #include "layers/internal/conv_backend.h"
 #include "layers/internal/gradient_sum.h"
