@@ -149,26 +149,40 @@ TEST(Checkpoint, KeepsTheNewestAndSurvivesAnInterruptedSave) {
   EXPECT_FALSE(gone.good());
 }
 
-TEST(Checkpoint, SkipsACorruptedCheckpoint) {
-  const std::string dir = temp_path("corrupt");
-  ProcessGrid g(MPI_COMM_WORLD, Shape{1, 1, world_size(), 1, 1});
-  CheckpointDir ckpt(MPI_COMM_WORLD, dir);
+// Saves the models of seeds 1 and 2 as steps 1 and 2, then flips the bits
+// `mask` of one byte of step 2's file, at where(its bytes), on rank 0;
+// every rank returns after that.
+template <typename Where>
+void save_two_and_damage_the_second(const ProcessGrid& g, CheckpointDir& ckpt,
+                                    Where where, int mask) {
   Model m1(g, 1), m2(g, 2);
   ckpt.save(1, m1.state());
   ckpt.save(2, m2.state());
-  // Flip one bit of the newest checkpoint's weights (w[3] = 203.0f).
   if (world_rank() == 0) {
     std::fstream f(ckpt.path(2),
                    std::ios::in | std::ios::out | std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(f)), {});
-    const float value = 203.0f;
-    const std::string pattern(reinterpret_cast<const char*>(&value), 4);
-    const std::size_t at = bytes.find(pattern);
-    ASSERT_NE(at, std::string::npos);
+    const std::size_t at = where(bytes);
+    ASSERT_LT(at, bytes.size());
     f.seekp(static_cast<std::streamoff>(at));
-    f.put(static_cast<char>(bytes[at] ^ 1));
+    f.put(static_cast<char>(bytes[at] ^ mask));
   }
   MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST(Checkpoint, SkipsACorruptedCheckpoint) {
+  const std::string dir = temp_path("corrupt");
+  ProcessGrid g(MPI_COMM_WORLD, Shape{1, 1, world_size(), 1, 1});
+  CheckpointDir ckpt(MPI_COMM_WORLD, dir);
+  // Flip one bit of the newest checkpoint's weights (w[3] = 203.0f).
+  const float value = 203.0f;
+  save_two_and_damage_the_second(
+      g, ckpt,
+      [&](const std::string& bytes) {
+        return bytes.find(
+            std::string(reinterpret_cast<const char*>(&value), 4));
+      },
+      1);
   Model loaded(g, 0);
   CheckpointState s = loaded.state();
   expect_error_on_all_ranks(
@@ -189,19 +203,8 @@ TEST(Checkpoint, RefusesAFileWhoseHeaderIsDamaged) {
   const std::string dir = temp_path("damaged_header");
   ProcessGrid g(MPI_COMM_WORLD, Shape{1, 1, world_size(), 1, 1});
   CheckpointDir ckpt(MPI_COMM_WORLD, dir);
-  Model m1(g, 1), m2(g, 2);
-  ckpt.save(1, m1.state());
-  ckpt.save(2, m2.state());
-  if (world_rank() == 0) {
-    std::fstream f(ckpt.path(2),
-                   std::ios::in | std::ios::out | std::ios::binary);
-    char c = 0;
-    f.seekg(2);
-    f.get(c);
-    f.seekp(2);
-    f.put(static_cast<char>(c ^ 0x20));
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
+  save_two_and_damage_the_second(
+      g, ckpt, [](const std::string&) { return std::size_t{2}; }, 0x20);
   Model loaded(g, 0);
   CheckpointState s = loaded.state();
   expect_error_on_all_ranks(
