@@ -93,8 +93,10 @@ struct LocalConv<T>::Impl {
   Shape src_extent, dst_extent;
   Mode mode = Mode::kStaged;
   StorageOrder scratch_order = StorageOrder::kChannelsLast;
+  ConvImpl requested = ConvImpl::kChannelsLast, impl = ConvImpl::kReference;
   std::optional<onednn::Conv> onednn;
-  std::string why_reference;
+  std::string why_not;        // why `requested` does not run
+  std::string why_reference;  // why no oneDNN implementation runs
   mutable std::vector<P> src_scratch, dst_scratch, dw_scratch, db_scratch;
 
   StridedView<P> scratch_view(std::vector<P>& v, const Shape& extent) const {
@@ -150,33 +152,56 @@ template <typename T>
 LocalConv<T>::LocalConv(const ConvDesc& desc, const Shape& src_extent,
                         const Shape& src_strides, const Shape& dst_extent,
                         const Shape& dst_strides, ConvPass pass)
+    : LocalConv(desc, src_extent, src_strides, dst_extent, dst_strides, pass,
+                heuristic_conv_impl(desc, pass)) {}
+
+template <typename T>
+LocalConv<T>::LocalConv(const ConvDesc& desc, const Shape& src_extent,
+                        const Shape& src_strides, const Shape& dst_extent,
+                        const Shape& dst_strides, ConvPass pass, ConvImpl impl)
     : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
   s.desc = desc;
   s.pass = pass;
   s.src_extent = src_extent;
   s.dst_extent = dst_extent;
+  s.requested = impl;
   require(desc.dst_shape(src_extent) == dst_extent, ErrorKind::kShapeMismatch,
           "local convolution of ", src_extent, " gives ",
           desc.dst_shape(src_extent), ", not ", dst_extent);
-  if constexpr (std::is_same_v<Compute<T>, float>) {
-    // bf16 views are staged: the kernels run on fp32 copies.
-    const bool direct = std::is_same_v<T, float>;
-    const bool whole = direct && dense_from(src_extent, src_strides, 0) &&
-                       dense_from(dst_extent, dst_strides, 0);
-    const bool each = direct && dense_from(src_extent, src_strides, 1) &&
-                      dense_from(dst_extent, dst_strides, 1);
-    s.mode = whole ? Mode::kInPlace : each ? Mode::kPerSample : Mode::kStaged;
-    const Index n = s.mode == Mode::kPerSample ? 1 : src_extent[0];
-    try {
-      s.onednn.emplace(desc, with_batch(src_extent, n),
-                       with_batch(dst_extent, n), pass);
-    } catch (const Error& e) {
-      s.why_reference = e.what();
+  // The one asked for, then channels-last, then the reference loops.
+  std::vector<ConvImpl> tries = {impl};
+  if (impl != ConvImpl::kChannelsLast && impl != ConvImpl::kReference) {
+    tries.push_back(ConvImpl::kChannelsLast);
+  }
+  if (impl != ConvImpl::kReference) tries.push_back(ConvImpl::kReference);
+  for (ConvImpl t : tries) {
+    std::string why;
+    if (t == ConvImpl::kReference) {
       s.mode = Mode::kStaged;
+      s.impl = t;
+    } else if constexpr (std::is_same_v<Compute<T>, float>) {
+      // bf16 views are staged: the kernels run on fp32 copies.
+      const bool direct = std::is_same_v<T, float>;
+      const bool whole = direct && dense_from(src_extent, src_strides, 0) &&
+                         dense_from(dst_extent, dst_strides, 0);
+      const bool each = direct && dense_from(src_extent, src_strides, 1) &&
+                        dense_from(dst_extent, dst_strides, 1);
+      s.mode = whole ? Mode::kInPlace : each ? Mode::kPerSample : Mode::kStaged;
+      const Index n = s.mode == Mode::kPerSample ? 1 : src_extent[0];
+      try {
+        s.onednn.emplace(desc, with_batch(src_extent, n),
+                         with_batch(dst_extent, n), pass, t);
+        s.impl = t;
+      } catch (const Error& e) {
+        why = e.what();
+      }
+    } else {
+      why = "oneDNN has no fp64 convolution";
     }
-  } else {
-    s.why_reference = "oneDNN has no fp64 convolution";
+    if (t == impl) s.why_not = why;
+    if (why.empty()) break;
+    s.why_reference = why;
   }
   // oneDNN runs on channels-last scratch, the reference loops on NCHW.
   s.scratch_order = s.onednn ? StorageOrder::kChannelsLast
@@ -201,14 +226,37 @@ LocalConv<T>& LocalConv<T>::operator=(LocalConv&&) noexcept = default;
 template <typename T>
 std::string LocalConv<T>::implementation() const {
   const Impl& s = *impl_;
+  const std::string fell_back =
+      s.impl == s.requested ? ""
+                            : std::string(" (") + to_string(s.requested) +
+                                  " does not apply: " + s.why_not + ")";
   if (!s.onednn) {
+    // Where channels-last was tried after the one asked for, its reason too.
+    const bool twice = !fell_back.empty() && s.why_reference != s.why_not;
     return std::string("reference, staged") + (kNarrow<T> ? " in fp32" : "") +
-           " (" + s.why_reference + ")";
+           (twice ? fell_back.substr(0, fell_back.size() - 1) +
+                        "; channels_last: " + s.why_reference + ")"
+                  : fell_back);
   }
   const char* how[] = {"in place", "per sample", "staged"};
   const char* converted = kNarrow<T> ? " in fp32" : "";
   return s.onednn->implementation() + ", " + how[static_cast<int>(s.mode)] +
-         converted;
+         converted + fell_back;
+}
+
+template <typename T>
+ConvImpl LocalConv<T>::requested() const {
+  return impl_->requested;
+}
+
+template <typename T>
+ConvImpl LocalConv<T>::impl() const {
+  return impl_->impl;
+}
+
+template <typename T>
+const std::string& LocalConv<T>::why_not() const {
+  return impl_->why_not;
 }
 
 template <typename T>

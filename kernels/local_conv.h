@@ -1,21 +1,24 @@
 // LocalConv<T>: one local convolution (a piece of a rank's shard, from a
 // ConvGeometry window) on strided views of the rank's buffers, planned once.
-// It picks the first implementation that applies:
-//   1. oneDNN in place (float; views dense in channels-last order, N
-//      included): one call on the buffers themselves;
-//   2. oneDNN per sample (float; each sample dense): one call per sample;
-//   3. oneDNN staged (float): views copied to dense scratch and back;
-//   4. reference staged (double, or what oneDNN refuses): the plain loops
-//      of kernels/reference on dense scratch.
+// It runs the implementation it is asked for (kernels/conv_impl.h) where
+// that can run the problem on this CPU, else channels-last, else the
+// reference loops; how it reaches the data follows from the views:
+//   - oneDNN in place (float; views dense in channels-last order, N
+//     included): one call on the buffers themselves;
+//   - oneDNN per sample (float; each sample dense): one call per sample;
+//   - oneDNN staged (float): views copied to dense scratch and back;
+//   - reference staged (double, or what oneDNN refuses): the plain loops
+//     of kernels/reference on dense scratch.
 // bf16 and fp16 views are always staged: converted to fp32 scratch,
-// computed by 1. or 4. in fp32 (fp32 accumulation) and rounded once into
-// the 16-bit view; weights, bias and their gradients are fp32
+// computed by oneDNN or the loops in fp32 (fp32 accumulation) and rounded
+// once into the 16-bit view; weights, bias and their gradients are fp32
 // (Compute<T>).
-// implementation() names the choice, e.g. "brgconv:avx512_core, in place".
+// implementation() names what runs, e.g. "brgconv:avx512_core, in place",
+// and why the one asked for did not, where it did not.
 //
 //   LocalConv<float> piece(window_desc, src_view.extent(), src_view.strides(),
 //                          dst_view.extent(), dst_view.strides(),
-//                          ConvPass::kForward);
+//                          ConvPass::kForward, ConvImpl::kChannelsLast);
 //   piece.forward(src_view, weights, bias, dst_view);
 #ifndef DISTCONV_KERNELS_LOCAL_CONV_H_
 #define DISTCONV_KERNELS_LOCAL_CONV_H_
@@ -28,6 +31,7 @@
 #include "distconv/conv_desc.h"
 #include "distconv/shape.h"
 #include "distconv/strided_view.h"
+#include "kernels/conv_impl.h"
 #include "kernels/conv_pass.h"
 
 namespace distconv {
@@ -40,6 +44,11 @@ class LocalConv {
 
   // `desc` carries the window's padding; extents are (n, C or F,
   // spatial...), strides the element strides the views will have.
+  // `impl` is the implementation asked for; without one, the heuristic's
+  // (heuristic_conv_impl()).
+  LocalConv(const ConvDesc& desc, const Shape& src_extent,
+            const Shape& src_strides, const Shape& dst_extent,
+            const Shape& dst_strides, ConvPass pass, ConvImpl impl);
   LocalConv(const ConvDesc& desc, const Shape& src_extent,
             const Shape& src_strides, const Shape& dst_extent,
             const Shape& dst_strides, ConvPass pass);
@@ -48,6 +57,11 @@ class LocalConv {
   LocalConv& operator=(LocalConv&&) noexcept;
 
   std::string implementation() const;
+  // The implementation asked for, the one that runs, and why the one asked
+  // for does not ("" where it runs).
+  ConvImpl requested() const;
+  ConvImpl impl() const;
+  const std::string& why_not() const;
 
   // dst = conv(src) (+ bias).
   void forward(StridedView<const T> src, const Param* weights,

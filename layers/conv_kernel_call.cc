@@ -20,7 +20,19 @@ double ConvKernelCall::flops() const {
 bool operator==(const ConvKernelCall& a, const ConvKernelCall& b) {
   return a.desc == b.desc && a.src_extent == b.src_extent &&
          a.src_strides == b.src_strides && a.dst_extent == b.dst_extent &&
-         a.dst_strides == b.dst_strides && a.pass == b.pass;
+         a.dst_strides == b.dst_strides && a.pass == b.pass && a.impl == b.impl;
+}
+
+ConvKernelCall planned_call(const ConvDesc& desc, const Shape& src_extent,
+                            const Shape& src_strides, const Shape& dst_extent,
+                            const Shape& dst_strides, ConvPass pass) {
+  return ConvKernelCall{desc,
+                        src_extent,
+                        src_strides,
+                        dst_extent,
+                        dst_strides,
+                        pass,
+                        heuristic_conv_impl(desc, pass)};
 }
 
 }  // namespace distconv

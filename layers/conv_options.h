@@ -12,6 +12,7 @@
 
 #include "distconv/halo_layout.h"
 #include "halo/halo_options.h"
+#include "kernels/conv_impl.h"
 #include "kernels/gpu_conv_options.h"
 #include "layers/layer_stats.h"
 
@@ -59,6 +60,10 @@ struct ConvolutionOptions {
   int channel_blocks = 0;
   HaloSetupOptions halo;  // how halos travel
   GpuConvOptions gpu;     // device memory: cuDNN's arithmetic and algorithms
+  // Host memory: how the local convolutions choose their implementations
+  // (kernels/conv_impl.h): the heuristic (default), or timed when the layer
+  // is made, agreed across ranks, optionally through a shared cache.
+  CpuConvOptions cpu;
   // The input's layout, when a tensor shared with other layers carries
   // wider halos (widest() of their layouts); it must cover the halos this
   // convolution needs. Unset: exactly those.

@@ -227,10 +227,10 @@ class Planner {
     piece.out_local = out.local(piece.window.dst);
     if (!piece.window.dst.empty() && !piece.window.src.empty() &&
         in.channels() > 0 && out.channels() > 0) {
-      piece.kernel = ConvKernelCall{
-          local_desc(piece.window, in.channels(), out.channels()),
-          piece.in_local.extent, in.strides, piece.out_local.extent,
-          out.strides, pass};
+      piece.kernel =
+          planned_call(local_desc(piece.window, in.channels(), out.channels()),
+                       piece.in_local.extent, in.strides,
+                       piece.out_local.extent, out.strides, pass);
     }
     return piece;
   }
@@ -246,10 +246,10 @@ class Planner {
     piece.out_local = dx.local(piece.window.src);
     piece.target_local = dx.local(src_box);
     if (!piece.window.dst.empty() && dy.channels() > 0 && dx.channels() > 0) {
-      piece.kernel = ConvKernelCall{
+      piece.kernel = planned_call(
           local_desc(piece.window, dx.channels(), dy.channels()),
-          piece.out_local.extent, dx.strides, piece.in_local.extent,
-          dy.strides, ConvPass::kBackwardData};
+          piece.out_local.extent, dx.strides, piece.in_local.extent, dy.strides,
+          ConvPass::kBackwardData);
     }
     piece.zero_first = !piece.kernel || piece.out_local != piece.target_local;
     return piece;
@@ -282,11 +282,11 @@ bool operator==(const ConvPiece& a, const ConvPiece& b) {
 
 bool operator==(const ConvPlan& a, const ConvPlan& b) {
   return a.desc() == b.desc() &&
-         a.geometry.src_shape() == b.geometry.src_shape() &&
-         a.rank == b.rank && a.overlap == b.overlap && a.input == b.input &&
-         a.transport == b.transport && a.channels == b.channels &&
-         a.dst == b.dst && a.src_layout == b.src_layout &&
-         a.dst_layout == b.dst_layout &&
+         a.geometry.src_shape() == b.geometry.src_shape() && a.rank == b.rank &&
+         a.overlap == b.overlap && a.input == b.input &&
+         a.transport == b.transport && a.search == b.search &&
+         a.channels == b.channels && a.dst == b.dst &&
+         a.src_layout == b.src_layout && a.dst_layout == b.dst_layout &&
          a.diff_dst_layout == b.diff_dst_layout &&
          a.diff_src_layout == b.diff_src_layout &&
          a.diff_src_folded == b.diff_src_folded &&
@@ -298,8 +298,7 @@ bool operator==(const ConvPlan& a, const ConvPlan& b) {
          a.y_buf == b.y_buf && a.dy_buf == b.dy_buf && a.dx_buf == b.dx_buf &&
          a.x_shard == b.x_shard && a.dy_shard == b.dy_shard &&
          a.x_frame == b.x_frame && a.dy_frame == b.dy_frame &&
-         a.weights_block == b.weights_block &&
-         a.bias_block == b.bias_block &&
+         a.weights_block == b.weights_block && a.bias_block == b.bias_block &&
          a.forward_early == b.forward_early &&
          a.forward_late == b.forward_late && a.data_early == b.data_early &&
          a.data_late == b.data_late && a.weights_early == b.weights_early &&
@@ -379,6 +378,7 @@ ConvPlan plan_convolution(const ConvDesc& desc, const Distribution& src,
                 options.overlap,
                 input,
                 options.halo.transport,
+                options.cpu.search,
                 channels,
                 dst,
                 std::move(src_layout),

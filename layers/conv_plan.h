@@ -110,6 +110,8 @@ struct ConvPlan {
   // ask for it and channels are not split, else kHaloBuffer.
   ConvInput input = ConvInput::kHaloBuffer;
   HaloTransport transport = HaloTransport::kDefault;  // options.halo's
+  // How the kernels choose (options.cpu.search; every rank alike).
+  ConvImplSearch search = ConvImplSearch::kHeuristic;
   internal::ChannelPlan channels;
   Distribution dst;  // lined up with the input's distribution
   HaloLayout src_layout, dst_layout, diff_dst_layout, diff_src_layout;

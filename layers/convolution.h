@@ -123,10 +123,11 @@ class Convolution {
   Convolution(const ProcessGrid& grid, const ConvDesc& desc,
               const Distribution& src, const ConvolutionOptions& options = {});
   // Runs a plan made beforehand for this rank of `grid`, its halos
-  // travelling as `halo` says (the transport the plan was made for).
+  // travelling as `halo` says (the transport the plan was made for), its
+  // kernels chosen as `cpu` says (the search the plan was made for).
   Convolution(const ProcessGrid& grid, ConvPlan plan,
-              const HaloSetupOptions& halo = {},
-              const GpuConvOptions& gpu = {});
+              const HaloSetupOptions& halo = {}, const GpuConvOptions& gpu = {},
+              const CpuConvOptions& cpu = {});
 
   const ConvPlan& plan() const;
   const ConvGeometry& geometry() const;

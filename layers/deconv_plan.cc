@@ -13,7 +13,8 @@ bool operator==(const DeconvPlan& a, const DeconvPlan& b) {
          a.forward_kernel == b.forward_kernel &&
          a.data_kernel == b.data_kernel &&
          a.weights_kernel == b.weights_kernel && a.input == b.input &&
-         a.frames == b.frames && a.piece_kernels == b.piece_kernels;
+         a.search == b.search && a.frames == b.frames &&
+         a.piece_kernels == b.piece_kernels;
 }
 
 std::string DeconvPlan::describe(const std::string& forward,
@@ -61,16 +62,17 @@ DeconvPlan plan_deconvolution(const DeconvDesc& desc, const Distribution& src,
   const WindowPlan& w = plan.window;
   if (w.has_kernel()) {
     auto call = [&](ConvPass pass) {
-      return ConvKernelCall{
-          w.local_desc(plan.geometry.desc()), w.window.src.extent,
-          w.haloed.local_strides(rank),       w.window.dst.extent,
-          w.plain.local_strides(rank),        pass};
+      return planned_call(w.local_desc(plan.geometry.desc()),
+                          w.window.src.extent, w.haloed.local_strides(rank),
+                          w.window.dst.extent, w.plain.local_strides(rank),
+                          pass);
     };
     plan.forward_kernel = call(ConvPass::kBackwardData);
     plan.data_kernel = call(ConvPass::kForward);
     plan.weights_kernel = call(ConvPass::kBackwardWeights);
   }
   plan.input = options.input;
+  plan.search = options.cpu.search;
   if (plan.in_place()) {
     plan.frames = plan_frames(plan.geometry, w, rank);
     const Shape frame = w.haloed.local_strides(rank);
@@ -86,8 +88,8 @@ DeconvPlan plan_deconvolution(const DeconvDesc& desc, const Distribution& src,
                                 ? dense_strides(in, StorageOrder::kChannelsLast)
                                 : shard;
       auto call = [&](const Shape& strides, ConvPass pass) {
-        return ConvKernelCall{local, in,  strides, c.window.dst.extent,
-                              plain, pass};
+        return planned_call(local, in, strides, c.window.dst.extent, plain,
+                            pass);
       };
       plan.piece_kernels.push_back({call(written, ConvPass::kBackwardData),
                                     call(read, ConvPass::kForward),

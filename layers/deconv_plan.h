@@ -49,6 +49,9 @@ struct DeconvolutionOptions : WindowOptions {
   // halos), with a frame per tensor for the edges; host memory only
   // (device memory: kUnsupported).
   ConvInput input = ConvInput::kHaloBuffer;
+  // Host memory: how the local convolutions choose their implementations
+  // (as ConvolutionOptions::cpu).
+  CpuConvOptions cpu;
 };
 
 // kInPlace: a piece's three local convolutions (the adjoint's passes). A
@@ -77,6 +80,8 @@ struct DeconvPlan {
   // ask. kInPlace only: the pieces and frames' boxes of the output side,
   // with each piece's kernels.
   ConvInput input = ConvInput::kHaloBuffer;
+  // How the kernels choose (the options' cpu.search; every rank alike).
+  ConvImplSearch search = ConvImplSearch::kHeuristic;
   std::optional<WindowFrames> frames;
   std::vector<DeconvPieceKernels> piece_kernels;
 

@@ -109,10 +109,11 @@ class Deconvolution {
                 const DeconvolutionOptions& options = {},
                 const GpuConvOptions& gpu = {});
   // Runs a plan made beforehand for this rank (plan_deconvolution(desc,
-  // src, grid.rank(), options)); `halo`: the options' halo configuration.
+  // src, grid.rank(), options)); `halo` and `cpu`: the options' halo
+  // configuration and kernel choice.
   Deconvolution(const ProcessGrid& grid, DeconvPlan plan,
                 const HaloSetupOptions& halo = {},
-                const GpuConvOptions& gpu = {});
+                const GpuConvOptions& gpu = {}, const CpuConvOptions& cpu = {});
 
   const DeconvPlan& plan() const;
   const DeconvDesc& desc() const;

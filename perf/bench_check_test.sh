@@ -3,7 +3,9 @@
 # 3 ranks: split along H (10 rows over 3 ranks: uneven) and along samples
 # (2 samples over 3 ranks: one rank empty); fp32 and fp64. Each run checks
 # the gathered results against the reference kernels and exits non-zero
-# on FAIL or ERROR; --transport on two of them. Each driver's bare oneDNN
+# on FAIL or ERROR; --transport on two of them, --input=in_place on the
+# layers with halos, --kernel-choice=measured and --kernel-cache on the
+# convolutions. Each driver's bare oneDNN
 # baseline (--impl=onednn) once. Then --device=gpu: in a
 # build without the GPU backend (or on a machine without a GPU) a clear
 # error naming why, on every problem, not a crash.
@@ -55,6 +57,39 @@ for d in "${drivers[@]}"; do
   read -ra args <<<"$d"
   run 1 --impl=onednn --mode=perf --warmup=0 --reps=1 "${args[@]}"
 done
+# --input=in_place: the layers with halos reading in place, frames for the
+# halos, on uneven H and on one empty rank.
+for d in "${drivers[@]:0:5}"; do
+  read -ra args <<<"$d"
+  run 3 --input=in_place "${args[@]}"
+  run 3 --input=in_place --grid=3x1x1x1 --dt=f64 "${args[@]}"
+done
+# --kernel-choice=measured: the convolutions' implementations timed and
+# agreed, with buffers and in place; a --kernel-cache written by one run
+# is taken whole by the next; a damaged one is refused with a message and
+# the run times afresh and passes.
+cache=$(mktemp -d)/kernels.cache
+for d in "${drivers[@]:0:2}"; do
+  read -ra args <<<"$d"
+  run 3 --kernel-choice=measured "${args[@]}"
+  run 3 --kernel-choice=measured --input=in_place --kernel-cache="$cache" \
+    "${args[@]}"
+done
+out=$(run 3 --kernel-choice=measured --input=in_place \
+  --kernel-cache="$cache" ${drivers[0]})
+echo "$out"
+grep -q "^FAILED" <<<"$out" && failed=1
+grep -q "choices taken" <<<"$out" ||
+  { echo "FAILED: the kernel cache was not taken"; failed=1; }
+grep -q "rank 0: [1-9][0-9]* kernels from the cache, 0 timed" <<<"$out" ||
+  { echo "FAILED: a run with a full kernel cache timed kernels"; failed=1; }
+sed -i 's/channels_last/channels_lust/' "$cache"
+out=$(run 3 --kernel-choice=measured --kernel-cache="$cache" ${drivers[0]})
+echo "$out"
+grep -q "^FAILED" <<<"$out" && failed=1
+grep -q "kernel cache not used (.*corrupt" <<<"$out" ||
+  { echo "FAILED: a corrupt kernel cache was not refused"; failed=1; }
+rm -rf "$(dirname "$cache")"
 # --transport: the layers with halos over another host transport.
 run 3 --transport=packed_buffers --conv "${image}oc4kh3kw3ph1pw1"
 run 3 --transport=mpi_datatypes --pool --alg=max "${image}kh3kw3sh2ph1pw1"

@@ -127,6 +127,24 @@ n"name"; dilation 0 = dense; id/kd make it 3D).
                          correctness mode: compare with the reference loops
                          (default), or with the layer on rank 0 alone
   --overlap=on|off       compute the interior while halos travel (default on)
+  --input=buffers|in_place
+                         --conv, --deconv, --pool (--device=cpu): the side
+                         with halos (the input; the transposed convolution's
+                         output) in buffers with room for them (default),
+                         or read and written in place, halos in frames (as
+                         the PyTorch front end runs; the convolution falls
+                         back to buffers where it splits channels)
+  --kernel-choice=heuristic|measured
+                         --conv, --deconv (--device=cpu): each local
+                         convolution's implementation by rules with no
+                         timing (default), or timed on each rank when the
+                         layer is planned, the fastest any rank found for
+                         each problem run by all (--verbose shows them)
+  --kernel-cache=FILE    with --kernel-choice=measured: reuse the choices
+                         FILE holds (from this CPU and oneDNN; another
+                         machine's, a truncated or corrupt file: a message,
+                         and a fresh search), then write every rank's
+                         choices back to FILE
   --padding-mode=zeros|circular
                          --conv, --deconv, --pool: padding of zeros
                          (default), or wrapped around from the other end in
@@ -280,6 +298,19 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
       require(v == "on" || v == "off", ErrorKind::kInvalidArgument,
               "--overlap=", v, " is not on or off");
       o.overlap = v == "on" ? ConvOverlap::kInteriorFirst : ConvOverlap::kNone;
+    } else if (take(arg, "--input", &v)) {
+      require(v == "buffers" || v == "in_place", ErrorKind::kInvalidArgument,
+              "--input=", v, " is not buffers or in_place");
+      o.input = v == "in_place" ? ConvInput::kInPlace : ConvInput::kHaloBuffer;
+    } else if (take(arg, "--kernel-choice", &v)) {
+      require(v == "heuristic" || v == "measured", ErrorKind::kInvalidArgument,
+              "--kernel-choice=", v, " is not heuristic or measured");
+      o.cpu.search = v == "measured" ? ConvImplSearch::kMeasured
+                                     : ConvImplSearch::kHeuristic;
+    } else if (take(arg, "--kernel-cache", &v)) {
+      require(!v.empty(), ErrorKind::kInvalidArgument,
+              "--kernel-cache= names no file");
+      o.kernel_cache = v;
     } else if (take(arg, "--padding-mode", &v)) {
       require(v == "zeros" || v == "circular", ErrorKind::kInvalidArgument,
               "--padding-mode=", v, " is not zeros or circular");
@@ -394,6 +425,24 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
       p.desc.validate(p.src_shape);
     }
   }
+  require(o.kernel_cache.empty() || o.cpu.search == ConvImplSearch::kMeasured,
+          ErrorKind::kInvalidArgument,
+          "--kernel-cache is for --kernel-choice=measured");
+  require(o.cpu.search == ConvImplSearch::kHeuristic ||
+              ((o.driver == ProblemKind::kConvolution ||
+                o.driver == ProblemKind::kDeconvolution) &&
+               o.device == BenchDevice::kCpu && o.impl == BenchImpl::kDistconv),
+          ErrorKind::kInvalidArgument,
+          "--kernel-choice=measured is for the host layers of --conv and "
+          "--deconv");
+  require(o.input == ConvInput::kHaloBuffer ||
+              (o.driver != ProblemKind::kBatchNorm &&
+               o.driver != ProblemKind::kGroupNorm &&
+               o.driver != ProblemKind::kElementwise &&
+               o.device == BenchDevice::kCpu && o.impl == BenchImpl::kDistconv),
+          ErrorKind::kInvalidArgument,
+          "--input=in_place is for the host layers of --conv, --deconv and "
+          "--pool");
   return o;
 }
 

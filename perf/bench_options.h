@@ -53,6 +53,13 @@ struct BenchOptions {
   BenchDataType dt = BenchDataType::kF32;
   BenchMode mode = BenchMode::kCorrectness;
   ConvOverlap overlap = ConvOverlap::kInteriorFirst;
+  // --input: --conv, --deconv and --pool in host memory read their haloed
+  // side from buffers with halos, or in place with frames.
+  ConvInput input = ConvInput::kHaloBuffer;
+  // --kernel-choice (cpu.search) of --conv and --deconv in host memory;
+  // cpu.cache is the one --kernel-cache names, loaded when the run starts.
+  CpuConvOptions cpu;
+  std::string kernel_cache;  // --kernel-cache=FILE
   // --padding-mode: what the padding of --conv, --deconv and --pool holds,
   // in every spatial dimension (set in each problem's desc as well).
   PaddingMode padding_mode = PaddingMode::kZeros;

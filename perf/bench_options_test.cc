@@ -10,14 +10,20 @@ namespace {
 TEST(BenchOptions, ParsesEveryOption) {
   const BenchOptions o = parse_bench_options(
       {"--conv", "--grid=2x1x2x1", "--dir=bwd_w", "--dt=f64", "--mode=perf",
-       "--overlap=off", "--channels=stationary_weights", "--channel-blocks=2", "--json", "--dump-dir=/tmp/x", "--dump-format=h5", "--warmup=0",
-       "--reps=3", "mb2ic4ih8oc4kh3ph1", "g2mb2ic8ih12oc6kh3ph1"});
+       "--overlap=off", "--input=in_place", "--kernel-choice=measured",
+       "--kernel-cache=k.cache", "--channels=stationary_weights",
+       "--channel-blocks=2", "--json", "--dump-dir=/tmp/x", "--dump-format=h5",
+       "--warmup=0", "--reps=3", "mb2ic4ih8oc4kh3ph1",
+       "g2mb2ic8ih12oc6kh3ph1"});
   ASSERT_EQ(o.problems.size(), 2u);
   EXPECT_EQ(o.grid, (Shape{2, 1, 2, 1}));
   EXPECT_EQ(o.dir, BenchDir::kBackwardWeights);
   EXPECT_EQ(o.dt, BenchDataType::kF64);
   EXPECT_EQ(o.mode, BenchMode::kPerf);
   EXPECT_EQ(o.overlap, ConvOverlap::kNone);
+  EXPECT_EQ(o.input, ConvInput::kInPlace);
+  EXPECT_EQ(o.cpu.search, ConvImplSearch::kMeasured);
+  EXPECT_EQ(o.kernel_cache, "k.cache");
   EXPECT_EQ(o.channels, ChannelParallelism::kStationaryWeights);
   EXPECT_EQ(o.channel_blocks, 2);
   EXPECT_TRUE(o.json);
@@ -34,6 +40,9 @@ TEST(BenchOptions, DefaultsSplitNothingButRanksAlongH) {
   EXPECT_EQ(o.dir, BenchDir::kAll);
   EXPECT_EQ(o.mode, BenchMode::kCorrectness);
   EXPECT_EQ(o.overlap, ConvOverlap::kInteriorFirst);
+  EXPECT_EQ(o.input, ConvInput::kHaloBuffer);
+  EXPECT_EQ(o.cpu.search, ConvImplSearch::kHeuristic);
+  EXPECT_EQ(o.kernel_cache, "");
   EXPECT_EQ(o.channels, ChannelParallelism::kStationaryOutput);
   EXPECT_FALSE(parse_bench_options({"--help"}).problems.size());
 }
@@ -158,6 +167,14 @@ TEST(BenchOptions, BadArgumentsAreNamed) {
            {"--gnorm", "g3mb1ic2ih4"},
            {"--alg=max", "mb1ic1ih4oc1kh1"},
            {"--device=tpu", "mb1ic1ih4oc1kh1"},
+           {"--input=frames", "mb1ic1ih4oc1kh1"},
+           {"--input=in_place", "--bnorm", "mb1ic1ih4"},
+           {"--input=in_place", "--device=gpu", "mb1ic1ih4oc1kh1"},
+           {"--kernel-choice=fastest", "mb1ic1ih4oc1kh1"},
+           {"--kernel-choice=measured", "--pool", "mb1ic1ih4kh1"},
+           {"--kernel-choice=measured", "--device=gpu", "mb1ic1ih4oc1kh1"},
+           {"--kernel-cache=k.cache", "mb1ic1ih4oc1kh1"},
+           {"--kernel-cache=", "--kernel-choice=measured", "mb1ic1ih4oc1kh1"},
            {"--math=fp8", "--device=gpu", "mb1ic1ih4oc1kh1"},
            {"--math=tf32", "mb1ic1ih4oc1kh1"},
            {"--impl=cuda", "mb1ic1ih4oc1kh1"},

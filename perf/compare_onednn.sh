@@ -4,7 +4,10 @@
 # run, rounds interleaved so that machine noise hits every configuration:
 #   oneDNN 1 thread      vs distconv 1 rank  x 1 thread
 #   oneDNN 2 threads     vs distconv 2 ranks x 1 thread (H split)
-# and distconv on 2 ranks with overlap off. Prints each run's JSON line, then
+# and distconv on 2 ranks with overlap off; for the convolutions (--conv,
+# --deconv), distconv at 1 and 2 ranks again with --kernel-choice=measured
+# (each piece's implementation timed when the layer is planned, against
+# the default heuristic). Prints each run's JSON line, then
 # medians over the rounds and the ratios (oneDNN time / distconv time: 1.0 is
 # oneDNN's speed, above is faster).
 # Prints the CPU model and its vector extensions first, and for each
@@ -23,6 +26,11 @@ problems=("$@")
 read -r -a flags <<< "${BENCH_FLAGS:-}"
 configs=(onednn1 distconv1 onednn2 distconv2)
 [ ${#flags[@]} -gt 0 ] || configs+=(distconv2_off)
+measured=0
+if [ ${#flags[@]} -eq 0 ] || [ "${flags[*]}" = --deconv ]; then
+  measured=1
+  configs+=(distconv1_measured distconv2_measured)
+fi
 if [ ${#problems[@]} -eq 0 ]; then
   problems=(mb1ic16ih1024iw1024oc16oh1024ow1024kh3kw3ph1pw1
             mb8ic64ih128iw128oc64oh128ow128kh3kw3ph1pw1)
@@ -47,6 +55,8 @@ for p in "${problems[@]}"; do
         onednn2) out=$("${mpi[@]}" -np 1 -x OMP_NUM_THREADS=2 "$bench" "${flags[@]}" --mode=perf --json --impl=onednn "$p") ;;
         distconv1) out=$("${mpi[@]}" -np 1 -x OMP_NUM_THREADS=1 "$bench" "${flags[@]}" "${v[@]}" --mode=perf --json "$p") ;;
         distconv2) out=$("${mpi[@]}" -np 2 -x OMP_NUM_THREADS=1 "$bench" "${flags[@]}" "${v[@]}" --mode=perf --json "$p") ;;
+        distconv1_measured) out=$("${mpi[@]}" -np 1 -x OMP_NUM_THREADS=1 "$bench" "${flags[@]}" "${v[@]}" --mode=perf --json --kernel-choice=measured "$p") ;;
+        distconv2_measured) out=$("${mpi[@]}" -np 2 -x OMP_NUM_THREADS=1 "$bench" "${flags[@]}" "${v[@]}" --mode=perf --json --kernel-choice=measured "$p") ;;
         distconv2_off) out=$("${mpi[@]}" -np 2 -x OMP_NUM_THREADS=1 "$bench" "${flags[@]}" --mode=perf --json --overlap=off "$p") ;;
       esac
       echo "$out" | grep -v '^{' | sed "s/^/$cfg: /" || true
@@ -62,6 +72,14 @@ for p in "${problems[@]}"; do
     "$(m onednn1)" "$(m distconv1)" "$(awk -v a="$(m onednn1)" -v b="$(m distconv1)" 'BEGIN {print a / b}')"
   printf "oneDNN 2 threads %.1f | distconv 2 ranks %.1f (comm wait %.2f) | ratio %.3f\n" \
     "$(m onednn2)" "$(m distconv2)" "$(m distconv2_wait)" "$(awk -v a="$(m onednn2)" -v b="$(m distconv2)" 'BEGIN {print a / b}')"
+  if [ "$measured" -eq 1 ]; then
+    for n in 1 2; do
+      printf "measured choice, %d rank(s): distconv %.1f | ratio to oneDNN %.3f | heuristic / measured %.3f\n" \
+        "$n" "$(m distconv${n}_measured)" \
+        "$(awk -v a="$(m onednn$n)" -v b="$(m distconv${n}_measured)" 'BEGIN {print a / b}')" \
+        "$(awk -v a="$(m distconv$n)" -v b="$(m distconv${n}_measured)" 'BEGIN {print a / b}')"
+    done
+  fi
   if [ ${#flags[@]} -eq 0 ]; then
     printf "distconv 2 ranks overlap off %.1f (comm wait %.2f)\n" \
       "$(m distconv2_off)" "$(m distconv2_off_wait)"

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <new>
 #include <random>
 #include <sstream>
@@ -22,8 +23,10 @@
 
 #include "distconv/error.h"
 #include "distconv/internal/json_string.h"
+#include "kernels/conv_impl_cache.h"
 #include "kernels/reference/conv.h"
 #include "layers/convolution.h"
+#include "layers/shared_conv_impl_cache.h"
 #include "perf/bench_options.h"
 #include "perf/bench_timing.h"
 #include "perf/conv_problem.h"
@@ -76,6 +79,8 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
   copt.channels = o.channels;
   copt.channel_blocks = o.channel_blocks;
   copt.halo.transport = o.transport;
+  copt.input = o.input;
+  copt.cpu = o.cpu;
   using P = Compute<T>;  // weights, bias, gradients (fp32 for bf16)
   ConvRun<T> layer(grid, desc, src_shape, copt);
   Convolution<T>& conv = layer.conv;
@@ -97,16 +102,33 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
   // One run of the selected passes; returns seconds blocked on messages.
   auto run = [&] {
     conv.reset_stats();
-    if (fwd) conv.forward(x, wb.data(), bb.data(), y);
-    if (bwd_w) conv.backward_weights(x, dy, dwb.data(), dbb.data());
-    if (bwd_d) conv.backward_data(dy, wb.data(), dx);
+    if (layer.in_place()) {
+      if (fwd) conv.forward(x, *layer.x_frame, wb.data(), bb.data(), y);
+      if (bwd_w) {
+        conv.backward_weights(x, *layer.x_frame, dy, dwb.data(), dbb.data());
+      }
+      if (bwd_d) conv.backward_data(dy, *layer.dy_frame, wb.data(), dx);
+    } else {
+      if (fwd) conv.forward(x, wb.data(), bb.data(), y);
+      if (bwd_w) conv.backward_weights(x, dy, dwb.data(), dbb.data());
+      if (bwd_d) conv.backward_data(dy, wb.data(), dx);
+    }
     if (bwd_w) conv.wait_gradients();
     const ConvStats& s = conv.stats();
     return s.halo_wait_s + s.allreduce_wait_s + s.channel_s;
   };
+  // A forward pass: what backward-weights reads of x (its halos, or in
+  // place its frame) filled.
+  auto prefill = [&] {
+    if (layer.in_place()) {
+      conv.forward(x, *layer.x_frame, wb.data(), bb.data(), y);
+    } else {
+      conv.forward(x, wb.data(), bb.data(), y);
+    }
+  };
   Result r;
   if (o.mode == BenchMode::kPerf) {
-    if (!fwd) conv.forward(x, wb.data(), bb.data(), y);  // fills x's halos
+    if (!fwd) prefill();  // fills x's halos
     time_runs(o, run, &r);
     r.gflops = conv_flops(problem, o.dir) / (r.median_ms * 1e-3) / 1e9;
     return r;
@@ -117,7 +139,7 @@ Result run_distconv(const BenchOptions& o, const ConvProblem& problem,
     dyg = random_vector<T>(dst_shape.volume(), 4);
   }
   layer.scatter_inputs(xg.data(), dyg.data());
-  if (!fwd) conv.forward(x, wb.data(), bb.data(), y);
+  if (!fwd) prefill();
   time_once(run, &r);
   std::vector<P> dw(w.size()), db(b.size());
   if (bwd_w) {
@@ -257,11 +279,44 @@ void report(const BenchOptions& o, const ConvProblem& p, const Result& r,
   std::fflush(stdout);
 }
 
-int run_all(const BenchOptions& o) {
+// --kernel-cache: the cache every layer of the run shares, from FILE
+// where FILE can be trusted; says on rank 0 what it took.
+std::shared_ptr<ConvImplCache> load_kernel_cache(const std::string& path,
+                                                 bool root) {
+  auto cache = std::make_shared<ConvImplCache>();
+  const std::string why = cache->load(path);
+  if (root) {
+    if (why.empty()) {
+      std::printf("kernel cache %s: %zu choices taken\n", path.c_str(),
+                  cache->size());
+    } else {
+      std::printf("kernel cache not used (%s): timing afresh\n", why.c_str());
+    }
+  }
+  return cache;
+}
+
+// Every rank's choices into FILE (written by rank 0).
+void save_kernel_cache(const std::string& path, ConvImplCache& cache,
+                       bool root) {
+  const std::size_t hits = cache.hits(), searched = cache.misses();
+  share_conv_impl_cache(MPI_COMM_WORLD, cache);
+  if (!root) return;
+  cache.save(path);
+  std::printf(
+      "kernel cache %s: %zu choices written (rank 0: %zu kernels "
+      "from the cache, %zu timed)\n",
+      path.c_str(), cache.size(), hits, searched);
+}
+
+int run_all(BenchOptions o) {
   int ranks = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   const bool root = rank_of(MPI_COMM_WORLD) == 0;
   int failed = 0;
+  if (!o.kernel_cache.empty()) {
+    o.cpu.cache = load_kernel_cache(o.kernel_cache, root);
+  }
   for (const ConvProblem& p : o.problems) {
     Result r;
     std::string grid = "?", channels;
@@ -315,6 +370,7 @@ int run_all(const BenchOptions& o) {
                    r.error.c_str());
     }
   }
+  if (o.cpu.cache) save_kernel_cache(o.kernel_cache, *o.cpu.cache, root);
   return failed;
 }
 

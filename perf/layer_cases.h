@@ -28,24 +28,23 @@ namespace distconv {
 
 // A convolution's or transposed convolution's tensors, parameters (w, b:
 // random from seeds 2 and 3, as the host drivers') and passes.
+// The parameters (w, b: random from seeds 2 and 3, as the host drivers')
+// and their gradients of a convolution or transposed convolution.
+template <typename T, typename Space>
+struct WeightedArrays {
+  Compute<T>*w, *b, *dw, *db;
+};
+
+template <typename T, typename Space>
+WeightedArrays<T, Space> add_weighted_arrays(const Shape& weights, Index bias,
+                                             LayerCase<T, Space>* c) {
+  return {c->param("w", weights, 2), c->param("b", Shape{bias}, 3),
+          c->grad("dw", weights), c->grad("db", Shape{bias})};
+}
+
+// The layer's statistics, its describe() and the gradients' wait.
 template <typename T, typename Space, typename Layer>
-void add_weighted_passes(std::shared_ptr<Layer> layer, const ProcessGrid& grid,
-                         const Shape& weights, Index bias,
-                         LayerCase<T, Space>* c) {
-  using P = Compute<T>;
-  DistTensor<T, Space>& x = c->input("x", grid, layer->src_layout());
-  DistTensor<T, Space>& dy = c->input("dy", grid, layer->diff_dst_layout());
-  DistTensor<T, Space>& y = c->output("y", grid, layer->dst_layout());
-  DistTensor<T, Space>& dx = c->output("dx", grid, layer->diff_src_layout());
-  P* w = c->param("w", weights, 2);
-  P* b = c->param("b", Shape{bias}, 3);
-  P* dw = c->grad("dw", weights);
-  P* db = c->grad("db", Shape{bias});
-  c->forward = [layer, &x, w, b, &y] { layer->forward(x, w, b, y); };
-  c->backward_weights = [layer, &x, &dy, dw, db] {
-    layer->backward_weights(x, dy, dw, db);
-  };
-  c->backward_data = [layer, &dy, w, &dx] { layer->backward_data(dy, w, dx); };
+void add_weighted_report(std::shared_ptr<Layer> layer, LayerCase<T, Space>* c) {
   c->wait_gradients = [layer] { layer->wait_gradients(); };
   c->take_wait = [layer] {
     const double s =
@@ -56,6 +55,33 @@ void add_weighted_passes(std::shared_ptr<Layer> layer, const ProcessGrid& grid,
   c->plan = layer->describe();
 }
 
+// The passes with buffers with halos (ConvInput::kHaloBuffer).
+template <typename T, typename Space, typename Layer>
+void add_weighted_passes(std::shared_ptr<Layer> layer, const ProcessGrid& grid,
+                         const Shape& weights, Index bias,
+                         LayerCase<T, Space>* c) {
+  DistTensor<T, Space>& x = c->input("x", grid, layer->src_layout());
+  DistTensor<T, Space>& dy = c->input("dy", grid, layer->diff_dst_layout());
+  DistTensor<T, Space>& y = c->output("y", grid, layer->dst_layout());
+  DistTensor<T, Space>& dx = c->output("dx", grid, layer->diff_src_layout());
+  const auto [w, b, dw, db] = add_weighted_arrays(weights, bias, c);
+  c->forward = [layer, &x, w = w, b = b, &y] { layer->forward(x, w, b, y); };
+  c->backward_weights = [layer, &x, &dy, dw = dw, db = db] {
+    layer->backward_weights(x, dy, dw, db);
+  };
+  c->backward_data = [layer, &dy, w = w, &dx] {
+    layer->backward_data(dy, w, dx);
+  };
+  add_weighted_report(layer, c);
+}
+
+// A scratch tensor of `layout` the passes share (the in-place frames).
+template <typename T, typename Space>
+std::shared_ptr<DistTensor<T, Space>> frame(const ProcessGrid& grid,
+                                            const HaloLayout& layout) {
+  return std::make_shared<DistTensor<T, Space>>(grid, layout);
+}
+
 // --transport for the layers of --device; the host layers a GPU run is
 // checked against keep their default.
 template <typename Space>
@@ -63,6 +89,25 @@ HaloTransport bench_transport(const BenchOptions& o) {
   const bool on_gpu = !Space::kHostAccessible;
   return on_gpu == (o.device == BenchDevice::kGpu) ? o.transport
                                                     : HaloTransport::kDefault;
+}
+
+// --input for host layers (in place is host memory only; the GPU's layers
+// and the host layers a GPU run is checked against read buffers). The
+// --conv driver's host layer is perf/distconv_bench.cc's.
+template <typename Space>
+ConvInput bench_input(const BenchOptions& o) {
+  return Space::kHostAccessible && o.device == BenchDevice::kCpu
+             ? o.input
+             : ConvInput::kHaloBuffer;
+}
+
+// --kernel-choice and --kernel-cache for host layers (the GPU's layers, and
+// the host layers a GPU run is checked against, keep the default).
+template <typename Space>
+CpuConvOptions bench_cpu_options(const BenchOptions& o) {
+  return Space::kHostAccessible && o.device == BenchDevice::kCpu
+             ? o.cpu
+             : CpuConvOptions{};
 }
 
 template <typename T, typename Space>
@@ -97,14 +142,39 @@ LayerCase<T, Space> make_deconv_case(const BenchOptions& o,
   DeconvolutionOptions options;
   options.halo.stream = stream;
   options.halo.transport = bench_transport<Space>(o);
+  options.input = bench_input<Space>(o);
+  options.cpu = bench_cpu_options<Space>(o);
   GpuConvOptions gpu;
   gpu.math = o.gpu_math;
   auto deconv = std::make_shared<Deconvolution<T, Space>>(
       grid, desc, Distribution(deconv_src_shape(p), grid.shape()), options,
       gpu);
   LayerCase<T, Space> c;
-  add_weighted_passes(deconv, grid, desc.weights_shape(), desc.out_channels,
-                      &c);
+  if (deconv->plan().input != ConvInput::kInPlace) {
+    add_weighted_passes(deconv, grid, desc.weights_shape(), desc.out_channels,
+                        &c);
+    return c;
+  }
+  // In place: the output and its gradient in shards without halos, the
+  // halos in frames.
+  DistTensor<T, Space>& x = c.input("x", grid, deconv->src_layout());
+  DistTensor<T, Space>& dy = c.input("dy", grid, deconv->shard_layout());
+  DistTensor<T, Space>& y = c.output("y", grid, deconv->shard_layout());
+  DistTensor<T, Space>& dx = c.output("dx", grid, deconv->diff_src_layout());
+  auto y_frame = frame<T, Space>(grid, deconv->dst_layout());
+  auto dy_frame = frame<T, Space>(grid, deconv->diff_dst_layout());
+  const auto [w, b, dw, db] =
+      add_weighted_arrays(desc.weights_shape(), desc.out_channels, &c);
+  c.forward = [deconv, &x, y_frame, w = w, b = b, &y] {
+    deconv->forward(x, w, b, y, *y_frame);
+  };
+  c.backward_weights = [deconv, &x, &dy, dy_frame, dw = dw, db = db] {
+    deconv->backward_weights(x, dy, *dy_frame, dw, db);
+  };
+  c.backward_data = [deconv, &dy, dy_frame, w = w, &dx] {
+    deconv->backward_data(dy, *dy_frame, w, dx);
+  };
+  add_weighted_report(deconv, &c);
   return c;
 }
 
@@ -115,16 +185,32 @@ LayerCase<T, Space> make_pool_case(const BenchOptions& o, const ConvProblem& p,
   PoolingOptions options;
   options.halo.stream = stream;
   options.halo.transport = bench_transport<Space>(o);
+  options.input = bench_input<Space>(o);
   auto pool = std::make_shared<Pooling<T, Space>>(
       grid, pool_desc(p, o.alg), Distribution(p.src_shape, grid.shape()),
       options);
   LayerCase<T, Space> c;
-  DistTensor<T, Space>& x = c.input("x", grid, pool->src_layout());
-  DistTensor<T, Space>& dy = c.input("dy", grid, pool->diff_dst_layout());
-  DistTensor<T, Space>& y = c.output("y", grid, pool->dst_layout());
-  DistTensor<T, Space>& dx = c.output("dx", grid, pool->diff_src_layout());
-  c.forward = [pool, &x, &y] { pool->forward(x, y); };
-  c.backward_data = [pool, &x, &dy, &dx] { pool->backward(x, dy, dx); };
+  if (options.input == ConvInput::kInPlace) {
+    // The input and its gradient in shards without halos, the halos in
+    // frames (the input's kept from forward to backward).
+    DistTensor<T, Space>& x = c.input("x", grid, pool->shard_layout());
+    DistTensor<T, Space>& dy = c.input("dy", grid, pool->diff_dst_layout());
+    DistTensor<T, Space>& y = c.output("y", grid, pool->dst_layout());
+    DistTensor<T, Space>& dx = c.output("dx", grid, pool->shard_layout());
+    auto x_frame = frame<T, Space>(grid, pool->src_layout());
+    auto dx_frame = frame<T, Space>(grid, pool->diff_src_layout());
+    c.forward = [pool, &x, x_frame, &y] { pool->forward(x, *x_frame, y); };
+    c.backward_data = [pool, &x, x_frame, &dy, &dx, dx_frame] {
+      pool->backward(x, *x_frame, dy, dx, *dx_frame);
+    };
+  } else {
+    DistTensor<T, Space>& x = c.input("x", grid, pool->src_layout());
+    DistTensor<T, Space>& dy = c.input("dy", grid, pool->diff_dst_layout());
+    DistTensor<T, Space>& y = c.output("y", grid, pool->dst_layout());
+    DistTensor<T, Space>& dx = c.output("dx", grid, pool->diff_src_layout());
+    c.forward = [pool, &x, &y] { pool->forward(x, y); };
+    c.backward_data = [pool, &x, &dy, &dx] { pool->backward(x, dy, dx); };
+  }
   c.take_wait = [pool] {
     const double s = pool->stats().halo_wait_s;
     pool->reset_stats();

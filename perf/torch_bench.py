@@ -8,15 +8,19 @@ the ranks.
     perf/torch_bench.py [--rounds=R] [--ranks=1,2] [PROBLEM ...]
 
 For each problem and rank count P, each round times, one after another:
-  - distconv_bench --mode=perf on P ranks (the C++ layer; its median);
+  - distconv_bench --mode=perf on P ranks (the C++ layer; its median),
+    twice: planned as the front end plans it (--input=in_place: the
+    haloed side read in place, halos in frames) and with buffers with
+    halos (--input=buffers, the C++ default);
   - the distconv.nn module in a PyTorch loop on P ranks (y = layer(x);
     y.backward(dy); median of the slowest rank over 10 steps after 2);
   - the torch.nn module on one process with P threads (the same loop).
 It prints every round's figures, then the medians over rounds and the
-ratios python/C++ (the front end's cost) and torch/C++, torch/python, and
-the fastest step of the C++ layer and of the Python one over all rounds
-with their ratio (on a shared, noisy machine the fastest steps are the
-ones least disturbed by other work).
+ratios python/C++ (the front end's cost, against the C++ layer in place),
+buffers/in place (what reading in place saves the C++ layer),
+torch/C++, torch/python, and the fastest step of the C++ layer and of
+the Python one over all rounds with their ratio (on a shared, noisy
+machine the fastest steps are the ones least disturbed by other work).
 Needs `bazel build //perf:distconv_bench //python:distconv` first; runs
 from the repository root (one oneDNN thread per rank).
 PROBLEM is [KIND:]SIZES, KIND one of
@@ -193,28 +197,31 @@ def main():
         for p in (int(v) for v in args.ranks.split(",")):
             rows = []
             for r in range(args.rounds):
-                cpp = run(MPIRUN + ["-np", str(p), "bazel-bin/perf/"
-                                    "distconv_bench", "--mode=perf",
-                                    "--json"] + bench_args(problem))
+                cpp, buf = (run(MPIRUN + ["-np", str(p), "bazel-bin/perf/"
+                                          "distconv_bench", "--mode=perf",
+                                          "--json", "--input=" + how] +
+                                bench_args(problem))
+                            for how in ("in_place", "buffers"))
                 py = run(MPIRUN + ["-np", str(p)] + me +
                          ["--worker=distconv", problem], env)
                 th = run(me + ["--worker=torch", "--threads=%d" % p,
                                problem])
-                rows.append((cpp, py, th))
-                print("%s, %d ranks, round %d: C++ %.1f ms | Python %.1f ms "
-                      "| torch.nn %d threads %.1f ms" % (
-                          problem, p, r, cpp[0], py[0], p, th[0]),
-                      flush=True)
-            cpp, py, th = (statistics.median(t[0] for t in col)
-                           for col in zip(*rows))
+                rows.append((cpp, py, th, buf))
+                print("%s, %d ranks, round %d: C++ in place %.1f ms, with "
+                      "buffers %.1f ms | Python %.1f ms | torch.nn %d "
+                      "threads %.1f ms" % (problem, p, r, cpp[0], buf[0],
+                                           py[0], p, th[0]), flush=True)
+            cpp, py, th, buf = (statistics.median(t[0] for t in col)
+                                for col in zip(*rows))
             fast_cpp, fast_py = (min(t[1] for t in col)
                                  for col in list(zip(*rows))[:2])
-            print("== %s, %d ranks, medians over %d rounds: C++ %.1f ms | "
-                  "Python %.1f ms | torch.nn %.1f ms | python/C++ %.3f | "
+            print("== %s, %d ranks, medians over %d rounds: C++ %.1f ms "
+                  "(with buffers %.1f ms) | Python %.1f ms | torch.nn "
+                  "%.1f ms | python/C++ %.3f | buffers/in place %.3f | "
                   "torch/C++ %.2f | torch/python %.2f | fastest steps: "
                   "C++ %.1f ms, Python %.1f ms, python/C++ %.3f" % (
-                      problem, p, args.rounds, cpp, py, th, py / cpp,
-                      th / cpp, th / py, fast_cpp, fast_py,
+                      problem, p, args.rounds, cpp, buf, py, th, py / cpp,
+                      buf / cpp, th / cpp, th / py, fast_cpp, fast_py,
                       fast_py / fast_cpp), flush=True)
 
 

@@ -38,4 +38,20 @@ void channels_last_to_block16(const Shape& shape, const float* src,
   }
 }
 
+void block16_to_channels_last(const Shape& shape, const float* src,
+                              float* dst) {
+  const Index c = shape[1], nb = blocks(c), points = spatial_volume(shape);
+  for (Index n = 0; n < shape[0]; ++n) {
+    const float* in = src + n * nb * points * kBlock;
+    float* out = dst + n * points * c;
+    for (Index p = 0; p < points; ++p) {
+      for (Index b = 0; b < nb; ++b) {
+        const Index width = std::min(kBlock, c - b * kBlock);
+        std::memcpy(out + p * c + b * kBlock, in + (b * points + p) * kBlock,
+                    width * sizeof(float));
+      }
+    }
+  }
+}
+
 }  // namespace distconv::onednn

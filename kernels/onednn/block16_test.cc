@@ -1,4 +1,5 @@
-// The blocked copy against oneDNN's own reorder, padding channels included.
+// The blocked copy against oneDNN's own reorder, padding channels included,
+// and the copy back.
 #include "kernels/onednn/block16.h"
 
 #include <gtest/gtest.h>
@@ -34,6 +35,10 @@ TEST(Block16, MatchesOnednnReorder) {
     stream.wait();
     channels_last_to_block16(shape, src.data(), got.data());
     EXPECT_EQ(got, want);
+    // And back: every channel where it was.
+    std::vector<float> back(src.size(), -1.0f);
+    block16_to_channels_last(shape, got.data(), back.data());
+    EXPECT_EQ(back, src);
   }
 }
 

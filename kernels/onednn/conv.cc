@@ -20,49 +20,20 @@ using Tag = memory::format_tag;
 
 Tag channels_last(int ndims) { return ndims == 4 ? Tag::nhwc : Tag::ndhwc; }
 
-// Channels per group from which backward-weights runs on copies of the
-// activations in oneDNN's 16-channel blocked layout. Measured with oneDNN
-// 2.6: its channels-last backward-weights kernel (jit:avx512_core, with bias, 1
-// thread) is slower than its blocked one from 64 channels on (148 vs 111 ms
-// at 8x64x128², 66 vs 52 ms at 1x128x128²), by more than the two copies
-// cost (3 ms each at 8x64x128²); at 32 channels it is a draw (114 vs 109 ms
-// at 2x32x512²) and at 16 channels-last wins (54 vs 54 ms plus the copies
-// at 1x16x1024²).
-constexpr Index kBlockedBackwardWeightsChannels = 64;
-
 Tag blocked16(int ndims) { return ndims == 4 ? Tag::nChw16c : Tag::nCdhw16c; }
-
-bool wants_blocked_backward_weights(const ConvDesc& d) {
-  return std::min(d.in_channels, d.out_channels) / d.groups >=
-         kBlockedBackwardWeightsChannels;
-}
-
-// Output channels per group from which backward-data runs as the adjoint
-// forward convolution (see adjoint_forward). Measured with oneDNN 2.6:
-// its channels-last forward kernel (brgconv:avx512_core, 1 thread) beats
-// its backward-data kernel (jit:avx512_core) on the same problem by
-// 1.08-1.31x from 8 such channels on (8x64->64 128² 3x3: 40.0 vs 48.1 ms;
-// 1x16->16 1024²: 22.8 vs 29.8 ms; 3D 1x16->16 64³: 18.2 vs 21.5 ms;
-// 1x8->8 1024²: 12.2 vs 13.2 ms) and loses below (1x16->4 1024²: 6.6 vs
-// 5.9 ms; 1x4->4: 6.2 vs 5.8 ms).
-constexpr Index kAdjointForwardChannels = 8;
 
 // With stride 1, backward-data is itself a forward convolution: of
 // diff_dst, with the weights' channel roles swapped and their taps
 // reversed, and padding d(k-1) - p on each side (y[o] = sum_k w[k]
 // x[o - pl + d k] gives dx[i] = sum_k w[K-1-k] y[i - (d(K-1) - pl) + d k]).
-// Empty when that padding would be negative or the stride is not 1.
-std::optional<ConvDesc> adjoint_forward(const ConvDesc& d) {
-  if (d.out_channels / d.groups < kAdjointForwardChannels) return {};
+// (conv_impl_excluded() says where that padding would be negative or the
+// stride is not 1.)
+ConvDesc adjoint_forward(const ConvDesc& d) {
   ConvDesc a = d;
   std::swap(a.in_channels, a.out_channels);
   a.bias = ConvBias::kNone;
   for (int j = 0; j < d.spatial_dims(); ++j) {
     const Index extent = d.dilation[j] * (d.kernel[j] - 1);
-    if (d.stride[j] != 1 || d.padding_lower[j] > extent ||
-        d.padding_upper[j] > extent) {
-      return {};
-    }
     a.padding_lower[j] = extent - d.padding_lower[j];
     a.padding_upper[j] = extent - d.padding_upper[j];
   }
@@ -104,15 +75,37 @@ struct Conv::Impl {
   std::optional<dnnl::reorder> weights_in, weights_out;
   std::optional<memory> prim_weights;  // when the layouts differ
   memory::desc src_md, dst_md, bias_md;
-  // Backward-weights on blocked copies of the activations (empty: runs
-  // on the caller's channels-last arrays).
+  // On blocked copies of the activations (empty: on the caller's
+  // channels-last arrays): src's (x or dx) and dst's (y or dy).
   Shape src_shape, dst_shape;
-  std::vector<float> blocked_src, blocked_diff_dst;
+  std::vector<float> blocked_src, blocked_dst;
   // Backward-data as the adjoint forward convolution: the description it
   // inverts and the transposed, flipped weights (empty: oneDNN's
   // backward-data primitive).
   ConvDesc desc;
   std::vector<float> adjoint_weights;
+
+  // The pass's primitive on src / dst memory descriptors; the primitive's
+  // weights (or weight gradients) descriptor and name.
+  void make_pass(const ConvDesc& d, const memory::desc& src,
+                 const memory::desc& dst) {
+    const auto fpd = forward_pd(d, src, dst, engine);
+    if (pass == ConvPass::kForward) {
+      prim = dnnl::convolution_forward(fpd);
+      prim_weights_md = fpd.weights_desc();
+      name = fpd.impl_info_str();
+    } else if (pass == ConvPass::kBackwardData) {
+      const auto pd = backward_data_pd(d, src, dst, engine, fpd);
+      prim = dnnl::convolution_backward_data(pd);
+      prim_weights_md = pd.weights_desc();
+      name = pd.impl_info_str();
+    } else {
+      const auto pd = backward_weights_pd(d, src, dst, engine, fpd);
+      prim = dnnl::convolution_backward_weights(pd);
+      prim_weights_md = pd.diff_weights_desc();
+      name = pd.impl_info_str();
+    }
+  }
 
   // The weights in the primitive's layout: reordered into the plan's
   // buffer, or the user's array itself when the layouts agree.
@@ -125,12 +118,34 @@ struct Conv::Impl {
   }
 };
 
+namespace {
+
+// The activations' layout oneDNN picks for the pass when free to choose.
+std::pair<memory::desc, memory::desc> preferred_layouts(
+    ConvPass pass, const ConvDesc& d, const memory::desc& any_src,
+    const memory::desc& any_dst, const dnnl::engine& engine) {
+  const auto fpd = forward_pd(d, any_src, any_dst, engine);
+  if (pass == ConvPass::kForward) return {fpd.src_desc(), fpd.dst_desc()};
+  if (pass == ConvPass::kBackwardData) {
+    const auto pd = backward_data_pd(d, any_src, any_dst, engine, fpd);
+    return {pd.diff_src_desc(), pd.diff_dst_desc()};
+  }
+  const auto pd = backward_weights_pd(d, any_src, any_dst, engine, fpd);
+  return {pd.src_desc(), pd.diff_dst_desc()};
+}
+
+}  // namespace
+
 Conv::Conv(const ConvDesc& d, const Shape& src_shape, const Shape& dst_shape,
-           ConvPass pass)
+           ConvPass pass, ConvImpl impl)
     : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
   s.pass = pass;
   s.bias = d.bias == ConvBias::kAdd;
+  require(impl != ConvImpl::kReference, ErrorKind::kUnsupported,
+          "the reference loops are not a oneDNN implementation");
+  const std::string excluded = conv_impl_excluded(impl, d, pass);
+  require(excluded.empty(), ErrorKind::kUnsupported, excluded);
   const auto f32 = memory::data_type::f32;
   const Tag act = channels_last(src_shape.ndims());
   const memory::desc src(dims_of(src_shape), f32, act);
@@ -139,57 +154,43 @@ Conv::Conv(const ConvDesc& d, const Shape& src_shape, const Shape& dst_shape,
   s.dst_md = dst;
   ConvDesc weights_desc = d;  // whose plain weights the primitive reads
   try {
-    const auto fpd = forward_pd(d, src, dst, s.engine);
-    if (pass == ConvPass::kForward) {
-      s.prim = dnnl::convolution_forward(fpd);
-      s.prim_weights_md = fpd.weights_desc();
-      s.name = fpd.impl_info_str();
-    } else if (pass == ConvPass::kBackwardData) {
-      const auto adjoint = adjoint_forward(d);
-      std::optional<dnnl::convolution_forward::primitive_desc> apd;
-      if (adjoint) apd = forward_pd(*adjoint, dst, src, s.engine);
-      if (apd && !is_reference(apd->impl_info_str())) {
-        s.prim = dnnl::convolution_forward(*apd);
-        s.prim_weights_md = apd->weights_desc();
-        s.name = std::string(apd->impl_info_str()) + " as the adjoint forward";
-        s.desc = d;
-        s.adjoint_weights.resize(d.weights_shape().volume());
-        weights_desc = *adjoint;
-      } else {
-        const auto pd = backward_data_pd(d, src, dst, s.engine, fpd);
-        s.prim = dnnl::convolution_backward_data(pd);
-        s.prim_weights_md = pd.weights_desc();
-        s.name = pd.impl_info_str();
-      }
+    if (impl == ConvImpl::kAdjointForward) {
+      const ConvDesc adjoint = adjoint_forward(d);
+      const auto apd = forward_pd(adjoint, dst, src, s.engine);
+      require(!is_reference(apd.impl_info_str()), ErrorKind::kUnsupported,
+              "oneDNN has only its reference kernel for the adjoint forward");
+      s.prim = dnnl::convolution_forward(apd);
+      s.prim_weights_md = apd.weights_desc();
+      s.name = std::string(apd.impl_info_str()) + " as the adjoint forward";
+      s.desc = d;
+      s.adjoint_weights.resize(d.weights_shape().volume());
+      weights_desc = adjoint;
+    } else if (impl == ConvImpl::kBlocked16) {
+      // Taken only where oneDNN, free to choose, picks the 16-channel
+      // blocks for both activations (and a kernel that is not its
+      // reference one).
+      const Tag tag = blocked16(src_shape.ndims());
+      const memory::desc bsrc(src.get_dims(), f32, tag);
+      const memory::desc bdst(dst.get_dims(), f32, tag);
+      const auto [psrc, pdst] = preferred_layouts(
+          pass, d, memory::desc(src.get_dims(), f32, Tag::any),
+          memory::desc(dst.get_dims(), f32, Tag::any), s.engine);
+      require(psrc == bsrc && pdst == bdst, ErrorKind::kUnsupported,
+              "oneDNN does not pick 16-channel blocks for this problem on "
+              "this CPU");
+      s.make_pass(d, bsrc, bdst);
+      require(!is_reference(s.name), ErrorKind::kUnsupported,
+              "oneDNN has only its reference kernel on 16-channel blocks");
+      s.src_shape = src_shape;
+      s.dst_shape = dst_shape;
+      s.src_md = bsrc;
+      s.dst_md = bdst;
+      // Padding channels of the last block stay zero.
+      s.blocked_src.assign(block16_size(src_shape), 0.0f);
+      s.blocked_dst.assign(block16_size(dst_shape), 0.0f);
+      s.name += " on blocked copies";
     } else {
-      auto pd = backward_weights_pd(d, src, dst, s.engine, fpd);
-      if (wants_blocked_backward_weights(d)) {
-        // Taken only when oneDNN, free to choose, picks the 16-channel
-        // blocks for both activations.
-        const Tag tag = blocked16(src_shape.ndims());
-        const memory::desc bsrc(src.get_dims(), f32, tag);
-        const memory::desc bdst(dst.get_dims(), f32, tag);
-        const memory::desc any_src(src.get_dims(), f32, Tag::any);
-        const memory::desc any_dst(dst.get_dims(), f32, Tag::any);
-        const auto bpd = backward_weights_pd(
-            d, any_src, any_dst, s.engine,
-            forward_pd(d, any_src, any_dst, s.engine));
-        if (bpd.src_desc() == bsrc && bpd.diff_dst_desc() == bdst &&
-            !is_reference(bpd.impl_info_str())) {
-          pd = bpd;
-          s.src_shape = src_shape;
-          s.dst_shape = dst_shape;
-          s.src_md = bsrc;
-          s.dst_md = bdst;
-          // Padding channels of the last block stay zero.
-          s.blocked_src.assign(block16_size(src_shape), 0.0f);
-          s.blocked_diff_dst.assign(block16_size(dst_shape), 0.0f);
-        }
-      }
-      s.prim = dnnl::convolution_backward_weights(pd);
-      s.prim_weights_md = pd.diff_weights_desc();
-      s.name = pd.impl_info_str();
-      if (!s.blocked_src.empty()) s.name += " on blocked copies";
+      s.make_pass(d, src, dst);
     }
   } catch (const dnnl::error& e) {
     throw Error(ErrorKind::kUnsupported,
@@ -220,16 +221,23 @@ void Conv::forward(const float* src, const float* weights, const float* bias,
   Impl& s = *impl_;
   require(s.pass == ConvPass::kForward, ErrorKind::kState,
           "kernel not planned for the forward pass");
+  const bool blocked = !s.blocked_src.empty();
+  if (blocked) {
+    channels_last_to_block16(s.src_shape, src, s.blocked_src.data());
+    src = s.blocked_src.data();
+  }
   std::unordered_map<int, memory> args{
       {DNNL_ARG_SRC, memory(s.src_md, s.engine, const_cast<float*>(src))},
       {DNNL_ARG_WEIGHTS, s.weights_for(weights)},
-      {DNNL_ARG_DST, memory(s.dst_md, s.engine, dst)}};
+      {DNNL_ARG_DST,
+       memory(s.dst_md, s.engine, blocked ? s.blocked_dst.data() : dst)}};
   if (s.bias) {
     args.emplace(DNNL_ARG_BIAS,
                  memory(s.bias_md, s.engine, const_cast<float*>(bias)));
   }
   s.prim.execute(s.stream, args);
   s.stream.wait();
+  if (blocked) block16_to_channels_last(s.dst_shape, s.blocked_dst.data(), dst);
 }
 
 void Conv::backward_data(const float* diff_dst, const float* weights,
@@ -248,13 +256,22 @@ void Conv::backward_data(const float* diff_dst, const float* weights,
     s.stream.wait();
     return;
   }
+  const bool blocked = !s.blocked_src.empty();
+  if (blocked) {
+    channels_last_to_block16(s.dst_shape, diff_dst, s.blocked_dst.data());
+    diff_dst = s.blocked_dst.data();
+  }
   s.prim.execute(
       s.stream,
       {{DNNL_ARG_DIFF_DST,
         memory(s.dst_md, s.engine, const_cast<float*>(diff_dst))},
        {DNNL_ARG_WEIGHTS, s.weights_for(weights)},
-       {DNNL_ARG_DIFF_SRC, memory(s.src_md, s.engine, diff_src)}});
+       {DNNL_ARG_DIFF_SRC, memory(s.src_md, s.engine,
+                                  blocked ? s.blocked_src.data() : diff_src)}});
   s.stream.wait();
+  if (blocked) {
+    block16_to_channels_last(s.src_shape, s.blocked_src.data(), diff_src);
+  }
 }
 
 void Conv::backward_weights(const float* src, const float* diff_dst,
@@ -265,9 +282,9 @@ void Conv::backward_weights(const float* src, const float* diff_dst,
   memory user(s.user_weights_md, s.engine, diff_weights);
   if (!s.blocked_src.empty()) {
     channels_last_to_block16(s.src_shape, src, s.blocked_src.data());
-    channels_last_to_block16(s.dst_shape, diff_dst, s.blocked_diff_dst.data());
+    channels_last_to_block16(s.dst_shape, diff_dst, s.blocked_dst.data());
     src = s.blocked_src.data();
-    diff_dst = s.blocked_diff_dst.data();
+    diff_dst = s.blocked_dst.data();
   }
   std::unordered_map<int, memory> args{
       {DNNL_ARG_SRC, memory(s.src_md, s.engine, const_cast<float*>(src))},

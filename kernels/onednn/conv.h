@@ -5,20 +5,21 @@
 // kernels are fastest with. Weights and biases are plain: (F, C / g, k...)
 // and (F).
 //
-// Backward-weights with 64 or more channels per group copies src and
-// diff_dst into oneDNN's 16-channel blocked layout first (buffers of the
-// plan, as large as the two arrays), where its kernel is faster by more
-// than the copies cost (see conv.cc). Backward-data with stride 1 and 8 or
-// more output channels per group runs as the adjoint forward convolution
+// How it runs is the caller's choice (kernels/conv_impl.h): on the
+// channels-last arrays themselves; on copies in oneDNN's 16-channel
+// blocked layout (buffers of the plan, as large as the activations; any
+// pass, where oneDNN picks that layout for the problem); or, for
+// backward-data with stride 1, as the adjoint forward convolution
 // (weights transposed and flipped into a buffer of the plan, mirrored
-// padding), whose oneDNN kernel is faster than the backward-data one.
+// padding). An implementation that cannot run the problem on this CPU
+// throws kUnsupported saying why.
 //
 // Local problems come from ConvGeometry windows: padding may be asymmetric
 // and differ from the global description's.
 //
 //   ConvDesc local = ...;                       // window's padding
 //   onednn::Conv conv(local, {1, 16, 34, 64}, {1, 16, 32, 64},
-//                     ConvPass::kForward);
+//                     ConvPass::kForward, ConvImpl::kChannelsLast);
 //   conv.forward(src, weights, bias, dst);      // channels-last arrays
 #ifndef DISTCONV_KERNELS_ONEDNN_CONV_H_
 #define DISTCONV_KERNELS_ONEDNN_CONV_H_
@@ -28,15 +29,17 @@
 
 #include "distconv/conv_desc.h"
 #include "distconv/shape.h"
+#include "kernels/conv_impl.h"
 #include "kernels/conv_pass.h"
 
 namespace distconv::onednn {
 
 class Conv {
  public:
-  // Throws distconv::Error (kUnsupported) if oneDNN cannot do it.
+  // Throws distconv::Error (kUnsupported, saying why) if oneDNN cannot do
+  // it with `impl` (kReference never: it is not oneDNN's).
   Conv(const ConvDesc& desc, const Shape& src_shape, const Shape& dst_shape,
-       ConvPass pass);
+       ConvPass pass, ConvImpl impl);
   ~Conv();
   Conv(Conv&&) noexcept;
   Conv& operator=(Conv&&) noexcept;

@@ -4,7 +4,7 @@
 //
 //   template <typename T>
 //   struct ConvBackend<T, HostSpace> {
-//     using Kernel = LocalConv<T>;              // forward, backward_data,
+//     struct Kernel : LocalConv<T>;             // forward, backward_data,
 //                                               // backward_weights on views
 //     using Grads = GradientSum<Compute<T>>;    // the gradient allreduce
 //     struct Context;                           // made from the options
@@ -12,7 +12,7 @@
 //                                               // allgather, reduce_scatter
 //     using Array = std::vector<T>;             // a buffer of the space
 //     static std::optional<Kernel> kernel(Context&, call);
-//     static void agree(comm, kernels);         // ranks pick alike
+//     static void agree(Context&, comm, kernels);  // ranks pick alike
 //                                               // (collective)
 //     static void fill_bias(const Context&, view, bias);  // or 0
 //     static void zero(const Context&, view);

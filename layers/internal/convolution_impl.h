@@ -35,12 +35,13 @@ Convolution<T, Space>::Convolution(const ProcessGrid& grid,
                         return plan_convolution(desc, src, grid.rank(),
                                                 options);
                       }),
-                  options.halo, options.gpu) {}
+                  options.halo, options.gpu, options.cpu) {}
 
 template <typename T, typename Space>
 Convolution<T, Space>::Convolution(const ProcessGrid& grid, ConvPlan plan,
                                    const HaloSetupOptions& halo,
-                                   const GpuConvOptions& gpu) {
+                                   const GpuConvOptions& gpu,
+                                   const CpuConvOptions& cpu) {
   // Checked together: a plan made for another rank or grid on one rank
   // throws on every rank, before any collective.
   internal::check_given_plan(
@@ -49,9 +50,12 @@ Convolution<T, Space>::Convolution(const ProcessGrid& grid, ConvPlan plan,
         require(plan.transport == halo.transport, ErrorKind::kInvalidArgument,
                 "the convolution was planned for another halo transport "
                 "than the one given");
+        require(plan.search == cpu.search, ErrorKind::kInvalidArgument,
+                "the convolution was planned for another kernel choice "
+                "than the one given");
       });
   impl_ = internal::Pimpl<Impl>::make("convolution", grid, std::move(plan),
-                                      halo, gpu);
+                                      halo, gpu, cpu);
 }
 
 template <typename T, typename Space>

@@ -70,8 +70,8 @@ struct Convolution<T, Space>::Impl {
   typename Backend::Context context;
 
   Impl(const ProcessGrid& g, ConvPlan p, const HaloSetupOptions& halo,
-       const GpuConvOptions& gpu)
-      : grid(&g), plan(std::move(p)), context(halo, gpu) {
+       const GpuConvOptions& gpu, const CpuConvOptions& cpu)
+      : grid(&g), plan(std::move(p)), context(halo, gpu, cpu) {
     if (plan.channels.split) {
       check_counts();
       slice.emplace(g.slice(1), plan.slice_shape);
@@ -105,7 +105,7 @@ struct Convolution<T, Space>::Impl {
                         &forward_late, &data_early, &data_late}) {
       for (std::optional<Kernel>& k : *ks) all.push_back(&k);
     }
-    Backend::agree(g.comm(), all);
+    Backend::agree(context, g.comm(), all);
   }
 
   // The local kernels of `pieces`, in order.

@@ -50,10 +50,10 @@ struct Deconvolution<T, Space>::Impl {
   DeconvStats stats;
 
   Impl(const ProcessGrid& g, DeconvPlan p, const HaloSetupOptions& config,
-       const GpuConvOptions& gpu)
+       const GpuConvOptions& gpu, const CpuConvOptions& cpu)
       : grid(&g),
         plan(std::move(p)),
-        context(config, gpu),
+        context(config, gpu, cpu),
         halo(g, plan.dst_layout(), config),
         grads(context, g.comm(), plan.desc.weights_shape().volume(),
               plan.desc.bias == ConvBias::kAdd ? plan.desc.out_channels : 0) {
@@ -62,17 +62,25 @@ struct Deconvolution<T, Space>::Impl {
               "the transposed convolution reads and writes its output side "
               "in place (ConvInput::kInPlace) in host memory only; plan it "
               "with ConvInput::kHaloBuffer");
+      std::vector<std::optional<Kernel>*> all;
+      pieces.reserve(plan.piece_kernels.size());
       for (const DeconvPieceKernels& k : plan.piece_kernels) {
         pieces.push_back({Backend::kernel(context, k.forward),
                           Backend::kernel(context, k.data),
                           Backend::kernel(context, k.weights)});
+        PieceKernels& p = pieces.back();
+        for (auto* kernel : {&p.forward, &p.data, &p.weights}) {
+          all.push_back(kernel);
+        }
       }
-      return;  // host kernels have no algorithms to agree on
+      Backend::agree(context, g.comm(), all);
+      return;
     }
     forward_kernel = Backend::kernel(context, plan.forward_kernel);
     data_kernel = Backend::kernel(context, plan.data_kernel);
     weights_kernel = Backend::kernel(context, plan.weights_kernel);
-    Backend::agree(g.comm(), {&forward_kernel, &data_kernel, &weights_kernel});
+    Backend::agree(context, g.comm(),
+                   {&forward_kernel, &data_kernel, &weights_kernel});
   }
 
   const HaloLayout& haloed_side(bool in_place) const {
@@ -144,16 +152,22 @@ Deconvolution<T, Space>::Deconvolution(const ProcessGrid& grid,
                           return plan_deconvolution(desc, src, grid.rank(),
                                                     options);
                         }),
-                    options.halo, gpu) {}
+                    options.halo, gpu, options.cpu) {}
 
 template <typename T, typename Space>
 Deconvolution<T, Space>::Deconvolution(const ProcessGrid& grid, DeconvPlan plan,
                                        const HaloSetupOptions& halo,
-                                       const GpuConvOptions& gpu) {
-  internal::check_given_plan(grid, plan.src_layout().distribution(), plan.rank,
-                             internal::layer_fingerprint<T, Space>(plan));
+                                       const GpuConvOptions& gpu,
+                                       const CpuConvOptions& cpu) {
+  internal::check_given_plan(
+      grid, plan.src_layout().distribution(), plan.rank,
+      internal::layer_fingerprint<T, Space>(plan), [&] {
+        require(plan.search == cpu.search, ErrorKind::kInvalidArgument,
+                "the transposed convolution was planned for another kernel "
+                "choice than the one given");
+      });
   impl_ = internal::Pimpl<Impl>::make("transposed convolution", grid,
-                                      std::move(plan), halo, gpu);
+                                      std::move(plan), halo, gpu, cpu);
 }
 
 template <typename T, typename Space>

@@ -42,7 +42,8 @@ struct ConvBackend<T, DeviceSpace> {
     // communicators of the layer's own, one per MPI communicator, in the
     // order made (the same on every rank) and destroyed in reverse.
     std::vector<std::pair<MPI_Comm, NcclComm>> channel_nccl;
-    Context(const HaloSetupOptions& h, const GpuConvOptions& options)
+    Context(const HaloSetupOptions& h, const GpuConvOptions& options,
+            const CpuConvOptions&)
         : cudnn(h.stream), gpu(options), halo(h) {}
     Context(const Context&) = delete;
     Context& operator=(const Context&) = delete;
@@ -121,7 +122,7 @@ struct ConvBackend<T, DeviceSpace> {
   }
   // Collective over `comm`: for each problem, every rank runs the fastest
   // algorithm any rank chose for it (layers/internal/algo_agreement.h).
-  static void agree(MPI_Comm comm,
+  static void agree(Context&, MPI_Comm comm,
                     const std::vector<std::optional<Kernel>*>& kernels) {
     std::vector<AlgoChoice> mine;
     std::vector<Kernel*> chosen;

@@ -1,32 +1,55 @@
 // Internal: ConvBackend<T, HostSpace> (layers/internal/conv_backend.h):
-// oneDNN and reference kernels (LocalConv), gradients summed and channel
-// blocks gathered with MPI, per-channel loops over channels-last runs.
+// oneDNN and reference kernels (LocalConv) running the plan's
+// implementations, or with ConvImplSearch::kMeasured the fastest any rank
+// timed for each problem; gradients summed and channel blocks gathered
+// with MPI, per-channel loops over channels-last runs.
 #ifndef DISTCONV_LAYERS_INTERNAL_HOST_CONV_BACKEND_H_
 #define DISTCONV_LAYERS_INTERNAL_HOST_CONV_BACKEND_H_
 
+#include <cstdint>
 #include <optional>
 #include <vector>
 
+#include "distconv/internal/agreement.h"
+#include "distconv/internal/mpi_util.h"
 #include "distconv/strided_view.h"
 #include "halo/halo_options.h"
+#include "kernels/conv_impl_cache.h"
+#include "kernels/conv_impl_search.h"
 #include "kernels/gpu_conv_options.h"
 #include "kernels/local_conv.h"
 #include "layers/conv_kernel_call.h"
+#include "layers/internal/algo_agreement.h"
 #include "layers/internal/cell_walk.h"
 #include "layers/internal/channel_collective.h"
 #include "layers/internal/conv_backend.h"
 #include "layers/internal/gradient_sum.h"
-#include "layers/internal/local_conv_of.h"
 #include "layers/internal/pointwise.h"
 
 namespace distconv::internal {
 
 template <typename T>
 struct ConvBackend<T, HostSpace> {
-  using Kernel = LocalConv<T>;
   using P = Compute<T>;  // weights, bias, gradients
+  // A local convolution with its call, its problem's key and what its
+  // choice measured (0 when not measured).
+  struct Kernel : LocalConv<T> {
+    Kernel(const ConvKernelCall& c, ConvImpl impl, std::uint64_t key,
+           float time_ms)
+        : LocalConv<T>(c.desc, c.src_extent, c.src_strides, c.dst_extent,
+                       c.dst_strides, c.pass, impl),
+          call(c),
+          problem(key),
+          ms(time_ms) {}
+    ConvKernelCall call;
+    std::uint64_t problem;
+    float ms;
+  };
   struct Context {
-    Context(const HaloSetupOptions&, const GpuConvOptions&) {}
+    Context(const HaloSetupOptions&, const GpuConvOptions&,
+            const CpuConvOptions& c)
+        : cpu(c) {}
+    CpuConvOptions cpu;
   };
   struct Grads : GradientSum<P> {
     Grads(Context&, MPI_Comm comm, Index weights, Index bias)
@@ -39,12 +62,55 @@ struct ConvBackend<T, HostSpace> {
   };
   using Array = std::vector<T>;
 
-  static std::optional<Kernel> kernel(Context&,
+  // The plan's implementation; measured: the cache's, else the fastest
+  // this rank times.
+  static std::optional<Kernel> kernel(Context& ctx,
                                       const std::optional<ConvKernelCall>& c) {
-    return local_conv_of<T>(c);
+    std::optional<Kernel> out;
+    if (!c) return out;
+    const std::uint64_t key = problem_key(
+        conv_problem(c->desc, c->src_extent, c->src_strides, c->dst_extent,
+                     c->dst_strides, c->pass, element_name<T>()));
+    ConvImplTiming pick{c->impl, 0.0f};
+    const CpuConvOptions& o = ctx.cpu;
+    if (o.search == ConvImplSearch::kMeasured) {
+      const auto hit = o.cache ? o.cache->find(key) : std::nullopt;
+      if (o.cache) o.cache->record_lookup(hit.has_value());
+      pick = hit ? ConvImplTiming{hit->impl, hit->ms}
+                 : time_conv_impls<T>(c->desc, c->src_extent, c->src_strides,
+                                      c->dst_extent, c->dst_strides, c->pass,
+                                      o.timing);
+    }
+    out.emplace(*c, pick.impl, key, pick.ms);
+    return out;
   }
-  // The host kernels have no algorithms to agree on.
-  static void agree(MPI_Comm, const std::vector<std::optional<Kernel>*>&) {}
+  // Measured (collective over `comm`): for each problem, every rank runs
+  // the fastest implementation any rank found for it
+  // (layers/internal/algo_agreement.h), and the cache keeps it.
+  static void agree(Context& ctx, MPI_Comm comm,
+                    const std::vector<std::optional<Kernel>*>& kernels) {
+    if (ctx.cpu.search != ConvImplSearch::kMeasured) return;
+    std::vector<AlgoChoice> mine;
+    std::vector<std::optional<Kernel>*> chosen;
+    for (std::optional<Kernel>* k : kernels) {
+      if (!*k) continue;
+      mine.push_back({(*k)->problem, static_cast<std::int32_t>((*k)->impl()), 0,
+                      (*k)->ms});
+      chosen.push_back(k);
+    }
+    const std::vector<AlgoChoice> use = agree_on_algorithms(comm, mine);
+    run_collectively(comm, [&] {
+      for (std::size_t i = 0; i < chosen.size(); ++i) {
+        Kernel& k = **chosen[i];
+        const auto impl = static_cast<ConvImpl>(use[i].algorithm);
+        if (impl != k.impl()) {
+          chosen[i]->emplace(k.call, impl, k.problem, use[i].ms);
+        }
+        if (ctx.cpu.cache)
+          ctx.cpu.cache->put(use[i].problem, {impl, use[i].ms});
+      }
+    });
+  }
   static void fill_bias(const Context&, const StridedView<T>& out, const P* b) {
     out.for_each([&](const Shape& i, T& v) { v = b ? T(b[i[1]]) : T(0); });
   }

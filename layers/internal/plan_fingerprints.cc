@@ -69,7 +69,8 @@ Fingerprint fingerprint(const ConvPlan& plan, const char* element,
                           : "none")
       .add("halo transport", to_string(plan.transport))
       .add("channel scheme", channel_scheme(plan))
-      .add("reads", reads(plan.input));
+      .add("reads", reads(plan.input))
+      .add("kernel choice", to_string(plan.search));
   return f.add("input layout", plan.src_layout);
 }
 
@@ -80,7 +81,8 @@ Fingerprint fingerprint(const DeconvPlan& plan, const char* element,
   add_window(f, plan.desc);
   f.add("output padding", plan.desc.output_padding)
       .add("padding mode", padding_modes(plan.desc))
-      .add("reads", reads(plan.input));
+      .add("reads", reads(plan.input))
+      .add("kernel choice", to_string(plan.search));
   return f.add("output layout", plan.dst_layout());
 }
 

@@ -1,0 +1,98 @@
+#include "kernels/conv_impl.h"
+
+#include <algorithm>
+
+#include "distconv/error.h"
+
+namespace distconv {
+namespace {
+
+constexpr ConvImpl kAll[] = {ConvImpl::kAdjointForward, ConvImpl::kBlocked16,
+                             ConvImpl::kChannelsLast, ConvImpl::kReference};
+
+// Output channels per group from which the heuristic runs backward-data as
+// the adjoint forward convolution. Measured with oneDNN 2.6 on an AMD
+// EPYC (AVX-512): the channels-last forward kernel (brgconv:avx512_core,
+// 1 thread) beat the backward-data kernel (jit:avx512_core) on the same
+// problem by 1.08-1.31x from 8 such channels on (8x64->64 128² 3x3: 40.0
+// vs 48.1 ms; 1x16->16 1024²: 22.8 vs 29.8 ms; 3D 1x16->16 64³: 18.2 vs
+// 21.5 ms; 1x8->8 1024²: 12.2 vs 13.2 ms) and lost below (1x16->4 1024²:
+// 6.6 vs 5.9 ms).
+constexpr Index kAdjointForwardChannels = 8;
+
+// Channels per group (in and out) from which the heuristic runs
+// backward-weights on blocked copies. Measured with oneDNN 2.6 on the same
+// machine: the channels-last kernel (jit:avx512_core, with bias, 1 thread)
+// was slower than the blocked one from 64 channels on (148 vs 111 ms at
+// 8x64x128², 66 vs 52 ms at 1x128x128²), by more than the two copies cost
+// (3 ms each at 8x64x128²); at 32 channels a draw, at 16 channels-last won.
+constexpr Index kBlockedBackwardWeightsChannels = 64;
+
+}  // namespace
+
+const char* to_string(ConvImpl impl) {
+  switch (impl) {
+    case ConvImpl::kAdjointForward:
+      return "adjoint_forward";
+    case ConvImpl::kBlocked16:
+      return "blocked16";
+    case ConvImpl::kChannelsLast:
+      return "channels_last";
+    case ConvImpl::kReference:
+      return "reference";
+  }
+  return "?";
+}
+
+ConvImpl conv_impl_named(const std::string& name, const char* what) {
+  for (ConvImpl impl : kAll) {
+    if (name == to_string(impl)) return impl;
+  }
+  throw Error(ErrorKind::kInvalidArgument,
+              std::string(what) + "=" + name +
+                  " is not adjoint_forward, blocked16, channels_last or "
+                  "reference");
+}
+
+std::vector<ConvImpl> conv_impl_list(ConvPass pass) {
+  if (pass == ConvPass::kBackwardData) {
+    return {kAll, kAll + 4};
+  }
+  return {ConvImpl::kBlocked16, ConvImpl::kChannelsLast, ConvImpl::kReference};
+}
+
+std::string conv_impl_excluded(ConvImpl impl, const ConvDesc& d,
+                               ConvPass pass) {
+  if (impl != ConvImpl::kAdjointForward) return "";
+  if (pass != ConvPass::kBackwardData) {
+    return "the adjoint forward computes backward-data only";
+  }
+  for (int j = 0; j < d.spatial_dims(); ++j) {
+    const Index extent = d.dilation[j] * (d.kernel[j] - 1);
+    if (d.stride[j] != 1) return "the adjoint forward needs stride 1";
+    if (d.padding_lower[j] > extent || d.padding_upper[j] > extent) {
+      return "the adjoint forward needs padding within the dilated kernel";
+    }
+  }
+  return "";
+}
+
+ConvImpl heuristic_conv_impl(const ConvDesc& d, ConvPass pass) {
+  if (pass == ConvPass::kBackwardData &&
+      d.out_channels / d.groups >= kAdjointForwardChannels &&
+      conv_impl_excluded(ConvImpl::kAdjointForward, d, pass).empty()) {
+    return ConvImpl::kAdjointForward;
+  }
+  if (pass == ConvPass::kBackwardWeights &&
+      std::min(d.in_channels, d.out_channels) / d.groups >=
+          kBlockedBackwardWeightsChannels) {
+    return ConvImpl::kBlocked16;
+  }
+  return ConvImpl::kChannelsLast;
+}
+
+const char* to_string(ConvImplSearch search) {
+  return search == ConvImplSearch::kMeasured ? "measured" : "heuristic";
+}
+
+}  // namespace distconv

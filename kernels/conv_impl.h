@@ -1,0 +1,98 @@
+// The ways a local convolution can run on the CPU, as an ordered list per
+// pass (the way oneDNN dispatches: each says whether it applies to a call
+// and why not), the rule that picks one with no timing, and how a layer
+// chooses: by that rule, or by timing the candidates when it is planned.
+//
+//   for (ConvImpl impl : conv_impl_list(ConvPass::kBackwardData)) ...
+//   ConvImpl pick = heuristic_conv_impl(local_desc, ConvPass::kBackwardData);
+//   CpuConvOptions o;
+//   o.search = ConvImplSearch::kMeasured;   // time them at plan time
+//   o.cache = std::make_shared<ConvImplCache>();  // shared, savable
+#ifndef DISTCONV_KERNELS_CONV_IMPL_H_
+#define DISTCONV_KERNELS_CONV_IMPL_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "distconv/conv_desc.h"
+#include "kernels/conv_pass.h"
+
+namespace distconv {
+
+enum class ConvImpl {
+  // Backward-data with stride 1 as oneDNN's forward kernel on the adjoint
+  // problem (weights transposed and flipped, mirrored padding).
+  kAdjointForward,
+  // oneDNN on copies of the activations in its 16-channel blocked layout
+  // (nChw16c / nCdhw16c), where it picks that layout itself.
+  kBlocked16,
+  // oneDNN on channels-last arrays: the views themselves where dense (in
+  // place or per sample), else dense copies.
+  kChannelsLast,
+  // The reference loops on dense copies (what oneDNN cannot do: fp64).
+  kReference,
+};
+
+// "adjoint_forward", "blocked16", "channels_last", "reference".
+const char* to_string(ConvImpl impl);
+// The impl of a name to_string() gives; throws distconv::Error
+// (kInvalidArgument) naming `what` and the choices otherwise.
+ConvImpl conv_impl_named(const std::string& name, const char* what);
+
+// The candidates of a pass, in the order they are tried: the more
+// specialised first, the reference loops last.
+std::vector<ConvImpl> conv_impl_list(ConvPass pass);
+
+// Why `impl` cannot run `pass` of `desc` whatever the CPU (the adjoint
+// needs stride 1 and padding within the dilated kernel; it is a
+// backward-data implementation); "" where nothing rules it out before
+// oneDNN is asked.
+std::string conv_impl_excluded(ConvImpl impl, const ConvDesc& desc,
+                               ConvPass pass);
+
+// The choice with no timing: backward-data as the adjoint forward from 8
+// output channels per group where it applies; backward-weights on blocked
+// copies from 64 channels (in and out) per group; channels-last otherwise.
+// A kernel that cannot run it (oneDNN refuses, fp64) falls back to
+// channels-last, then the reference loops.
+ConvImpl heuristic_conv_impl(const ConvDesc& desc, ConvPass pass);
+
+enum class ConvImplSearch {
+  // heuristic_conv_impl(): no run at plan time.
+  kHeuristic,
+  // Each rank times the candidates that apply on its pieces' shapes when
+  // the layer is planned; the ranks then run, for each problem, the
+  // fastest any rank found.
+  kMeasured,
+};
+
+class ConvImplCache;
+
+// Milliseconds of one run of `run` (a kernel's pass on scratch data):
+// what the search calls for each candidate. Tests give a stand-in.
+using ConvImplTimer =
+    std::function<float(ConvImpl impl, const std::function<void()>& run)>;
+
+struct ConvImplSearchOptions {
+  int reps = 2;         // timed runs after one warm-up; the fastest counts
+  ConvImplTimer timer;  // unset: the wall clock
+};
+
+// How the CPU convolutions of a layer choose their implementations.
+struct CpuConvOptions {
+  ConvImplSearch search = ConvImplSearch::kHeuristic;
+  // With kMeasured: choices to reuse and add to, shared by the layers
+  // given the same cache (kernels/conv_impl_cache.h); none by default
+  // (each layer times its own pieces).
+  std::shared_ptr<ConvImplCache> cache;
+  ConvImplSearchOptions timing;  // how the candidates are timed
+};
+
+// "heuristic" or "measured".
+const char* to_string(ConvImplSearch search);
+
+}  // namespace distconv
+
+#endif  // DISTCONV_KERNELS_CONV_IMPL_H_

@@ -1,0 +1,263 @@
+// Every implementation of each pass's list against the reference loops on
+// random problems (strides, dilation, padding, groups, 2D and 3D, dense and
+// strided views, every element type); an implementation that does not
+// apply says why and the kernel falls back. The heuristic's rules, the
+// names, and the measured search's pick.
+#include "kernels/conv_impl.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "distconv/bf16.h"
+#include "distconv/error.h"
+#include "kernels/conv_impl_search.h"
+#include "kernels/local_conv.h"
+#include "kernels/reference/conv.h"
+#include "kernels/view_testing.h"
+
+namespace distconv {
+namespace {
+
+using testing::dense_of;
+using testing::embed;
+using testing::Embedded;
+
+constexpr ConvPass kPasses[] = {ConvPass::kForward, ConvPass::kBackwardData,
+                                ConvPass::kBackwardWeights};
+
+// Runs `pass` of the problem with the kernel asked for `impl`, against the
+// reference loops in Compute<T> on the same (rounded) inputs; returns the
+// implementation that ran.
+template <typename T>
+ConvImpl check_pass(const testing::ConvProblem& p, ConvPass pass, ConvImpl impl,
+                    std::mt19937_64& rng, double tol) {
+  using P = Compute<T>;
+  std::uniform_real_distribution<double> val(-1, 1);
+  const ConvDesc& c = p.desc;
+  const Shape& src = p.src;
+  const Shape dst = c.dst_shape(src);
+  const bool dense = std::uniform_int_distribution<int>(0, 1)(rng);
+  Embedded<T> x = embed<T>(src, rng, dense), y = embed<T>(dst, rng, dense);
+  x.view.for_each([&](const Shape&, T& v) { v = T(val(rng)); });
+  y.view.for_each([&](const Shape&, T& v) { v = T(val(rng)); });
+  std::vector<P> w(c.weights_shape().volume()), b(c.out_channels);
+  for (P& v : w) v = val(rng);
+  for (P& v : b) v = val(rng);
+  const P* bias = c.bias == ConvBias::kAdd ? b.data() : nullptr;
+  auto widen = [](const std::vector<T>& v) {
+    return std::vector<P>(v.begin(), v.end());
+  };
+  const std::vector<P> x0 = widen(dense_of(x.view)),
+                       y0 = widen(dense_of(y.view));
+  const LocalConv<T> k(c, src, x.view.strides(), dst, y.view.strides(), pass,
+                       impl);
+  SCOPED_TRACE(k.implementation());
+  if (k.impl() != impl) {
+    EXPECT_FALSE(k.why_not().empty());
+    EXPECT_NE(k.implementation().find(" does not apply: "), std::string::npos);
+  } else {
+    EXPECT_TRUE(k.why_not().empty());
+  }
+  auto expect_close = [&](const std::vector<P>& got, const std::vector<P>& want,
+                          const char* what) {
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_NEAR(got[i], want[i], tol) << what << " at " << i;
+    }
+  };
+  if (pass == ConvPass::kForward) {
+    std::vector<P> want(dst.volume());
+    reference::conv_fwd(c, src, x0.data(), w.data(), bias, dst, want.data());
+    k.forward(x.view, w.data(), bias, y.view);
+    expect_close(widen(dense_of(y.view)), want, "forward");
+  } else if (pass == ConvPass::kBackwardData) {
+    std::vector<P> want(src.volume());
+    reference::conv_bwd_data(c, dst, y0.data(), w.data(), src, want.data());
+    k.backward_data(y.view, w.data(), x.view);
+    expect_close(widen(dense_of(x.view)), want, "backward-data");
+  } else {
+    std::vector<P> want_dw(w.size(), 0), want_db(b.size(), 0);
+    reference::conv_bwd_weights(c, src, x0.data(), dst, y0.data(),
+                                want_dw.data(), want_db.data());
+    // Adds to what is there.
+    std::vector<P> dw(w.size(), P(1)), db(b.size(), P(1));
+    k.backward_weights(x.view, y.view, dw.data(), bias ? db.data() : nullptr);
+    for (P& v : want_dw) v += 1;
+    expect_close(dw, want_dw, "weight gradient");
+    if (bias) {
+      for (P& v : want_db) v += 1;
+      expect_close(db, want_db, "bias gradient");
+    }
+  }
+  return k.impl();
+}
+
+// Random problems with 1-20 channels per group (so 16-channel blocks
+// arise), plus fixed ones with whole blocks; each pass with each of its
+// implementations. Returns, per pass, the implementations that ran as
+// asked.
+template <typename T>
+std::map<ConvPass, std::set<ConvImpl>> check_every_impl(double tol) {
+  std::mt19937_64 rng(11);
+  std::vector<testing::ConvProblem> problems;
+  while (problems.size() < 24) {
+    if (auto p = testing::random_conv_problem(rng, 20, 6)) {
+      problems.push_back(*p);
+    }
+  }
+  for (Index c : {16, 32}) {
+    ConvDesc d = ConvDesc::make(c, c, {3, 3});
+    d.padding_lower = d.padding_upper = {1, 1};
+    d.bias = ConvBias::kAdd;
+    problems.push_back({d, Shape{2, c, 6, 5}});
+    ConvDesc d3 = ConvDesc::make(c, 16, {3, 3, 3});
+    d3.padding_lower = d3.padding_upper = {1, 1, 1};
+    problems.push_back({d3, Shape{1, c, 4, 5, 3}});
+  }
+  std::map<ConvPass, std::set<ConvImpl>> ran;
+  for (const testing::ConvProblem& p : problems) {
+    for (ConvPass pass : kPasses) {
+      for (ConvImpl impl : conv_impl_list(pass)) {
+        SCOPED_TRACE(::testing::Message()
+                     << to_string(impl) << " pass " << static_cast<int>(pass)
+                     << " src " << p.src << " kernel " << p.desc.kernel
+                     << " stride " << p.desc.stride << " groups "
+                     << p.desc.groups);
+        const ConvImpl got = check_pass<T>(p, pass, impl, rng, tol);
+        if (got == impl) ran[pass].insert(impl);
+        if (::testing::Test::HasFailure()) return ran;
+      }
+    }
+  }
+  return ran;
+}
+
+TEST(ConvImpl, EveryFloatImplementationMatchesTheReference) {
+  const auto ran = check_every_impl<float>(1e-4);
+  for (ConvPass pass : kPasses) {
+    EXPECT_TRUE(ran.at(pass).count(ConvImpl::kChannelsLast));
+    EXPECT_TRUE(ran.at(pass).count(ConvImpl::kReference));
+  }
+  EXPECT_TRUE(ran.at(ConvPass::kBackwardData).count(ConvImpl::kAdjointForward));
+  std::size_t blocked = 0;
+  for (ConvPass pass : kPasses)
+    blocked += ran.at(pass).count(ConvImpl::kBlocked16);
+  if (blocked == 0) {
+    GTEST_SKIP() << "oneDNN picked 16-channel blocks for no problem on this "
+                    "CPU (no AVX-512?): blocked16 ran nowhere";
+  }
+}
+
+TEST(ConvImpl, DoubleRunsTheReferenceWhateverIsAsked) {
+  const auto ran = check_every_impl<double>(1e-12);
+  for (ConvPass pass : kPasses) {
+    EXPECT_EQ(ran.at(pass), std::set<ConvImpl>{ConvImpl::kReference});
+  }
+}
+
+TEST(ConvImpl, Bf16ImplementationsMatchTheReferenceInFp32) {
+  // bf16 inputs are exact in fp32; outputs are rounded once to bf16.
+  const auto ran = check_every_impl<bf16>(0.08);
+  for (ConvPass pass : kPasses) {
+    EXPECT_TRUE(ran.at(pass).count(ConvImpl::kChannelsLast));
+  }
+}
+
+TEST(ConvImpl, ExcludedImplementationsSayWhy) {
+  ConvDesc d = ConvDesc::make(8, 8, {3, 3});
+  d.stride = {2, 1};
+  EXPECT_NE(
+      conv_impl_excluded(ConvImpl::kAdjointForward, d, ConvPass::kBackwardData)
+          .find("stride 1"),
+      std::string::npos);
+  EXPECT_NE(conv_impl_excluded(ConvImpl::kAdjointForward, d, ConvPass::kForward)
+                .find("backward-data only"),
+            std::string::npos);
+  d.stride = {1, 1};
+  d.padding_lower = {3, 0};
+  EXPECT_NE(
+      conv_impl_excluded(ConvImpl::kAdjointForward, d, ConvPass::kBackwardData)
+          .find("padding"),
+      std::string::npos);
+  EXPECT_EQ(conv_impl_excluded(ConvImpl::kChannelsLast, d, ConvPass::kForward),
+            "");
+  // A kernel asked for it falls back to channels-last and says why.
+  const LocalConv<float> k(
+      d, Shape{1, 8, 6, 6},
+      dense_strides(Shape{1, 8, 6, 6}, StorageOrder::kChannelsLast),
+      d.dst_shape(Shape{1, 8, 6, 6}),
+      dense_strides(d.dst_shape(Shape{1, 8, 6, 6}),
+                    StorageOrder::kChannelsLast),
+      ConvPass::kBackwardData, ConvImpl::kAdjointForward);
+  EXPECT_EQ(k.requested(), ConvImpl::kAdjointForward);
+  EXPECT_EQ(k.impl(), ConvImpl::kChannelsLast);
+  EXPECT_NE(k.why_not().find("padding"), std::string::npos) << k.why_not();
+}
+
+TEST(ConvImpl, HeuristicFollowsItsRules) {
+  ConvDesc d = ConvDesc::make(16, 16, {3, 3});
+  d.padding_lower = d.padding_upper = {1, 1};
+  EXPECT_EQ(heuristic_conv_impl(d, ConvPass::kForward),
+            ConvImpl::kChannelsLast);
+  EXPECT_EQ(heuristic_conv_impl(d, ConvPass::kBackwardData),
+            ConvImpl::kAdjointForward);
+  EXPECT_EQ(heuristic_conv_impl(d, ConvPass::kBackwardWeights),
+            ConvImpl::kChannelsLast);
+  d.stride = {2, 2};
+  EXPECT_EQ(heuristic_conv_impl(d, ConvPass::kBackwardData),
+            ConvImpl::kChannelsLast);
+  ConvDesc narrow = ConvDesc::make(16, 4, {3, 3});
+  EXPECT_EQ(heuristic_conv_impl(narrow, ConvPass::kBackwardData),
+            ConvImpl::kChannelsLast);
+  ConvDesc wide = ConvDesc::make(64, 64, {3, 3});
+  EXPECT_EQ(heuristic_conv_impl(wide, ConvPass::kBackwardWeights),
+            ConvImpl::kBlocked16);
+  wide.groups = 2;
+  EXPECT_EQ(heuristic_conv_impl(wide, ConvPass::kBackwardWeights),
+            ConvImpl::kChannelsLast);
+}
+
+TEST(ConvImpl, NamesRoundTrip) {
+  for (ConvPass pass : kPasses) {
+    const std::vector<ConvImpl> list = conv_impl_list(pass);
+    EXPECT_EQ(list.back(), ConvImpl::kReference);
+    for (ConvImpl impl : list) {
+      EXPECT_EQ(conv_impl_named(to_string(impl), "--x"), impl);
+    }
+  }
+  EXPECT_THROW(conv_impl_named("fastest", "--x"), Error);
+}
+
+// The search keeps the fastest as the timer reports it, never the loops
+// where oneDNN runs, and only implementations that run as asked.
+TEST(ConvImplSearch, PicksTheFastestThatRuns) {
+  ConvDesc d = ConvDesc::make(16, 16, {3, 3});
+  d.padding_lower = d.padding_upper = {1, 1};
+  const Shape x{1, 16, 8, 8};
+  const Shape s = dense_strides(x, StorageOrder::kChannelsLast);
+  for (ConvImpl fast : {ConvImpl::kAdjointForward, ConvImpl::kChannelsLast}) {
+    ConvImplSearchOptions o;
+    o.timer = [fast](ConvImpl impl, const std::function<void()>& run) {
+      run();
+      return impl == fast ? 1.0f : 2.0f;
+    };
+    const std::vector<ConvImplTiming> all =
+        time_conv_impl_list<float>(d, x, s, x, s, ConvPass::kBackwardData, o);
+    for (const ConvImplTiming& t : all) EXPECT_NE(t.impl, ConvImpl::kReference);
+    const ConvImplTiming pick =
+        time_conv_impls<float>(d, x, s, x, s, ConvPass::kBackwardData, o);
+    EXPECT_EQ(pick.impl, fast);
+    EXPECT_EQ(pick.ms, 1.0f);
+  }
+  // fp64: the loops are all there is.
+  const ConvImplTiming pick = time_conv_impls<double>(
+      d, x, s, x, s, ConvPass::kForward, ConvImplSearchOptions{});
+  EXPECT_EQ(pick.impl, ConvImpl::kReference);
+}
+
+}  // namespace
+}  // namespace distconv
