@@ -45,16 +45,28 @@
 namespace distconv {
 namespace examples {
 
+// The options of a convolution or transposed convolution (Options) in
+// Space whose CPU kernels `kernels` chooses (host memory; the GPU's layers
+// keep cuDNN's choice).
+template <typename Options, typename Space>
+Options with_kernels(const CpuConvOptions& kernels) {
+  Options o;
+  if (std::is_same_v<Space, HostSpace>) o.cpu = kernels;
+  return o;
+}
+
 // In host or device memory (float, bf16; fp32 parameters either way): the
 // layers, tensors and the parameters' copies in Space, the parameters
 // themselves (params()) on the host.
 template <typename T, typename Space = HostSpace>
 class ConvBnRelu {
  public:
-  // Weights start He-uniform from `seed`; scale 1, shift 0.
+  // Weights start He-uniform from `seed`; scale 1, shift 0. `kernels`:
+  // how the convolution chooses its kernels in host memory.
   ConvBnRelu(const ProcessGrid& grid, const ConvDesc& desc,
-             const Distribution& src, unsigned seed)
-      : conv_(grid, desc, src, conv_options()),
+             const Distribution& src, unsigned seed,
+             const CpuConvOptions& kernels = {})
+      : conv_(grid, desc, src, conv_options(kernels)),
         bn_(grid, conv_.dst_layout().distribution()),
         relu_(grid, ActivationDesc::relu(), bn_.dst_layout().distribution()),
         weights_(desc.weights_shape().volume()),
@@ -164,9 +176,12 @@ class ConvBnRelu {
 
  private:
   // In place in host memory; the plan says whether it could be.
-  static ConvolutionOptions conv_options() {
+  static ConvolutionOptions conv_options(const CpuConvOptions& kernels) {
     ConvolutionOptions o;
-    if (std::is_same_v<Space, HostSpace>) o.input = ConvInput::kInPlace;
+    if (std::is_same_v<Space, HostSpace>) {
+      o.input = ConvInput::kInPlace;
+      o.cpu = kernels;
+    }
     return o;
   }
   bool in_place() const { return conv_.plan().input == ConvInput::kInPlace; }

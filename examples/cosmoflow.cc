@@ -47,6 +47,7 @@ CosmoflowOptions parse(int argc, char** argv) {
   o.train.momentum = 0.5;
   parse_args(argc, argv, &o.train, o.shape.options());
   o.shape.padding_mode = o.train.padding_mode;
+  o.shape.kernels = kernel_options(o.train);
   o.shape.check();
   return o;
 }

@@ -62,8 +62,9 @@ inline float cosmoflow_input(const Shape& i, Index size) {
 template <typename T, typename Space>
 struct CosmoflowStack {
   CosmoflowStack(const ProcessGrid& grid, Index in, Index out,
-                 const Distribution& src, PaddingMode mode, unsigned seed)
-      : block(grid, same_conv(in, out, {3, 3, 3}, mode), src, seed),
+                 const Distribution& src, PaddingMode mode, unsigned seed,
+                 const CpuConvOptions& kernels)
+      : block(grid, same_conv(in, out, {3, 3, 3}, mode), src, seed, kernels),
         pool(grid, PoolDesc::make(PoolKind::kMax, {2, 2, 2}),
              block.dst_distribution()),
         in(grid, block.src_layout()),
@@ -110,17 +111,19 @@ class CosmoflowNet {
       const Index next = o.width << l;
       stacks_.push_back(std::make_unique<CosmoflowStack<T, Space>>(
           grids[l], channels, next, dist, o.padding_mode,
-          static_cast<unsigned>(l + 1)));
+          static_cast<unsigned>(l + 1), o.kernels));
       dist = grids.arriving(stacks_.back()->pool.dst_layout().distribution(), l,
                             l + 1);
       channels = next;
     }
     const ProcessGrid& grid = head_grid_;
-    dense1_.emplace(grid, cosmoflow_dense(features_, o.hidden, extent_), dist);
+    const auto options = with_kernels<ConvolutionOptions, Space>(o.kernels);
+    dense1_.emplace(grid, cosmoflow_dense(features_, o.hidden, extent_), dist,
+                    options);
     relu_.emplace(grid, ActivationDesc::relu(),
                   dense1_->dst_layout().distribution());
     dense2_.emplace(grid, cosmoflow_dense(o.hidden, kCosmoflowTargets, 1),
-                    dense1_->dst_layout().distribution());
+                    dense1_->dst_layout().distribution(), options);
     loss_.emplace(grid, LossDesc::make(LossKind::kMeanSquaredError),
                   dense2_->dst_layout().distribution());
     dense1_w_.init_uniform(

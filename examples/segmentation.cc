@@ -50,6 +50,7 @@ SegmentationOptions parse(int argc, char** argv) {
   o.train.lr = 0.05;
   parse_args(argc, argv, &o.train, o.shape.options());
   o.shape.padding_mode = o.train.padding_mode;
+  o.shape.kernels = kernel_options(o.train);
   o.shape.check();
   return o;
 }

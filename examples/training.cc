@@ -9,6 +9,7 @@
 #include <string>
 
 #include "distconv/error.h"
+#include "kernels/conv_impl_cache.h"
 #include "perf/cli_args.h"
 
 namespace distconv {
@@ -103,6 +104,12 @@ bool TrainOptions::parse(const std::string& arg) {
             arg, ": the padding mode is zeros or circular");
     padding_mode =
         mode == "circular" ? PaddingMode::kCircular : PaddingMode::kZeros;
+  } else if (const char* v = option_value(arg, "--kernel-choice=")) {
+    const std::string c = v;
+    require(c == "heuristic" || c == "measured", ErrorKind::kInvalidArgument,
+            arg, ": the kernel choice is heuristic or measured");
+    kernel_choice = c == "measured" ? ConvImplSearch::kMeasured
+                                    : ConvImplSearch::kHeuristic;
   } else if (const char* v = option_value(arg, "--precision=")) {
     const std::string p = v;
     require(p == "f32" || p == "bf16", ErrorKind::kInvalidArgument, arg,
@@ -162,6 +169,10 @@ std::string usage(const char* program, const TrainOptions& t,
       "  --padding-mode=zeros|circular   (default zeros)\n"
       "  --precision=f32|bf16            (default f32)\n"
       "  --device=cpu|gpu                (default cpu)\n"
+      "  --kernel-choice=heuristic|measured\n"
+      "                        the convolutions' CPU kernels by rules, or "
+      "timed (default\n"
+      "                        heuristic)\n"
       "  --profile [--profile-json=FILE] time every layer's passes; a table "
       "after the\n"
       "                        last step (and FILE as JSON for "
@@ -226,6 +237,15 @@ io::H5ReadOptions data_read(const Shape& window, Index first, int ndims) {
   for (int d = 1; d < ndims; ++d) read.offset[d] = window[d - 1];
   read.window = io::H5Window::kBox;
   return read;
+}
+
+CpuConvOptions kernel_options(const TrainOptions& opt) {
+  CpuConvOptions o;
+  o.search = opt.kernel_choice;
+  if (o.search == ConvImplSearch::kMeasured) {
+    o.cache = std::make_shared<ConvImplCache>();
+  }
+  return o;
 }
 
 Shape grid_or(const Shape& grid, const Shape& fallback, int ndims) {

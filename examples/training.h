@@ -35,6 +35,7 @@
 #include "distconv/shape.h"
 #include "io/checkpoint.h"
 #include "io/h5_file.h"
+#include "kernels/conv_impl.h"
 #include "layers/batch_norm.h"
 #include "layers/pooling.h"
 #include "layers/profile_work.h"
@@ -161,6 +162,11 @@ struct Sgd {
 //   --write-data=FILE.h5 [--data-samples=M]
 //                        write the example's synthetic data set of M
 //                        samples (default: one batch) for --data, and exit
+//   --kernel-choice=heuristic|measured
+//                        how the convolutions pick their CPU kernels:
+//                        rules with no timing (default), or timed when the
+//                        network is built (kernels/conv_impl.h), shared by
+//                        the network's layers of the same shapes
 //   --profile            time every layer's passes (layers/profile.h) in
 //                        the steps after the first; rank 0 prints the
 //                        table after the last step (host memory only)
@@ -196,6 +202,7 @@ struct TrainOptions {
   PaddingMode padding_mode = PaddingMode::kZeros;
   Precision precision = Precision::kF32;
   Device device = Device::kCpu;
+  ConvImplSearch kernel_choice = ConvImplSearch::kHeuristic;
   bool profile = false;
   std::string profile_json;  // --profile-json (sets profile)
   // True when `arg` was one of the options above (and is now set); throws
@@ -221,6 +228,10 @@ void parse_args(int argc, char** argv, TrainOptions* train,
 // offsets, C first) a box at that offset of each sample; throws
 // kInvalidArgument when `window` has another number of offsets.
 io::H5ReadOptions data_read(const Shape& window, Index first, int ndims);
+
+// The convolutions' CPU kernel options of --kernel-choice: measured ones
+// share one cache (the network's layers of equal shapes time once).
+CpuConvOptions kernel_options(const TrainOptions& opt);
 
 // `grid` when set (its dimensions must be `ndims`), else `fallback`.
 Shape grid_or(const Shape& grid, const Shape& fallback, int ndims);

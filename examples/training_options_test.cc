@@ -56,5 +56,19 @@ TEST(TrainingOptions, UnknownAndMalformedOptions) {
   EXPECT_EQ(parsed({"--size=8", "--steps=3"}).steps, 3);
 }
 
+// --kernel-choice: heuristic by default; measured gives the layers one
+// shared cache.
+TEST(TrainingOptions, KernelChoice) {
+  EXPECT_EQ(parsed({}).kernel_choice, ConvImplSearch::kHeuristic);
+  const TrainOptions opt = parsed({"--kernel-choice=measured"});
+  EXPECT_EQ(opt.kernel_choice, ConvImplSearch::kMeasured);
+  const CpuConvOptions k = kernel_options(opt);
+  EXPECT_EQ(k.search, ConvImplSearch::kMeasured);
+  EXPECT_NE(k.cache, nullptr);
+  EXPECT_EQ(kernel_options(parsed({})).cache, nullptr);
+  EXPECT_NE(error_of({"--kernel-choice=fastest"}).find("heuristic or measured"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace distconv::examples

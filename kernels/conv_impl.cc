@@ -1,14 +1,16 @@
 #include "kernels/conv_impl.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "distconv/error.h"
 
 namespace distconv {
 namespace {
 
-constexpr ConvImpl kAll[] = {ConvImpl::kAdjointForward, ConvImpl::kBlocked16,
-                             ConvImpl::kChannelsLast, ConvImpl::kReference};
+constexpr ConvImpl kAll[] = {ConvImpl::kNative16, ConvImpl::kAdjointForward,
+                             ConvImpl::kBlocked16, ConvImpl::kChannelsLast,
+                             ConvImpl::kReference};
 
 // Output channels per group from which the heuristic runs backward-data as
 // the adjoint forward convolution. Measured with oneDNN 2.6 on an AMD
@@ -32,6 +34,8 @@ constexpr Index kBlockedBackwardWeightsChannels = 64;
 
 const char* to_string(ConvImpl impl) {
   switch (impl) {
+    case ConvImpl::kNative16:
+      return "native16";
     case ConvImpl::kAdjointForward:
       return "adjoint_forward";
     case ConvImpl::kBlocked16:
@@ -50,15 +54,16 @@ ConvImpl conv_impl_named(const std::string& name, const char* what) {
   }
   throw Error(ErrorKind::kInvalidArgument,
               std::string(what) + "=" + name +
-                  " is not adjoint_forward, blocked16, channels_last or "
-                  "reference");
+                  " is not native16, adjoint_forward, blocked16, "
+                  "channels_last or reference");
 }
 
 std::vector<ConvImpl> conv_impl_list(ConvPass pass) {
   if (pass == ConvPass::kBackwardData) {
-    return {kAll, kAll + 4};
+    return {std::begin(kAll), std::end(kAll)};
   }
-  return {ConvImpl::kBlocked16, ConvImpl::kChannelsLast, ConvImpl::kReference};
+  return {ConvImpl::kNative16, ConvImpl::kBlocked16, ConvImpl::kChannelsLast,
+          ConvImpl::kReference};
 }
 
 std::string conv_impl_excluded(ConvImpl impl, const ConvDesc& d,

@@ -22,6 +22,10 @@
 namespace distconv {
 
 enum class ConvImpl {
+  // bf16 and fp16 tensors: oneDNN's own 16-bit kernels on the 16-bit
+  // channels-last arrays (dense views: in place or per sample), weights
+  // rounded to the type, weight gradients fp32.
+  kNative16,
   // Backward-data with stride 1 as oneDNN's forward kernel on the adjoint
   // problem (weights transposed and flipped, mirrored padding).
   kAdjointForward,
@@ -34,8 +38,11 @@ enum class ConvImpl {
   // The reference loops on dense copies (what oneDNN cannot do: fp64).
   kReference,
 };
+// The oneDNN implementations other than kNative16 run bf16 and fp16
+// tensors on fp32 copies ("in fp32").
 
-// "adjoint_forward", "blocked16", "channels_last", "reference".
+// "native16", "adjoint_forward", "blocked16", "channels_last",
+// "reference".
 const char* to_string(ConvImpl impl);
 // The impl of a name to_string() gives; throws distconv::Error
 // (kInvalidArgument) naming `what` and the choices otherwise.

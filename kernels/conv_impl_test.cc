@@ -10,6 +10,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <type_traits>
 #include <vector>
 
 #include "distconv/bf16.h"
@@ -62,6 +63,11 @@ ConvImpl check_pass(const testing::ConvProblem& p, ConvPass pass, ConvImpl impl,
   } else {
     EXPECT_TRUE(k.why_not().empty());
   }
+  // oneDNN's 16-bit kernels read the weights rounded to T.
+  std::vector<P> w_ref = w;
+  if (k.impl() == ConvImpl::kNative16) {
+    for (P& v : w_ref) v = P(T(v));
+  }
   auto expect_close = [&](const std::vector<P>& got, const std::vector<P>& want,
                           const char* what) {
     ASSERT_EQ(got.size(), want.size());
@@ -71,12 +77,13 @@ ConvImpl check_pass(const testing::ConvProblem& p, ConvPass pass, ConvImpl impl,
   };
   if (pass == ConvPass::kForward) {
     std::vector<P> want(dst.volume());
-    reference::conv_fwd(c, src, x0.data(), w.data(), bias, dst, want.data());
+    reference::conv_fwd(c, src, x0.data(), w_ref.data(), bias, dst,
+                        want.data());
     k.forward(x.view, w.data(), bias, y.view);
     expect_close(widen(dense_of(y.view)), want, "forward");
   } else if (pass == ConvPass::kBackwardData) {
     std::vector<P> want(src.volume());
-    reference::conv_bwd_data(c, dst, y0.data(), w.data(), src, want.data());
+    reference::conv_bwd_data(c, dst, y0.data(), w_ref.data(), src, want.data());
     k.backward_data(y.view, w.data(), x.view);
     expect_close(widen(dense_of(x.view)), want, "backward-data");
   } else {
@@ -159,12 +166,39 @@ TEST(ConvImpl, DoubleRunsTheReferenceWhateverIsAsked) {
   }
 }
 
-TEST(ConvImpl, Bf16ImplementationsMatchTheReferenceInFp32) {
-  // bf16 inputs are exact in fp32; outputs are rounded once to bf16.
-  const auto ran = check_every_impl<bf16>(0.08);
+// bf16 and fp16 inputs are exact in fp32; outputs are rounded once to the
+// type (native16: with the weights rounded to it, fp32 accumulation).
+template <typename N>
+class NarrowConvImpl : public ::testing::Test {};
+using NarrowTypes = ::testing::Types<bf16, fp16>;
+TYPED_TEST_SUITE(NarrowConvImpl, NarrowTypes);
+
+TYPED_TEST(NarrowConvImpl, ImplementationsMatchTheReferenceInFp32) {
+  using N = TypeParam;
+  const auto ran = check_every_impl<N>(std::is_same_v<N, bf16> ? 0.08 : 0.01);
+  std::size_t native = 0;
   for (ConvPass pass : kPasses) {
     EXPECT_TRUE(ran.at(pass).count(ConvImpl::kChannelsLast));
+    native += ran.at(pass).count(ConvImpl::kNative16);
   }
+  if (native == 0) {
+    GTEST_SKIP() << "oneDNN has no "
+                 << (std::is_same_v<N, bf16> ? "bf16" : "fp16")
+                 << " convolution kernel for this CPU: native16 ran nowhere";
+  }
+}
+
+TEST(ConvImpl, Native16IsForSixteenBitTensors) {
+  ConvDesc d = ConvDesc::make(16, 16, {3, 3});
+  const Shape x{1, 16, 6, 6};
+  const Shape s = dense_strides(x, StorageOrder::kChannelsLast);
+  const Shape y = d.dst_shape(x);
+  const Shape ys = dense_strides(y, StorageOrder::kChannelsLast);
+  const LocalConv<float> k(d, x, s, y, ys, ConvPass::kForward,
+                           ConvImpl::kNative16);
+  EXPECT_EQ(k.impl(), ConvImpl::kChannelsLast);
+  EXPECT_NE(k.why_not().find("bf16 and fp16"), std::string::npos)
+      << k.why_not();
 }
 
 TEST(ConvImpl, ExcludedImplementationsSayWhy) {

@@ -30,6 +30,14 @@ Shape with_batch(Shape s, Index n) {
   return s;
 }
 
+// The oneDNN element type of views of T.
+template <typename T>
+constexpr onednn::ConvData data_of() {
+  if constexpr (std::is_same_v<T, bf16>) return onednn::ConvData::kBf16;
+  if constexpr (std::is_same_v<T, fp16>) return onednn::ConvData::kF16;
+  return onednn::ConvData::kF32;
+}
+
 }  // namespace
 
 template <typename From, typename To>
@@ -94,6 +102,7 @@ struct LocalConv<T>::Impl {
   Mode mode = Mode::kStaged;
   StorageOrder scratch_order = StorageOrder::kChannelsLast;
   ConvImpl requested = ConvImpl::kChannelsLast, impl = ConvImpl::kReference;
+  bool native = false;  // kNative16: oneDNN on the 16-bit views
   std::optional<onednn::Conv> onednn;
   std::string why_not;        // why `requested` does not run
   std::string why_reference;  // why no oneDNN implementation runs
@@ -181,20 +190,28 @@ LocalConv<T>::LocalConv(const ConvDesc& desc, const Shape& src_extent,
       s.mode = Mode::kStaged;
       s.impl = t;
     } else if constexpr (std::is_same_v<Compute<T>, float>) {
-      // bf16 views are staged: the kernels run on fp32 copies.
-      const bool direct = std::is_same_v<T, float>;
+      // 16-bit views are staged (the kernels run on fp32 copies) but with
+      // oneDNN's own 16-bit kernels.
+      const bool native = t == ConvImpl::kNative16;
+      const bool direct = std::is_same_v<T, float> || native;
       const bool whole = direct && dense_from(src_extent, src_strides, 0) &&
                          dense_from(dst_extent, dst_strides, 0);
       const bool each = direct && dense_from(src_extent, src_strides, 1) &&
                         dense_from(dst_extent, dst_strides, 1);
       s.mode = whole ? Mode::kInPlace : each ? Mode::kPerSample : Mode::kStaged;
       const Index n = s.mode == Mode::kPerSample ? 1 : src_extent[0];
-      try {
-        s.onednn.emplace(desc, with_batch(src_extent, n),
-                         with_batch(dst_extent, n), pass, t);
-        s.impl = t;
-      } catch (const Error& e) {
-        why = e.what();
+      if (native && s.mode == Mode::kStaged) {
+        why = "oneDNN's 16-bit kernels run on dense views only";
+      } else {
+        try {
+          s.onednn.emplace(desc, with_batch(src_extent, n),
+                           with_batch(dst_extent, n), pass, t,
+                           native ? data_of<T>() : onednn::ConvData::kF32);
+          s.impl = t;
+          s.native = native;
+        } catch (const Error& e) {
+          why = e.what();
+        }
       }
     } else {
       why = "oneDNN has no fp64 convolution";
@@ -239,7 +256,7 @@ std::string LocalConv<T>::implementation() const {
                   : fell_back);
   }
   const char* how[] = {"in place", "per sample", "staged"};
-  const char* converted = kNarrow<T> ? " in fp32" : "";
+  const char* converted = kNarrow<T> && !s.native ? " in fp32" : "";
   return s.onednn->implementation() + ", " + how[static_cast<int>(s.mode)] +
          converted + fell_back;
 }
@@ -264,6 +281,14 @@ void LocalConv<T>::forward(StridedView<const T> src, const Param* weights,
                            const Param* bias, StridedView<T> dst) const {
   const Impl& s = *impl_;
   if (dst.size() == 0) return;
+  if constexpr (kNarrow<T>) {
+    if (s.native) {
+      for (Index n = 0; n < s.calls(src); ++n) {
+        s.onednn->forward(at(src, n), weights, bias, at(dst, n));
+      }
+      return;
+    }
+  }
   if constexpr (std::is_same_v<T, Param>) {
     if (s.mode != Mode::kStaged) {
       for (Index n = 0; n < s.calls(src); ++n) {
@@ -285,6 +310,14 @@ void LocalConv<T>::backward_data(StridedView<const T> diff_dst,
                                  StridedView<T> diff_src) const {
   const Impl& s = *impl_;
   if (diff_src.size() == 0) return;
+  if constexpr (kNarrow<T>) {
+    if (s.native) {
+      for (Index n = 0; n < s.calls(diff_src); ++n) {
+        s.onednn->backward_data(at(diff_dst, n), weights, at(diff_src, n));
+      }
+      return;
+    }
+  }
   if constexpr (std::is_same_v<T, Param>) {
     if (s.mode != Mode::kStaged) {
       for (Index n = 0; n < s.calls(diff_src); ++n) {
@@ -307,6 +340,17 @@ void LocalConv<T>::backward_weights(StridedView<const T> src,
                                     Param* diff_bias) const {
   const Impl& s = *impl_;
   if (diff_dst.size() == 0) return;
+  if constexpr (kNarrow<T>) {
+    if (s.native) {
+      for (Index n = 0; n < s.calls(src); ++n) {
+        s.onednn->backward_weights(
+            at(src, n), at(diff_dst, n), s.dw_scratch.data(),
+            s.desc.bias == ConvBias::kAdd ? s.db_scratch.data() : nullptr);
+        s.add_gradients(diff_weights, diff_bias);
+      }
+      return;
+    }
+  }
   if constexpr (std::is_same_v<T, Param>) {
     if (s.mode != Mode::kStaged) {
       for (Index n = 0; n < s.calls(src); ++n) {

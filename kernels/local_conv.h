@@ -9,10 +9,11 @@
 //   - oneDNN staged (float): views copied to dense scratch and back;
 //   - reference staged (double, or what oneDNN refuses): the plain loops
 //     of kernels/reference on dense scratch.
-// bf16 and fp16 views are always staged: converted to fp32 scratch,
-// computed by oneDNN or the loops in fp32 (fp32 accumulation) and rounded
-// once into the 16-bit view; weights, bias and their gradients are fp32
-// (Compute<T>).
+// bf16 and fp16 views run oneDNN's own 16-bit kernels on the views with
+// kNative16 (dense views, where oneDNN has such kernels for this CPU);
+// otherwise they are staged: converted to fp32 scratch, computed by oneDNN
+// or the loops in fp32 (fp32 accumulation) and rounded once into the
+// 16-bit view. Weights, bias and their gradients are fp32 (Compute<T>).
 // implementation() names what runs, e.g. "brgconv:avx512_core, in place",
 // and why the one asked for did not, where it did not.
 //

@@ -3,7 +3,10 @@
 # bf16 primitives on the same global problem (forward + backward-data +
 # backward-weights), in one run, rounds interleaved so that machine noise
 # hits every configuration:
-#   distconv fp32 and bf16 on 1 rank x 1 thread, and on 2 ranks (H split)
+#   distconv fp32 and bf16 on 1 rank x 1 thread, and on 2 ranks (H split);
+#   bf16 both with the heuristic's kernels (fp32 kernels on fp32 copies)
+#   and with --kernel-choice=measured (oneDNN's own bf16 kernels where
+#   they are faster on this CPU)
 #   oneDNN bf16 on 1 and 2 threads (where oneDNN has bf16 kernels for this
 #   CPU; otherwise its error, naming the type, is printed)
 # Prints each run's JSON line, then medians over the rounds and the ratios
@@ -26,7 +29,7 @@ bazel build //perf:distconv_bench >&2
 bench=$(bazel info bazel-bin 2>/dev/null)/perf/distconv_bench
 export OMPI_MCA_plm=isolated
 mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
-configs=(f32_1 bf16_1 f32_2 bf16_2 onednn_1 onednn_2)
+configs=(f32_1 bf16_1 bf16m_1 f32_2 bf16_2 bf16m_2 onednn_1 onednn_2)
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'); $(nproc) cores; $(grep -o -w 'avx2\|avx512[a-z_0-9]*\|amx[a-z_0-9]*' /proc/cpuinfo | sort -u | tr '\n' ' ')"
 # The first round's distconv runs add --verbose: the lines before the JSON
 # say how rank 0 computes each pass.
@@ -44,6 +47,8 @@ for p in "${problems[@]}"; do
       case $cfg in
         f32_*) args=(-np "$n" -x OMP_NUM_THREADS=1 "$bench" --dt=f32 "${v[@]}") ;;
         bf16_*) args=(-np "$n" -x OMP_NUM_THREADS=1 "$bench" --dt=bf16 "${v[@]}") ;;
+        bf16m_*) args=(-np "$n" -x OMP_NUM_THREADS=1 "$bench" --dt=bf16
+                       --kernel-choice=measured "${v[@]}") ;;
         onednn_*) args=(-np 1 -x "OMP_NUM_THREADS=$n" "$bench" --dt=bf16
                         --impl=onednn) ;;
       esac
@@ -63,8 +68,9 @@ for p in "${problems[@]}"; do
   m() { echo "${t[$1]:-}" | tr ' ' '\n' | grep . | median; }
   echo "== $p: medians over $rounds rounds (ms)"
   for n in 1 2; do
-    printf "%s rank(s): fp32 %.1f | bf16 %.1f | bf16 speed-up %.3f\n" "$n" \
-      "$(m f32_$n)" "$(m bf16_$n)" "$(ratio "$(m f32_$n)" "$(m bf16_$n)")"
+    printf "%s rank(s): fp32 %.1f | bf16 %.1f | bf16 speed-up %.3f | bf16 measured %.1f | its speed-up %.3f\n" "$n" \
+      "$(m f32_$n)" "$(m bf16_$n)" "$(ratio "$(m f32_$n)" "$(m bf16_$n)")" \
+      "$(m bf16m_$n)" "$(ratio "$(m f32_$n)" "$(m bf16m_$n)")"
     if [ -n "${t[onednn_$n]:-}" ]; then
       printf "  oneDNN bf16 %s thread(s) %.1f | ratio to distconv bf16 %.3f\n" \
         "$n" "$(m onednn_$n)" "$(ratio "$(m onednn_$n)" "$(m bf16_$n)")"

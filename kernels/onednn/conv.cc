@@ -1,9 +1,9 @@
 #include "kernels/onednn/conv.h"
 
-#include <dnnl.hpp>
-
 #include <algorithm>
+#include <dnnl.hpp>
 #include <optional>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -61,12 +61,32 @@ bool is_reference(const std::string& impl) {
   return impl.rfind("ref", 0) == 0;
 }
 
+template <typename A>
+constexpr ConvData data_of() {
+  if constexpr (std::is_same_v<A, bf16>) return ConvData::kBf16;
+  if constexpr (std::is_same_v<A, fp16>) return ConvData::kF16;
+  return ConvData::kF32;
+}
+
+memory::data_type dnnl_type(ConvData data) {
+  switch (data) {
+    case ConvData::kBf16:
+      return memory::data_type::bf16;
+    case ConvData::kF16:
+      return memory::data_type::f16;
+    case ConvData::kF32:
+      break;
+  }
+  return memory::data_type::f32;
+}
+
 }  // namespace
 
 struct Conv::Impl {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   mutable dnnl::stream stream{engine};
   ConvPass pass;
+  ConvData data = ConvData::kF32;
   bool bias;
   dnnl::primitive prim;
   std::string name;
@@ -137,19 +157,25 @@ std::pair<memory::desc, memory::desc> preferred_layouts(
 }  // namespace
 
 Conv::Conv(const ConvDesc& d, const Shape& src_shape, const Shape& dst_shape,
-           ConvPass pass, ConvImpl impl)
+           ConvPass pass, ConvImpl impl, ConvData data)
     : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
   s.pass = pass;
+  s.data = data;
   s.bias = d.bias == ConvBias::kAdd;
   require(impl != ConvImpl::kReference, ErrorKind::kUnsupported,
           "the reference loops are not a oneDNN implementation");
   const std::string excluded = conv_impl_excluded(impl, d, pass);
   require(excluded.empty(), ErrorKind::kUnsupported, excluded);
+  require((impl == ConvImpl::kNative16) == (data != ConvData::kF32),
+          ErrorKind::kUnsupported,
+          impl == ConvImpl::kNative16
+              ? "oneDNN's 16-bit kernels are for bf16 and fp16 tensors"
+              : "16-bit arrays run oneDNN's 16-bit kernels (native16) only");
   const auto f32 = memory::data_type::f32;
   const Tag act = channels_last(src_shape.ndims());
-  const memory::desc src(dims_of(src_shape), f32, act);
-  const memory::desc dst(dims_of(dst_shape), f32, act);
+  const memory::desc src(dims_of(src_shape), dnnl_type(data), act);
+  const memory::desc dst(dims_of(dst_shape), dnnl_type(data), act);
   s.src_md = src;
   s.dst_md = dst;
   ConvDesc weights_desc = d;  // whose plain weights the primitive reads
@@ -191,6 +217,12 @@ Conv::Conv(const ConvDesc& d, const Shape& src_shape, const Shape& dst_shape,
       s.name += " on blocked copies";
     } else {
       s.make_pass(d, src, dst);
+      // A 16-bit problem oneDNN can only run with its reference loops is
+      // one the fp32 kernels (on fp32 copies) run far faster.
+      require(data == ConvData::kF32 || !is_reference(s.name),
+              ErrorKind::kUnsupported,
+              "oneDNN has no 16-bit kernel for this problem on this CPU "
+              "(only its reference one)");
     }
   } catch (const dnnl::error& e) {
     throw Error(ErrorKind::kUnsupported,
@@ -216,18 +248,60 @@ Conv& Conv::operator=(Conv&&) noexcept = default;
 
 std::string Conv::implementation() const { return impl_->name; }
 
-void Conv::forward(const float* src, const float* weights, const float* bias,
-                   float* dst) const {
+void Conv::check(ConvPass pass, ConvData data) const {
+  const Impl& s = *impl_;
+  const char* names[] = {"forward", "backward-data", "backward-weights"};
+  require(s.pass == pass, ErrorKind::kState, "kernel not planned for the ",
+          names[static_cast<int>(pass)], " pass");
+  require(s.data == data, ErrorKind::kState,
+          "kernel planned for another element type");
+}
+
+template <typename A>
+void Conv::forward(const A* src, const float* weights, const float* bias,
+                   A* dst) const {
+  check(ConvPass::kForward, data_of<A>());
+  run_forward(src, weights, bias, dst);
+}
+
+template <typename A>
+void Conv::backward_data(const A* diff_dst, const float* weights,
+                         A* diff_src) const {
+  check(ConvPass::kBackwardData, data_of<A>());
+  run_backward_data(diff_dst, weights, diff_src);
+}
+
+template <typename A>
+void Conv::backward_weights(const A* src, const A* diff_dst,
+                            float* diff_weights, float* diff_bias) const {
+  check(ConvPass::kBackwardWeights, data_of<A>());
+  run_backward_weights(src, diff_dst, diff_weights, diff_bias);
+}
+
+#define DISTCONV_INSTANTIATE(A)                                               \
+  template void Conv::forward<A>(const A*, const float*, const float*, A*)    \
+      const;                                                                  \
+  template void Conv::backward_data<A>(const A*, const float*, A*) const;     \
+  template void Conv::backward_weights<A>(const A*, const A*, float*, float*) \
+      const;
+DISTCONV_INSTANTIATE(float)
+DISTCONV_INSTANTIATE(bf16)
+DISTCONV_INSTANTIATE(fp16)
+#undef DISTCONV_INSTANTIATE
+
+// The passes on untyped activations (the blocked copies and the adjoint
+// forward are fp32 only).
+void Conv::run_forward(const void* src, const float* weights, const float* bias,
+                       void* dst) const {
   Impl& s = *impl_;
-  require(s.pass == ConvPass::kForward, ErrorKind::kState,
-          "kernel not planned for the forward pass");
   const bool blocked = !s.blocked_src.empty();
   if (blocked) {
-    channels_last_to_block16(s.src_shape, src, s.blocked_src.data());
+    channels_last_to_block16(s.src_shape, static_cast<const float*>(src),
+                             s.blocked_src.data());
     src = s.blocked_src.data();
   }
   std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, memory(s.src_md, s.engine, const_cast<float*>(src))},
+      {DNNL_ARG_SRC, memory(s.src_md, s.engine, const_cast<void*>(src))},
       {DNNL_ARG_WEIGHTS, s.weights_for(weights)},
       {DNNL_ARG_DST,
        memory(s.dst_md, s.engine, blocked ? s.blocked_dst.data() : dst)}};
@@ -237,59 +311,61 @@ void Conv::forward(const float* src, const float* weights, const float* bias,
   }
   s.prim.execute(s.stream, args);
   s.stream.wait();
-  if (blocked) block16_to_channels_last(s.dst_shape, s.blocked_dst.data(), dst);
+  if (blocked) {
+    block16_to_channels_last(s.dst_shape, s.blocked_dst.data(),
+                             static_cast<float*>(dst));
+  }
 }
 
-void Conv::backward_data(const float* diff_dst, const float* weights,
-                         float* diff_src) const {
+void Conv::run_backward_data(const void* diff_dst, const float* weights,
+                             void* diff_src) const {
   Impl& s = *impl_;
-  require(s.pass == ConvPass::kBackwardData, ErrorKind::kState,
-          "kernel not planned for the backward-data pass");
   if (!s.adjoint_weights.empty()) {
     transpose_and_flip(s.desc, weights, s.adjoint_weights.data());
-    s.prim.execute(
-        s.stream,
-        {{DNNL_ARG_SRC,
-          memory(s.dst_md, s.engine, const_cast<float*>(diff_dst))},
-         {DNNL_ARG_WEIGHTS, s.weights_for(s.adjoint_weights.data())},
-         {DNNL_ARG_DST, memory(s.src_md, s.engine, diff_src)}});
+    s.prim.execute(s.stream,
+                   {{DNNL_ARG_SRC,
+                     memory(s.dst_md, s.engine, const_cast<void*>(diff_dst))},
+                    {DNNL_ARG_WEIGHTS, s.weights_for(s.adjoint_weights.data())},
+                    {DNNL_ARG_DST, memory(s.src_md, s.engine, diff_src)}});
     s.stream.wait();
     return;
   }
   const bool blocked = !s.blocked_src.empty();
   if (blocked) {
-    channels_last_to_block16(s.dst_shape, diff_dst, s.blocked_dst.data());
+    channels_last_to_block16(s.dst_shape, static_cast<const float*>(diff_dst),
+                             s.blocked_dst.data());
     diff_dst = s.blocked_dst.data();
   }
   s.prim.execute(
       s.stream,
       {{DNNL_ARG_DIFF_DST,
-        memory(s.dst_md, s.engine, const_cast<float*>(diff_dst))},
+        memory(s.dst_md, s.engine, const_cast<void*>(diff_dst))},
        {DNNL_ARG_WEIGHTS, s.weights_for(weights)},
        {DNNL_ARG_DIFF_SRC, memory(s.src_md, s.engine,
                                   blocked ? s.blocked_src.data() : diff_src)}});
   s.stream.wait();
   if (blocked) {
-    block16_to_channels_last(s.src_shape, s.blocked_src.data(), diff_src);
+    block16_to_channels_last(s.src_shape, s.blocked_src.data(),
+                             static_cast<float*>(diff_src));
   }
 }
 
-void Conv::backward_weights(const float* src, const float* diff_dst,
-                            float* diff_weights, float* diff_bias) const {
+void Conv::run_backward_weights(const void* src, const void* diff_dst,
+                                float* diff_weights, float* diff_bias) const {
   Impl& s = *impl_;
-  require(s.pass == ConvPass::kBackwardWeights, ErrorKind::kState,
-          "kernel not planned for the backward-weights pass");
   memory user(s.user_weights_md, s.engine, diff_weights);
   if (!s.blocked_src.empty()) {
-    channels_last_to_block16(s.src_shape, src, s.blocked_src.data());
-    channels_last_to_block16(s.dst_shape, diff_dst, s.blocked_dst.data());
+    channels_last_to_block16(s.src_shape, static_cast<const float*>(src),
+                             s.blocked_src.data());
+    channels_last_to_block16(s.dst_shape, static_cast<const float*>(diff_dst),
+                             s.blocked_dst.data());
     src = s.blocked_src.data();
     diff_dst = s.blocked_dst.data();
   }
   std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, memory(s.src_md, s.engine, const_cast<float*>(src))},
+      {DNNL_ARG_SRC, memory(s.src_md, s.engine, const_cast<void*>(src))},
       {DNNL_ARG_DIFF_DST,
-       memory(s.dst_md, s.engine, const_cast<float*>(diff_dst))},
+       memory(s.dst_md, s.engine, const_cast<void*>(diff_dst))},
       {DNNL_ARG_DIFF_WEIGHTS, s.weights_out ? *s.prim_weights : user}};
   if (s.bias) {
     args.emplace(DNNL_ARG_DIFF_BIAS, memory(s.bias_md, s.engine, diff_bias));
