@@ -81,6 +81,18 @@ class LocalConv {
   std::unique_ptr<Impl> impl_;
 };
 
+// The heuristic's implementation for a piece of T: `planned` (the plan's
+// heuristic_conv_impl(), the same for every element type), except that
+// bf16 and fp16 pieces take native16 where oneDNN runs it on AMX tiles:
+// there its 16-bit kernels ran 3.5-7x faster than the fp32 ones on the
+// standard problems, where on CPUs without AMX they ran from half to twice
+// fp32's speed (docs/performance.md), a choice left to the measured search.
+template <typename T>
+ConvImpl heuristic_impl_for(const ConvDesc& desc, const Shape& src_extent,
+                            const Shape& src_strides, const Shape& dst_extent,
+                            const Shape& dst_strides, ConvPass pass,
+                            ConvImpl planned);
+
 // Copies `from` into `to` (same extents, any strides), converting each
 // element when the types differ (defined for float, double, bf16 and fp16
 // to themselves, bf16 and fp16 to float and float to bf16 and fp16).

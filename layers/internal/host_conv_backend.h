@@ -62,8 +62,8 @@ struct ConvBackend<T, HostSpace> {
   };
   using Array = std::vector<T>;
 
-  // The plan's implementation; measured: the cache's, else the fastest
-  // this rank times.
+  // The plan's implementation (16-bit pieces: heuristic_impl_for());
+  // measured: the cache's, else the fastest this rank times.
   static std::optional<Kernel> kernel(Context& ctx,
                                       const std::optional<ConvKernelCall>& c) {
     std::optional<Kernel> out;
@@ -73,7 +73,11 @@ struct ConvBackend<T, HostSpace> {
                      c->dst_strides, c->pass, element_name<T>()));
     ConvImplTiming pick{c->impl, 0.0f};
     const CpuConvOptions& o = ctx.cpu;
-    if (o.search == ConvImplSearch::kMeasured) {
+    if (o.search == ConvImplSearch::kHeuristic) {
+      pick.impl = heuristic_impl_for<T>(c->desc, c->src_extent, c->src_strides,
+                                        c->dst_extent, c->dst_strides, c->pass,
+                                        c->impl);
+    } else {
       const auto hit = o.cache ? o.cache->find(key) : std::nullopt;
       if (o.cache) o.cache->record_lookup(hit.has_value());
       pick = hit ? ConvImplTiming{hit->impl, hit->ms}
