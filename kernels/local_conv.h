@@ -84,7 +84,7 @@ class LocalConv {
 // The heuristic's implementation for a piece of T: `planned` (the plan's
 // heuristic_conv_impl(), the same for every element type), except that
 // bf16 and fp16 pieces take native16 where oneDNN runs it on AMX tiles:
-// there its 16-bit kernels ran 3.5-7x faster than the fp32 ones on the
+// there its 16-bit kernels ran 2.5-7x faster than the fp32 ones on the
 // standard problems, where on CPUs without AMX they ran from half to twice
 // fp32's speed (docs/performance.md), a choice left to the measured search.
 template <typename T>
