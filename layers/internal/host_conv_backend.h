@@ -105,13 +105,17 @@ struct ConvBackend<T, HostSpace> {
     const std::vector<AlgoChoice> use = agree_on_algorithms(comm, mine);
     run_collectively(comm, [&] {
       for (std::size_t i = 0; i < chosen.size(); ++i) {
-        Kernel& k = **chosen[i];
+        const Kernel& k = **chosen[i];
         const auto impl = static_cast<ConvImpl>(use[i].algorithm);
         if (impl != k.impl()) {
-          chosen[i]->emplace(k.call, impl, k.problem, use[i].ms);
+          // Copied first: emplace() destroys the kernel they belong to.
+          const ConvKernelCall call = k.call;
+          const std::uint64_t problem = k.problem;
+          chosen[i]->emplace(call, impl, problem, use[i].ms);
         }
-        if (ctx.cpu.cache)
+        if (ctx.cpu.cache) {
           ctx.cpu.cache->put(use[i].problem, {impl, use[i].ms});
+        }
       }
     });
   }
