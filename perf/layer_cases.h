@@ -26,18 +26,16 @@
 
 namespace distconv {
 
-// A convolution's or transposed convolution's tensors, parameters (w, b:
-// random from seeds 2 and 3, as the host drivers') and passes.
 // The parameters (w, b: random from seeds 2 and 3, as the host drivers')
 // and their gradients of a convolution or transposed convolution.
-template <typename T, typename Space>
+template <typename T>
 struct WeightedArrays {
   Compute<T>*w, *b, *dw, *db;
 };
 
 template <typename T, typename Space>
-WeightedArrays<T, Space> add_weighted_arrays(const Shape& weights, Index bias,
-                                             LayerCase<T, Space>* c) {
+WeightedArrays<T> add_weighted_arrays(const Shape& weights, Index bias,
+                                      LayerCase<T, Space>* c) {
   return {c->param("w", weights, 2), c->param("b", Shape{bias}, 3),
           c->grad("dw", weights), c->grad("db", Shape{bias})};
 }
@@ -55,7 +53,8 @@ void add_weighted_report(std::shared_ptr<Layer> layer, LayerCase<T, Space>* c) {
   c->plan = layer->describe();
 }
 
-// The passes with buffers with halos (ConvInput::kHaloBuffer).
+// A convolution's or transposed convolution's tensors, parameters and
+// passes with buffers with halos (ConvInput::kHaloBuffer).
 template <typename T, typename Space, typename Layer>
 void add_weighted_passes(std::shared_ptr<Layer> layer, const ProcessGrid& grid,
                          const Shape& weights, Index bias,

@@ -31,8 +31,8 @@ namespace distconv::internal {
 template <typename T>
 struct ConvBackend<T, HostSpace> {
   using P = Compute<T>;  // weights, bias, gradients
-  // A local convolution with its call, its problem's key and what its
-  // choice measured (0 when not measured).
+  // A local convolution with its call, and with ConvImplSearch::kMeasured
+  // its problem's key and what its choice measured (0 otherwise).
   struct Kernel : LocalConv<T> {
     Kernel(const ConvKernelCall& c, ConvImpl impl, std::uint64_t key,
            float time_ms)
@@ -68,9 +68,7 @@ struct ConvBackend<T, HostSpace> {
                                       const std::optional<ConvKernelCall>& c) {
     std::optional<Kernel> out;
     if (!c) return out;
-    const std::uint64_t key = problem_key(
-        conv_problem(c->desc, c->src_extent, c->src_strides, c->dst_extent,
-                     c->dst_strides, c->pass, element_name<T>()));
+    std::uint64_t key = 0;  // only the measured choice looks problems up
     ConvImplTiming pick{c->impl, 0.0f};
     const CpuConvOptions& o = ctx.cpu;
     if (o.search == ConvImplSearch::kHeuristic) {
@@ -78,6 +76,9 @@ struct ConvBackend<T, HostSpace> {
                                         c->dst_extent, c->dst_strides, c->pass,
                                         c->impl);
     } else {
+      key = problem_key(conv_problem(c->desc, c->src_extent, c->src_strides,
+                                     c->dst_extent, c->dst_strides, c->pass,
+                                     element_name<T>()));
       const auto hit = o.cache ? o.cache->find(key) : std::nullopt;
       if (o.cache) o.cache->record_lookup(hit.has_value());
       pick = hit ? ConvImplTiming{hit->impl, hit->ms}
