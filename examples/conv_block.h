@@ -19,6 +19,13 @@
 // dy's shard in any layout too; diff_src, when wanted, has
 // diff_src_layout().
 //
+// In host memory the batch norm computes the ReLU in the same sweep
+// (BnRelu::kFused, BatchNormOptions::activation): one pass over memory
+// forward instead of two, and backward differentiates through both from
+// the batch norm's input, so no ReLU output is kept; its output goes
+// straight into dst where dst has the batch norm's layout (else through a
+// copy). BnRelu::kSeparate, and device memory, run the two layers.
+//
 // In host memory the convolution reads in place (ConvInput::kInPlace,
 // where its plan allows: channels not split): src_layout() is then the
 // shard's, with no halos, and the block keeps the frames for the halos of
@@ -62,12 +69,14 @@ template <typename T, typename Space = HostSpace>
 class ConvBnRelu {
  public:
   // Weights start He-uniform from `seed`; scale 1, shift 0. `kernels`:
-  // how the convolution chooses its kernels in host memory.
+  // how the convolution chooses its kernels in host memory; `bn_relu`:
+  // whether batch norm and ReLU run fused there.
   ConvBnRelu(const ProcessGrid& grid, const ConvDesc& desc,
              const Distribution& src, unsigned seed,
-             const CpuConvOptions& kernels = {})
+             const CpuConvOptions& kernels = {},
+             BnRelu bn_relu = BnRelu::kFused)
       : conv_(grid, desc, src, conv_options(kernels)),
-        bn_(grid, conv_.dst_layout().distribution()),
+        bn_(grid, conv_.dst_layout().distribution(), bn_options(bn_relu)),
         relu_(grid, ActivationDesc::relu(), bn_.dst_layout().distribution()),
         weights_(desc.weights_shape().volume()),
         scale_(desc.out_channels),
@@ -76,8 +85,9 @@ class ConvBnRelu {
         scale_in_(&scale_),
         shift_in_(&shift_),
         conv_out_(grid, conv_.dst_layout()),
-        bn_out_(grid, bn_.dst_layout()),
-        d_bn_(grid, bn_.diff_src_layout()) {
+        d_bn_(grid, bn_.diff_src_layout()),
+        grid_(&grid) {
+    if (!fused()) bn_out_.emplace(grid, bn_.dst_layout());
     if (!in_place()) d_conv_out_.emplace(grid, conv_.diff_dst_layout());
     const Shape w = desc.weights_shape();
     const double fan_in = static_cast<double>(w.volume() / w[0]);
@@ -111,23 +121,48 @@ class ConvBnRelu {
         conv_.forward(src, weights_in_.value(), nullptr, conv_out_);
       }
     });
+    if (fused()) {
+      const bool direct = dst.layout() == bn_.dst_layout();
+      DistTensor<T, Space>& y = direct ? dst : bn_out();
+      profiled(profile_, names_.bn, kFwd, bn_, [&] {
+        bn_.forward(conv_out_, scale_in_.value(), shift_in_.value(), y);
+      });
+      if (!direct) {
+        profiled(profile_, names_.copy, kFwd, {},
+                 [&] { copy_shard(std::as_const(y), dst); });
+      }
+      return;
+    }
     profiled(profile_, names_.bn, kFwd, bn_, [&] {
-      bn_.forward(conv_out_, scale_in_.value(), shift_in_.value(), bn_out_);
+      bn_.forward(conv_out_, scale_in_.value(), shift_in_.value(), bn_out());
     });
     profiled(profile_, names_.relu, kFwd, relu_,
-             [&] { relu_.forward(bn_out_, dst); });
+             [&] { relu_.forward(bn_out(), dst); });
   }
   // Gradients into params()' copies in Space (download() brings them to
   // the params); diff_src skipped when null.
   void backward(const DistTensor<T, Space>& src,
                 const DistTensor<T, Space>& diff_dst,
                 DistTensor<T, Space>* diff_src) {
-    profiled(profile_, names_.relu, kData, relu_,
-             [&] { relu_.backward(bn_out_, diff_dst, d_bn_); });
-    profiled(profile_, names_.bn, kData, bn_, [&] {
-      bn_.backward(conv_out_, d_bn_, scale_in_.value(), d_bn_, scale_in_.grad(),
-                   shift_in_.grad());
-    });
+    if (fused()) {
+      const bool direct = diff_dst.layout() == bn_.diff_dst_layout();
+      if (!direct) {
+        profiled(profile_, names_.copy, kData, {},
+                 [&] { copy_shard(diff_dst, d_bn_); });
+      }
+      profiled(profile_, names_.bn, kData, bn_, [&] {
+        bn_.backward(conv_out_, direct ? diff_dst : std::as_const(d_bn_),
+                     scale_in_.value(), d_bn_, scale_in_.grad(),
+                     shift_in_.grad());
+      });
+    } else {
+      profiled(profile_, names_.relu, kData, relu_,
+               [&] { relu_.backward(bn_out(), diff_dst, d_bn_); });
+      profiled(profile_, names_.bn, kData, bn_, [&] {
+        bn_.backward(conv_out_, d_bn_, scale_in_.value(), d_bn_,
+                     scale_in_.grad(), shift_in_.grad());
+      });
+    }
     if (in_place()) {
       // The convolution reads d_bn_ where it is, its halos in a frame.
       profiled(profile_, names_.conv, kWeights, conv_, [&] {
@@ -185,13 +220,31 @@ class ConvBnRelu {
     return o;
   }
   bool in_place() const { return conv_.plan().input == ConvInput::kInPlace; }
+  static BatchNormOptions bn_options(BnRelu bn_relu) {
+    BatchNormOptions o;
+    if (std::is_same_v<Space, HostSpace> && bn_relu == BnRelu::kFused) {
+      o.activation = NormActivation::kRelu;
+    }
+    return o;
+  }
+  bool fused() const {
+    return bn_.options().activation == NormActivation::kRelu;
+  }
+  // The batch norm's output: the ReLU's input when separate; when fused,
+  // made once where dst has another layout.
+  DistTensor<T, Space>& bn_out() {
+    if (!bn_out_) bn_out_.emplace(*grid_, bn_.dst_layout());
+    return *bn_out_;
+  }
 
   Convolution<T, Space> conv_;
   BatchNorm<T, Space> bn_;
   Activation<T, Space> relu_;
   Param weights_, scale_, shift_;
   ParamIn<Space> weights_in_, scale_in_, shift_in_;
-  DistTensor<T, Space> conv_out_, bn_out_, d_bn_;
+  DistTensor<T, Space> conv_out_, d_bn_;
+  const ProcessGrid* grid_;
+  std::optional<DistTensor<T, Space>> bn_out_;
   // Not in place: d_bn_ copied into the layout with halos.
   std::optional<DistTensor<T, Space>> d_conv_out_;
   // In place: src's shard layout and the frames of x and of d_bn_.

@@ -63,8 +63,9 @@ template <typename T, typename Space>
 struct CosmoflowStack {
   CosmoflowStack(const ProcessGrid& grid, Index in, Index out,
                  const Distribution& src, PaddingMode mode, unsigned seed,
-                 const CpuConvOptions& kernels)
-      : block(grid, same_conv(in, out, {3, 3, 3}, mode), src, seed, kernels),
+                 const CpuConvOptions& kernels, BnRelu bn_relu)
+      : block(grid, same_conv(in, out, {3, 3, 3}, mode), src, seed, kernels,
+              bn_relu),
         pool(grid, PoolDesc::make(PoolKind::kMax, {2, 2, 2}),
              block.dst_distribution()),
         in(grid, block.src_layout()),
@@ -111,7 +112,7 @@ class CosmoflowNet {
       const Index next = o.width << l;
       stacks_.push_back(std::make_unique<CosmoflowStack<T, Space>>(
           grids[l], channels, next, dist, o.padding_mode,
-          static_cast<unsigned>(l + 1), o.kernels));
+          static_cast<unsigned>(l + 1), o.kernels, o.bn_relu));
       dist = grids.arriving(stacks_.back()->pool.dst_layout().distribution(), l,
                             l + 1);
       channels = next;

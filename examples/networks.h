@@ -37,8 +37,10 @@ struct SegmentationShape {
   Index samples = 2, channels = 18, size = 256, width = 16, classes = 3;
   Index height = 0;  // 0: size (a square image)
   PaddingMode padding_mode = PaddingMode::kZeros;  // of the 3x3 convolutions
-  // How the convolutions pick their CPU kernels (not part of describe()).
+  // How the convolutions pick their CPU kernels, and whether the blocks
+  // fuse batch norm and ReLU (neither part of describe()).
   CpuConvOptions kernels;
+  BnRelu bn_relu = BnRelu::kFused;
   // --samples=, --channels=, --size=, --height=, --width=, --classes=
   std::vector<IntegerOption> options();
   // Sets height when 0; throws kInvalidArgument for odd extents or fewer
@@ -58,8 +60,10 @@ inline constexpr Index kCosmoflowChannels = 4, kCosmoflowTargets = 4;
 struct CosmoflowShape {
   Index samples = 4, size = 32, stacks = 3, width = 16, hidden = 64;
   PaddingMode padding_mode = PaddingMode::kZeros;  // of the 3x3x3 ones
-  // How the convolutions pick their CPU kernels (not part of describe()).
+  // How the convolutions pick their CPU kernels, and whether the blocks
+  // fuse batch norm and ReLU (neither part of describe()).
   CpuConvOptions kernels;
+  BnRelu bn_relu = BnRelu::kFused;
   // --samples=, --size=, --stacks=, --width=, --hidden=
   std::vector<IntegerOption> options();
   // Throws kInvalidArgument unless size is a multiple of 2^stacks (at

@@ -51,6 +51,7 @@ SegmentationOptions parse(int argc, char** argv) {
   parse_args(argc, argv, &o.train, o.shape.options());
   o.shape.padding_mode = o.train.padding_mode;
   o.shape.kernels = kernel_options(o.train);
+  o.shape.bn_relu = o.train.bn_relu;
   o.shape.check();
   return o;
 }

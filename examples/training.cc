@@ -110,6 +110,11 @@ bool TrainOptions::parse(const std::string& arg) {
             arg, ": the kernel choice is heuristic or measured");
     kernel_choice = c == "measured" ? ConvImplSearch::kMeasured
                                     : ConvImplSearch::kHeuristic;
+  } else if (const char* v = option_value(arg, "--bn-relu=")) {
+    const std::string b = v;
+    require(b == "fused" || b == "separate", ErrorKind::kInvalidArgument, arg,
+            ": batch norm and ReLU are fused or separate");
+    bn_relu = b == "separate" ? BnRelu::kSeparate : BnRelu::kFused;
   } else if (const char* v = option_value(arg, "--precision=")) {
     const std::string p = v;
     require(p == "f32" || p == "bf16", ErrorKind::kInvalidArgument, arg,
@@ -173,6 +178,9 @@ std::string usage(const char* program, const TrainOptions& t,
       "                        the convolutions' CPU kernels by rules, or "
       "timed (default\n"
       "                        heuristic)\n"
+      "  --bn-relu=fused|separate        batch norm and ReLU in one sweep, or "
+      "two layers\n"
+      "                        (default fused; GPU memory: separate)\n"
       "  --profile [--profile-json=FILE] time every layer's passes; a table "
       "after the\n"
       "                        last step (and FILE as JSON for "

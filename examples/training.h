@@ -167,6 +167,9 @@ struct Sgd {
 //                        rules with no timing (default), or timed when the
 //                        network is built (kernels/conv_impl.h), shared by
 //                        the network's layers of the same shapes
+//   --bn-relu=fused|separate
+//                        batch norm and ReLU in one sweep over memory
+//                        (default; host memory), or as two layers
 //   --profile            time every layer's passes (layers/profile.h) in
 //                        the steps after the first; rank 0 prints the
 //                        table after the last step (host memory only)
@@ -182,6 +185,11 @@ enum class Precision { kF32, kBf16 };
 
 // --device: where the layers and their tensors live.
 enum class Device { kCpu, kGpu };
+
+// --bn-relu: the blocks' batch norm and ReLU as one layer
+// (BatchNormOptions::activation, host memory; device memory keeps two), or
+// as two.
+enum class BnRelu { kFused, kSeparate };
 
 struct TrainOptions {
   GridMode grid_mode = GridMode::kGiven;
@@ -203,6 +211,7 @@ struct TrainOptions {
   Precision precision = Precision::kF32;
   Device device = Device::kCpu;
   ConvImplSearch kernel_choice = ConvImplSearch::kHeuristic;
+  BnRelu bn_relu = BnRelu::kFused;
   bool profile = false;
   std::string profile_json;  // --profile-json (sets profile)
   // True when `arg` was one of the options above (and is now set); throws

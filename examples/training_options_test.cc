@@ -70,5 +70,14 @@ TEST(TrainingOptions, KernelChoice) {
             std::string::npos);
 }
 
+// --bn-relu: fused by default.
+TEST(TrainingOptions, BnRelu) {
+  EXPECT_EQ(parsed({}).bn_relu, BnRelu::kFused);
+  EXPECT_EQ(parsed({"--bn-relu=separate"}).bn_relu, BnRelu::kSeparate);
+  EXPECT_EQ(parsed({"--bn-relu=fused"}).bn_relu, BnRelu::kFused);
+  EXPECT_NE(error_of({"--bn-relu=both"}).find("fused or separate"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace distconv::examples

@@ -176,16 +176,20 @@ struct ShiftedMoments {
   }
 };
 
-template <typename T>
+// Gate: Ungated<T> or a ReLU gate (kernels/internal/batch_norm_blocks.h),
+// which says what dy the sums see.
+template <typename T, typename Gate>
 struct GradientSums {
-  const T *x, *dy;
+  const T* x;
+  Gate g;
   const double* mean;
   double *sum_dy, *sum_dy_dev;
   struct Acc {
     V8 g_lo, g_hi, gd_lo, gd_hi;
   };
   DISTCONV_INLINE void add(Acc& a, Index i, Index j0) const {
-    const V8 gl = load8(dy + i), gh = load8(dy + i + 8);
+    V8 gl, gh;
+    g.dy16(x, i, j0, &gl, &gh);
     a.g_lo += gl;
     a.g_hi += gh;
     a.gd_lo += gl * (load8(x + i) - load8(mean + j0));
@@ -198,25 +202,32 @@ struct GradientSums {
     add8(sum_dy_dev + j0 + 8, a.gd_hi);
   }
   DISTCONV_INLINE void scalar(Index i, Index j) const {
-    const double g = double(dy[i]);
-    sum_dy[j] += g;
-    sum_dy_dev[j] += g * (double(x[i]) - mean[j]);
+    const double gv = g.dy1(x, i, j);
+    sum_dy[j] += gv;
+    sum_dy_dev[j] += gv * (double(x[i]) - mean[j]);
   }
 };
+
+template <typename T, typename Gate>
+DISTCONV_INLINE void gradient_sums_with(const T* x, Gate g, Index n,
+                                        Index period, const double* mean,
+                                        double* total1, double* total2) {
+  reduce_strips(n, period, GradientSums<T, Gate>{x, g, mean, total1, total2});
+}
 
 // The passes, cloned per instruction set: the reductions per type, from
 // one template; the elementwise ones below, which take how to store
 // (non-temporal stores, then a fence).
-#define DISTCONV_PASSES(T)                                                   \
-  DISTCONV_CLONES void moments_pass(const T* x, Index n, Index period,       \
-                                    const double* shift, double* total1,     \
-                                    double* total2) {                        \
-    reduce_strips(n, period, ShiftedMoments<T>{x, shift, total1, total2});   \
-  }                                                                          \
-  DISTCONV_CLONES void gradient_pass(const T* x, const T* dy, Index n,       \
-                                     Index period, const double* mean,       \
-                                     double* total1, double* total2) {       \
-    reduce_strips(n, period, GradientSums<T>{x, dy, mean, total1, total2});  \
+#define DISTCONV_PASSES(T)                                                  \
+  DISTCONV_CLONES void moments_pass(const T* x, Index n, Index period,      \
+                                    const double* shift, double* total1,    \
+                                    double* total2) {                       \
+    reduce_strips(n, period, ShiftedMoments<T>{x, shift, total1, total2});  \
+  }                                                                         \
+  DISTCONV_CLONES void gradient_pass(const T* x, const T* dy, Index n,      \
+                                     Index period, const double* mean,      \
+                                     double* total1, double* total2) {      \
+    gradient_sums_with(x, Ungated<T>{dy}, n, period, mean, total1, total2); \
   }
 
 DISTCONV_INLINE void fence() {
@@ -229,59 +240,71 @@ DISTCONV_PASSES(float)
 DISTCONV_PASSES(double)
 #undef DISTCONV_PASSES
 
+// The gradient sums through a ReLU: the gate's factors as the forward's
+// affine pass had them.
+DISTCONV_CLONES void gradient_pass(const double* x, ReluGateDouble g, Index n,
+                                   Index period, double* total1,
+                                   double* total2) {
+  gradient_sums_with(x, g, n, period, g.mean, total1, total2);
+}
+DISTCONV_CLONES void gradient_pass(const float* x, ReluGateFloat g, Index n,
+                                   Index period, const double* mean,
+                                   double* total1, double* total2) {
+  gradient_sums_with(x, g, n, period, mean, total1, total2);
+}
+
+// Runs Block<stores, act> (a block struct of batch_norm_blocks.h, made
+// from args) over the chunks; streaming stores end with a fence.
+template <template <Stores, NormActivation> class Block, typename... Args>
+DISTCONV_INLINE void elementwise(Index n, Index period, Stores stores,
+                                 NormActivation act, const Args&... args) {
+  constexpr Stores kStream = Stores::kStreaming, kPlain = Stores::kPlain;
+  constexpr NormActivation kRelu = NormActivation::kRelu,
+                           kNone = NormActivation::kNone;
+  if (stores == kStream) {
+    if (act == kRelu) {
+      run_chunks(n, period, Block<kStream, kRelu>{args...});
+    } else {
+      run_chunks(n, period, Block<kStream, kNone>{args...});
+    }
+    fence();
+  } else if (act == kRelu) {
+    run_chunks(n, period, Block<kPlain, kRelu>{args...});
+  } else {
+    run_chunks(n, period, Block<kPlain, kNone>{args...});
+  }
+}
+
 DISTCONV_CLONES void affine_pass(const double* x, Index n, Index period,
                                  const double* mean, const double* a,
-                                 const double* b, double* y, Stores stores) {
-  if (stores == Stores::kStreaming) {
-    run_chunks(n, period, AffineDouble<Stores::kStreaming>{x, y, mean, a, b});
-    fence();
-  } else {
-    run_chunks(n, period, AffineDouble<Stores::kPlain>{x, y, mean, a, b});
-  }
+                                 const double* b, double* y, Stores stores,
+                                 NormActivation act) {
+  elementwise<AffineDouble>(n, period, stores, act, x, y, mean, a, b);
 }
 
 DISTCONV_CLONES void affine_pass(const float* x, Index n, Index period,
-                                 const float* mean_hi, const float* mean_lo,
-                                 const float* a, const float* b, float* y,
-                                 Stores stores) {
-  if (stores == Stores::kStreaming) {
-    run_chunks(n, period,
-               AffineFloat<Stores::kStreaming>{x, y, mean_hi, mean_lo, a, b});
-    fence();
-  } else {
-    run_chunks(n, period,
-               AffineFloat<Stores::kPlain>{x, y, mean_hi, mean_lo, a, b});
-  }
+                                 const float* const* f, float* y, Stores stores,
+                                 NormActivation act) {
+  elementwise<AffineFloat>(n, period, stores, act, x, y, f[0], f[1], f[2],
+                           f[3]);
 }
 
+// f: mean, a, dy_mean, k, relu_a, relu_b (the last two for kRelu).
 DISTCONV_CLONES void diff_src_pass(const double* x, const double* dy, Index n,
-                                   Index period, const double* mean,
-                                   const double* a, const double* dy_mean,
-                                   const double* k, double* dx, Stores stores) {
-  if (stores == Stores::kStreaming) {
-    run_chunks(
-        n, period,
-        DiffSrcDouble<Stores::kStreaming>{x, dy, dx, mean, a, dy_mean, k});
-    fence();
-  } else {
-    run_chunks(n, period,
-               DiffSrcDouble<Stores::kPlain>{x, dy, dx, mean, a, dy_mean, k});
-  }
+                                   Index period, const double* const* f,
+                                   double* dx, Stores stores,
+                                   NormActivation act) {
+  elementwise<DiffSrcDouble>(n, period, stores, act, x, dy, dx, f[0], f[1],
+                             f[2], f[3], f[4], f[5]);
 }
 
+// f: mean_hi, mean_lo, a, dy_mean_hi, dy_mean_lo, k, relu_a, relu_b.
 DISTCONV_CLONES void diff_src_pass(const float* x, const float* dy, Index n,
                                    Index period, const float* const* f,
-                                   float* dx, Stores stores) {
-  if (stores == Stores::kStreaming) {
-    run_chunks(n, period,
-               DiffSrcFloat<Stores::kStreaming>{x, dy, dx, f[0], f[1], f[2],
-                                                f[3], f[4], f[5]});
-    fence();
-  } else {
-    run_chunks(n, period,
-               DiffSrcFloat<Stores::kPlain>{x, dy, dx, f[0], f[1], f[2], f[3],
-                                            f[4], f[5]});
-  }
+                                   float* dx, Stores stores,
+                                   NormActivation act) {
+  elementwise<DiffSrcFloat>(n, period, stores, act, x, dy, dx, f[0], f[1], f[2],
+                            f[3], f[4], f[5], f[6], f[7]);
 }
 
 // The default streaming threshold: this core's share of the last-level
@@ -325,9 +348,9 @@ LocalBatchNorm<T>::LocalBatchNorm(Index channels)
       streaming_threshold_(default_streaming_threshold()) {
   require(channels >= 0, ErrorKind::kInvalidArgument, "channel count ",
           channels, " must be >= 0");
-  for (auto* v : {&total1_, &total2_, &rep1_, &rep2_, &rep3_, &rep4_}) {
-    v->assign(static_cast<size_t>(period_), 0.0);
-  }
+  total1_.assign(static_cast<size_t>(period_), 0.0);
+  total2_.assign(static_cast<size_t>(period_), 0.0);
+  for (auto& v : rep_) v.assign(static_cast<size_t>(period_), 0.0);
   if (std::is_same_v<T, float>) {
     for (auto& v : frep_) v.assign(static_cast<size_t>(period_), 0.0f);
   }
@@ -413,7 +436,7 @@ void LocalBatchNorm<T>::moments(const T* x, Index elements, double* sums,
     }
     std::fill(total1_.begin(), total1_.end(), 0.0);
     std::fill(total2_.begin(), total2_.end(), 0.0);
-    moments_pass(x + s, len, period_, replicate(shift_.data(), rep1_),
+    moments_pass(x + s, len, period_, replicate(shift_.data(), rep_[0]),
                  total1_.data(), total2_.data());
     fold(total1_, tile_dev_.data());
     fold(total2_, tile_sq_.data());
@@ -434,28 +457,44 @@ void LocalBatchNorm<T>::moments(const T* x, Index elements, double* sums,
 
 template <typename T>
 void LocalBatchNorm<T>::affine(const T* x, Index elements, const double* mean,
-                               const double* a, const double* b, T* y) {
+                               const double* a, const double* b, T* y,
+                               NormActivation act) {
   const Stores stores =
       stores_for(y, x, x, elements * Index(sizeof(T)), streaming_threshold_);
   if constexpr (std::is_same_v<T, float>) {
     split(mean, frep_[0], frep_[1]);
-    affine_pass(x, elements, period_, frep_[0].data(), frep_[1].data(),
-                replicate_float(a, frep_[2]), replicate_float(b, frep_[3]), y,
-                stores);
+    const float* f[4] = {frep_[0].data(), frep_[1].data(),
+                         replicate_float(a, frep_[2]),
+                         replicate_float(b, frep_[3])};
+    affine_pass(x, elements, period_, f, y, stores, act);
   } else {
-    affine_pass(x, elements, period_, replicate(mean, rep1_),
-                replicate(a, rep2_), replicate(b, rep3_), y, stores);
+    affine_pass(x, elements, period_, replicate(mean, rep_[0]),
+                replicate(a, rep_[1]), replicate(b, rep_[2]), y, stores, act);
   }
 }
 
 template <typename T>
 void LocalBatchNorm<T>::gradient_sums(const T* x, const T* dy, Index elements,
                                       const double* mean, double* sum_dy,
-                                      double* sum_dy_dev) {
+                                      double* sum_dy_dev,
+                                      const ReluGate& relu) {
   std::fill(total1_.begin(), total1_.end(), 0.0);
   std::fill(total2_.begin(), total2_.end(), 0.0);
-  gradient_pass(x, dy, elements, period_, replicate(mean, rep1_),
-                total1_.data(), total2_.data());
+  const double* m = replicate(mean, rep_[0]);
+  if (relu.a == nullptr) {
+    gradient_pass(x, dy, elements, period_, m, total1_.data(), total2_.data());
+  } else if constexpr (std::is_same_v<T, float>) {
+    split(mean, frep_[0], frep_[1]);
+    const ReluGateFloat gate{dy, frep_[0].data(), frep_[1].data(),
+                             replicate_float(relu.a, frep_[6]),
+                             replicate_float(relu.b, frep_[7])};
+    gradient_pass(x, gate, elements, period_, m, total1_.data(),
+                  total2_.data());
+  } else {
+    const ReluGateDouble gate{dy, m, replicate(relu.a, rep_[4]),
+                              replicate(relu.b, rep_[5])};
+    gradient_pass(x, gate, elements, period_, total1_.data(), total2_.data());
+  }
   fold(total1_, sum_dy);
   fold(total2_, sum_dy_dev);
 }
@@ -463,22 +502,36 @@ void LocalBatchNorm<T>::gradient_sums(const T* x, const T* dy, Index elements,
 template <typename T>
 void LocalBatchNorm<T>::diff_src(const T* x, const T* dy, Index elements,
                                  const double* mean, const double* a,
-                                 const double* dy_mean, const double* k,
-                                 T* dx) {
+                                 const double* dy_mean, const double* k, T* dx,
+                                 const ReluGate& relu) {
   const Stores stores =
       stores_for(dx, x, dy, elements * Index(sizeof(T)), streaming_threshold_);
+  const NormActivation act =
+      relu.a == nullptr ? NormActivation::kNone : NormActivation::kRelu;
   if constexpr (std::is_same_v<T, float>) {
     split(mean, frep_[0], frep_[1]);
     replicate_float(a, frep_[2]);
     split(dy_mean, frep_[3], frep_[4]);
     replicate_float(k, frep_[5]);
-    const float* f[6];
-    for (int i = 0; i < 6; ++i) f[i] = frep_[i].data();
-    diff_src_pass(x, dy, elements, period_, f, dx, stores);
+    if (relu.a != nullptr) {
+      replicate_float(relu.a, frep_[6]);
+      replicate_float(relu.b, frep_[7]);
+    }
+    const float* f[8];
+    for (int i = 0; i < 8; ++i) f[i] = frep_[i].data();
+    diff_src_pass(x, dy, elements, period_, f, dx, stores, act);
   } else {
-    diff_src_pass(x, dy, elements, period_, replicate(mean, rep1_),
-                  replicate(a, rep2_), replicate(dy_mean, rep3_),
-                  replicate(k, rep4_), dx, stores);
+    const double* f[6] = {replicate(mean, rep_[0]),
+                          replicate(a, rep_[1]),
+                          replicate(dy_mean, rep_[2]),
+                          replicate(k, rep_[3]),
+                          rep_[4].data(),
+                          rep_[5].data()};
+    if (relu.a != nullptr) {
+      replicate(relu.a, rep_[4]);
+      replicate(relu.b, rep_[5]);
+    }
+    diff_src_pass(x, dy, elements, period_, f, dx, stores, act);
   }
 }
 

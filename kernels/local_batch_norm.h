@@ -41,6 +41,7 @@
 
 #include "distconv/bf16.h"
 #include "distconv/shape.h"
+#include "kernels/norm_activation.h"
 
 namespace distconv {
 
@@ -70,16 +71,21 @@ class LocalBatchNorm {
   // cancellation than the shift's distance from the mean brings, and
   // Chan et al.'s pairwise update merges the tiles.
   void moments(const T* x, Index elements, double* sums, double* m2);
-  // y = (x - mean[c]) * a[c] + b[c].
+  // y = (x - mean[c]) * a[c] + b[c], then `act`.
   void affine(const T* x, Index elements, const double* mean, const double* a,
-              const double* b, T* y);
-  // sum_dy[c] = sum of dy, sum_dy_dev[c] = sum of dy * (x - mean[c]).
+              const double* b, T* y,
+              NormActivation act = NormActivation::kNone);
+  // sum_dy[c] = sum of dy, sum_dy_dev[c] = sum of dy * (x - mean[c]), dy
+  // gated by `relu`.
   void gradient_sums(const T* x, const T* dy, Index elements,
-                     const double* mean, double* sum_dy, double* sum_dy_dev);
+                     const double* mean, double* sum_dy, double* sum_dy_dev,
+                     const ReluGate& relu = {});
   // dx = a[c] * ((dy - dy_mean[c]) - (x - mean[c]) * k[c]): batch
-  // normalisation's input gradient (dy_mean = k = 0 in inference).
+  // normalisation's input gradient (dy_mean = k = 0 in inference), dy
+  // gated by `relu`.
   void diff_src(const T* x, const T* dy, Index elements, const double* mean,
-                const double* a, const double* dy_mean, const double* k, T* dx);
+                const double* a, const double* dy_mean, const double* k, T* dx,
+                const ReluGate& relu = {});
 
  private:
   void fold(const std::vector<double>& total, double* sums) const;
@@ -94,9 +100,9 @@ class LocalBatchNorm {
   Index period_;
   Index streaming_threshold_;
   std::vector<double> total1_, total2_;
-  std::vector<double> rep1_, rep2_, rep3_, rep4_;
+  std::vector<double> rep_[6];  // per-position factors of a pass
   std::vector<double> mean_, shift_, tile_dev_, tile_sq_;  // moments()
-  std::vector<float> frep_[6];  // float's elementwise factors
+  std::vector<float> frep_[8];                             // float's factors
 };
 
 namespace internal {
@@ -130,11 +136,16 @@ class NarrowBatchNorm {
 
   void moments(const T* x, Index elements, double* sums, double* m2);
   void affine(const T* x, Index elements, const double* mean, const double* a,
-              const double* b, T* y);
+              const double* b, T* y,
+              NormActivation act = NormActivation::kNone);
+  // Through a ReLU, the gate is the rounded forward output's sign (as the
+  // activation layer sees it after an unfused forward).
   void gradient_sums(const T* x, const T* dy, Index elements,
-                     const double* mean, double* sum_dy, double* sum_dy_dev);
+                     const double* mean, double* sum_dy, double* sum_dy_dev,
+                     const ReluGate& relu = {});
   void diff_src(const T* x, const T* dy, Index elements, const double* mean,
-                const double* a, const double* dy_mean, const double* k, T* dx);
+                const double* a, const double* dy_mean, const double* k, T* dx,
+                const ReluGate& relu = {});
 
  private:
   // Calls fn(offset, length) over [0, elements) in chunks of chunk_.
@@ -145,6 +156,9 @@ class NarrowBatchNorm {
     }
   }
   const float* widen(const T* from, Index n, std::vector<float>& to) const;
+  // dy widened into dy_, gated by `relu` (x: the chunk widened).
+  const float* gated(const float* x, const T* dy, Index n, const double* mean,
+                     const ReluGate& relu);
 
   LocalBatchNorm<float> fp32_;
   Index chunk_;  // a multiple of the channel count

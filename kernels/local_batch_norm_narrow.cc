@@ -62,23 +62,40 @@ void NarrowBatchNorm<T>::moments(const T* x, Index elements, double* sums,
 
 template <typename T>
 void NarrowBatchNorm<T>::affine(const T* x, Index elements, const double* mean,
-                                const double* a, const double* b, T* y) {
+                                const double* a, const double* b, T* y,
+                                NormActivation act) {
   chunks(elements, [&](Index s, Index n) {
     out_.resize(std::max(out_.size(), size_t(n)));
-    fp32_.affine(widen(x + s, n, x_), n, mean, a, b, out_.data());
+    fp32_.affine(widen(x + s, n, x_), n, mean, a, b, out_.data(), act);
     narrow(out_.data(), n, y + s);
   });
 }
 
 template <typename T>
+const float* NarrowBatchNorm<T>::gated(const float* x, const T* dy, Index n,
+                                       const double* mean,
+                                       const ReluGate& relu) {
+  widen(dy, n, dy_);
+  if (relu.a == nullptr) return dy_.data();
+  out_.resize(std::max(out_.size(), size_t(n)));
+  fp32_.affine(x, n, mean, relu.a, relu.b, out_.data());
+  for (Index i = 0; i < n; ++i) {
+    if (!(float(T(out_[i])) > 0.0f)) dy_[i] = 0.0f;
+  }
+  return dy_.data();
+}
+
+template <typename T>
 void NarrowBatchNorm<T>::gradient_sums(const T* x, const T* dy, Index elements,
                                        const double* mean, double* sum_dy,
-                                       double* sum_dy_dev) {
+                                       double* sum_dy_dev,
+                                       const ReluGate& relu) {
   const Index c = channels();
   std::fill(sum_dy, sum_dy + c, 0.0);
   std::fill(sum_dy_dev, sum_dy_dev + c, 0.0);
   chunks(elements, [&](Index s, Index n) {
-    fp32_.gradient_sums(widen(x + s, n, x_), widen(dy + s, n, dy_), n, mean,
+    const float* xf = widen(x + s, n, x_);
+    fp32_.gradient_sums(xf, gated(xf, dy + s, n, mean, relu), n, mean,
                         sums_.data(), m2_.data());
     for (Index ch = 0; ch < c; ++ch) {
       sum_dy[ch] += sums_[ch];
@@ -90,12 +107,13 @@ void NarrowBatchNorm<T>::gradient_sums(const T* x, const T* dy, Index elements,
 template <typename T>
 void NarrowBatchNorm<T>::diff_src(const T* x, const T* dy, Index elements,
                                   const double* mean, const double* a,
-                                  const double* dy_mean, const double* k,
-                                  T* dx) {
+                                  const double* dy_mean, const double* k, T* dx,
+                                  const ReluGate& relu) {
   chunks(elements, [&](Index s, Index n) {
+    const float* xf = widen(x + s, n, x_);
+    const float* g = gated(xf, dy + s, n, mean, relu);
     out_.resize(std::max(out_.size(), size_t(n)));
-    fp32_.diff_src(widen(x + s, n, x_), widen(dy + s, n, dy_), n, mean, a,
-                   dy_mean, k, out_.data());
+    fp32_.diff_src(xf, g, n, mean, a, dy_mean, k, out_.data());
     narrow(out_.data(), n, dx + s);
   });
 }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -288,6 +289,92 @@ TYPED_TEST(NarrowBatchNormTest, IsTheFp32KernelOnChunks) {
       ASSERT_EQ(dxb[i].bits(), N(dxf[i]).bits()) << "diff_src at " << i;
     }
   }
+}
+
+}  // namespace
+}  // namespace distconv
+
+namespace distconv {
+namespace {
+
+// A ReLU fused into the passes is the unfused ReLU bit for bit: the
+// forward's output is relu(affine(x)), and the gated backward passes equal
+// the plain ones on dy masked where affine(x) (as T) is > 0.
+template <typename T>
+class FusedReluTest : public ::testing::Test {};
+using AllTypes = ::testing::Types<float, double, bf16, fp16>;
+TYPED_TEST_SUITE(FusedReluTest, AllTypes);
+
+template <typename T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() &&
+         std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+template <typename T>
+void ExpectFusedReluIsUnfused(Index channels, Index rows) {
+  SCOPED_TRACE(::testing::Message()
+               << channels << " channels x " << rows << " rows");
+  const Index n = channels * rows;
+  std::mt19937_64 rng(channels * 1000 + rows);
+  std::uniform_real_distribution<double> u(-2, 2);
+  std::vector<T> x(n), dy(n);
+  for (T& v : x) v = static_cast<T>(u(rng) + 3.0);
+  for (T& v : dy) v = static_cast<T>(u(rng));
+  std::vector<double> mean(channels), a(channels), b(channels), k(channels),
+      g(channels);
+  for (Index c = 0; c < channels; ++c) {
+    mean[c] = 3.0 + 0.1 * u(rng);
+    a[c] = u(rng);
+    b[c] = 0.5 * u(rng);
+    k[c] = 0.1 * u(rng);
+    g[c] = 0.1 * u(rng);
+  }
+  LocalBatchNorm<T> kernel(channels);
+  std::vector<T> z(n), y(n), want_y(n), masked(n);
+  kernel.affine(x.data(), n, mean.data(), a.data(), b.data(), z.data());
+  kernel.affine(x.data(), n, mean.data(), a.data(), b.data(), y.data(),
+                NormActivation::kRelu);
+  Index gated = 0;
+  for (Index i = 0; i < n; ++i) {
+    const bool on = float(z[i]) > 0.0f;
+    want_y[i] = on ? z[i] : T(0.0f);
+    masked[i] = on ? dy[i] : T(0.0f);
+    gated += on ? 0 : 1;
+  }
+  EXPECT_TRUE(same_bits(y, want_y));
+  if (n >= 64 && channels >= 3) {  // the gate closes on some values only
+    EXPECT_GT(gated, 0);
+    EXPECT_LT(gated, n);
+  }
+  const ReluGate relu{a.data(), b.data()};
+  std::vector<double> s1(channels), d1(channels), s2(channels), d2(channels);
+  kernel.gradient_sums(x.data(), dy.data(), n, mean.data(), s1.data(),
+                       d1.data(), relu);
+  kernel.gradient_sums(x.data(), masked.data(), n, mean.data(), s2.data(),
+                       d2.data());
+  EXPECT_EQ(s1, s2);
+  EXPECT_EQ(d1, d2);
+  std::vector<T> dx(n), want_dx(n);
+  kernel.diff_src(x.data(), dy.data(), n, mean.data(), a.data(), g.data(),
+                  k.data(), dx.data(), relu);
+  kernel.diff_src(x.data(), masked.data(), n, mean.data(), a.data(), g.data(),
+                  k.data(), want_dx.data());
+  EXPECT_TRUE(same_bits(dx, want_dx));
+  // In place over dy.
+  std::vector<T> inout = dy;
+  kernel.diff_src(x.data(), inout.data(), n, mean.data(), a.data(), g.data(),
+                  k.data(), inout.data(), relu);
+  EXPECT_TRUE(same_bits(inout, want_dx));
+}
+
+TYPED_TEST(FusedReluTest, IsTheUnfusedReluBitForBit) {
+  for (Index channels : {1, 3, 16, 19, 64}) {
+    for (Index rows : {0, 1, 5, 65, 257}) {
+      ExpectFusedReluIsUnfused<TypeParam>(channels, rows);
+    }
+  }
+  ExpectFusedReluIsUnfused<TypeParam>(7, 30001);  // several narrow chunks
 }
 
 }  // namespace

@@ -29,6 +29,10 @@ void validate(const Distribution& src, const BatchNormOptions& o) {
               o.mode == BatchNormMode::kInference,
           ErrorKind::kInvalidArgument, "unknown BatchNormMode value ",
           static_cast<int>(o.mode));
+  require(o.activation == NormActivation::kNone ||
+              o.activation == NormActivation::kRelu,
+          ErrorKind::kInvalidArgument, "unknown NormActivation value ",
+          static_cast<int>(o.activation));
 }
 
 }  // namespace
@@ -55,8 +59,19 @@ const char* to_string(BatchNormMode mode) {
   return "?";
 }
 
+const char* to_string(NormActivation act) {
+  switch (act) {
+    case NormActivation::kNone:
+      return "none";
+    case NormActivation::kRelu:
+      return "relu";
+  }
+  return "?";
+}
+
 bool operator==(const BatchNormPlan& a, const BatchNormPlan& b) {
   return a.options.stats == b.options.stats &&
+         a.options.activation == b.options.activation &&
          a.options.mode == b.options.mode &&
          a.options.epsilon == b.options.epsilon &&
          a.options.momentum == b.options.momentum && a.rank == b.rank &&
@@ -74,6 +89,7 @@ std::string BatchNormPlan::describe() const {
   out << "batch norm, " << to_string(options.stats) << " statistics over "
       << ranks << (ranks == 1 ? " rank" : " ranks") << " (" << count
       << " values per channel), " << to_string(options.mode);
+  if (options.activation == NormActivation::kRelu) out << ", then ReLU";
   if (local_channels != channels) {
     out << ", channels " << channel_begin << ".."
         << channel_begin + local_channels << " of " << channels << " here";

@@ -30,6 +30,7 @@
 #include "distconv/box.h"
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
+#include "kernels/norm_activation.h"
 
 namespace distconv {
 
@@ -42,12 +43,18 @@ enum class BatchNormMode { kTraining, kInference };
 const char* to_string(
     BatchNormStats stats);                  // "shard", "sample_block", "global"
 const char* to_string(BatchNormMode mode);  // "training", "inference"
+const char* to_string(NormActivation act);  // "none", "relu"
 
 struct BatchNormOptions {
   BatchNormStats stats = BatchNormStats::kGlobal;
   BatchNormMode mode = BatchNormMode::kTraining;
   double epsilon = 1e-5;  // added to the variance; >= 0
   double momentum = 0.1;  // of the running statistics' update; in [0, 1]
+  // kRelu: the layer computes relu(batch_norm(x)) in one sweep over memory
+  // forward and differentiates through both backward, where the ReLU's
+  // gate is recomputed from src (no ReLU output kept or read). Host
+  // memory; the GPU's layer refuses it (kUnsupported).
+  NormActivation activation = NormActivation::kNone;
 };
 
 struct BatchNormPlan {

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "distconv/shape.h"
+#include "kernels/local_batch_norm.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -91,6 +92,37 @@ DISTCONV_INLINE void store16(float* p, const F16& v) {
   std::memcpy(p, &v, sizeof v);
 }
 
+// ReLU as the activation layer computes it (kernels/activation_ops.h):
+// +0 where v <= 0, NaN passing through; and its gate, g where the
+// normalised value z > 0, else +0 (NaN z gates to 0).
+DISTCONV_INLINE V8 relu(const V8& v) {
+  const V8 zero{};
+  return v <= zero ? zero : v;
+}
+DISTCONV_INLINE F16 relu(const F16& v) {
+  const F16 zero{};
+  return v <= zero ? zero : v;
+}
+DISTCONV_INLINE double relu(double v) { return v <= 0 ? 0.0 : v; }
+DISTCONV_INLINE float relu(float v) { return v <= 0 ? 0.0f : v; }
+DISTCONV_INLINE V8 gate(const V8& z, const V8& g) {
+  const V8 zero{};
+  return z > zero ? g : zero;
+}
+DISTCONV_INLINE F16 gate(const F16& z, const F16& g) {
+  const F16 zero{};
+  return z > zero ? g : zero;
+}
+DISTCONV_INLINE double gate(double z, double g) { return z > 0 ? g : 0.0; }
+DISTCONV_INLINE float gate(float z, float g) { return z > 0 ? g : 0.0f; }
+// The two halves of sixteen floats as eight doubles each.
+DISTCONV_INLINE void widen(const F16& v, V8* lo, V8* hi) {
+  F8 h[2];
+  std::memcpy(h, &v, sizeof h);
+  *lo = __builtin_convertvector(h[0], V8);
+  *hi = __builtin_convertvector(h[1], V8);
+}
+
 // The elementwise passes compute in T's precision, with the mean split in
 // two: for float, mean = hi + lo exactly enough (hi = float(mean), lo =
 // float(mean - hi)), and x - mean = (x - hi) - lo, whose first difference
@@ -99,8 +131,8 @@ DISTCONV_INLINE void store16(float* p, const F16& v) {
 // dwarfs it (1e4 + noise): no cancellation, at float's vector width.
 // Double needs no split.
 
-// y = (x - mean) * a + b, double.
-template <Stores kStores>
+// y = (x - mean) * a + b, double; then ReLU for kRelu.
+template <Stores kStores, NormActivation kAct = NormActivation::kNone>
 struct AffineDouble {
   const double* x;
   double* y;
@@ -117,16 +149,18 @@ struct AffineDouble {
     V8 v[2];
     for (int h = 0; h < 2; ++h) {
       v[h] = (load8(x + i + 8 * h) - f.mean[h]) * f.a[h] + f.b[h];
+      if constexpr (kAct == NormActivation::kRelu) v[h] = relu(v[h]);
     }
     for (int h = 0; h < 2; ++h) store8<kStores>(y + i + 8 * h, v[h]);
   }
   DISTCONV_INLINE void scalar(Index i, Index j) const {
-    y[i] = (x[i] - mean[j]) * a[j] + b[j];
+    const double v = (x[i] - mean[j]) * a[j] + b[j];
+    y[i] = kAct == NormActivation::kRelu ? relu(v) : v;
   }
 };
 
-// y = ((x - mean_hi) - mean_lo) * a + b, float.
-template <Stores kStores>
+// y = ((x - mean_hi) - mean_lo) * a + b, float; then ReLU for kRelu.
+template <Stores kStores, NormActivation kAct = NormActivation::kNone>
 struct AffineFloat {
   const float* x;
   float* y;
@@ -140,64 +174,151 @@ struct AffineFloat {
   }
   DISTCONV_INLINE void block(Index i, const Factors& f) const {
     const F16 d = (load16(x + i) - f.mean_hi) - f.mean_lo;
-    store16<kStores>(y + i, d * f.a + f.b);
+    const F16 v = d * f.a + f.b;
+    store16<kStores>(y + i, kAct == NormActivation::kRelu ? relu(v) : v);
   }
   DISTCONV_INLINE void scalar(Index i, Index j) const {
-    y[i] = ((x[i] - mean_hi[j]) - mean_lo[j]) * a[j] + b[j];
+    const float v = ((x[i] - mean_hi[j]) - mean_lo[j]) * a[j] + b[j];
+    y[i] = kAct == NormActivation::kRelu ? relu(v) : v;
   }
 };
 
-// dx = a * ((dy - dy_mean) - (x - mean) * k), double.
-template <Stores kStores>
+// The output gradient the normalisation's backward sees. Ungated: dy.
+// Through a ReLU (the Relu* gates): dy where the forward's normalised
+// value z was > 0, z recomputed from x with the forward's factors exactly
+// as AffineDouble / AffineFloat computed it, so the gate is the forward's
+// bit for bit.
+template <typename T>
+struct Ungated {
+  const T* dy;
+  DISTCONV_INLINE void dy16(const T*, Index i, Index, V8* lo, V8* hi) const {
+    *lo = load8(dy + i);
+    *hi = load8(dy + i + 8);
+  }
+  DISTCONV_INLINE double dy1(const T*, Index i, Index) const {
+    return double(dy[i]);
+  }
+};
+
+struct ReluGateDouble {
+  const double *dy, *mean, *a, *b;
+  DISTCONV_INLINE void dy16(const double* x, Index i, Index j0, V8* lo,
+                            V8* hi) const {
+    for (int h = 0; h < 2; ++h) {
+      const Index at = i + 8 * h, j = j0 + 8 * h;
+      const V8 z =
+          (load8(x + at) - load8(mean + j)) * load8(a + j) + load8(b + j);
+      (h == 0 ? *lo : *hi) = gate(z, load8(dy + at));
+    }
+  }
+  DISTCONV_INLINE double dy1(const double* x, Index i, Index j) const {
+    return gate((x[i] - mean[j]) * a[j] + b[j], dy[i]);
+  }
+};
+
+struct ReluGateFloat {
+  const float *dy, *mean_hi, *mean_lo, *a, *b;
+  DISTCONV_INLINE void dy16(const float* x, Index i, Index j0, V8* lo,
+                            V8* hi) const {
+    const F16 d = (load16(x + i) - load16(mean_hi + j0)) - load16(mean_lo + j0);
+    const F16 z = d * load16(a + j0) + load16(b + j0);
+    widen(gate(z, load16(dy + i)), lo, hi);
+  }
+  DISTCONV_INLINE double dy1(const float* x, Index i, Index j) const {
+    const float z = ((x[i] - mean_hi[j]) - mean_lo[j]) * a[j] + b[j];
+    return double(gate(z, dy[i]));
+  }
+};
+
+// dx = a * ((dy - dy_mean) - (x - mean) * k), double; for kRelu, dy gated
+// by the forward's z = (x - mean) * relu_a + relu_b.
+template <Stores kStores, NormActivation kAct = NormActivation::kNone>
 struct DiffSrcDouble {
   const double *x, *dy;
   double* dx;
-  const double *mean, *a, *dy_mean, *k;
+  const double *mean, *a, *dy_mean, *k, *relu_a, *relu_b;
   struct Factors {
-    V8 mean[2], a[2], dy_mean[2], k[2];
+    V8 mean[2], a[2], dy_mean[2], k[2], relu_a[2], relu_b[2];
   };
   DISTCONV_INLINE Factors factors(Index j0) const {
-    return {{load8(mean + j0), load8(mean + j0 + 8)},
-            {load8(a + j0), load8(a + j0 + 8)},
-            {load8(dy_mean + j0), load8(dy_mean + j0 + 8)},
-            {load8(k + j0), load8(k + j0 + 8)}};
+    Factors f{{load8(mean + j0), load8(mean + j0 + 8)},
+              {load8(a + j0), load8(a + j0 + 8)},
+              {load8(dy_mean + j0), load8(dy_mean + j0 + 8)},
+              {load8(k + j0), load8(k + j0 + 8)},
+              {},
+              {}};
+    if constexpr (kAct == NormActivation::kRelu) {
+      for (int h = 0; h < 2; ++h) {
+        f.relu_a[h] = load8(relu_a + j0 + 8 * h);
+        f.relu_b[h] = load8(relu_b + j0 + 8 * h);
+      }
+    }
+    return f;
   }
   DISTCONV_INLINE void block(Index i, const Factors& f) const {
     V8 v[2];
     for (int h = 0; h < 2; ++h) {
       const Index at = i + 8 * h;
-      v[h] = f.a[h] * ((load8(dy + at) - f.dy_mean[h]) -
-                       (load8(x + at) - f.mean[h]) * f.k[h]);
+      const V8 d = load8(x + at) - f.mean[h];
+      V8 g = load8(dy + at);
+      if constexpr (kAct == NormActivation::kRelu) {
+        g = gate(d * f.relu_a[h] + f.relu_b[h], g);
+      }
+      v[h] = f.a[h] * ((g - f.dy_mean[h]) - d * f.k[h]);
     }
     for (int h = 0; h < 2; ++h) store8<kStores>(dx + i + 8 * h, v[h]);
   }
   DISTCONV_INLINE void scalar(Index i, Index j) const {
-    dx[i] = a[j] * ((dy[i] - dy_mean[j]) - (x[i] - mean[j]) * k[j]);
+    const double d = x[i] - mean[j];
+    double g = dy[i];
+    if constexpr (kAct == NormActivation::kRelu) {
+      g = gate(d * relu_a[j] + relu_b[j], g);
+    }
+    dx[i] = a[j] * ((g - dy_mean[j]) - d * k[j]);
   }
 };
 
 // The same in float, both means split.
-template <Stores kStores>
+template <Stores kStores, NormActivation kAct = NormActivation::kNone>
 struct DiffSrcFloat {
   const float *x, *dy;
   float* dx;
-  const float *mean_hi, *mean_lo, *a, *dy_mean_hi, *dy_mean_lo, *k;
+  const float *mean_hi, *mean_lo, *a, *dy_mean_hi, *dy_mean_lo, *k, *relu_a,
+      *relu_b;
   struct Factors {
-    F16 mean_hi, mean_lo, a, dy_mean_hi, dy_mean_lo, k;
+    F16 mean_hi, mean_lo, a, dy_mean_hi, dy_mean_lo, k, relu_a, relu_b;
   };
   DISTCONV_INLINE Factors factors(Index j0) const {
-    return {load16(mean_hi + j0),    load16(mean_lo + j0),
-            load16(a + j0),          load16(dy_mean_hi + j0),
-            load16(dy_mean_lo + j0), load16(k + j0)};
+    Factors f{load16(mean_hi + j0),
+              load16(mean_lo + j0),
+              load16(a + j0),
+              load16(dy_mean_hi + j0),
+              load16(dy_mean_lo + j0),
+              load16(k + j0),
+              F16{},
+              F16{}};
+    if constexpr (kAct == NormActivation::kRelu) {
+      f.relu_a = load16(relu_a + j0);
+      f.relu_b = load16(relu_b + j0);
+    }
+    return f;
   }
   DISTCONV_INLINE void block(Index i, const Factors& f) const {
     const F16 d = (load16(x + i) - f.mean_hi) - f.mean_lo;
-    const F16 e = (load16(dy + i) - f.dy_mean_hi) - f.dy_mean_lo;
+    F16 g = load16(dy + i);
+    if constexpr (kAct == NormActivation::kRelu) {
+      g = gate(d * f.relu_a + f.relu_b, g);
+    }
+    const F16 e = (g - f.dy_mean_hi) - f.dy_mean_lo;
     store16<kStores>(dx + i, f.a * (e - d * f.k));
   }
   DISTCONV_INLINE void scalar(Index i, Index j) const {
     const float d = (x[i] - mean_hi[j]) - mean_lo[j];
-    const float e = (dy[i] - dy_mean_hi[j]) - dy_mean_lo[j];
+    float g = dy[i];
+    if constexpr (kAct == NormActivation::kRelu) {
+      g = gate(d * relu_a[j] + relu_b[j], g);
+    }
+    const float e = (g - dy_mean_hi[j]) - dy_mean_lo[j];
     dx[i] = a[j] * (e - d * k[j]);
   }
 };

@@ -31,12 +31,14 @@
 #include <cmath>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "distconv/error.h"
 #include "distconv/internal/layer_checks.h"
 #include "distconv/internal/mpi_util.h"
+#include "kernels/norm_activation.h"
 #include "layers/batch_norm.h"
 #include "layers/internal/given_plan.h"
 #include "layers/internal/plan_fingerprints.h"
@@ -58,6 +60,8 @@ struct BatchNorm<T, Space>::Impl {
   MPI_Comm comm = MPI_COMM_NULL;
   using Backend = internal::BatchNormBackend<T, Space>;
   using P = Compute<T>;  // scale, shift and their gradients
+  // Host memory: a fused ReLU runs in the kernels' passes.
+  static constexpr bool kHost = std::is_same_v<Space, HostSpace>;
   BatchNormDeviceOptions device;
   typename Backend::Kernel kernel;
 
@@ -75,6 +79,9 @@ struct BatchNorm<T, Space>::Impl {
   // Per-channel factors of the elementwise passes (the kernel's a, b
   // in forward; a, dy_mean, k in backward).
   std::vector<double> coef_a, coef_b, coef_c;
+  // With a fused ReLU: the last forward's a and b, which backward's gate
+  // recomputes the normalised values with.
+  std::vector<double> relu_a, relu_b;
   // Host copies of the caller's parameter arrays (Backend::read) and the
   // parameter gradients before Backend::write.
   std::vector<P> scale_copy, shift_copy, diff_scale_out, diff_shift_out;
@@ -98,7 +105,9 @@ struct BatchNorm<T, Space>::Impl {
     used_mean.assign(n, 0.0);
     used_inv_std.assign(n, 1.0);
     sums.assign(2 * n, 0.0);
-    for (auto* v : {&coef_a, &coef_b, &coef_c}) v->assign(n, 0.0);
+    for (auto* v : {&coef_a, &coef_b, &coef_c, &relu_a, &relu_b}) {
+      v->assign(n, 0.0);
+    }
     local_sums.assign(static_cast<size_t>(plan.local_channels), 0.0);
     m2.assign(local_sums.size(), 0.0);
     diff_scale_out.assign(n, P(0));
@@ -205,8 +214,25 @@ struct BatchNorm<T, Space>::Impl {
       coef_b[ch] = double(shift_h[ch]);
     }
     const Index c0 = plan.channel_begin;
-    kernel.affine(x, plan.elements, used_mean.data() + c0, coef_a.data() + c0,
-                  coef_b.data() + c0, y);
+    const NormActivation act = plan.options.activation;
+    if (act == NormActivation::kRelu) {
+      relu_a = coef_a;
+      relu_b = coef_b;
+    }
+    if constexpr (kHost) {
+      kernel.affine(x, plan.elements, used_mean.data() + c0, coef_a.data() + c0,
+                    coef_b.data() + c0, y, act);
+    } else {
+      kernel.affine(x, plan.elements, used_mean.data() + c0, coef_a.data() + c0,
+                    coef_b.data() + c0, y);
+    }
+  }
+
+  // The gate of a fused ReLU (none without one).
+  ReluGate relu_gate() const {
+    if (plan.options.activation != NormActivation::kRelu) return {};
+    const Index c0 = plan.channel_begin;
+    return {relu_a.data() + c0, relu_b.data() + c0};
   }
 
   // sums = [sum dy | sum dy * (x - mean)] over the set; diff_scale is
@@ -223,8 +249,15 @@ struct BatchNorm<T, Space>::Impl {
     std::fill(sums.begin(), sums.end(), 0.0);
     const Index c0 = plan.channel_begin;
     if (plan.count > 0) {
-      kernel.gradient_sums(x, dy, plan.elements, used_mean.data() + c0,
-                           sums.data() + c0, sums.data() + plan.channels + c0);
+      double* sum_dy = sums.data() + c0;
+      double* sum_dy_dev = sums.data() + plan.channels + c0;
+      if constexpr (kHost) {
+        kernel.gradient_sums(x, dy, plan.elements, used_mean.data() + c0,
+                             sum_dy, sum_dy_dev, relu_gate());
+      } else {
+        kernel.gradient_sums(x, dy, plan.elements, used_mean.data() + c0,
+                             sum_dy, sum_dy_dev);
+      }
       allreduce_sums(2 * plan.channels);
     }
     const double n = double(plan.count);
@@ -246,9 +279,14 @@ struct BatchNorm<T, Space>::Impl {
     Backend::write(device, diff_shift_out, diff_shift);
     Backend::write(device, diff_scale_out, diff_scale);
     if (plan.elements == 0) return;
-    kernel.diff_src(x, dy, plan.elements, used_mean.data() + c0,
-                    coef_a.data() + c0, coef_b.data() + c0, coef_c.data() + c0,
-                    dx);
+    const double* f[4] = {used_mean.data() + c0, coef_a.data() + c0,
+                          coef_b.data() + c0, coef_c.data() + c0};
+    if constexpr (kHost) {
+      kernel.diff_src(x, dy, plan.elements, f[0], f[1], f[2], f[3], dx,
+                      relu_gate());
+    } else {
+      kernel.diff_src(x, dy, plan.elements, f[0], f[1], f[2], f[3], dx);
+    }
   }
 };
 
@@ -269,6 +307,11 @@ BatchNorm<T, Space>::BatchNorm(const ProcessGrid& grid, BatchNormPlan plan,
   internal::check_given_plan(
       grid, plan.layout.distribution(), plan.rank,
       internal::layer_fingerprint<T, Space>(plan));
+  // The same on every rank: the plans agree.
+  require(Impl::kHost || plan.options.activation == NormActivation::kNone,
+          ErrorKind::kUnsupported,
+          "batch normalisation with a fused ReLU runs in host memory; in GPU "
+          "memory follow it with an Activation layer");
   // Its per-channel arrays, agreed: an allocation failing on one rank
   // fails on every rank.
   internal::run_collectively(grid.comm(), [&] {

@@ -108,6 +108,7 @@ Fingerprint fingerprint(const BatchNormPlan& plan, const char* element,
       .add("mode", to_string(plan.options.mode))
       .add("epsilon", plan.options.epsilon)
       .add("momentum", plan.options.momentum)
+      .add("activation", to_string(plan.options.activation))
       .add("layout", plan.layout);
 }
 

@@ -1,0 +1,28 @@
+// NormActivation: what a normalisation's passes apply to the normalised
+// values in the same sweep over memory (kernels/local_batch_norm.h;
+// BatchNormOptions::activation, layers/batch_norm_plan.h), and ReluGate,
+// what their backward passes need to differentiate through a fused ReLU.
+#ifndef DISTCONV_KERNELS_NORM_ACTIVATION_H_
+#define DISTCONV_KERNELS_NORM_ACTIVATION_H_
+
+namespace distconv {
+
+// kRelu: as the activation layer's ReLU (kernels/activation_ops.h): +0
+// where the value is <= 0, NaN passing through; its gradient passes where
+// the value is > 0.
+enum class NormActivation { kNone, kRelu };
+
+// The backward passes through a ReLU fused into the forward: the forward's
+// per-channel factors a and b (as LocalBatchNorm::affine() took them, the
+// mean being the pass's). dy counts where the forward's normalised value
+// (x - mean) a + b was > 0, recomputed from x as affine() computed it (bit
+// for bit), and 0 elsewhere: the gradient through the ReLU, with no ReLU
+// output read. A gate with null a: no ReLU.
+struct ReluGate {
+  const double* a = nullptr;
+  const double* b = nullptr;
+};
+
+}  // namespace distconv
+
+#endif  // DISTCONV_KERNELS_NORM_ACTIVATION_H_
