@@ -64,7 +64,7 @@ std::string conv_impl_excluded(ConvImpl impl, const ConvDesc& desc,
 // copies from 64 channels (in and out) per group; channels-last otherwise.
 // A kernel that cannot run it (oneDNN refuses, fp64) falls back to
 // channels-last, then the reference loops. (bf16 and fp16 pieces:
-// heuristic_impl_for() in kernels/local_conv.h.)
+// heuristic_local_conv() in kernels/local_conv.h.)
 ConvImpl heuristic_conv_impl(const ConvDesc& desc, ConvPass pass);
 
 enum class ConvImplSearch {

@@ -369,29 +369,31 @@ void LocalConv<T>::backward_weights(StridedView<const T> src,
 }
 
 template <typename T>
-ConvImpl heuristic_impl_for(const ConvDesc& desc, const Shape& src_extent,
-                            const Shape& src_strides, const Shape& dst_extent,
-                            const Shape& dst_strides, ConvPass pass,
-                            ConvImpl planned) {
+LocalConv<T> heuristic_local_conv(const ConvDesc& desc, const Shape& src_extent,
+                                  const Shape& src_strides,
+                                  const Shape& dst_extent,
+                                  const Shape& dst_strides, ConvPass pass,
+                                  ConvImpl planned) {
   if constexpr (kNarrow<T>) {
-    const LocalConv<T> native(desc, src_extent, src_strides, dst_extent,
-                              dst_strides, pass, ConvImpl::kNative16);
+    LocalConv<T> native(desc, src_extent, src_strides, dst_extent, dst_strides,
+                        pass, ConvImpl::kNative16);
     if (native.impl() == ConvImpl::kNative16 &&
         native.implementation().find("amx") != std::string::npos) {
-      return ConvImpl::kNative16;
+      return native;
     }
   }
-  return planned;
+  return LocalConv<T>(desc, src_extent, src_strides, dst_extent, dst_strides,
+                      pass, planned);
 }
 
 template class LocalConv<float>;
 template class LocalConv<double>;
 template class LocalConv<bf16>;
 template class LocalConv<fp16>;
-#define DISTCONV_INSTANTIATE(T)                                          \
-  template ConvImpl heuristic_impl_for<T>(const ConvDesc&, const Shape&, \
-                                          const Shape&, const Shape&,    \
-                                          const Shape&, ConvPass, ConvImpl);
+#define DISTCONV_INSTANTIATE(T)                                                \
+  template LocalConv<T> heuristic_local_conv<T>(                               \
+      const ConvDesc&, const Shape&, const Shape&, const Shape&, const Shape&, \
+      ConvPass, ConvImpl);
 DISTCONV_INSTANTIATE(float)
 DISTCONV_INSTANTIATE(double)
 DISTCONV_INSTANTIATE(bf16)

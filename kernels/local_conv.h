@@ -87,11 +87,14 @@ class LocalConv {
 // there its 16-bit kernels ran 2.5-7x faster than the fp32 ones on the
 // standard problems, where on CPUs without AMX they ran from half to twice
 // fp32's speed (docs/performance.md), a choice left to the measured search.
+// The kernel the heuristic runs for a piece: that, or `planned` (each
+// kernel built once).
 template <typename T>
-ConvImpl heuristic_impl_for(const ConvDesc& desc, const Shape& src_extent,
-                            const Shape& src_strides, const Shape& dst_extent,
-                            const Shape& dst_strides, ConvPass pass,
-                            ConvImpl planned);
+LocalConv<T> heuristic_local_conv(const ConvDesc& desc, const Shape& src_extent,
+                                  const Shape& src_strides,
+                                  const Shape& dst_extent,
+                                  const Shape& dst_strides, ConvPass pass,
+                                  ConvImpl planned);
 
 // Copies `from` into `to` (same extents, any strides), converting each
 // element when the types differ (defined for float, double, bf16 and fp16

@@ -41,6 +41,9 @@ struct ConvBackend<T, HostSpace> {
           call(c),
           problem(key),
           ms(time_ms) {}
+    // The heuristic's kernel, made already.
+    Kernel(const ConvKernelCall& c, LocalConv<T>&& made)
+        : LocalConv<T>(std::move(made)), call(c), problem(0), ms(0) {}
     ConvKernelCall call;
     std::uint64_t problem;
     float ms;
@@ -50,6 +53,10 @@ struct ConvBackend<T, HostSpace> {
             const CpuConvOptions& c)
         : cpu(c) {}
     CpuConvOptions cpu;
+    // Measured with no cache of the caller's: this layer's choices, so
+    // that its pieces of one problem are timed once.
+    ConvImplCache own;
+    ConvImplCache& cache() { return cpu.cache ? *cpu.cache : own; }
   };
   struct Grads : GradientSum<P> {
     Grads(Context&, MPI_Comm comm, Index weights, Index bias)
@@ -62,29 +69,33 @@ struct ConvBackend<T, HostSpace> {
   };
   using Array = std::vector<T>;
 
-  // The plan's implementation (16-bit pieces: heuristic_impl_for());
-  // measured: the cache's, else the fastest this rank times.
+  // The plan's implementation (16-bit pieces: heuristic_local_conv());
+  // measured: the cache's, else the fastest this rank times (then in the
+  // cache, so that the layer's other pieces of the problem take it).
   static std::optional<Kernel> kernel(Context& ctx,
                                       const std::optional<ConvKernelCall>& c) {
     std::optional<Kernel> out;
     if (!c) return out;
-    std::uint64_t key = 0;  // only the measured choice looks problems up
-    ConvImplTiming pick{c->impl, 0.0f};
-    const CpuConvOptions& o = ctx.cpu;
-    if (o.search == ConvImplSearch::kHeuristic) {
-      pick.impl = heuristic_impl_for<T>(c->desc, c->src_extent, c->src_strides,
-                                        c->dst_extent, c->dst_strides, c->pass,
-                                        c->impl);
+    if (ctx.cpu.search == ConvImplSearch::kHeuristic) {
+      out.emplace(*c, heuristic_local_conv<T>(
+                          c->desc, c->src_extent, c->src_strides, c->dst_extent,
+                          c->dst_strides, c->pass, c->impl));
+      return out;
+    }
+    const std::uint64_t key = problem_key(
+        conv_problem(c->desc, c->src_extent, c->src_strides, c->dst_extent,
+                     c->dst_strides, c->pass, element_name<T>()));
+    ConvImplCache& cache = ctx.cache();
+    const auto hit = cache.find(key);
+    cache.record_lookup(hit.has_value());
+    ConvImplTiming pick;
+    if (hit) {
+      pick = {hit->impl, hit->ms};
     } else {
-      key = problem_key(conv_problem(c->desc, c->src_extent, c->src_strides,
-                                     c->dst_extent, c->dst_strides, c->pass,
-                                     element_name<T>()));
-      const auto hit = o.cache ? o.cache->find(key) : std::nullopt;
-      if (o.cache) o.cache->record_lookup(hit.has_value());
-      pick = hit ? ConvImplTiming{hit->impl, hit->ms}
-                 : time_conv_impls<T>(c->desc, c->src_extent, c->src_strides,
-                                      c->dst_extent, c->dst_strides, c->pass,
-                                      o.timing);
+      pick = time_conv_impls<T>(c->desc, c->src_extent, c->src_strides,
+                                c->dst_extent, c->dst_strides, c->pass,
+                                ctx.cpu.timing);
+      cache.put(key, {pick.impl, pick.ms});
     }
     out.emplace(*c, pick.impl, key, pick.ms);
     return out;
