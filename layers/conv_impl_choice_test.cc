@@ -135,6 +135,15 @@ TEST(ConvImplChoice, RanksRunTheFastestAnyRankFound) {
   }
 }
 
+// A stand-in timer: runs each candidate once and counts the runs.
+ConvImplTimer counting_timer(int* timed) {
+  return [timed](ConvImpl, const std::function<void()>& run) {
+    ++*timed;
+    run();
+    return 1.0f;
+  };
+}
+
 TEST(ConvImplChoice, ACacheSparesTheTiming) {
   const ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, world_size(), 1});
   const Distribution src(Shape{1, 16, 5 * world_size(), 8}, grid.shape());
@@ -142,11 +151,7 @@ TEST(ConvImplChoice, ACacheSparesTheTiming) {
   ConvolutionOptions o;
   o.cpu.search = ConvImplSearch::kMeasured;
   o.cpu.cache = std::make_shared<ConvImplCache>();
-  o.cpu.timing.timer = [&timed](ConvImpl, const std::function<void()>& run) {
-    ++timed;
-    run();
-    return 1.0f;
-  };
+  o.cpu.timing.timer = counting_timer(&timed);
   Convolution<float> first(grid, conv_desc(), src, o);
   const int after_first = timed;
   EXPECT_GT(after_first, 0);
@@ -183,11 +188,7 @@ TEST(ConvImplChoice, PiecesOfOneProblemAreTimedOnce) {
   int timed = 0;
   ConvolutionOptions o;
   o.cpu.search = ConvImplSearch::kMeasured;
-  o.cpu.timing.timer = [&timed](ConvImpl, const std::function<void()>& run) {
-    ++timed;
-    run();
-    return 1.0f;
-  };
+  o.cpu.timing.timer = counting_timer(&timed);
   auto cache = std::make_shared<ConvImplCache>();
   o.cpu.cache = cache;
   Convolution<float> with_cache(grid, conv_desc(), src, o);
