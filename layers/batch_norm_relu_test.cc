@@ -37,6 +37,7 @@ void fill(DistTensor<T>& t, unsigned seed, double offset) {
 
 template <typename T>
 bool same_bits(const DistTensor<T>& a, const DistTensor<T>& b) {
+  if (a.interior().size() == 0) return true;  // memcmp takes no null pointers
   return std::memcmp(a.data(), b.data(),
                      sizeof(T) * static_cast<size_t>(a.interior().size())) == 0;
 }
