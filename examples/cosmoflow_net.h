@@ -299,12 +299,10 @@ class CosmoflowNet {
       dense2_->forward(*hidden_relu_, dense2_w_in_.value(),
                        dense2_b_in_.value(), *prediction_);
     });
+    // The loss and its gradient in one pass (any layout).
     double loss = 0;
-    profiled(p, "loss", kFwd, *loss_,
-             [&] { loss = loss_->forward(*prediction_, *target_); });
-
-    profiled(p, "loss", kData, *loss_, [&] {
-      loss_->backward(*prediction_, *target_, *d_prediction_);  // any layout
+    profiled(p, "loss", ProfilePass::kForwardBackward, *loss_, [&] {
+      loss = loss_->forward_backward(*prediction_, *target_, *d_prediction_);
     });
     profiled(p, "dense2", kWeights, *dense2_, [&] {
       dense2_->backward_weights(*hidden_relu_, *d_prediction_,

@@ -313,12 +313,10 @@ class SegmentationNet {
     profiled(p, "head", kFwd, head_, [&] {
       head_.forward(dec_out_, head_w_in_.value(), head_b_in_.value(), logits_);
     });
+    // The loss and its gradient in one pass (any layout will do).
     double loss = 0;
-    profiled(p, "loss", kFwd, loss_,
-             [&] { loss = loss_.forward(logits_, labels_); });
-
-    profiled(p, "loss", kData, loss_, [&] {
-      loss_.backward(logits_, labels_, d_logits_);  // any layout will do
+    profiled(p, "loss", ProfilePass::kForwardBackward, loss_, [&] {
+      loss = loss_.forward_backward(logits_, labels_, d_logits_);
     });
     profiled(p, "head", kWeights, head_, [&] {
       head_.backward_weights(dec_out_, d_logits_, head_w_in_.grad(),

@@ -204,6 +204,43 @@ struct LossCellTerm {
   double loss = 0, count = 0, bad = 0;
 };
 
+// Mean squared error's term of a cell: its C squared differences.
+template <typename T, typename Target>
+DISTCONV_HOST_DEVICE LossCellTerm mse_cell_term(const LossCellDesc& d,
+                                                const T* x, std::int64_t sx,
+                                                const Target* t,
+                                                std::int64_t st) {
+  LossCellTerm out;
+  for (std::int64_t c = 0; c < d.classes; ++c) {
+    const double v =
+        static_cast<double>(x[c * sx]) - static_cast<double>(t[c * st]);
+    out.loss += v * v;
+  }
+  out.count = static_cast<double>(d.classes);
+  return out;
+}
+
+// Cross-entropy's term of a counted cell whose shift is z (its class
+// index, for kCrossEntropyIndices, known to count).
+template <typename T, typename Target>
+DISTCONV_HOST_DEVICE LossCellTerm
+cross_entropy_cell_term(const LossCellDesc& d, const CellShift& z, const T* x,
+                        std::int64_t sx, const Target* t, std::int64_t st) {
+  LossCellTerm out;
+  out.count = 1;
+  if (d.kind == LossKind::kCrossEntropyIndices) {
+    const auto k = static_cast<std::int64_t>(t[0]);
+    out.loss = log(z.sum) - (static_cast<double>(x[k * sx]) - z.max);
+    return out;
+  }
+  const double log_sum = log(z.sum);
+  for (std::int64_t c = 0; c < d.classes; ++c) {
+    out.loss += static_cast<double>(t[c * st]) *
+                (log_sum - (static_cast<double>(x[c * sx]) - z.max));
+  }
+  return out;
+}
+
 // The cell's loss term (LossDesc's definitions); t is the cell's class
 // index (Target an integer) or its C target values at stride st.
 template <typename T, typename Target>
@@ -211,38 +248,14 @@ DISTCONV_HOST_DEVICE LossCellTerm loss_cell_term(const LossCellDesc& d,
                                                  const T* x, std::int64_t sx,
                                                  const Target* t,
                                                  std::int64_t st) {
-  LossCellTerm out;
-  const std::int64_t channels = d.classes;
-  switch (d.kind) {
-    case LossKind::kCrossEntropyIndices: {
-      const auto k = static_cast<std::int64_t>(t[0]);
-      if (!d.counts(k, out.bad)) return out;
-      const CellShift z = cell_shift(channels, x, sx);
-      out.loss = log(z.sum) - (static_cast<double>(x[k * sx]) - z.max);
-      out.count = 1;
-      break;
-    }
-    case LossKind::kCrossEntropyProbabilities: {
-      const CellShift z = cell_shift(channels, x, sx);
-      const double log_sum = log(z.sum);
-      for (std::int64_t c = 0; c < channels; ++c) {
-        out.loss += static_cast<double>(t[c * st]) *
-                    (log_sum - (static_cast<double>(x[c * sx]) - z.max));
-      }
-      out.count = 1;
-      break;
-    }
-    case LossKind::kMeanSquaredError: {
-      for (std::int64_t c = 0; c < channels; ++c) {
-        const double v =
-            static_cast<double>(x[c * sx]) - static_cast<double>(t[c * st]);
-        out.loss += v * v;
-      }
-      out.count = static_cast<double>(channels);
-      break;
-    }
+  if (d.kind == LossKind::kMeanSquaredError) {
+    return mse_cell_term(d, x, sx, t, st);
   }
-  return out;
+  if (d.kind == LossKind::kCrossEntropyIndices) {
+    LossCellTerm out;
+    if (!d.counts(static_cast<std::int64_t>(t[0]), out.bad)) return out;
+  }
+  return cross_entropy_cell_term(d, cell_shift(d.classes, x, sx), x, sx, t, st);
 }
 
 // Only whether the cell's class index counts (count 0 or 1) and is bad.
@@ -258,24 +271,29 @@ DISTCONV_HOST_DEVICE LossCellTerm loss_cell_count(const LossCellDesc& d,
 // its loss_cell_count (class indices).
 enum class LossTerms { kLossesAndCounts, kCountsOnly };
 
-// dx = d loss / d x of the cell, the loss scaled by w (the reduction's
-// factor): mean squared error 2 w (x_c - t_c); cross-entropy
-// w (softmax(x)_c * sum_k t_k - t_c), t one-hot for a counted class index
-// and 0 for an ignored or bad one.
+// Mean squared error's gradient of a cell, scaled by w: 2 w (x_c - t_c).
 template <typename T, typename Target>
-DISTCONV_HOST_DEVICE void loss_cell_gradient(const LossCellDesc& d, double w,
-                                             const T* x, std::int64_t sx,
-                                             const Target* t, std::int64_t st,
-                                             T* dx, std::int64_t sdx) {
-  const std::int64_t channels = d.classes;
-  if (d.kind == LossKind::kMeanSquaredError) {
-    for (std::int64_t c = 0; c < channels; ++c) {
-      dx[c * sdx] = static_cast<T>(
-          2 * w *
-          (static_cast<double>(x[c * sx]) - static_cast<double>(t[c * st])));
-    }
-    return;
+DISTCONV_HOST_DEVICE void mse_cell_gradient(const LossCellDesc& d, double w,
+                                            const T* x, std::int64_t sx,
+                                            const Target* t, std::int64_t st,
+                                            T* dx, std::int64_t sdx) {
+  for (std::int64_t c = 0; c < d.classes; ++c) {
+    dx[c * sdx] = static_cast<T>(
+        2 * w *
+        (static_cast<double>(x[c * sx]) - static_cast<double>(t[c * st])));
   }
+}
+
+// Cross-entropy's gradient of a cell whose shift is z, scaled by w:
+// w (softmax(x)_c * sum_k t_k - t_c), t one-hot for a counted class index
+// and 0 for an ignored or bad one. `kept`: the cell's exponentials
+// exp(x_c - max), or null to compute them again.
+template <typename T, typename Target>
+DISTCONV_HOST_DEVICE void cross_entropy_cell_gradient(
+    const LossCellDesc& d, double w, const CellShift& z, const double* kept,
+    const T* x, std::int64_t sx, const Target* t, std::int64_t st, T* dx,
+    std::int64_t sdx) {
+  const std::int64_t channels = d.classes;
   const bool indices = d.kind == LossKind::kCrossEntropyIndices;
   double mass = 0;
   std::int64_t k = -1;
@@ -292,17 +310,55 @@ DISTCONV_HOST_DEVICE void loss_cell_gradient(const LossCellDesc& d, double w,
       mass += static_cast<double>(t[c * st]);
     }
   }
-  double kept[kKeptExps];
-  const bool keep = channels <= kKeptExps;
-  const CellShift z = cell_shift(channels, x, sx, keep ? kept : nullptr);
   const double scale = w * mass / z.sum;
   for (std::int64_t c = 0; c < channels; ++c) {
     const double tc =
         indices ? (c == k ? 1.0 : 0.0) : static_cast<double>(t[c * st]);
     const double e =
-        keep ? kept[c] : exp(static_cast<double>(x[c * sx]) - z.max);
+        kept != nullptr ? kept[c] : exp(static_cast<double>(x[c * sx]) - z.max);
     dx[c * sdx] = static_cast<T>(e * scale - w * tc);
   }
+}
+
+// dx = d loss / d x of the cell, the loss scaled by w (the reduction's
+// factor): mse_cell_gradient or cross_entropy_cell_gradient.
+template <typename T, typename Target>
+DISTCONV_HOST_DEVICE void loss_cell_gradient(const LossCellDesc& d, double w,
+                                             const T* x, std::int64_t sx,
+                                             const Target* t, std::int64_t st,
+                                             T* dx, std::int64_t sdx) {
+  if (d.kind == LossKind::kMeanSquaredError) {
+    mse_cell_gradient(d, w, x, sx, t, st, dx, sdx);
+    return;
+  }
+  double kept[kKeptExps];
+  const double* k = d.classes <= kKeptExps ? kept : nullptr;
+  const CellShift z = cell_shift(d.classes, x, sx, k ? kept : nullptr);
+  cross_entropy_cell_gradient(d, w, z, k, x, sx, t, st, dx, sdx);
+}
+
+// loss_cell_term and loss_cell_gradient of one cell at once, their values
+// bit for bit: cross-entropy's exponentials are computed once for both.
+// Every value of x is read before dx is written (dx may be x).
+template <typename T, typename Target>
+DISTCONV_HOST_DEVICE LossCellTerm loss_cell_term_and_gradient(
+    const LossCellDesc& d, double w, const T* x, std::int64_t sx,
+    const Target* t, std::int64_t st, T* dx, std::int64_t sdx) {
+  if (d.kind == LossKind::kMeanSquaredError) {
+    const LossCellTerm out = mse_cell_term(d, x, sx, t, st);
+    mse_cell_gradient(d, w, x, sx, t, st, dx, sdx);
+    return out;
+  }
+  double kept[kKeptExps];
+  const double* k = d.classes <= kKeptExps ? kept : nullptr;
+  const CellShift z = cell_shift(d.classes, x, sx, k ? kept : nullptr);
+  LossCellTerm out;
+  if (d.kind != LossKind::kCrossEntropyIndices ||
+      d.counts(static_cast<std::int64_t>(t[0]), out.bad)) {
+    out = cross_entropy_cell_term(d, z, x, sx, t, st);
+  }
+  cross_entropy_cell_gradient(d, w, z, k, x, sx, t, st, dx, sdx);
+  return out;
 }
 
 }  // namespace distconv

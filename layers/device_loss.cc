@@ -67,6 +67,17 @@ class LossBackend<T, DeviceSpace> {
         dx.data(), x.data(), t.data(), stream_);
   }
 
+  // The two passes one after the other (no fused kernel on the GPU yet).
+  template <typename Target>
+  std::vector<double> sums_and_gradient(const LossCellDesc& d, double w,
+                                        const ConstView<T>& x,
+                                        const ConstView<Target>& t,
+                                        const StridedView<T, DeviceSpace>& dx) {
+    std::vector<double> out = sums(d, LossTerms::kLossesAndCounts, x, t);
+    gradient(d, w, x, t, dx);
+    return out;
+  }
+
  private:
   CUstream_st* stream_;
   DeviceBuffer partials_;     // the sums' partials, grown as needed

@@ -39,6 +39,27 @@ class LossBackend<T, HostSpace> {
     return out;
   }
 
+  // sums(kLossesAndCounts) and gradient() in one pass over the cells.
+  template <typename Target>
+  std::vector<double> sums_and_gradient(const LossCellDesc& d, double w,
+                                        const StridedView<const T>& x,
+                                        const StridedView<const Target>& t,
+                                        const StridedView<T>& dx) {
+    const Index samples = x.extent()[0];
+    std::vector<double> out(2 * samples + 1, 0.0);
+    const Index sx = x.strides()[1], st = t.strides()[1], sdx = dx.strides()[1];
+    for_each_cell<3>(x.extent(), {x.strides(), t.strides(), dx.strides()},
+                     [&](Index n, const std::array<Index, 3>& at) {
+                       const LossCellTerm term = loss_cell_term_and_gradient(
+                           d, w, x.data() + at[0], sx, t.data() + at[1], st,
+                           dx.data() + at[2], sdx);
+                       out[n] += term.loss;
+                       out[samples + n] += term.count;
+                       out[2 * samples] += term.bad;
+                     });
+    return out;
+  }
+
   template <typename Target>
   void gradient(const LossCellDesc& d, double w, const StridedView<const T>& x,
                 const StridedView<const Target>& t, const StridedView<T>& dx) {

@@ -14,6 +14,7 @@
 //   loss.sample_losses();               // this rank's samples' losses
 //   DistTensor<float> dx(grid, loss.diff_prediction_layout());
 //   loss.backward(x, t, dx);            // d l / d x
+//   l = loss.forward_backward(x, t, dx);  // both in one pass
 //
 // What it computes is distconv/loss_desc.h's definition (PyTorch's
 // cross_entropy and mse_loss), computed per cell in double (log-sum-exp with
@@ -128,6 +129,18 @@ class Loss {
   void backward(const DistTensor<T, Space>& prediction,
                 const DistTensor<std::int64_t, Space>& target,
                 DistTensor<T, Space>& diff_prediction);
+
+  // forward() then backward() on the same tensors in one pass over the
+  // cells: the same loss, sample_losses() and gradient, bit for bit, with
+  // each cell's exponentials computed once (host memory; in GPU memory the
+  // two passes run one after the other). Bad input throws before
+  // diff_prediction is written.
+  double forward_backward(const DistTensor<T, Space>& prediction,
+                          const DistTensor<T, Space>& target,
+                          DistTensor<T, Space>& diff_prediction);
+  double forward_backward(const DistTensor<T, Space>& prediction,
+                          const DistTensor<std::int64_t, Space>& target,
+                          DistTensor<T, Space>& diff_prediction);
 
   // This rank's samples: [first_sample(), first_sample() + the size of
   // sample_losses()), its shard's N range (empty where it holds none).

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -101,6 +102,17 @@ HaloLayout with_halos(const HaloLayout& layout, StorageOrder order) {
       .with_storage(order);
 }
 
+// Whether two tensors of one layout hold the same bits, halos included.
+template <typename T>
+bool same_buffers(const DistTensor<T>& a, const DistTensor<T>& b) {
+  bool same = true;
+  const StridedView<const T> other = b.buffer();
+  a.buffer().for_each([&](const Shape& i, const T& v) {
+    same = same && std::memcmp(&v, &other(i), sizeof(T)) == 0;
+  });
+  return same;
+}
+
 // Forward and backward on `grid`, twice (plans are reusable), in the
 // plan's layouts or in layouts with halos; the total on every rank, its
 // per-sample losses, and the gathered gradient on rank 0 must match the
@@ -142,6 +154,19 @@ void ExpectMatchesReference(const LossCase& c, const ProcessGrid& grid,
   }
   std::vector<T> dx(c.shape.volume());
   gather(dxt, dx.data(), 0);
+
+  // forward_backward (the same layer again): the same total, sample losses
+  // and gradient bit for bit, the gradient's halos untouched.
+  const std::vector<double> separate = l.sample_losses();
+  DistTensor<T> fused(grid, dl);
+  fused.buffer().for_each([](const Shape&, T& v) { v = T(1e6); });
+  const double fused_total = c.desc.takes_indices()
+                                 ? l.forward_backward(xt, it, fused)
+                                 : l.forward_backward(xt, tt, fused);
+  EXPECT_EQ(fused_total, total) << "forward_backward's total";
+  EXPECT_EQ(l.sample_losses(), separate) << "forward_backward's samples";
+  EXPECT_TRUE(same_buffers(fused, dxt))
+      << "forward_backward's gradient on rank " << grid.rank();
 
   std::vector<double> per_ref(c.shape[0]);
   std::vector<T> dx_ref(dx.size());
@@ -246,6 +271,9 @@ TEST(Loss, EveryCellIgnored) {
   for (double s : l.sample_losses()) EXPECT_EQ(s, 0.0);
   l.backward(x, t, dx);
   dx.interior().for_each([](const Shape&, double& v) { EXPECT_EQ(v, 0.0); });
+  dx.interior().for_each([](const Shape&, double& v) { v = 3; });
+  EXPECT_EQ(l.forward_backward(x, t, dx), 0.0);
+  dx.interior().for_each([](const Shape&, double& v) { EXPECT_EQ(v, 0.0); });
 }
 
 TEST(Loss, BadInputFailsOnEveryRank) {
@@ -287,10 +315,15 @@ TEST(Loss, BadInputFailsOnEveryRank) {
                                      "takes class indices",
                                      [&] { l.forward(x, x); });
   testing::expect_error_on_all_ranks(comm, ErrorKind::kInvalidArgument,
+                                     "forward_backward takes class indices",
+                                     [&] { l.forward_backward(x, x, dx); });
+  testing::expect_error_on_all_ranks(comm, ErrorKind::kInvalidArgument,
                                      "takes class indices",
                                      [&] { l.backward(x, dx, dx); });
   DistTensor<std::int64_t> wide(
       grid, HaloLayout(Distribution(Shape{1, 1, 2 * n, 5}, grid.shape())));
+  DistTensor<float> wide_dx(
+      grid, HaloLayout(Distribution(Shape{1, 3, 2 * n, 5}, grid.shape())));
   testing::expect_error_on_all_ranks(comm, ErrorKind::kShapeMismatch,
                                      "target tensor's distribution",
                                      [&] { l.forward(x, wide); });
@@ -310,6 +343,16 @@ TEST(Loss, BadInputFailsOnEveryRank) {
       comm, ErrorKind::kInvalidArgument,
       "the target holds 1 class indices outside [0, 3)",
       [&] { l.backward(x, t, dx); });
+  // forward_backward throws before writing the gradient.
+  dx.buffer().for_each([](const Shape&, float& v) { v = 5; });
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kInvalidArgument,
+      "the target holds 1 class indices outside [0, 3)",
+      [&] { l.forward_backward(x, t, dx); });
+  dx.buffer().for_each([](const Shape&, float& v) { EXPECT_EQ(v, 5.0f); });
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kShapeMismatch, "diff_prediction tensor's",
+      [&] { l.forward_backward(x, t, wide_dx); });
   if (grid.rank() == n - 1) t.interior()({0, 0, 1, 2}) = -1;
   testing::expect_error_on_all_ranks(comm, ErrorKind::kInvalidArgument,
                                      "outside [0, 3)",

@@ -79,6 +79,8 @@ const char* profile_pass_name(ProfilePass pass) {
   switch (pass) {
     case ProfilePass::kForward:
       return "forward";
+    case ProfilePass::kForwardBackward:
+      return "forward-backward";
     case ProfilePass::kBackward:
       return "backward";
     case ProfilePass::kBackwardData:

@@ -43,14 +43,15 @@ namespace distconv {
 
 enum class ProfilePass {
   kForward,
+  kForwardBackward,  // forward and the input gradient in one call (a loss)
   kBackward,         // input and parameter gradients in one call
   kBackwardData,     // the input gradient (a layer's only backward pass)
   kBackwardWeights,  // the parameters' gradients and their allreduce
   kUpdate,           // the optimizer's step
   kOther,            // moves between grids, data loading
 };
-// "forward", "backward", "backward-data", "backward-weights", "update",
-// "other".
+// "forward", "forward-backward", "backward", "backward-data",
+// "backward-weights", "update", "other".
 const char* profile_pass_name(ProfilePass pass);
 
 // What one call computes and moves on this rank.

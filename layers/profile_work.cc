@@ -33,7 +33,8 @@ ProfileWork pieces_work(const std::vector<const std::vector<ConvPiece>*>& all,
 // The passes of a layer with no parameters: forward and its one backward.
 bool computes_input_side(ProfilePass pass) {
   return pass == ProfilePass::kForward || pass == ProfilePass::kBackwardData ||
-         pass == ProfilePass::kBackward;
+         pass == ProfilePass::kBackward ||
+         pass == ProfilePass::kForwardBackward;
 }
 
 }  // namespace
@@ -117,7 +118,9 @@ ProfileWork profile_work(const ShardPlan& plan, ProfilePass pass,
   for (const ShardTensor& t : plan.tensors) {
     if (t.name == "dst") out = cells(t.layout.shard(plan.rank).extent);
   }
-  w.flops = out;
+  // Forward and backward in one call count both passes' operations, but
+  // move the bytes of one backward pass.
+  w.flops = pass == ProfilePass::kForwardBackward ? 2 * out : out;
   w.bytes = element * (pass == ProfilePass::kForward ? all : all + out);
   return w;
 }

@@ -16,7 +16,7 @@ import os
 import sys
 from collections import OrderedDict
 
-PASSES = ["forward", "backward", "backward-data", "backward-weights",
+PASSES = ["forward", "forward-backward", "backward", "backward-data", "backward-weights",
           "update", "other"]
 
 

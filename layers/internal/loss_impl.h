@@ -21,6 +21,12 @@
 //                   const StridedView<const T>& x,
 //                   const StridedView<const Target>& t,
 //                   const StridedView<T>& dx);
+//     // sums(kLossesAndCounts) and gradient(), the same values.
+//     template <typename Target>
+//     std::vector<double> sums_and_gradient(const LossCellDesc&, double w,
+//                                           const StridedView<const T>& x,
+//                                           const StridedView<const Target>& t,
+//                                           const StridedView<T>& dx);
 //   };
 //
 // Included by the .cc that defines a space's backend and instantiates the
@@ -133,10 +139,15 @@ struct Loss<T, Space>::Impl {
       check(xt, prediction_layout, "prediction");
       check(tt, target_layout, "target");
     });
-    const Index samples = shard.extent[0];
     // Per sample: sums, then counts; then the count of bad indices.
-    std::vector<double> local = backend.sums(cells, LossTerms::kLossesAndCounts,
-                                             xt.interior(), tt.interior());
+    return reduced(backend.sums(cells, LossTerms::kLossesAndCounts,
+                                xt.interior(), tt.interior()));
+  }
+
+  // The loss from this rank's per-sample sums and counts (the backend's
+  // sums): sample_losses set, the total returned.
+  double reduced(std::vector<double> local) {
+    const Index samples = shard.extent[0];
     // Each sample's sum and count over the ranks sharing it ...
     sum_over_ranks(local, grid->sample_comm());
     // ... then over one rank per sample range.
@@ -190,6 +201,24 @@ struct Loss<T, Space>::Impl {
     });
     const double w = gradient_scale(xt, tt);
     backend.gradient(cells, w, xt.interior(), tt.interior(), dxt.interior());
+  }
+
+  // forward() and backward() in one pass over the cells. The gradient's
+  // scale (and the indices' check) comes first, so bad input throws
+  // before diff_prediction is written.
+  template <typename Target>
+  double forward_backward(const DistTensor<T, Space>& xt,
+                          const DistTensor<Target, Space>& tt,
+                          DistTensor<T, Space>& dxt) {
+    internal::run_collectively(grid->comm(), [&] {
+      check_kind(std::is_integral_v<Target>, "forward_backward");
+      check(xt, prediction_layout, "prediction");
+      check(tt, target_layout, "target");
+      check(dxt, prediction_layout, "diff_prediction");
+    });
+    const double w = gradient_scale(xt, tt);
+    return reduced(backend.sums_and_gradient(cells, w, xt.interior(),
+                                             tt.interior(), dxt.interior()));
   }
 };
 
@@ -255,6 +284,20 @@ void Loss<T, Space>::backward(const DistTensor<T, Space>& prediction,
                               const DistTensor<std::int64_t, Space>& target,
                               DistTensor<T, Space>& diff_prediction) {
   impl().backward(prediction, target, diff_prediction);
+}
+
+template <typename T, typename Space>
+double Loss<T, Space>::forward_backward(const DistTensor<T, Space>& prediction,
+                                        const DistTensor<T, Space>& target,
+                                        DistTensor<T, Space>& diff_prediction) {
+  return impl().forward_backward(prediction, target, diff_prediction);
+}
+template <typename T, typename Space>
+double Loss<T, Space>::forward_backward(
+    const DistTensor<T, Space>& prediction,
+    const DistTensor<std::int64_t, Space>& target,
+    DistTensor<T, Space>& diff_prediction) {
+  return impl().forward_backward(prediction, target, diff_prediction);
 }
 
 template <typename T, typename Space>

@@ -159,19 +159,31 @@ class AddFunction(torch.autograd.Function):
 
 
 class LossFunction(torch.autograd.Function):
+    """A loss. Where the input's gradient will be wanted, forward computes
+    it with the loss in one pass over the cells (the same bits as the
+    separate passes) and backward scales it by the upstream gradient; a
+    second backward of the same graph (retain_graph) computes it again."""
 
     @staticmethod
     def forward(ctx, x, target, layer, grid):
         ctx.layer, ctx.grid = layer, grid
         ctx.save_for_backward(x, target)
-        return torch.tensor(layer.forward(T.ref(x), T.ref(target)),
-                            dtype=T.param_dtype(x.dtype))
+        ctx.dx = None
+        if ctx.needs_input_grad[0]:
+            ctx.dx = T.empty(grid, x.shape, x.dtype)
+            loss = layer.forward_backward(T.ref(x), T.ref(target),
+                                          T.ref(ctx.dx))
+        else:
+            loss = layer.forward(T.ref(x), T.ref(target))
+        return torch.tensor(loss, dtype=T.param_dtype(x.dtype))
 
     @staticmethod
     def backward(ctx, g):
-        x, target = ctx.saved_tensors
-        dx = T.empty(ctx.grid, x.shape, x.dtype)
-        ctx.layer.backward(T.ref(x), T.ref(target), T.ref(dx))
+        dx, ctx.dx = ctx.dx, None
+        if dx is None:
+            x, target = ctx.saved_tensors
+            dx = T.empty(ctx.grid, x.shape, x.dtype)
+            ctx.layer.backward(T.ref(x), T.ref(target), T.ref(dx))
         return dx.mul_(g), None, None, None
 
 

@@ -17,7 +17,8 @@ them (layers/profile.h: the same table and JSON as the C++ examples'
 
 It times the calls each module makes into the library inside step():
 forward, and backward (its input and parameter gradients together, pass
-"backward"); calls outside a step are not counted.
+"backward"); a loss whose input needs a gradient computes it in forward
+(pass "forward-backward"); calls outside a step are not counted.
 What runs outside them (PyTorch's autograd, distconv.cat and add, the
 optimizer, torch.nn modules) is the table's "(in no row)". The time
 blocked on halo exchanges and collectives is inside each call's time; the
@@ -31,7 +32,8 @@ import weakref
 from . import _distconv as _C
 
 # The layer methods timed, and the pass each is.
-_PASSES = {"forward": "forward", "apply": "forward", "backward": "backward"}
+_PASSES = {"forward": "forward", "apply": "forward", "backward": "backward",
+           "forward_backward": "forward-backward"}
 
 
 def _conv_flops(module, layer, pass_):

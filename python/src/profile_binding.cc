@@ -19,15 +19,16 @@ namespace distconv::python {
 namespace {
 
 ProfilePass pass_named(const std::string& name) {
-  for (ProfilePass p :
-       {ProfilePass::kForward, ProfilePass::kBackward,
-        ProfilePass::kBackwardData, ProfilePass::kBackwardWeights,
-        ProfilePass::kUpdate, ProfilePass::kOther}) {
+  for (ProfilePass p : {ProfilePass::kForward, ProfilePass::kForwardBackward,
+                        ProfilePass::kBackward, ProfilePass::kBackwardData,
+                        ProfilePass::kBackwardWeights, ProfilePass::kUpdate,
+                        ProfilePass::kOther}) {
     if (name == profile_pass_name(p)) return p;
   }
   throw Error(ErrorKind::kInvalidArgument,
               "unknown profile pass \"" + name +
-                  "\" (forward, backward, backward-data, backward-weights, "
+                  "\" (forward, forward-backward, backward, backward-data, "
+                  "backward-weights, "
                   "update or other)");
 }
 

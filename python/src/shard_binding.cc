@@ -154,25 +154,39 @@ class LossModule {
   double forward(const TensorRef& x, const TensorRef& t) {
     const DistTensor<T>& pred =
         bind_input(*grid_, layer_.prediction_layout(), x, x_slot_);
-    if (layer_.desc().takes_indices()) return layer_.forward(pred, indices(t));
-    return layer_.forward(
-        pred, bind_input(*grid_, layer_.target_layout(), t, t_slot_));
+    return on_target(
+        t, [&](const auto& target) { return layer_.forward(pred, target); });
   }
   void backward(const TensorRef& x, const TensorRef& t, const TensorRef& dx) {
     const DistTensor<T>& pred =
         bind_input(*grid_, layer_.prediction_layout(), x, x_slot_);
     Output<T> diff(*grid_, layer_.diff_prediction_layout(), dx);
-    if (layer_.desc().takes_indices()) {
-      layer_.backward(pred, indices(t), diff.tensor());
-    } else {
-      layer_.backward(pred,
-                      bind_input(*grid_, layer_.target_layout(), t, t_slot_),
-                      diff.tensor());
-    }
+    on_target(t, [&](const auto& target) {
+      layer_.backward(pred, target, diff.tensor());
+    });
     diff.finish();
+  }
+  // forward() and backward() in one pass: the loss, its gradient in dx.
+  double forward_backward(const TensorRef& x, const TensorRef& t,
+                          const TensorRef& dx) {
+    const DistTensor<T>& pred =
+        bind_input(*grid_, layer_.prediction_layout(), x, x_slot_);
+    Output<T> diff(*grid_, layer_.diff_prediction_layout(), dx);
+    const double loss = on_target(t, [&](const auto& target) {
+      return layer_.forward_backward(pred, target, diff.tensor());
+    });
+    diff.finish();
+    return loss;
   }
 
  private:
+  // fn(the target tensor): class indices, or values like the prediction.
+  template <typename Fn>
+  auto on_target(const TensorRef& t, Fn fn) {
+    if (layer_.desc().takes_indices()) return fn(indices(t));
+    return fn(bind_input(*grid_, layer_.target_layout(), t, t_slot_));
+  }
+
   DistTensor<std::int64_t> indices(const TensorRef& t) const {
     const HaloLayout& layout = layer_.target_layout();
     require(is_local_buffer(t, layout, grid_->rank()),
@@ -207,7 +221,8 @@ void bind_typed(py::module_& m, const std::string& suffix) {
   py::class_<LossModule<T>>(m, ("Loss" + suffix).c_str())
       .def(py::init<GridPtr, const LossDesc&, const Distribution&>())
       .def("forward", &LossModule<T>::forward)
-      .def("backward", &LossModule<T>::backward);
+      .def("backward", &LossModule<T>::backward)
+      .def("forward_backward", &LossModule<T>::forward_backward);
 }
 
 }  // namespace

@@ -164,6 +164,37 @@ class ShardLayers(unittest.TestCase):
                     assert_close(self, distconv.gather(grid, xs.grad),
                                  xr.grad, dtype, "%s gradient" % name)
 
+    def test_loss_and_gradient_in_one_pass(self):
+        """The loss computed with its gradient (the input requires grad)
+        equals the loss alone (no_grad) bit for bit, and so does the
+        gradient the separate backward pass computes (a second backward of
+        the same graph)."""
+        for g in grids(4, channels=False):
+            grid = distconv.ProcessGrid(COMM, g)
+            torch.manual_seed(5)
+            x = torch.randn(3, 5, 7, 6, dtype=torch.float32)
+            labels = torch.randint(0, 5, (3, 1, 7, 6)).double()
+            values = torch.randn(3, 5, 7, 6, dtype=torch.float32)
+            cases = [
+                ("CrossEntropyLoss", dict(ignore_index=2),
+                 distconv.shard(grid, labels).squeeze(1).long()),
+                ("MSELoss", dict(), distconv.shard(grid, values)),
+            ]
+            for name, kw, target in cases:
+                loss_fn = module(grid, name, **kw)
+                xs = distconv.shard(grid, x)
+                with torch.no_grad():
+                    alone = loss_fn(xs, target)
+                xs.requires_grad_()
+                loss = loss_fn(xs, target)
+                what = "%s on %s" % (name, g)
+                self.assertEqual(loss.item(), alone.item(), what)
+                loss.backward(retain_graph=True)
+                fused = xs.grad.clone()
+                xs.grad = None
+                loss.backward()
+                self.assertTrue(torch.equal(fused, xs.grad), what)
+
     def test_cat_add_and_redistribute(self):
         for dtype in DTYPES:
             for g in grids(4, channels=False):
