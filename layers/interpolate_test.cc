@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "distconv/scatter_gather.h"
+#include "kernels/reference/interpolate.h"
 #include "tests/conv_check.h"
 #include "tests/layer_testing.h"
 #include "tests/mpi_testing.h"
@@ -49,50 +50,18 @@ std::vector<Case> cases() {
   };
 }
 
-// The serial loops on the global tensors, from the description's taps.
+// The reference loops on the global tensors.
 std::vector<double> serial_forward(const Case& c,
                                    const std::vector<double>& x) {
-  const Shape out = c.desc.dst_shape(c.src);
-  std::vector<double> y(out.volume(), 0.0);
-  const auto xv = StridedView<const double>::contiguous(x.data(), c.src);
-  auto yv = StridedView<double>::contiguous(y.data(), out);
-  const int k = c.desc.spatial_dims();
-  yv.for_each([&](const Shape& i, double& v) {
-    for (int mask = 0; mask < (1 << k); ++mask) {
-      Shape at = i;
-      double w = 1;
-      for (int d = 0; d < k; ++d) {
-        const LinearTap t = c.desc.tap(d, c.src[d + 2], i[d + 2]);
-        const bool hi = (mask >> d) & 1;
-        at[d + 2] = hi ? t.i1 : t.i0;
-        w *= hi ? t.w1 : t.w0;
-      }
-      v += w * xv(at);
-    }
-  });
+  std::vector<double> y(c.desc.dst_shape(c.src).volume());
+  reference::interpolate_fwd(c.desc, c.src, x.data(), y.data());
   return y;
 }
 
 std::vector<double> serial_backward(const Case& c,
                                     const std::vector<double>& dy) {
-  const Shape out = c.desc.dst_shape(c.src);
-  std::vector<double> dx(c.src.volume(), 0.0);
-  auto dxv = StridedView<double>::contiguous(dx.data(), c.src);
-  const auto dyv = StridedView<const double>::contiguous(dy.data(), out);
-  const int k = c.desc.spatial_dims();
-  dyv.for_each([&](const Shape& i, const double& g) {
-    for (int mask = 0; mask < (1 << k); ++mask) {
-      Shape at = i;
-      double w = 1;
-      for (int d = 0; d < k; ++d) {
-        const LinearTap t = c.desc.tap(d, c.src[d + 2], i[d + 2]);
-        const bool hi = (mask >> d) & 1;
-        at[d + 2] = hi ? t.i1 : t.i0;
-        w *= hi ? t.w1 : t.w0;
-      }
-      dxv(at) += w * g;
-    }
-  });
+  std::vector<double> dx(c.src.volume());
+  reference::interpolate_bwd(c.desc, c.src, dy.data(), dx.data());
   return dx;
 }
 

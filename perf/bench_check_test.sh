@@ -36,6 +36,7 @@ drivers=(
   "--pool --alg=max ${image}kh3kw3sh2ph1pw1"
   "--pool --alg=avg_np ${image}kh3kw3ph1pw1"
   "--pool --alg=avg_p ${image}kh2kw2sh2"
+  "--interp $image"
   "--bnorm $image"
   "--gnorm g2mb2ic4ih10iw7"
   "--eltwise --alg=relu $image"
@@ -51,15 +52,16 @@ for d in "${drivers[@]}"; do
   run 3 --grid=3x1x1x1 "${args[@]}"
 done
 # --impl=onednn: each driver's bare oneDNN baseline runs (perf mode, one
-# timed run, every pass), every driver but --gnorm (no oneDNN baseline).
+# timed run, every pass), every driver but --gnorm and --interp (no oneDNN
+# baseline).
 for d in "${drivers[@]}"; do
-  [[ $d == --gnorm* ]] && continue
+  [[ $d == --gnorm* || $d == --interp* ]] && continue
   read -ra args <<<"$d"
   run 1 --impl=onednn --mode=perf --warmup=0 --reps=1 "${args[@]}"
 done
 # --input=in_place: the layers with halos reading in place, frames for the
 # halos, on uneven H and on one empty rank.
-for d in "${drivers[@]:0:5}"; do
+for d in "${drivers[@]:0:6}"; do
   read -ra args <<<"$d"
   run 3 --input=in_place "${args[@]}"
   run 3 --input=in_place --grid=3x1x1x1 --dt=f64 "${args[@]}"

@@ -95,6 +95,10 @@ n"name"; dilation 0 = dense; id/kd make it 3D).
                          (fwd, bwd_d), scale and shift; g (the groups), mb,
                          ic, i.. only, e.g. g8mb2ic32id16ih16iw16; no
                          oneDNN baseline (oneDNN 3.2 has none), host only
+  --interp               linear interpolation (bilinear, trilinear) to twice
+                         the input's size, align_corners no, forward and
+                         backward (fwd, bwd_d); mb, ic, i.. only, as
+                         --bnorm; no baseline, host only
   --eltwise              the layers with no communication, forward and
                          backward (fwd, bwd_d); mb, ic, i.. only, as --bnorm
   --alg=relu|leaky_relu|add|concat|nearest
@@ -128,12 +132,14 @@ n"name"; dilation 0 = dense; id/kd make it 3D).
                          (default), or with the layer on rank 0 alone
   --overlap=on|off       compute the interior while halos travel (default on)
   --input=buffers|in_place
-                         --conv, --deconv, --pool (--device=cpu): the side
-                         with halos (the input; the transposed convolution's
-                         output) in buffers with room for them (default),
-                         or read and written in place, halos in frames (as
-                         the PyTorch front end runs; the convolution falls
-                         back to buffers where it splits channels)
+                         --conv, --deconv, --pool, --interp (--device=cpu):
+                         the side with halos (the input; the transposed
+                         convolution's output) in buffers with room for
+                         them (default), or read and written in place,
+                         halos in frames (as the PyTorch front end runs;
+                         the convolution falls back to buffers where it
+                         splits channels, interpolation takes fp32 and
+                         fp64)
   --kernel-choice=heuristic|measured
                          --conv, --deconv (--device=cpu): each local
                          convolution's implementation by rules with no
@@ -207,6 +213,8 @@ std::string to_string(ProblemKind driver) {
     case ProblemKind::kBatchNorm: return "bnorm";
     case ProblemKind::kElementwise: return "eltwise";
     case ProblemKind::kGroupNorm: return "gnorm";
+    case ProblemKind::kInterpolate:
+      return "interp";
   }
   return "?";
 }
@@ -257,7 +265,8 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
     if (arg == "--help" || arg == "-h") {
       o.help = true;
     } else if (arg == "--conv" || arg == "--deconv" || arg == "--pool" ||
-               arg == "--bnorm" || arg == "--gnorm" || arg == "--eltwise") {
+               arg == "--bnorm" || arg == "--gnorm" || arg == "--eltwise" ||
+               arg == "--interp") {
       require(o.problems.empty(), ErrorKind::kInvalidArgument, arg,
               " comes after problems; give the driver first");
       o.driver = arg == "--conv"     ? ProblemKind::kConvolution
@@ -265,6 +274,7 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
                  : arg == "--pool"   ? ProblemKind::kPooling
                  : arg == "--bnorm"  ? ProblemKind::kBatchNorm
                  : arg == "--gnorm"  ? ProblemKind::kGroupNorm
+                 : arg == "--interp" ? ProblemKind::kInterpolate
                                      : ProblemKind::kElementwise;
     } else if (take(arg, "--alg", &v)) {
       alg = v;
@@ -384,17 +394,24 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
   require((o.driver != ProblemKind::kPooling &&
            o.driver != ProblemKind::kBatchNorm &&
            o.driver != ProblemKind::kGroupNorm &&
-           o.driver != ProblemKind::kElementwise) ||
+           o.driver != ProblemKind::kElementwise &&
+           o.driver != ProblemKind::kInterpolate) ||
               o.dir == BenchDir::kForward || o.dir == BenchDir::kBackwardData ||
               o.dir == BenchDir::kAll,
           ErrorKind::kInvalidArgument,
-          "--pool, --bnorm, --gnorm and --eltwise: --dir=fwd, bwd_d or all");
+          "--pool, --bnorm, --gnorm, --interp and --eltwise: --dir=fwd, "
+          "bwd_d or all");
   require(o.driver != ProblemKind::kGroupNorm ||
               (o.impl == BenchImpl::kDistconv &&
                o.device == BenchDevice::kCpu),
           ErrorKind::kUnsupported,
           "--gnorm runs distconv's host layer only: oneDNN 3.2 has no group "
           "normalisation primitive and the layer no GPU version");
+  require(o.driver != ProblemKind::kInterpolate ||
+              (o.impl == BenchImpl::kDistconv && o.device == BenchDevice::kCpu),
+          ErrorKind::kUnsupported,
+          "--interp runs distconv's host layer only (the layer has no GPU "
+          "version; no baseline)");
   const bool half = o.dt == BenchDataType::kBf16 || o.dt == BenchDataType::kF16;
   require(o.dt != BenchDataType::kF16 ||
               o.driver == ProblemKind::kConvolution,
@@ -441,8 +458,8 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
                o.driver != ProblemKind::kElementwise &&
                o.device == BenchDevice::kCpu && o.impl == BenchImpl::kDistconv),
           ErrorKind::kInvalidArgument,
-          "--input=in_place is for the host layers of --conv, --deconv and "
-          "--pool");
+          "--input=in_place is for the host layers of --conv, --deconv, "
+          "--pool and --interp");
   return o;
 }
 

@@ -64,6 +64,12 @@ TEST(BenchOptions, DriversParseTheirOwnDescriptors) {
   EXPECT_EQ(cat.eltwise_alg, EltwiseAlg::kConcat);
   EXPECT_EQ(cat.problems[0].src_shape, (Shape{2, 8, 32, 32}));
   EXPECT_EQ(to_string(cat.problems[0]), "mb2_ic8ih32iw32");
+  const BenchOptions interp =
+      parse_bench_options({"--interp", "--input=in_place", "mb1ic16ih64"});
+  EXPECT_EQ(interp.driver, ProblemKind::kInterpolate);
+  EXPECT_EQ(interp.problems[0].kind, ProblemKind::kInterpolate);
+  EXPECT_EQ(interp.problems[0].src_shape, (Shape{1, 16, 64, 64}));
+  EXPECT_EQ(to_string(interp.problems[0]), "mb1_ic16ih64iw64");
 }
 
 // --padding-mode=circular reaches every problem's description, and the
@@ -165,6 +171,10 @@ TEST(BenchOptions, BadArgumentsAreNamed) {
            {"--gnorm", "--device=gpu", "g1mb1ic2ih4"},
            {"--gnorm", "--dir=bwd_w", "g1mb1ic2ih4"},
            {"--gnorm", "g3mb1ic2ih4"},
+           {"--interp", "--impl=onednn", "mb1ic1ih4"},
+           {"--interp", "--device=gpu", "mb1ic1ih4"},
+           {"--interp", "--dir=bwd_w", "mb1ic1ih4"},
+           {"--interp", "mb1ic1ih4oh8"},
            {"--alg=max", "mb1ic1ih4oc1kh1"},
            {"--device=tpu", "mb1ic1ih4oc1kh1"},
            {"--input=frames", "mb1ic1ih4oc1kh1"},

@@ -245,11 +245,11 @@ std::string trim(const std::string& line) {
 ConvProblem parse_conv_problem(const std::string& text, ProblemKind kind) {
   RawDesc r = scan(text);
   if (kind == ProblemKind::kBatchNorm || kind == ProblemKind::kElementwise ||
-      kind == ProblemKind::kGroupNorm) {
-    const char* what = kind == ProblemKind::kBatchNorm ? "batch normalisation"
-                       : kind == ProblemKind::kGroupNorm
-                           ? "group normalisation"
-                           : "element-wise";
+      kind == ProblemKind::kGroupNorm || kind == ProblemKind::kInterpolate) {
+    const char* what = kind == ProblemKind::kBatchNorm   ? "batch normalisation"
+                       : kind == ProblemKind::kGroupNorm ? "group normalisation"
+                       : kind == ProblemKind::kInterpolate ? "interpolation"
+                                                           : "element-wise";
     check(r.oc == 0 && (r.g < 0 || kind == ProblemKind::kGroupNorm), text,
           what, " descriptors have no `oc`",
           kind == ProblemKind::kGroupNorm ? "" : " or `g`");
@@ -355,7 +355,8 @@ std::string to_string(const ConvProblem& p) {
   std::ostringstream out;
   if (p.kind == ProblemKind::kBatchNorm ||
       p.kind == ProblemKind::kElementwise ||
-      p.kind == ProblemKind::kGroupNorm) {
+      p.kind == ProblemKind::kGroupNorm ||
+      p.kind == ProblemKind::kInterpolate) {
     if (p.kind == ProblemKind::kGroupNorm) out << "g" << c.groups;
     out << "mb" << p.src_shape[0] << "_ic" << in_channels;
     write_spatial(out, 'i', src_spatial, 0);

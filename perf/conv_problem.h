@@ -63,13 +63,16 @@ namespace distconv {
 //  - kGroupNorm: as kBatchNorm plus `g`, the number of groups (benchdnn's
 //    --gnorm descriptors, e.g. g8mb2ic32id16ih16iw16); desc.groups holds
 //    it (1 when absent).
+//  - kInterpolate: the same descriptors as kBatchNorm, the input of a
+//    linear interpolation to twice its size.
 enum class ProblemKind {
   kConvolution,
   kDeconvolution,
   kPooling,
   kBatchNorm,
   kElementwise,
-  kGroupNorm
+  kGroupNorm,
+  kInterpolate
 };
 
 struct ConvProblem {

@@ -431,6 +431,10 @@ std::unique_ptr<CudnnBaseline> make_cudnn_baseline(const BenchOptions& o,
       require(false, ErrorKind::kUnsupported,
               "--impl=cudnn: no group normalisation baseline");
       break;
+    case ProblemKind::kInterpolate:  // refused by the options for the GPU
+      require(false, ErrorKind::kUnsupported,
+              "--impl=cudnn: no interpolation baseline");
+      break;
     case ProblemKind::kElementwise:
       break;
   }

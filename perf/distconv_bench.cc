@@ -340,6 +340,8 @@ int run_all(BenchOptions o) {
         r = run_bnorm_bench(o, p);
       } else if (o.driver == ProblemKind::kGroupNorm) {
         r = run_gnorm_bench(o, p);
+      } else if (o.driver == ProblemKind::kInterpolate) {
+        r = run_interp_bench(o, p);
       } else if (o.driver == ProblemKind::kElementwise) {
         r = run_eltwise_bench(o, p);
       } else if (o.driver == ProblemKind::kDeconvolution) {

@@ -90,6 +90,8 @@ double operations(const BenchOptions& o, const ConvProblem& p) {
     case ProblemKind::kBatchNorm:
     case ProblemKind::kGroupNorm:  // refused by the options for the GPU
       return bnorm_flops(p.src_shape, o.dir);
+    case ProblemKind::kInterpolate:  // refused by the options for the GPU
+      return interp_operations(interp_desc(p.src_shape), p.src_shape, o.dir);
     case ProblemKind::kElementwise:
       break;
   }

@@ -270,6 +270,10 @@ LayerCase<T, Space> make_layer_case(const BenchOptions& o,
       require(false, ErrorKind::kUnsupported,
               "--gnorm has no case in device memory");
       break;
+    case ProblemKind::kInterpolate:  // host only (perf/interp_bench.cc)
+      require(false, ErrorKind::kUnsupported,
+              "--interp has no case in device memory");
+      break;
     case ProblemKind::kElementwise:
       break;
   }

@@ -2,8 +2,8 @@
 """The PyTorch front end against the C++ layer and against PyTorch, side
 by side in one run: one layer's training step (a convolution's forward
 with bias, backward-data, backward-weights with bias; pooling's forward
-and backward; a transposed convolution's three passes), fp32, H split over
-the ranks.
+and backward; a transposed convolution's three passes; bilinear
+interpolation's forward and backward), fp32, H split over the ranks.
 
     perf/torch_bench.py [--rounds=R] [--ranks=1,2] [PROBLEM ...]
 
@@ -28,6 +28,7 @@ PROBLEM is [KIND:]SIZES, KIND one of
   pool:N,C,H,W,K,S     MaxPool2d(K, S, padding=(K-1)//2)
   deconv:N,C,H,W,F,K,S ConvTranspose2d(C, F, K, S, padding=(K-1)//2, with
                        the output_padding that makes the output H*S x W*S)
+  interp:N,C,H,W       Upsample(scale_factor=2, mode='bilinear')
 (default conv:1,16,1024,1024,16,3 and conv:8,64,128,128,64,3).
 """
 import argparse
@@ -47,7 +48,7 @@ MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to",
 
 
 FIELDS = {"conv": "N,C,H,W,F,K", "pool": "N,C,H,W,K,S",
-          "deconv": "N,C,H,W,F,K,S"}
+          "deconv": "N,C,H,W,F,K,S", "interp": "N,C,H,W"}
 
 
 def parse(problem):
@@ -65,9 +66,10 @@ def parse(problem):
 
 
 def pad(v):
-    """The padding of every kind: (K-1)//2, as much as the window allows
-    while the output keeps the input's size over the stride."""
-    return (v["K"] - 1) // 2
+    """The padding of every kind with a window: (K-1)//2, as much as the
+    window allows while the output keeps the input's size over the
+    stride."""
+    return (v["K"] - 1) // 2 if "K" in v else 0
 
 
 def output_padding(v):
@@ -80,6 +82,8 @@ def bench_args(problem):
     """distconv_bench's driver options and descriptor for the problem."""
     kind, v = parse(problem)
     p = pad(v)
+    if kind == "interp":
+        return ["--interp", "mb%(N)dic%(C)dih%(H)diw%(W)d" % v]
     if kind == "pool":
         return ["--pool", "--alg=max",
                 "mb%(N)dic%(C)dih%(H)diw%(W)dkh%(K)dkw%(K)dsh%(S)dsw%(S)d" % v
@@ -100,6 +104,9 @@ def make_layer(nn, problem, grid=None):
     kind, v = parse(problem)
     args = (grid,) if grid is not None else ()
     p = pad(v)
+    if kind == "interp":
+        return nn.Upsample(*args, scale_factor=2, mode="bilinear",
+                           align_corners=False)
     if kind == "pool":
         return nn.MaxPool2d(*args, v["K"], v["S"], padding=p)
     if kind == "deconv":
