@@ -4,8 +4,11 @@
 // (distconv/interpolate_desc.h has the math): forward reads the corners
 // of each output cell and sums them with the taps' weights; backward adds
 // each output's gradient times the weights into its corners. Computes in
-// double, rounds each result once to T. Defined for float and double (the
-// layer stages 16-bit tensors through float).
+// double, rounds each result once to T. The loops over channels run as
+// vector code where channels are contiguous (channels-last), compiled for
+// AVX-512, AVX2 and the baseline and chosen when the library loads; every
+// version gives the same bits. Defined for float and double (the layer
+// stages 16-bit tensors through float).
 //
 //   std::vector<LocalTaps> taps = ...;          // one per spatial dimension
 //   LocalInterpolate<float>::forward(x_buffer, taps, y_shard);
