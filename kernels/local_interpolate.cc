@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "distconv/internal/target_clones.h"
+
 namespace distconv {
 namespace {
 
@@ -167,34 +169,28 @@ template <typename T>
       });
 }
 
-// The loops compiled for AVX-512, AVX2 and the baseline, the one the CPU
-// runs chosen when the library loads (GCC's target_clones); no FMA
+// The loops compiled per instruction set (DISTCONV_CLONES); no FMA
 // contraction, so each clone gives the same bits.
-#define DISTCONV_VECTOR_CLONES \
-  __attribute__((target_clones("avx512f", "avx2", "default")))
-
-DISTCONV_VECTOR_CLONES void forward_of(const StridedView<const float>& x,
-                                       const std::vector<LocalTaps>& taps,
-                                       const StridedView<float>& y) {
+DISTCONV_CLONES void forward_of(const StridedView<const float>& x,
+                                const std::vector<LocalTaps>& taps,
+                                const StridedView<float>& y) {
   forward_loops(x, taps, y);
 }
-DISTCONV_VECTOR_CLONES void forward_of(const StridedView<const double>& x,
-                                       const std::vector<LocalTaps>& taps,
-                                       const StridedView<double>& y) {
+DISTCONV_CLONES void forward_of(const StridedView<const double>& x,
+                                const std::vector<LocalTaps>& taps,
+                                const StridedView<double>& y) {
   forward_loops(x, taps, y);
 }
-DISTCONV_VECTOR_CLONES void backward_of(const StridedView<const float>& dy,
-                                        const std::vector<LocalTaps>& taps,
-                                        const StridedView<float>& dx) {
+DISTCONV_CLONES void backward_of(const StridedView<const float>& dy,
+                                 const std::vector<LocalTaps>& taps,
+                                 const StridedView<float>& dx) {
   backward_loops(dy, taps, dx);
 }
-DISTCONV_VECTOR_CLONES void backward_of(const StridedView<const double>& dy,
-                                        const std::vector<LocalTaps>& taps,
-                                        const StridedView<double>& dx) {
+DISTCONV_CLONES void backward_of(const StridedView<const double>& dy,
+                                 const std::vector<LocalTaps>& taps,
+                                 const StridedView<double>& dx) {
   backward_loops(dy, taps, dx);
 }
-
-#undef DISTCONV_VECTOR_CLONES
 
 }  // namespace
 
