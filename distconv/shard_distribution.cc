@@ -10,25 +10,47 @@
 namespace distconv {
 namespace {
 
-// Per rank: the shard's number of dimensions, then up to kMaxDims extents.
-constexpr int kSlots = kMaxDims + 1;
+// Per rank: the shard's number of dimensions, then up to kMaxDims extents,
+// then the tags.
+constexpr int kShapeSlots = kMaxDims + 1;
+constexpr int kSlots = kShapeSlots + kShardTags;
 
 }  // namespace
 
-Distribution distribution_of_shards(const ProcessGrid& grid,
-                                    const Shape& local_shape) {
-  const int size = grid.size();
-  const int ndims = grid.ndims();
+long long GatheredShards::tag(int rank, int i) const {
+  return values[static_cast<size_t>(rank) * kSlots + kShapeSlots + i];
+}
+
+GatheredShards gather_shards(const ProcessGrid& grid, const Shape& local_shape,
+                             const std::array<long long, kShardTags>& tags) {
   std::vector<long long> mine(kSlots, -1);
   mine[0] = local_shape.ndims();
   for (int d = 0; d < local_shape.ndims() && d < kMaxDims; ++d) {
     mine[d + 1] = local_shape[d];
   }
-  std::vector<long long> all(static_cast<size_t>(size) * kSlots);
+  for (int i = 0; i < kShardTags; ++i) mine[kShapeSlots + i] = tags[i];
+  GatheredShards g;
+  g.values.resize(static_cast<size_t>(grid.size()) * kSlots);
   internal::check_mpi(
-      MPI_Allgather(mine.data(), kSlots, MPI_LONG_LONG, all.data(), kSlots,
+      MPI_Allgather(mine.data(), kSlots, MPI_LONG_LONG, g.values.data(), kSlots,
                     MPI_LONG_LONG, grid.comm()),
       "MPI_Allgather");
+  return g;
+}
+
+Distribution distribution_of_shards(const ProcessGrid& grid,
+                                    const Shape& local_shape) {
+  return distribution_of(grid, gather_shards(grid, local_shape, {}));
+}
+
+Distribution distribution_of(const ProcessGrid& grid,
+                             const GatheredShards& gathered) {
+  const int size = grid.size();
+  const int ndims = grid.ndims();
+  const std::vector<long long>& all = gathered.values;
+  require(all.size() == static_cast<size_t>(size) * kSlots,
+          ErrorKind::kInvalidArgument, "shards gathered over ",
+          all.size() / kSlots, " ranks, the grid has ", size);
   auto extent = [&](int rank, int d) {
     return all[static_cast<size_t>(rank) * kSlots + d + 1];
   };

@@ -19,6 +19,9 @@
 #ifndef DISTCONV_SHARD_DISTRIBUTION_H_
 #define DISTCONV_SHARD_DISTRIBUTION_H_
 
+#include <array>
+#include <vector>
+
 #include "distconv/distribution.h"
 #include "distconv/process_grid.h"
 #include "distconv/shape.h"
@@ -27,6 +30,29 @@ namespace distconv {
 
 Distribution distribution_of_shards(const ProcessGrid& grid,
                                     const Shape& local_shape);
+
+// The same in two steps, with a few numbers of each rank's own (tags)
+// travelling in the one allgather: a caller agreeing on more per-rank
+// facts than the shards (a front end's error flag and element type, say)
+// reads every rank's tags before the shards are checked.
+//
+//   GatheredShards g = gather_shards(grid, local_shape, {flag, dtype});
+//   g.tag(r, 0);                      // rank r's flag, on every rank
+//   Distribution d = distribution_of(grid, g);   // no communication
+inline constexpr int kShardTags = 2;
+
+struct GatheredShards {
+  std::vector<long long> values;  // per rank: ndims, extents, tags
+  long long tag(int rank, int i) const;
+};
+
+// Collective over the grid (one allgather).
+GatheredShards gather_shards(const ProcessGrid& grid, const Shape& local_shape,
+                             const std::array<long long, kShardTags>& tags);
+// Local: throws what distribution_of_shards throws, alike on every rank
+// (every rank holds the same values).
+Distribution distribution_of(const ProcessGrid& grid,
+                             const GatheredShards& gathered);
 
 }  // namespace distconv
 

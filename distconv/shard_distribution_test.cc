@@ -50,5 +50,36 @@ TEST(DistributionOfShards, AShardOfTheWrongRankThrowsEverywhere) {
                             });
 }
 
+// The tags of every rank come back on every rank, with the shards'
+// distribution, from the one allgather; shards that do not tile are
+// reported by distribution_of, after the tags were read.
+TEST(GatherShards, EveryRanksTagsAndTheDistribution) {
+  ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, world_size(), 1});
+  const Distribution expected(Shape{2, 3, 7, 5}, grid.shape());
+  const GatheredShards g =
+      gather_shards(grid, expected.shard(grid.rank()).extent,
+                    {10 + grid.rank(), -grid.rank()});
+  for (int r = 0; r < world_size(); ++r) {
+    EXPECT_EQ(g.tag(r, 0), 10 + r);
+    EXPECT_EQ(g.tag(r, 1), -r);
+  }
+  EXPECT_EQ(distribution_of(grid, g), expected);
+
+  const Shape bad{2, 3, grid.rank() == 0 ? 1 : 2, 4 + grid.rank()};
+  const GatheredShards b = gather_shards(grid, bad, {7, 7});
+  EXPECT_EQ(b.tag(world_size() - 1, 0), 7);
+  if (world_size() > 1) {
+    expect_error_on_all_ranks(grid.comm(), ErrorKind::kShapeMismatch,
+                              "do not tile", [&] { distribution_of(grid, b); });
+  }
+  // Values from another grid's gathering.
+  ProcessGrid wider(MPI_COMM_WORLD, Shape{1, 1, 1, world_size()});
+  GatheredShards short_one = g;
+  short_one.values.pop_back();
+  expect_error_on_all_ranks(grid.comm(), ErrorKind::kInvalidArgument,
+                            "shards gathered over",
+                            [&] { distribution_of(wider, short_one); });
+}
+
 }  // namespace
 }  // namespace distconv

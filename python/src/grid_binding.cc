@@ -86,16 +86,20 @@ void check(const ProcessGrid& grid, const std::string& problem) {
   });
 }
 
+// One allgather carries every rank's problem flag, dtype and shard; only
+// where some rank has a problem does its message travel (check()).
 Distribution agree(const ProcessGrid& grid, const Shape& local, int dtype,
                    const std::string& problem) {
-  check(grid, problem);
-  int range[2] = {-dtype, dtype};
-  check_mpi(
-      MPI_Allreduce(MPI_IN_PLACE, range, 2, MPI_INT, MPI_MAX, grid.comm()),
-      "MPI_Allreduce");
-  require(-range[0] == range[1], ErrorKind::kInvalidArgument,
-          "ranks pass tensors of different dtypes");
-  return distribution_of_shards(grid, local);
+  const GatheredShards g =
+      gather_shards(grid, local, {problem.empty() ? 0 : 1, dtype});
+  bool any = false;
+  for (int r = 0; r < grid.size(); ++r) any = any || g.tag(r, 0) != 0;
+  if (any) check(grid, problem);  // throws the problem on every rank
+  for (int r = 1; r < grid.size(); ++r) {
+    require(g.tag(r, 1) == g.tag(0, 1), ErrorKind::kInvalidArgument,
+            "ranks pass tensors of different dtypes");
+  }
+  return distribution_of(grid, g);
 }
 
 template <typename T>
