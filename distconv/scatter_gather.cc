@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "distconv/element_types.h"
 #include "distconv/internal/box_rows.h"
 #include "distconv/internal/mpi_util.h"
 #include "distconv/strided_view.h"
@@ -119,10 +120,7 @@ void gather(const DistTensor<T>& tensor, T* global, int root) {
 #define DISTCONV_INSTANTIATE(T)                                  \
   template void scatter<T>(const T*, DistTensor<T>&, int);       \
   template void gather<T>(const DistTensor<T>&, T*, int);
-DISTCONV_INSTANTIATE(float)
-DISTCONV_INSTANTIATE(double)
-DISTCONV_INSTANTIATE(bf16)
-DISTCONV_INSTANTIATE(fp16)
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
 DISTCONV_INSTANTIATE(std::int32_t)
 DISTCONV_INSTANTIATE(std::int64_t)
 DISTCONV_INSTANTIATE(std::uint8_t)

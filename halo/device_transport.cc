@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "distconv/device_space.h"
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "distconv/internal/cuda_check.h"
 #include "distconv/internal/mpi_util.h"
@@ -370,12 +371,10 @@ std::unique_ptr<Transport> make_device_transport(
   template std::unique_ptr<Transport> make_device_transport<T>( \
       const ProcessGrid&, const HaloLayout&, const HaloPlan&,   \
       const HaloSetupOptions&);
-DISTCONV_DEVICE_TRANSPORT(float)
-DISTCONV_DEVICE_TRANSPORT(double)
+DISTCONV_FOR_EACH_COMPUTE_TYPE(DISTCONV_DEVICE_TRANSPORT)
 DISTCONV_DEVICE_TRANSPORT(__half)
 DISTCONV_DEVICE_TRANSPORT(__nv_bfloat16)
-DISTCONV_DEVICE_TRANSPORT(bf16)
-DISTCONV_DEVICE_TRANSPORT(fp16)
+DISTCONV_FOR_EACH_NARROW_TYPE(DISTCONV_DEVICE_TRANSPORT)
 #undef DISTCONV_DEVICE_TRANSPORT
 
 }  // namespace distconv::internal

@@ -42,7 +42,7 @@
 // wait() on this exchange's previous exchange in that direction, so ranks
 // with several exchanges must interleave their calls alike.
 //
-// Defined for float, double, bf16 and fp16 in host memory
+// Defined for every element type of distconv/element_types.h in host memory
 // (//halo:halo_exchange) and for float, double, bf16, fp16, __half and
 // __nv_bfloat16 in device memory
 // (//halo:device_transport, built only with --config=cuda).

@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "distconv/internal/box_rows.h"
 #include "distconv/internal/mpi_util.h"
@@ -410,10 +411,7 @@ std::unique_ptr<Transport> make_host_transport(const ProcessGrid& grid,
   template std::unique_ptr<Transport> make_host_transport<T>( \
       const ProcessGrid&, const HaloLayout&, const HaloPlan&, \
       const HaloSetupOptions&);
-DISTCONV_HOST_TRANSPORT(float)
-DISTCONV_HOST_TRANSPORT(double)
-DISTCONV_HOST_TRANSPORT(bf16)
-DISTCONV_HOST_TRANSPORT(fp16)
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_HOST_TRANSPORT)
 #undef DISTCONV_HOST_TRANSPORT
 
 }  // namespace distconv::internal

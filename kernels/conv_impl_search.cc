@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "distconv/bf16.h"
+#include "distconv/element_types.h"
 #include "distconv/strided_view.h"
 #include "kernels/local_conv.h"
 
@@ -109,10 +110,7 @@ std::string conv_problem(const ConvDesc& d, const Shape& src_extent,
   template ConvImplTiming time_conv_impls<T>(                                  \
       const ConvDesc&, const Shape&, const Shape&, const Shape&, const Shape&, \
       ConvPass, const ConvImplSearchOptions&);
-DISTCONV_INSTANTIATE(float)
-DISTCONV_INSTANTIATE(double)
-DISTCONV_INSTANTIATE(bf16)
-DISTCONV_INSTANTIATE(fp16)
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

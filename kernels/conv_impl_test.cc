@@ -19,6 +19,7 @@
 #include "kernels/local_conv.h"
 #include "kernels/reference/conv.h"
 #include "kernels/view_testing.h"
+#include "tests/gtest_types.h"
 
 namespace distconv {
 namespace {
@@ -170,7 +171,7 @@ TEST(ConvImpl, DoubleRunsTheReferenceWhateverIsAsked) {
 // type (native16: with the weights rounded to it, fp32 accumulation).
 template <typename N>
 class NarrowConvImpl : public ::testing::Test {};
-using NarrowTypes = ::testing::Types<bf16, fp16>;
+using NarrowTypes = GtestTypes<NarrowTypeList>;
 TYPED_TEST_SUITE(NarrowConvImpl, NarrowTypes);
 
 TYPED_TEST(NarrowConvImpl, ImplementationsMatchTheReferenceInFp32) {

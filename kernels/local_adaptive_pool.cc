@@ -5,6 +5,8 @@
 #include <cmath>
 #include <vector>
 
+#include "distconv/element_types.h"
+
 namespace distconv {
 namespace {
 
@@ -208,9 +210,8 @@ void LocalAdaptivePool<T>::max_backward(const double* dy,
   }
 }
 
-template struct LocalAdaptivePool<float>;
-template struct LocalAdaptivePool<double>;
-template struct LocalAdaptivePool<bf16>;
-template struct LocalAdaptivePool<fp16>;
+#define DISTCONV_INSTANTIATE(T) template struct LocalAdaptivePool<T>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -35,7 +35,7 @@ struct MaxCandidate {
 // keeping the last NaN, else the first maximum.)
 MaxCandidate better(const MaxCandidate& a, const MaxCandidate& b);
 
-// Defined for float, double, bf16 and fp16.
+// Defined for every element type of distconv/element_types.h.
 template <typename T>
 struct LocalAdaptivePool {
   // out[(n * C + c) * V + o] = the sum of x over o's window within the

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <type_traits>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "distconv/internal/target_clones.h"
 #include "kernels/internal/batch_norm_blocks.h"
@@ -236,8 +237,7 @@ DISTCONV_INLINE void fence() {
 #endif
 }
 
-DISTCONV_PASSES(float)
-DISTCONV_PASSES(double)
+DISTCONV_FOR_EACH_COMPUTE_TYPE(DISTCONV_PASSES)
 #undef DISTCONV_PASSES
 
 // The gradient sums through a ReLU: the gate's factors as the forward's
@@ -556,7 +556,8 @@ void LocalBatchNorm<T>::split(const double* per_channel, std::vector<float>& hi,
   }
 }
 
-template class LocalBatchNorm<float>;
-template class LocalBatchNorm<double>;
+#define DISTCONV_INSTANTIATE(T) template class LocalBatchNorm<T>;
+DISTCONV_FOR_EACH_COMPUTE_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

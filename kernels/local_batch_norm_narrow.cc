@@ -2,6 +2,7 @@
 // fp32 copies of chunks.
 #include <algorithm>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "kernels/local_batch_norm.h"
 
@@ -118,7 +119,8 @@ void NarrowBatchNorm<T>::diff_src(const T* x, const T* dy, Index elements,
   });
 }
 
-template class NarrowBatchNorm<bf16>;
-template class NarrowBatchNorm<fp16>;
+#define DISTCONV_INSTANTIATE(T) template class NarrowBatchNorm<T>;
+DISTCONV_FOR_EACH_NARROW_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -12,6 +12,8 @@
 #include <random>
 #include <vector>
 
+#include "tests/gtest_types.h"
+
 namespace distconv {
 namespace {
 
@@ -236,7 +238,7 @@ namespace {
 // rounded once.
 template <typename N>
 class NarrowBatchNormTest : public ::testing::Test {};
-using NarrowTypes = ::testing::Types<bf16, fp16>;
+using NarrowTypes = GtestTypes<NarrowTypeList>;
 TYPED_TEST_SUITE(NarrowBatchNormTest, NarrowTypes);
 
 TYPED_TEST(NarrowBatchNormTest, IsTheFp32KernelOnChunks) {
@@ -302,7 +304,7 @@ namespace {
 // the plain ones on dy masked where affine(x) (as T) is > 0.
 template <typename T>
 class FusedReluTest : public ::testing::Test {};
-using AllTypes = ::testing::Types<float, double, bf16, fp16>;
+using AllTypes = GtestTypes<ElementTypeList>;
 TYPED_TEST_SUITE(FusedReluTest, AllTypes);
 
 template <typename T>

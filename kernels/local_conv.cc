@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "distconv/halo_layout.h"
 #include "kernels/onednn/conv.h"
@@ -386,26 +387,19 @@ LocalConv<T> heuristic_local_conv(const ConvDesc& desc, const Shape& src_extent,
                       pass, planned);
 }
 
-template class LocalConv<float>;
-template class LocalConv<double>;
-template class LocalConv<bf16>;
-template class LocalConv<fp16>;
 #define DISTCONV_INSTANTIATE(T)                                                \
+  template class LocalConv<T>;                                                 \
   template LocalConv<T> heuristic_local_conv<T>(                               \
       const ConvDesc&, const Shape&, const Shape&, const Shape&, const Shape&, \
-      ConvPass, ConvImpl);
-DISTCONV_INSTANTIATE(float)
-DISTCONV_INSTANTIATE(double)
-DISTCONV_INSTANTIATE(bf16)
-DISTCONV_INSTANTIATE(fp16)
+      ConvPass, ConvImpl);                                                     \
+  template void copy_view(StridedView<const T>, StridedView<T>);
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
 #undef DISTCONV_INSTANTIATE
-template void copy_view(StridedView<const float>, StridedView<float>);
-template void copy_view(StridedView<const double>, StridedView<double>);
-template void copy_view(StridedView<const bf16>, StridedView<bf16>);
-template void copy_view(StridedView<const fp16>, StridedView<fp16>);
-template void copy_view(StridedView<const bf16>, StridedView<float>);
-template void copy_view(StridedView<const fp16>, StridedView<float>);
-template void copy_view(StridedView<const float>, StridedView<bf16>);
-template void copy_view(StridedView<const float>, StridedView<fp16>);
+// A narrow type's conversions to and from fp32.
+#define DISTCONV_INSTANTIATE(T)                                      \
+  template void copy_view(StridedView<const T>, StridedView<float>); \
+  template void copy_view(StridedView<const float>, StridedView<T>);
+DISTCONV_FOR_EACH_NARROW_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -10,6 +10,7 @@
 #include "distconv/halo_layout.h"
 #include "kernels/reference/conv.h"
 #include "kernels/view_testing.h"
+#include "tests/gtest_types.h"
 
 namespace distconv {
 namespace {
@@ -110,7 +111,7 @@ TEST(LocalConv, DenseChannelsLastFloatRunsInPlace) {
 // gradients are fp32 and equal to the fp32 kernel's.
 template <typename N>
 class NarrowLocalConv : public ::testing::Test {};
-using NarrowTypes = ::testing::Types<bf16, fp16>;
+using NarrowTypes = GtestTypes<NarrowTypeList>;
 TYPED_TEST_SUITE(NarrowLocalConv, NarrowTypes);
 
 TYPED_TEST(NarrowLocalConv, IsTheFp32KernelRoundedOnce) {

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 
+#include "distconv/element_types.h"
 #include "kernels/channel_cells.h"
 
 namespace distconv {
@@ -118,9 +119,8 @@ void LocalGroupNorm<T>::diff_src(StridedView<const T> x,
                });
 }
 
-template struct LocalGroupNorm<float>;
-template struct LocalGroupNorm<double>;
-template struct LocalGroupNorm<bf16>;
-template struct LocalGroupNorm<fp16>;
+#define DISTCONV_INSTANTIATE(T) template struct LocalGroupNorm<T>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -23,7 +23,7 @@
 
 namespace distconv {
 
-// Defined for float, double, bf16 and fp16.
+// Defined for every element type of distconv/element_types.h.
 template <typename T>
 struct LocalGroupNorm {
   // sums[n * C + c] = the sum of x(n, c, ...) over the cells.

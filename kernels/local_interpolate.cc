@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "distconv/element_types.h"
 #include "distconv/internal/target_clones.h"
 
 namespace distconv {
@@ -208,7 +209,8 @@ void LocalInterpolate<T>::backward(StridedView<const T> dy,
   backward_of(dy, taps, dx);
 }
 
-template struct LocalInterpolate<float>;
-template struct LocalInterpolate<double>;
+#define DISTCONV_INSTANTIATE(T) template struct LocalInterpolate<T>;
+DISTCONV_FOR_EACH_COMPUTE_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

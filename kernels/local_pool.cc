@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "distconv/halo_layout.h"
 #include "kernels/local_conv.h"
@@ -220,9 +221,8 @@ void LocalPool<T>::backward(StridedView<const T> src,
   s.reference_backward(src, diff_dst, diff_src);
 }
 
-template class LocalPool<float>;
-template class LocalPool<double>;
-template class LocalPool<bf16>;
-template class LocalPool<fp16>;
+#define DISTCONV_INSTANTIATE(T) template class LocalPool<T>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -31,8 +31,8 @@
 
 namespace distconv {
 
-// Defined for float, double, bf16 and fp16 (16-bit types staged: computed
-// on fp32 copies, each result rounded once).
+// Defined for every element type of distconv/element_types.h (16-bit types
+// staged: computed on fp32 copies, each result rounded once).
 template <typename T>
 class LocalPool {
  public:

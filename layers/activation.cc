@@ -1,8 +1,10 @@
 // The activation layer in host memory (Activation<T>): vectorised loops
 // over the interiors' contiguous runs. The layer itself is
 // layers/internal/activation_impl.h.
-#include "kernels/activation_ops.h"
 #include "layers/activation.h"
+
+#include "distconv/element_types.h"
+#include "kernels/activation_ops.h"
 #include "layers/internal/activation_impl.h"
 #include "layers/internal/pointwise.h"
 
@@ -37,9 +39,8 @@ struct ActivationBackend<T, HostSpace> {
 
 }  // namespace internal
 
-template class Activation<float>;
-template class Activation<double>;
-template class Activation<bf16>;
-template class Activation<fp16>;
+#define DISTCONV_INSTANTIATE(T) template class Activation<T>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -53,8 +53,9 @@ struct ActivationOptions {
   CUstream_st* stream = nullptr;
 };
 
-// Defined for float, double, bf16 and fp16 in host memory (//layers:activation)
-// and in device memory (Activation<T, DeviceSpace>, target
+// Defined for every element type of distconv/element_types.h in host memory
+// (//layers:activation) and in device memory (Activation<T, DeviceSpace>,
+// target
 // //layers:device_activation, built only with --config=cuda).
 template <typename T, typename Space = HostSpace>
 class Activation {

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "distconv/internal/layer_checks.h"
 #include "distconv/internal/mpi_util.h"
@@ -193,9 +194,8 @@ std::string AdaptivePooling<T>::describe() const {
   return impl().plan.describe();
 }
 
-template class AdaptivePooling<float>;
-template class AdaptivePooling<double>;
-template class AdaptivePooling<bf16>;
-template class AdaptivePooling<fp16>;
+#define DISTCONV_INSTANTIATE(T) template class AdaptivePooling<T>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -49,7 +49,7 @@
 
 namespace distconv {
 
-// Defined for float, double, bf16 and fp16.
+// Defined for every element type of distconv/element_types.h.
 template <typename T>
 class AdaptivePooling {
  public:

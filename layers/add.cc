@@ -2,6 +2,7 @@
 // layers/internal/add_impl.h.
 #include "layers/add.h"
 
+#include "distconv/element_types.h"
 #include "layers/internal/add_impl.h"
 
 namespace distconv {
@@ -11,10 +12,7 @@ namespace distconv {
                                   DistTensor<T>&, const AddOptions&);       \
   template void add_backward<T, HostSpace>(                                 \
       const DistTensor<T>&, DistTensor<T>&, DistTensor<T>&, const AddOptions&);
-DISTCONV_INSTANTIATE(float)
-DISTCONV_INSTANTIATE(double)
-DISTCONV_INSTANTIATE(bf16)
-DISTCONV_INSTANTIATE(fp16)
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -38,7 +38,8 @@ struct AddOptions {
   CUstream_st* stream = nullptr;
 };
 
-// Defined for float, double, bf16 and fp16 in host and device memory.
+// Defined for every element type of distconv/element_types.h in host and device
+// memory.
 template <typename T, typename Space>
 void add(const DistTensor<T, Space>& a, const DistTensor<T, Space>& b,
          DistTensor<T, Space>& dst, const AddOptions& options = {});

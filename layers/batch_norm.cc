@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "distconv/element_types.h"
 #include "kernels/local_batch_norm.h"
 #include "layers/internal/batch_norm_impl.h"
 
@@ -31,9 +32,8 @@ struct BatchNormBackend<T, HostSpace> {
 
 }  // namespace internal
 
-template class BatchNorm<float>;
-template class BatchNorm<double>;
-template class BatchNorm<bf16>;
-template class BatchNorm<fp16>;
+#define DISTCONV_INSTANTIATE(T) template class BatchNorm<T>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -109,9 +109,9 @@ struct BatchNormDeviceOptions {
   CUstream_st* stream = nullptr;
 };
 
-// Defined for float, double, bf16 and fp16 in host memory (bf16 and fp16: fp32
-// scale, shift and gradients; statistics in double as for float; the
-// passes on fp32 copies), and in device memory (BatchNorm<T,
+// Defined for every element type of distconv/element_types.h in host memory
+// (bf16 and fp16: fp32 scale, shift and gradients; statistics in double as for
+// float; the passes on fp32 copies), and in device memory (BatchNorm<T,
 // DeviceSpace>, target //layers:device_batch_norm, built only with
 // --config=cuda).
 template <typename T, typename Space = HostSpace>

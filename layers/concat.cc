@@ -2,17 +2,15 @@
 // layers/internal/concat_impl.h.
 #include "layers/concat.h"
 
+#include "distconv/element_types.h"
 #include "layers/internal/concat_impl.h"
 
 namespace distconv {
 
-template class Concat<float>;
-template class Concat<double>;
-template class Slice<float>;
-template class Slice<double>;
-template class Concat<bf16>;
-template class Concat<fp16>;
-template class Slice<bf16>;
-template class Slice<fp16>;
+#define DISTCONV_INSTANTIATE(T) \
+  template class Concat<T>;     \
+  template class Slice<T>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -64,7 +64,8 @@ struct ConcatOptions {
   CUstream_st* stream = nullptr;
 };
 
-// Defined for float, double, bf16 and fp16 in host and device memory.
+// Defined for every element type of distconv/element_types.h in host and device
+// memory.
 template <typename T, typename Space = HostSpace>
 class Concat {
  public:
@@ -102,7 +103,8 @@ class Concat {
   ConcatOptions options_;
 };
 
-// Defined for float, double, bf16 and fp16 in host and device memory.
+// Defined for every element type of distconv/element_types.h in host and device
+// memory.
 template <typename T, typename Space = HostSpace>
 class Slice {
  public:

@@ -3,14 +3,14 @@
 // (layers/internal/host_conv_backend.h).
 #include "layers/convolution.h"
 
+#include "distconv/element_types.h"
 #include "layers/internal/convolution_impl.h"
 #include "layers/internal/host_conv_backend.h"
 
 namespace distconv {
 
-template class Convolution<float>;
-template class Convolution<double>;
-template class Convolution<bf16>;
-template class Convolution<fp16>;
+#define DISTCONV_INSTANTIATE(T) template class Convolution<T>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -109,7 +109,7 @@
 
 namespace distconv {
 
-// Defined for float, double, bf16 and fp16 in host memory
+// Defined for every element type of distconv/element_types.h in host memory
 // (//layers:convolution) and in device memory (Convolution<T,
 // DeviceSpace>, target //layers:device_convolution, built only with
 // --config=cuda).

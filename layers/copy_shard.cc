@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "distconv/element_types.h"
 #include "layers/internal/copy_shard_impl.h"
 #include "layers/internal/pointwise.h"
 
@@ -34,10 +35,7 @@ void copy_shard(const DistTensor<T>& from, const StridedView<T>& to) {
   template void copy_shard<T>(const StridedView<const T>&,           \
                               DistTensor<T>&);                       \
   template void copy_shard<T>(const DistTensor<T>&, const StridedView<T>&);
-DISTCONV_INSTANTIATE(float)
-DISTCONV_INSTANTIATE(double)
-DISTCONV_INSTANTIATE(bf16)
-DISTCONV_INSTANTIATE(fp16)
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
 DISTCONV_INSTANTIATE(std::int32_t)
 DISTCONV_INSTANTIATE(std::int64_t)
 DISTCONV_INSTANTIATE(std::uint8_t)

@@ -32,8 +32,8 @@ struct CopyShardOptions {
   CUstream_st* stream = nullptr;
 };
 
-// Defined for float, double, bf16 and fp16 in host and device memory, and
-// for int32_t, int64_t and uint8_t in host memory.
+// Defined for every element type of distconv/element_types.h in host and device
+// memory, and for int32_t, int64_t and uint8_t in host memory.
 template <typename T, typename Space>
 void copy_shard(const DistTensor<T, Space>& from, DistTensor<T, Space>& to,
                 const CopyShardOptions& options = {});

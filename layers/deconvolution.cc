@@ -3,14 +3,14 @@
 // (layers/internal/host_conv_backend.h).
 #include "layers/deconvolution.h"
 
+#include "distconv/element_types.h"
 #include "layers/internal/deconvolution_impl.h"
 #include "layers/internal/host_conv_backend.h"
 
 namespace distconv {
 
-template class Deconvolution<float>;
-template class Deconvolution<double>;
-template class Deconvolution<bf16>;
-template class Deconvolution<fp16>;
+#define DISTCONV_INSTANTIATE(T) template class Deconvolution<T>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -94,8 +94,8 @@
 
 namespace distconv {
 
-// Defined for float, double, bf16 and fp16 (16-bit types: fp32 weights and
-// gradients, the local kernels on fp32 copies; forward's halo
+// Defined for every element type of distconv/element_types.h (16-bit types:
+// fp32 weights and gradients, the local kernels on fp32 copies; forward's halo
 // contributions are summed in fp32 and rounded per sum) in host and GPU
 // memory.
 template <typename T, typename Space = HostSpace>

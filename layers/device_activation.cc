@@ -3,6 +3,7 @@
 // itself is layers/internal/activation_impl.h. Built only with
 // --config=cuda.
 #include "distconv/device_space.h"
+#include "distconv/element_types.h"
 #include "kernels/cuda/activation_kernels.h"
 #include "kernels/pointwise_dims.h"
 #include "layers/activation.h"
@@ -36,9 +37,8 @@ struct ActivationBackend<T, DeviceSpace> {
 
 }  // namespace internal
 
-template class Activation<float, DeviceSpace>;
-template class Activation<double, DeviceSpace>;
-template class Activation<bf16, DeviceSpace>;
-template class Activation<fp16, DeviceSpace>;
+#define DISTCONV_INSTANTIATE(T) template class Activation<T, DeviceSpace>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

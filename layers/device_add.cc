@@ -1,6 +1,7 @@
 // add and add_backward in GPU memory (layers/add.h); written once for every
 // space in layers/internal/add_impl.h. Built only with --config=cuda.
 #include "distconv/device_space.h"
+#include "distconv/element_types.h"
 #include "layers/add.h"
 #include "layers/internal/add_impl.h"
 #include "layers/internal/device_pointwise.h"
@@ -15,10 +16,7 @@ namespace distconv {
   template void add_backward<T, DeviceSpace>(                              \
       const DistTensor<T, DeviceSpace>&, DistTensor<T, DeviceSpace>&,      \
       DistTensor<T, DeviceSpace>&, const AddOptions&);
-DISTCONV_INSTANTIATE(float)
-DISTCONV_INSTANTIATE(double)
-DISTCONV_INSTANTIATE(bf16)
-DISTCONV_INSTANTIATE(fp16)
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "distconv/device_space.h"
+#include "distconv/element_types.h"
 #include "kernels/cuda/batch_norm.h"
 #include "layers/batch_norm.h"
 #include "layers/internal/batch_norm_impl.h"
@@ -38,9 +39,8 @@ struct BatchNormBackend<T, DeviceSpace> {
 
 }  // namespace internal
 
-template class BatchNorm<float, DeviceSpace>;
-template class BatchNorm<double, DeviceSpace>;
-template class BatchNorm<bf16, DeviceSpace>;
-template class BatchNorm<fp16, DeviceSpace>;
+#define DISTCONV_INSTANTIATE(T) template class BatchNorm<T, DeviceSpace>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

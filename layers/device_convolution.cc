@@ -3,15 +3,15 @@
 // (layers/internal/device_conv_backend.h), halos over the device
 // transports. Built only with --config=cuda.
 #include "distconv/device_space.h"
+#include "distconv/element_types.h"
 #include "layers/convolution.h"
 #include "layers/internal/convolution_impl.h"
 #include "layers/internal/device_conv_backend.h"
 
 namespace distconv {
 
-template class Convolution<float, DeviceSpace>;
-template class Convolution<double, DeviceSpace>;
-template class Convolution<bf16, DeviceSpace>;
-template class Convolution<fp16, DeviceSpace>;
+#define DISTCONV_INSTANTIATE(T) template class Convolution<T, DeviceSpace>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

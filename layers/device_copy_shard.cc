@@ -1,23 +1,18 @@
 // copy_shard in GPU memory: one CUDA copy kernel over the shard interiors
 // (layers/internal/copy_shard_impl.h). Built only with --config=cuda.
 #include "distconv/device_space.h"
+#include "distconv/element_types.h"
 #include "layers/copy_shard.h"
 #include "layers/internal/copy_shard_impl.h"
 #include "layers/internal/device_pointwise.h"
 
 namespace distconv {
 
-template void copy_shard<float, DeviceSpace>(
-    const DistTensor<float, DeviceSpace>&, DistTensor<float, DeviceSpace>&,
-    const CopyShardOptions&);
-template void copy_shard<double, DeviceSpace>(
-    const DistTensor<double, DeviceSpace>&, DistTensor<double, DeviceSpace>&,
-    const CopyShardOptions&);
-template void copy_shard<bf16, DeviceSpace>(
-    const DistTensor<bf16, DeviceSpace>&, DistTensor<bf16, DeviceSpace>&,
-    const CopyShardOptions&);
-template void copy_shard<fp16, DeviceSpace>(
-    const DistTensor<fp16, DeviceSpace>&, DistTensor<fp16, DeviceSpace>&,
-    const CopyShardOptions&);
+#define DISTCONV_INSTANTIATE(T)                                               \
+  template void copy_shard<T, DeviceSpace>(const DistTensor<T, DeviceSpace>&, \
+                                           DistTensor<T, DeviceSpace>&,       \
+                                           const CopyShardOptions&);
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -3,15 +3,15 @@
 // cuDNN (layers/internal/device_conv_backend.h), halos over the device
 // transports. Built only with --config=cuda.
 #include "distconv/device_space.h"
+#include "distconv/element_types.h"
 #include "layers/deconvolution.h"
 #include "layers/internal/deconvolution_impl.h"
 #include "layers/internal/device_conv_backend.h"
 
 namespace distconv {
 
-template class Deconvolution<float, DeviceSpace>;
-template class Deconvolution<double, DeviceSpace>;
-template class Deconvolution<bf16, DeviceSpace>;
-template class Deconvolution<fp16, DeviceSpace>;
+#define DISTCONV_INSTANTIATE(T) template class Deconvolution<T, DeviceSpace>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

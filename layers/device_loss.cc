@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "distconv/device_space.h"
+#include "distconv/element_types.h"
 #include "distconv/internal/cuda_check.h"
 #include "kernels/channel_cells.h"
 #include "kernels/cuda/loss_kernels.h"
@@ -86,9 +87,8 @@ class LossBackend<T, DeviceSpace> {
 
 }  // namespace internal
 
-template class Loss<float, DeviceSpace>;
-template class Loss<double, DeviceSpace>;
-template class Loss<bf16, DeviceSpace>;
-template class Loss<fp16, DeviceSpace>;
+#define DISTCONV_INSTANTIATE(T) template class Loss<T, DeviceSpace>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include "distconv/device_space.h"
+#include "distconv/element_types.h"
 #include "distconv/internal/cuda_check.h"
 #include "kernels/cuda/pool.h"
 #include "layers/internal/pooling_impl.h"
@@ -29,9 +30,8 @@ struct PoolBackend<T, DeviceSpace> {
 
 }  // namespace internal
 
-template class Pooling<float, DeviceSpace>;
-template class Pooling<double, DeviceSpace>;
-template class Pooling<bf16, DeviceSpace>;
-template class Pooling<fp16, DeviceSpace>;
+#define DISTCONV_INSTANTIATE(T) template class Pooling<T, DeviceSpace>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

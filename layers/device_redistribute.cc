@@ -7,6 +7,7 @@
 #include <cstddef>
 
 #include "distconv/device_space.h"
+#include "distconv/element_types.h"
 #include "distconv/internal/cuda_check.h"
 #include "layers/internal/device_pointwise.h"
 #include "layers/internal/device_staging.h"
@@ -32,9 +33,8 @@ struct RedistributionStaging<DeviceSpace> {
 
 }  // namespace internal
 
-template class Redistribution<float, DeviceSpace>;
-template class Redistribution<double, DeviceSpace>;
-template class Redistribution<bf16, DeviceSpace>;
-template class Redistribution<fp16, DeviceSpace>;
+#define DISTCONV_INSTANTIATE(T) template class Redistribution<T, DeviceSpace>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

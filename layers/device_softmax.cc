@@ -4,6 +4,7 @@
 #include <string>
 
 #include "distconv/device_space.h"
+#include "distconv/element_types.h"
 #include "kernels/channel_cells.h"
 #include "kernels/cuda/softmax_kernels.h"
 #include "layers/internal/softmax_impl.h"
@@ -45,9 +46,8 @@ class SoftmaxBackend<T, DeviceSpace> {
 
 }  // namespace internal
 
-template class Softmax<float, DeviceSpace>;
-template class Softmax<double, DeviceSpace>;
-template class Softmax<bf16, DeviceSpace>;
-template class Softmax<fp16, DeviceSpace>;
+#define DISTCONV_INSTANTIATE(T) template class Softmax<T, DeviceSpace>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -2,6 +2,7 @@
 // kernels over the interiors, on UpsampleOptions::stream. The layer itself
 // is layers/internal/upsample_impl.h. Built only with --config=cuda.
 #include "distconv/device_space.h"
+#include "distconv/element_types.h"
 #include "kernels/cuda/upsample_kernels.h"
 #include "kernels/upsample_geometry.h"
 #include "layers/internal/upsample_impl.h"
@@ -35,9 +36,8 @@ struct UpsampleBackend<T, DeviceSpace> {
 
 }  // namespace internal
 
-template class Upsample<float, DeviceSpace>;
-template class Upsample<double, DeviceSpace>;
-template class Upsample<bf16, DeviceSpace>;
-template class Upsample<fp16, DeviceSpace>;
+#define DISTCONV_INSTANTIATE(T) template class Upsample<T, DeviceSpace>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "distconv/internal/layer_checks.h"
 #include "kernels/dropout_mask.h"
@@ -78,9 +79,8 @@ std::string Dropout<T>::describe() const {
   return out.str();
 }
 
-template class Dropout<float>;
-template class Dropout<double>;
-template class Dropout<bf16>;
-template class Dropout<fp16>;
+#define DISTCONV_INSTANTIATE(T) template class Dropout<T>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

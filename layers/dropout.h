@@ -41,7 +41,7 @@ struct DropoutDesc {
   DropoutKind kind = DropoutKind::kElements;
 };
 
-// Defined for float, double, bf16 and fp16.
+// Defined for every element type of distconv/element_types.h.
 template <typename T>
 class Dropout {
  public:

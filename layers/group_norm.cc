@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "distconv/internal/layer_checks.h"
 #include "distconv/internal/mpi_util.h"
@@ -315,9 +316,8 @@ std::string GroupNorm<T>::describe() const {
   return impl().plan.describe();
 }
 
-template class GroupNorm<float>;
-template class GroupNorm<double>;
-template class GroupNorm<bf16>;
-template class GroupNorm<fp16>;
+#define DISTCONV_INSTANTIATE(T) template class GroupNorm<T>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -64,8 +64,8 @@
 
 namespace distconv {
 
-// Defined for float, double, bf16 and fp16 (bf16 and fp16: fp32 scale,
-// shift and gradients; statistics in double).
+// Defined for every element type of distconv/element_types.h (bf16 and fp16:
+// fp32 scale, shift and gradients; statistics in double).
 template <typename T>
 class GroupNorm {
  public:

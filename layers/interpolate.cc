@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "distconv/internal/layer_checks.h"
 #include "distconv/internal/mpi_util.h"
@@ -212,9 +213,8 @@ std::string Interpolate<T>::describe() const {
   return impl().plan.describe();
 }
 
-template class Interpolate<float>;
-template class Interpolate<double>;
-template class Interpolate<bf16>;
-template class Interpolate<fp16>;
+#define DISTCONV_INSTANTIATE(T) template class Interpolate<T>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -62,7 +62,7 @@
 
 namespace distconv {
 
-// Defined for float, double, bf16 and fp16.
+// Defined for every element type of distconv/element_types.h.
 template <typename T>
 class Interpolate {
  public:

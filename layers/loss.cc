@@ -6,6 +6,7 @@
 #include <array>
 #include <vector>
 
+#include "distconv/element_types.h"
 #include "kernels/channel_cells.h"
 #include "layers/internal/cell_walk.h"
 #include "layers/internal/loss_impl.h"
@@ -75,9 +76,8 @@ class LossBackend<T, HostSpace> {
 
 }  // namespace internal
 
-template class Loss<float>;
-template class Loss<double>;
-template class Loss<bf16>;
-template class Loss<fp16>;
+#define DISTCONV_INSTANTIATE(T) template class Loss<T>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -97,8 +97,8 @@ struct LossOptions {
   CUstream_st* stream = nullptr;
 };
 
-// Defined for float, double, bf16 and fp16 predictions (bf16 and fp16 reduced
-// in double) in host and GPU memory.
+// Defined for every element type of distconv/element_types.h predictions (bf16
+// and fp16 reduced in double) in host and GPU memory.
 template <typename T, typename Space = HostSpace>
 class Loss {
  public:

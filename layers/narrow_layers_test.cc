@@ -23,6 +23,7 @@
 #include "layers/softmax.h"
 #include "layers/upsample.h"
 #include "tests/conv_check.h"
+#include "tests/gtest_types.h"
 #include "tests/layer_testing.h"
 #include "tests/mpi_testing.h"
 
@@ -34,7 +35,7 @@ using testing::grids_without_channel_split;
 
 template <typename N>
 class NarrowLayers : public ::testing::Test {};
-using NarrowTypes = ::testing::Types<bf16, fp16>;
+using NarrowTypes = GtestTypes<NarrowTypeList>;
 TYPED_TEST_SUITE(NarrowLayers, NarrowTypes);
 
 // Uneven everywhere; 7 rows leave empty shards on 8 ranks.

@@ -2,6 +2,7 @@
 // reference loops). The executor itself is layers/internal/pooling_impl.h.
 #include "layers/pooling.h"
 
+#include "distconv/element_types.h"
 #include "kernels/local_pool.h"
 #include "layers/internal/pointwise.h"
 #include "layers/internal/pooling_impl.h"
@@ -23,9 +24,8 @@ struct PoolBackend<T, HostSpace> {
 
 }  // namespace internal
 
-template class Pooling<float>;
-template class Pooling<double>;
-template class Pooling<bf16>;
-template class Pooling<fp16>;
+#define DISTCONV_INSTANTIATE(T) template class Pooling<T>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

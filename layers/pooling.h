@@ -83,9 +83,9 @@
 
 namespace distconv {
 
-// Defined for float, double, bf16 and fp16 (bf16 and fp16 on fp32 copies,
-// rounded once) in host memory (//layers:pooling) and in device memory
-// (Pooling<T, DeviceSpace>, target //layers:device_pooling, built only
+// Defined for every element type of distconv/element_types.h (bf16 and fp16 on
+// fp32 copies, rounded once) in host memory (//layers:pooling) and in device
+// memory (Pooling<T, DeviceSpace>, target //layers:device_pooling, built only
 // with --config=cuda).
 template <typename T, typename Space = HostSpace>
 class Pooling {

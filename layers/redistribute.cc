@@ -4,6 +4,7 @@
 #include <climits>
 #include <cstdint>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "distconv/internal/mpi_util.h"
 #include "layers/internal/redistribute_impl.h"
@@ -96,10 +97,9 @@ RedistributionPlan plan_redistribution(const Distribution& from,
   return plan;
 }
 
-template class Redistribution<float>;
-template class Redistribution<double>;
-template class Redistribution<bf16>;
-template class Redistribution<fp16>;
+#define DISTCONV_INSTANTIATE(T) template class Redistribution<T>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 // Data the PyTorch front end moves as it is: class labels, masks.
 template class Redistribution<std::int32_t>;
 template class Redistribution<std::int64_t>;

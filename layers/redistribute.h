@@ -110,9 +110,9 @@ struct RedistributionOptions {
   CUstream_st* stream = nullptr;
 };
 
-// Defined for float, double, bf16 and fp16 in host and device memory, and
-// for int32_t, int64_t and uint8_t (labels, masks) in host memory (cells
-// are copied, never summed).
+// Defined for every element type of distconv/element_types.h in host and device
+// memory, and for int32_t, int64_t and uint8_t (labels, masks) in host memory
+// (cells are copied, never summed).
 template <typename T, typename Space = HostSpace>
 class Redistribution {
  public:

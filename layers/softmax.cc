@@ -8,6 +8,7 @@
 #include <string>
 #include <type_traits>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "kernels/channel_cells.h"
 #include "kernels/onednn/softmax.h"
@@ -89,9 +90,8 @@ class SoftmaxBackend<T, HostSpace> {
 
 }  // namespace internal
 
-template class Softmax<float>;
-template class Softmax<double>;
-template class Softmax<bf16>;
-template class Softmax<fp16>;
+#define DISTCONV_INSTANTIATE(T) template class Softmax<T>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -59,7 +59,8 @@
 
 namespace distconv {
 
-// Defined for float, double, bf16 and fp16 in host and GPU memory.
+// Defined for every element type of distconv/element_types.h in host and GPU
+// memory.
 template <typename T, typename Space = HostSpace>
 class Softmax {
  public:

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "distconv/element_types.h"
 #include "kernels/upsample_geometry.h"
 #include "layers/internal/pointwise.h"
 #include "layers/internal/upsample_impl.h"
@@ -137,9 +138,8 @@ void UpsampleBackend<T, HostSpace>::backward(
 
 }  // namespace internal
 
-template class Upsample<float>;
-template class Upsample<double>;
-template class Upsample<bf16>;
-template class Upsample<fp16>;
+#define DISTCONV_INSTANTIATE(T) template class Upsample<T>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

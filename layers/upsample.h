@@ -53,7 +53,8 @@ struct UpsampleOptions {
   CUstream_st* stream = nullptr;
 };
 
-// Defined for float, double, bf16 and fp16 in host and device memory.
+// Defined for every element type of distconv/element_types.h in host and device
+// memory.
 template <typename T, typename Space = HostSpace>
 class Upsample {
  public:

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 
 namespace distconv::internal {
@@ -35,8 +36,9 @@ MPI_Op make_narrow_sum() {
   check_mpi(MPI_Op_create(&add_narrow<T>, /*commute=*/1, &op), "MPI_Op_create");
   return op;
 }
-template MPI_Op make_narrow_sum<bf16>();
-template MPI_Op make_narrow_sum<fp16>();
+#define DISTCONV_INSTANTIATE(T) template MPI_Op make_narrow_sum<T>();
+DISTCONV_FOR_EACH_NARROW_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 void wait_all(std::vector<MPI_Request>& requests) {
   // Cleared on the way out, thrown or not; the capacity stays for the

@@ -1,12 +1,12 @@
-#include "halo/cuda/box_pack.h"
-
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "distconv/internal/cuda_check.h"
+#include "halo/cuda/box_pack.h"
 
 namespace distconv {
 
@@ -284,11 +284,10 @@ void DeviceBoxCopy<T>::unpack(const T* packed, T* array, BoxCombine combine,
   }
 }
 
-template class DeviceBoxCopy<float>;
-template class DeviceBoxCopy<double>;
+#define DISTCONV_INSTANTIATE(T) template class DeviceBoxCopy<T>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 template class DeviceBoxCopy<__half>;
 template class DeviceBoxCopy<__nv_bfloat16>;
-template class DeviceBoxCopy<bf16>;
-template class DeviceBoxCopy<fp16>;
 
 }  // namespace distconv

@@ -1,6 +1,6 @@
-#include "kernels/cuda/activation_kernels.h"
-
+#include "distconv/element_types.h"
 #include "kernels/activation_ops.h"
+#include "kernels/cuda/activation_kernels.h"
 #include "kernels/cuda/pointwise_kernel.h"
 
 namespace distconv {
@@ -46,10 +46,7 @@ void launch_activation_backward(const ActivationDesc& desc,
   template void launch_activation_backward<T>(                               \
       const ActivationDesc&, const PointwiseDims<3>&, T*, const T*, const T*, \
       CUstream_st*);
-DISTCONV_INSTANTIATE(float)
-DISTCONV_INSTANTIATE(double)
-DISTCONV_INSTANTIATE(bf16)
-DISTCONV_INSTANTIATE(fp16)
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "distconv/internal/cuda_check.h"
 #include "kernels/cuda/batch_norm_kernels.h"
@@ -107,9 +108,8 @@ void CudaBatchNorm<T>::diff_src(const T* x, const T* dy, Index elements,
                                 f[3], dx, stream_);
 }
 
-template class CudaBatchNorm<float>;
-template class CudaBatchNorm<double>;
-template class CudaBatchNorm<bf16>;
-template class CudaBatchNorm<fp16>;
+#define DISTCONV_INSTANTIATE(T) template class CudaBatchNorm<T>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -36,7 +36,7 @@ struct CUstream_st;  // cudaStream_t
 
 namespace distconv {
 
-// Defined for float, double, bf16 and fp16.
+// Defined for every element type of distconv/element_types.h.
 template <typename T>
 class CudaBatchNorm {
  public:

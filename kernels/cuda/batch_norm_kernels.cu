@@ -1,11 +1,11 @@
-#include "kernels/cuda/batch_norm_kernels.h"
-
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstdint>
 
+#include "distconv/element_types.h"
 #include "distconv/internal/cuda_check.h"
+#include "kernels/cuda/batch_norm_kernels.h"
 #include "kernels/cuda/grid_stride.h"
 
 namespace distconv {
@@ -171,10 +171,7 @@ void launch_batch_norm_diff_src(const T* x, const T* dy, Index elements,
   template void launch_batch_norm_diff_src<T>(                                \
       const T*, const T*, Index, Index, const double*, const double*,         \
       const double*, const double*, T*, CUstream_st*);
-DISTCONV_INSTANTIATE(float)
-DISTCONV_INSTANTIATE(double)
-DISTCONV_INSTANTIATE(bf16)
-DISTCONV_INSTANTIATE(fp16)
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

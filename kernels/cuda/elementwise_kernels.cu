@@ -1,5 +1,5 @@
+#include "distconv/element_types.h"
 #include "kernels/cuda/elementwise_kernels.h"
-
 #include "kernels/cuda/pointwise_kernel.h"
 
 namespace distconv {
@@ -41,27 +41,13 @@ void launch_zero(const PointwiseDims<1>& dims, T* dst, CUstream_st* stream) {
   launch_pointwise(dims, Zero<T>{}, stream, "zero", dst);
 }
 
-template void launch_add<float>(const PointwiseDims<3>&, float*, const float*,
-                                const float*, CUstream_st*);
-template void launch_add<double>(const PointwiseDims<3>&, double*,
-                                 const double*, const double*, CUstream_st*);
-template void launch_copy<float>(const PointwiseDims<2>&, float*,
-                                 const float*, CUstream_st*);
-template void launch_copy<double>(const PointwiseDims<2>&, double*,
-                                  const double*, CUstream_st*);
-template void launch_zero<float>(const PointwiseDims<1>&, float*,
-                                 CUstream_st*);
-template void launch_add<bf16>(const PointwiseDims<3>&, bf16*, const bf16*,
-                               const bf16*, CUstream_st*);
-template void launch_copy<bf16>(const PointwiseDims<2>&, bf16*, const bf16*,
-                                CUstream_st*);
-template void launch_zero<bf16>(const PointwiseDims<1>&, bf16*, CUstream_st*);
-template void launch_add<fp16>(const PointwiseDims<3>&, fp16*, const fp16*,
-                               const fp16*, CUstream_st*);
-template void launch_copy<fp16>(const PointwiseDims<2>&, fp16*, const fp16*,
-                                CUstream_st*);
-template void launch_zero<fp16>(const PointwiseDims<1>&, fp16*, CUstream_st*);
-template void launch_zero<double>(const PointwiseDims<1>&, double*,
-                                  CUstream_st*);
+#define DISTCONV_INSTANTIATE(T)                                                \
+  template void launch_add<T>(const PointwiseDims<3>&, T*, const T*, const T*, \
+                              CUstream_st*);                                   \
+  template void launch_copy<T>(const PointwiseDims<2>&, T*, const T*,          \
+                               CUstream_st*);                                  \
+  template void launch_zero<T>(const PointwiseDims<1>&, T*, CUstream_st*);
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -1,5 +1,6 @@
 #include "kernels/cuda/pool.h"
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "kernels/cuda/pool_kernels.h"
 
@@ -47,9 +48,8 @@ void CudaPool<T>::backward(StridedView<const T, DeviceSpace> src,
                           diff_src.data(), stream_);
 }
 
-template class CudaPool<float>;
-template class CudaPool<double>;
-template class CudaPool<bf16>;
-template class CudaPool<fp16>;
+#define DISTCONV_INSTANTIATE(T) template class CudaPool<T>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -16,8 +16,8 @@
 //   pool.backward(src, diff_dst, diff_src);      // overwrites diff_src
 //
 // Calls are asynchronous on the stream given; views must stay valid until
-// it has run them. Defined for float, double, bf16 and fp16. Built only
-// with --config=cuda.
+// it has run them. Defined for every element type of distconv/element_types.h.
+// Built only with --config=cuda.
 #ifndef DISTCONV_KERNELS_CUDA_POOL_H_
 #define DISTCONV_KERNELS_CUDA_POOL_H_
 

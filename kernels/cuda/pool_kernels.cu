@@ -1,11 +1,11 @@
-#include "kernels/cuda/pool_kernels.h"
-
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 
+#include "distconv/element_types.h"
 #include "distconv/internal/cuda_check.h"
 #include "kernels/cuda/grid_stride.h"
+#include "kernels/cuda/pool_kernels.h"
 
 namespace distconv {
 namespace {
@@ -61,10 +61,7 @@ void launch_pool_backward(const PoolWindow& w, const T* src,
                                        CUstream_st*);                         \
   template void launch_pool_backward<T>(const PoolWindow&, const T*,          \
                                         const T*, T*, CUstream_st*);
-DISTCONV_INSTANTIATE(float)
-DISTCONV_INSTANTIATE(double)
-DISTCONV_INSTANTIATE(bf16)
-DISTCONV_INSTANTIATE(fp16)
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "distconv/element_types.h"
 #include "distconv/internal/cuda_check.h"
 #include "kernels/cuda/grid_stride.h"
 #include "kernels/cuda/softmax_kernels.h"
@@ -68,10 +69,7 @@ void launch_softmax_backward(SoftmaxKind kind, const CellWalk<3>& walk, T* dx,
                                           const T*, CUstream_st*);             \
   template void launch_softmax_backward<T>(                                    \
       SoftmaxKind, const CellWalk<3>&, T*, const T*, const T*, CUstream_st*);
-DISTCONV_INSTANTIATE(float)
-DISTCONV_INSTANTIATE(double)
-DISTCONV_INSTANTIATE(bf16)
-DISTCONV_INSTANTIATE(fp16)
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

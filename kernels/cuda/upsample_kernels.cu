@@ -1,11 +1,11 @@
-#include "kernels/cuda/upsample_kernels.h"
-
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 
+#include "distconv/element_types.h"
 #include "distconv/internal/cuda_check.h"
 #include "kernels/cuda/grid_stride.h"
+#include "kernels/cuda/upsample_kernels.h"
 
 namespace distconv {
 namespace {
@@ -106,10 +106,7 @@ void launch_upsample_backward(const UpsampleFactors& f,
   template void launch_upsample_backward<T>(                                \
       const UpsampleFactors&, const UpsampleGeometry&, const T*,           \
       const UpsampleGeometry&, T*, CUstream_st*);
-DISTCONV_INSTANTIATE(float)
-DISTCONV_INSTANTIATE(double)
-DISTCONV_INSTANTIATE(bf16)
-DISTCONV_INSTANTIATE(fp16)
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -1,9 +1,9 @@
 // The CUDA kernels of nearest upsampling on GPU memory (Upsample<T,
 // DeviceSpace>), queued on `stream`. The pointers are the views' first
 // elements, their shapes UpsampleGeometry (kernels/upsample_geometry.h).
-// Defined for float, double, bf16 and fp16 (gradients summed in fp32,
-// rounded once, as on the host). Throw Error(kDevice) if a launch fails. Built
-// only with --config=cuda.
+// Defined for every element type of distconv/element_types.h (gradients summed
+// in fp32, rounded once, as on the host). Throw Error(kDevice) if a launch
+// fails. Built only with --config=cuda.
 #ifndef DISTCONV_KERNELS_CUDA_UPSAMPLE_KERNELS_H_
 #define DISTCONV_KERNELS_CUDA_UPSAMPLE_KERNELS_H_
 

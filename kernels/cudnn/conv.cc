@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "distconv/element_types.h"
 #include "distconv/halo_layout.h"
 #include "distconv/internal/cuda_check.h"
 #include "kernels/cuda/narrow_kernels.h"
@@ -574,9 +575,8 @@ void CudnnConv<T>::backward_weights(View<const T> src, View<const T> diff_dst,
   }
 }
 
-template class CudnnConv<float>;
-template class CudnnConv<double>;
-template class CudnnConv<bf16>;
-template class CudnnConv<fp16>;
+#define DISTCONV_INSTANTIATE(T) template class CudnnConv<T>;
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

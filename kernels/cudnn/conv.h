@@ -24,8 +24,8 @@
 // cuDNN's heuristics, or timed runs on scratch buffers) among those whose
 // workspace fits the limit, and the context's workspace is grown to it.
 //
-// Defined for float, double, bf16 and fp16. Weights, bias and their
-// gradients are Compute<T> (distconv/bf16.h): for bf16 and fp16 tensors
+// Defined for every element type of distconv/element_types.h. Weights, bias and
+// their gradients are Compute<T> (distconv/bf16.h): for bf16 and fp16 tensors
 // they are fp32 arrays, rounded to T on the stream before cuDNN reads them;
 // cuDNN accumulates in fp32 (tensor cores allowed), and the 16-bit
 // gradients it writes are added to the fp32 ones (one rounding each).

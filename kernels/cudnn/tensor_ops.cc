@@ -2,6 +2,7 @@
 
 #include <type_traits>
 
+#include "distconv/element_types.h"
 #include "distconv/halo_layout.h"
 #include "kernels/cuda/narrow_kernels.h"
 #include "kernels/cudnn/cudnn_descriptors.h"
@@ -123,10 +124,7 @@ void cudnn_copy(const CudnnContext& context,
   template void cudnn_sum_per_channel(                                       \
       const CudnnContext&, const StridedView<const T, DeviceSpace>&,         \
       Compute<T>*);
-DISTCONV_CUDNN_TENSOR_OPS(float)
-DISTCONV_CUDNN_TENSOR_OPS(double)
-DISTCONV_CUDNN_TENSOR_OPS(bf16)
-DISTCONV_CUDNN_TENSOR_OPS(fp16)
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_CUDNN_TENSOR_OPS)
 #undef DISTCONV_CUDNN_TENSOR_OPS
 
 }  // namespace distconv

@@ -1,10 +1,10 @@
 // Per-channel operations on strided views of GPU memory through cuDNN, for
 // the cells of a layer that no convolution kernel writes. Queued on the
 // context's stream; views with a zero extent are left alone. Built only
-// with --config=cuda. Defined for float, double, bf16 and fp16;
-// per-channel values are Compute<T> (fp32 for 16-bit views: rounded to T in
-// the context's scratch before cuDNN adds them, and 16-bit sums rounded once
-// before they are added to fp32 ones).
+// with --config=cuda. Defined for every element type of
+// distconv/element_types.h; per-channel values are Compute<T> (fp32 for 16-bit
+// views: rounded to T in the context's scratch before cuDNN adds them, and
+// 16-bit sums rounded once before they are added to fp32 ones).
 #ifndef DISTCONV_KERNELS_CUDNN_TENSOR_OPS_H_
 #define DISTCONV_KERNELS_CUDNN_TENSOR_OPS_H_
 

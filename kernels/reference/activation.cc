@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "distconv/element_types.h"
+
 namespace distconv::reference {
 
 template <typename T>
@@ -34,13 +36,11 @@ void activation_bwd(const ActivationDesc& desc, Index n, const T* src,
   }
 }
 
-template void activation_fwd<float>(const ActivationDesc&, Index,
-                                    const float*, float*);
-template void activation_fwd<double>(const ActivationDesc&, Index,
-                                     const double*, double*);
-template void activation_bwd<float>(const ActivationDesc&, Index,
-                                    const float*, const float*, float*);
-template void activation_bwd<double>(const ActivationDesc&, Index,
-                                     const double*, const double*, double*);
+#define DISTCONV_INSTANTIATE(T)                                                \
+  template void activation_fwd<T>(const ActivationDesc&, Index, const T*, T*); \
+  template void activation_bwd<T>(const ActivationDesc&, Index, const T*,      \
+                                  const T*, T*);
+DISTCONV_FOR_EACH_COMPUTE_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv::reference

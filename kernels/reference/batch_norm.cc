@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 
 namespace distconv::reference {
@@ -170,8 +171,7 @@ void batch_norm_update_running(Index channels, Index count, const double* mean,
   template void batch_norm_bwd_inference<T>(                                   \
       const Shape&, const T*, const T*, const T*, const double*,               \
       const double*, double, T*, T*, T*);
-DISTCONV_INSTANTIATE(float)
-DISTCONV_INSTANTIATE(double)
+DISTCONV_FOR_EACH_COMPUTE_TYPE(DISTCONV_INSTANTIATE)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv::reference

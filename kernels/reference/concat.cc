@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 
 namespace distconv::reference {
@@ -87,8 +88,7 @@ void unslice_channels(const Shape& src_shape, Index c_begin, Index c_end,
                                   T*);                                     \
   template void unslice_channels<T>(const Shape&, Index, Index, const T*,  \
                                     T*);
-DISTCONV_INSTANTIATE(float)
-DISTCONV_INSTANTIATE(double)
+DISTCONV_FOR_EACH_COMPUTE_TYPE(DISTCONV_INSTANTIATE)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv::reference

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "kernels/reference/spatial3.h"
 
@@ -130,8 +131,7 @@ void bwd_weights(const ConvDesc& desc, const Shape& src_shape,
     bwd_weights(desc, src_shape, src, dst_shape, diff_dst, diff_weights,      \
                 diff_bias);                                                   \
   }
-DISTCONV_DEFINE(float)
-DISTCONV_DEFINE(double)
+DISTCONV_FOR_EACH_COMPUTE_TYPE(DISTCONV_DEFINE)
 #undef DISTCONV_DEFINE
 
 }  // namespace distconv::reference

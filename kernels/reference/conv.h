@@ -14,6 +14,7 @@
 #define DISTCONV_KERNELS_REFERENCE_CONV_H_
 
 #include "distconv/conv_desc.h"
+#include "distconv/element_types.h"
 #include "distconv/shape.h"
 
 namespace distconv::reference {
@@ -34,8 +35,7 @@ namespace distconv::reference {
   void conv_bwd_weights(const ConvDesc& desc, const Shape& src_shape,        \
                         const T* src, const Shape& dst_shape,                \
                         const T* diff_dst, T* diff_weights, T* diff_bias);
-DISTCONV_REFERENCE_CONV(float)
-DISTCONV_REFERENCE_CONV(double)
+DISTCONV_FOR_EACH_COMPUTE_TYPE(DISTCONV_REFERENCE_CONV)
 #undef DISTCONV_REFERENCE_CONV
 
 }  // namespace distconv::reference

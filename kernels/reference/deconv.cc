@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "kernels/reference/conv.h"
 
@@ -72,8 +73,7 @@ void bwd_weights(const DeconvDesc& d, const Shape& src_shape, const T* src,
     bwd_weights(desc, src_shape, src, dst_shape, diff_dst, diff_weights,      \
                 diff_bias);                                                   \
   }
-DISTCONV_REFERENCE_DECONV(float)
-DISTCONV_REFERENCE_DECONV(double)
+DISTCONV_FOR_EACH_COMPUTE_TYPE(DISTCONV_REFERENCE_DECONV)
 #undef DISTCONV_REFERENCE_DECONV
 
 }  // namespace distconv::reference

@@ -14,6 +14,7 @@
 #define DISTCONV_KERNELS_REFERENCE_DECONV_H_
 
 #include "distconv/deconv_desc.h"
+#include "distconv/element_types.h"
 #include "distconv/shape.h"
 
 namespace distconv::reference {
@@ -32,8 +33,7 @@ namespace distconv::reference {
   void deconv_bwd_weights(const DeconvDesc& desc, const Shape& src_shape,    \
                           const T* src, const Shape& dst_shape,              \
                           const T* diff_dst, T* diff_weights, T* diff_bias);
-DISTCONV_REFERENCE_DECONV(float)
-DISTCONV_REFERENCE_DECONV(double)
+DISTCONV_FOR_EACH_COMPUTE_TYPE(DISTCONV_REFERENCE_DECONV)
 #undef DISTCONV_REFERENCE_DECONV
 
 }  // namespace distconv::reference

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "distconv/element_types.h"
+
 namespace distconv::reference {
 namespace {
 
@@ -50,13 +52,12 @@ void interpolate_bwd(const InterpolateDesc& desc, const Shape& src_shape,
   for (size_t j = 0; j < dx.size(); ++j) diff_src[j] = static_cast<T>(dx[j]);
 }
 
-template void interpolate_fwd<float>(const InterpolateDesc&, const Shape&,
-                                     const float*, float*);
-template void interpolate_fwd<double>(const InterpolateDesc&, const Shape&,
-                                      const double*, double*);
-template void interpolate_bwd<float>(const InterpolateDesc&, const Shape&,
-                                     const float*, float*);
-template void interpolate_bwd<double>(const InterpolateDesc&, const Shape&,
-                                      const double*, double*);
+#define DISTCONV_INSTANTIATE(T)                                          \
+  template void interpolate_fwd<T>(const InterpolateDesc&, const Shape&, \
+                                   const T*, T*);                        \
+  template void interpolate_bwd<T>(const InterpolateDesc&, const Shape&, \
+                                   const T*, T*);
+DISTCONV_FOR_EACH_COMPUTE_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv::reference

@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 
 namespace distconv::reference {
@@ -198,8 +199,7 @@ void loss_bwd(const LossDesc& desc, const Shape& shape, const T* prediction,
                             T*);                                               \
   template void loss_bwd<T>(const LossDesc&, const Shape&, const T*,           \
                             const std::int64_t*, T*);
-DISTCONV_INSTANTIATE(float)
-DISTCONV_INSTANTIATE(double)
+DISTCONV_FOR_EACH_COMPUTE_TYPE(DISTCONV_INSTANTIATE)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv::reference

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "kernels/reference/spatial3.h"
 
@@ -105,13 +106,12 @@ void pool_bwd(const PoolDesc& desc, const Shape& src_shape, const T* src,
                   });
 }
 
-template void pool_fwd<float>(const PoolDesc&, const Shape&, const float*,
-                              const Shape&, float*);
-template void pool_fwd<double>(const PoolDesc&, const Shape&, const double*,
-                               const Shape&, double*);
-template void pool_bwd<float>(const PoolDesc&, const Shape&, const float*,
-                              const Shape&, const float*, float*);
-template void pool_bwd<double>(const PoolDesc&, const Shape&, const double*,
-                               const Shape&, const double*, double*);
+#define DISTCONV_INSTANTIATE(T)                                      \
+  template void pool_fwd<T>(const PoolDesc&, const Shape&, const T*, \
+                            const Shape&, T*);                       \
+  template void pool_bwd<T>(const PoolDesc&, const Shape&, const T*, \
+                            const Shape&, const T*, T*);
+DISTCONV_FOR_EACH_COMPUTE_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv::reference

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 
 namespace distconv::reference {
@@ -72,13 +73,11 @@ void softmax_bwd(SoftmaxKind kind, const Shape& shape, const T* dst,
   }
 }
 
-template void softmax_fwd<float>(SoftmaxKind, const Shape&, const float*,
-                                 float*);
-template void softmax_fwd<double>(SoftmaxKind, const Shape&, const double*,
-                                  double*);
-template void softmax_bwd<float>(SoftmaxKind, const Shape&, const float*,
-                                 const float*, float*);
-template void softmax_bwd<double>(SoftmaxKind, const Shape&, const double*,
-                                  const double*, double*);
+#define DISTCONV_INSTANTIATE(T)                                               \
+  template void softmax_fwd<T>(SoftmaxKind, const Shape&, const T*, T*);      \
+  template void softmax_bwd<T>(SoftmaxKind, const Shape&, const T*, const T*, \
+                               T*);
+DISTCONV_FOR_EACH_COMPUTE_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv::reference

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "distconv/element_types.h"
+
 namespace distconv::reference {
 namespace {
 
@@ -34,13 +36,12 @@ void upsample_bwd(const UpsampleDesc& desc, const Shape& src_shape,
                   [&](Index o, Index i) { diff_src[i] += diff_dst[o]; });
 }
 
-template void upsample_fwd<float>(const UpsampleDesc&, const Shape&,
-                                  const float*, float*);
-template void upsample_fwd<double>(const UpsampleDesc&, const Shape&,
-                                   const double*, double*);
-template void upsample_bwd<float>(const UpsampleDesc&, const Shape&,
-                                  const float*, float*);
-template void upsample_bwd<double>(const UpsampleDesc&, const Shape&,
-                                   const double*, double*);
+#define DISTCONV_INSTANTIATE(T)                                              \
+  template void upsample_fwd<T>(const UpsampleDesc&, const Shape&, const T*, \
+                                T*);                                         \
+  template void upsample_bwd<T>(const UpsampleDesc&, const Shape&, const T*, \
+                                T*);
+DISTCONV_FOR_EACH_COMPUTE_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv::reference

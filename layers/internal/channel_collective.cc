@@ -2,6 +2,7 @@
 
 #include <climits>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "distconv/internal/box_rows.h"
 #include "distconv/internal/mpi_util.h"
@@ -80,14 +81,10 @@ void sendrecv(MPI_Comm comm, const T* send, Index n_send, int to, T* recv,
             "MPI_Sendrecv");
 }
 
-template class ChannelCollective<float>;
-template class ChannelCollective<double>;
-template class ChannelCollective<bf16>;
-template class ChannelCollective<fp16>;
-template void sendrecv(MPI_Comm, const float*, Index, int, float*, Index, int);
-template void sendrecv(MPI_Comm, const double*, Index, int, double*, Index,
-                       int);
-template void sendrecv(MPI_Comm, const bf16*, Index, int, bf16*, Index, int);
-template void sendrecv(MPI_Comm, const fp16*, Index, int, fp16*, Index, int);
+#define DISTCONV_INSTANTIATE(T)        \
+  template class ChannelCollective<T>; \
+  template void sendrecv(MPI_Comm, const T*, Index, int, T*, Index, int);
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv::internal

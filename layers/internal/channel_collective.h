@@ -32,8 +32,8 @@
 
 namespace distconv::internal {
 
-// Defined for float, double, bf16 and fp16 (16-bit types summed in fp32,
-// rounded per sum).
+// Defined for every element type of distconv/element_types.h (16-bit types
+// summed in fp32, rounded per sum).
 template <typename T>
 class ChannelCollective {
  public:

@@ -1,5 +1,6 @@
 #include "layers/internal/device_channel_collective.h"
 
+#include "distconv/element_types.h"
 #include "distconv/internal/cuda_check.h"
 #include "distconv/internal/mpi_util.h"
 #include "halo/nccl_comm.h"
@@ -132,17 +133,11 @@ void staged_sendrecv(cudaStream_t stream, MPI_Comm comm, const T* send,
              "channel collective: waiting for the stream");
 }
 
-template class DeviceChannelCollective<float>;
-template class DeviceChannelCollective<double>;
-template class DeviceChannelCollective<bf16>;
-template class DeviceChannelCollective<fp16>;
-template void staged_sendrecv(cudaStream_t, MPI_Comm, const float*, Index, int,
-                              float*, Index, int);
-template void staged_sendrecv(cudaStream_t, MPI_Comm, const double*, Index, int,
-                              double*, Index, int);
-template void staged_sendrecv(cudaStream_t, MPI_Comm, const bf16*, Index, int,
-                              bf16*, Index, int);
-template void staged_sendrecv(cudaStream_t, MPI_Comm, const fp16*, Index, int,
-                              fp16*, Index, int);
+#define DISTCONV_INSTANTIATE(T)                                               \
+  template class DeviceChannelCollective<T>;                                  \
+  template void staged_sendrecv(cudaStream_t, MPI_Comm, const T*, Index, int, \
+                                T*, Index, int);
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv::internal

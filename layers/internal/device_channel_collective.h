@@ -29,7 +29,7 @@
 
 namespace distconv::internal {
 
-// Defined for float, double, bf16 and fp16.
+// Defined for every element type of distconv/element_types.h.
 template <typename T>
 class DeviceChannelCollective {
  public:

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "distconv/device_space.h"
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "distconv/internal/cuda_check.h"
 #include "distconv/internal/mpi_util.h"
@@ -136,7 +137,8 @@ double DeviceGradientSum<T>::wait() {
   return waited;
 }
 
-template class DeviceGradientSum<float>;
-template class DeviceGradientSum<double>;
+#define DISTCONV_INSTANTIATE(T) template class DeviceGradientSum<T>;
+DISTCONV_FOR_EACH_COMPUTE_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv::internal

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <climits>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "distconv/internal/agreement.h"
 #include "distconv/internal/mpi_util.h"
@@ -85,7 +86,8 @@ double GradientSum<T>::wait() {
   return waited;
 }
 
-template class GradientSum<float>;
-template class GradientSum<double>;
+#define DISTCONV_INSTANTIATE(T) template class GradientSum<T>;
+DISTCONV_FOR_EACH_COMPUTE_TYPE(DISTCONV_INSTANTIATE)
+#undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv::internal

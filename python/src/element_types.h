@@ -18,22 +18,36 @@
 #include <cstdint>
 #include <string>
 
-#include "distconv/bf16.h"
-#include "distconv/fp16.h"
+#include "distconv/element_types.h"
 
 namespace distconv::python {
 
+// The suffix of each type's bindings; a type without one does not link.
 template <typename T>
-struct TypeTag {
-  using type = T;
-};
+const char* type_suffix();
+template <>
+inline const char* type_suffix<float>() {
+  return "_f32";
+}
+template <>
+inline const char* type_suffix<double>() {
+  return "_f64";
+}
+template <>
+inline const char* type_suffix<bf16>() {
+  return "_bf16";
+}
+template <>
+inline const char* type_suffix<fp16>() {
+  return "_f16";
+}
 
+// The library's element types (distconv/element_types.h).
 template <typename Fn>
 void for_each_layer_type(Fn&& fn) {
-  fn(TypeTag<float>{}, std::string("_f32"));
-  fn(TypeTag<double>{}, std::string("_f64"));
-  fn(TypeTag<bf16>{}, std::string("_bf16"));
-  fn(TypeTag<fp16>{}, std::string("_f16"));
+  for_each_element_type([&](auto tag) {
+    fn(tag, std::string(type_suffix<typename decltype(tag)::type>()));
+  });
 }
 
 template <typename Fn>

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "layers/copy_shard.h"
 
@@ -96,10 +97,7 @@ Saved<T> keep_input(const ProcessGrid& grid, const HaloLayout& layout,
   template class BufferPool<T>;                                                \
   template Saved<T> keep_input<T>(const ProcessGrid&, const HaloLayout&,       \
                                   const TensorRef&, BufferPool<T>&);
-DISTCONV_INSTANTIATE(float)
-DISTCONV_INSTANTIATE(double)
-DISTCONV_INSTANTIATE(bf16)
-DISTCONV_INSTANTIATE(fp16)
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
 DISTCONV_INSTANTIATE(std::int32_t)
 DISTCONV_INSTANTIATE(std::int64_t)
 DISTCONV_INSTANTIATE(std::uint8_t)
