@@ -4,6 +4,7 @@
 #include "layers/loss.h"
 
 #include <array>
+#include <utility>
 #include <vector>
 
 #include "distconv/element_types.h"
@@ -13,6 +14,23 @@
 
 namespace distconv {
 namespace internal {
+namespace {
+
+// The sums a backend returns (loss_impl.h): per sample n, the loss at n and
+// the count at samples + n; last, the count of bad class indices.
+struct SampleSums {
+  explicit SampleSums(Index samples)
+      : samples(samples), values(2 * samples + 1, 0.0) {}
+  void add(Index n, const LossCellTerm& term) {
+    values[n] += term.loss;
+    values[samples + n] += term.count;
+    values[2 * samples] += term.bad;
+  }
+  Index samples;
+  std::vector<double> values;
+};
+
+}  // namespace
 
 template <typename T>
 class LossBackend<T, HostSpace> {
@@ -23,21 +41,16 @@ class LossBackend<T, HostSpace> {
   std::vector<double> sums(const LossCellDesc& d, LossTerms what,
                            const StridedView<const T>& x,
                            const StridedView<const Target>& t) {
-    const Index samples = x.extent()[0];
-    std::vector<double> out(2 * samples + 1, 0.0);
+    SampleSums out(x.extent()[0]);
     const Index sx = x.strides()[1], st = t.strides()[1];
     for_each_cell<2>(x.extent(), {x.strides(), t.strides()},
                      [&](Index n, const std::array<Index, 2>& at) {
-                       const LossCellTerm term =
-                           what == LossTerms::kCountsOnly
-                               ? loss_cell_count(d, t.data() + at[1])
-                               : loss_cell_term(d, x.data() + at[0], sx,
-                                                t.data() + at[1], st);
-                       out[n] += term.loss;
-                       out[samples + n] += term.count;
-                       out[2 * samples] += term.bad;
+                       out.add(n, what == LossTerms::kCountsOnly
+                                      ? loss_cell_count(d, t.data() + at[1])
+                                      : loss_cell_term(d, x.data() + at[0], sx,
+                                                       t.data() + at[1], st));
                      });
-    return out;
+    return std::move(out.values);
   }
 
   // sums(kLossesAndCounts) and gradient() in one pass over the cells.
@@ -46,19 +59,16 @@ class LossBackend<T, HostSpace> {
                                         const StridedView<const T>& x,
                                         const StridedView<const Target>& t,
                                         const StridedView<T>& dx) {
-    const Index samples = x.extent()[0];
-    std::vector<double> out(2 * samples + 1, 0.0);
+    SampleSums out(x.extent()[0]);
     const Index sx = x.strides()[1], st = t.strides()[1], sdx = dx.strides()[1];
     for_each_cell<3>(x.extent(), {x.strides(), t.strides(), dx.strides()},
                      [&](Index n, const std::array<Index, 3>& at) {
-                       const LossCellTerm term = loss_cell_term_and_gradient(
-                           d, w, x.data() + at[0], sx, t.data() + at[1], st,
-                           dx.data() + at[2], sdx);
-                       out[n] += term.loss;
-                       out[samples + n] += term.count;
-                       out[2 * samples] += term.bad;
+                       out.add(n, loss_cell_term_and_gradient(
+                                      d, w, x.data() + at[0], sx,
+                                      t.data() + at[1], st, dx.data() + at[2],
+                                      sdx));
                      });
-    return out;
+    return std::move(out.values);
   }
 
   template <typename Target>

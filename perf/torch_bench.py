@@ -15,12 +15,16 @@ For each problem and rank count P, each round times, one after another:
   - the distconv.nn module in a PyTorch loop on P ranks (y = layer(x);
     y.backward(dy); median of the slowest rank over 10 steps after 2);
   - the torch.nn module on one process with P threads (the same loop).
+The C++ layer in place runs right next to the Python layer, before it in
+even rounds and after it in odd ones.
 It prints every round's figures, then the medians over rounds and the
 ratios python/C++ (the front end's cost, against the C++ layer in place),
 buffers/in place (what reading in place saves the C++ layer),
 torch/C++, torch/python, and the fastest step of the C++ layer and of
 the Python one over all rounds with their ratio (on a shared, noisy
-machine the fastest steps are the ones least disturbed by other work).
+machine the fastest steps are the ones least disturbed by other work),
+and the median over rounds of each round's python/C++ (the two runs
+next to each other, so a slow drift of the machine cancels).
 Needs `bazel build //perf:distconv_bench //python:distconv` first; runs
 from the repository root (one oneDNN thread per rank).
 PROBLEM is [KIND:]SIZES, KIND one of
@@ -204,13 +208,26 @@ def main():
         for p in (int(v) for v in args.ranks.split(",")):
             rows = []
             for r in range(args.rounds):
-                cpp, buf = (run(MPIRUN + ["-np", str(p), "bazel-bin/perf/"
-                                          "distconv_bench", "--mode=perf",
-                                          "--json", "--input=" + how] +
-                                bench_args(problem))
-                            for how in ("in_place", "buffers"))
-                py = run(MPIRUN + ["-np", str(p)] + me +
-                         ["--worker=distconv", problem], env)
+                def cpp_run(how):
+                    return run(MPIRUN + ["-np", str(p), "bazel-bin/perf/"
+                                         "distconv_bench", "--mode=perf",
+                                         "--json", "--input=" + how] +
+                               bench_args(problem))
+
+                def py_run():
+                    return run(MPIRUN + ["-np", str(p)] + me +
+                               ["--worker=distconv", problem], env)
+                # The C++ layer in place runs right before or right after
+                # the Python layer, in turns, so that a drift of the
+                # machine's speed favours neither.
+                if r % 2 == 0:
+                    buf = cpp_run("buffers")
+                    cpp = cpp_run("in_place")
+                    py = py_run()
+                else:
+                    py = py_run()
+                    cpp = cpp_run("in_place")
+                    buf = cpp_run("buffers")
                 th = run(me + ["--worker=torch", "--threads=%d" % p,
                                problem])
                 rows.append((cpp, py, th, buf))
@@ -222,14 +239,17 @@ def main():
                                 for col in zip(*rows))
             fast_cpp, fast_py = (min(t[1] for t in col)
                                  for col in list(zip(*rows))[:2])
+            # Each round's two neighbouring runs, compared.
+            paired = statistics.median(t[1][0] / t[0][0] for t in rows)
             print("== %s, %d ranks, medians over %d rounds: C++ %.1f ms "
                   "(with buffers %.1f ms) | Python %.1f ms | torch.nn "
                   "%.1f ms | python/C++ %.3f | buffers/in place %.3f | "
                   "torch/C++ %.2f | torch/python %.2f | fastest steps: "
-                  "C++ %.1f ms, Python %.1f ms, python/C++ %.3f" % (
+                  "C++ %.1f ms, Python %.1f ms, python/C++ %.3f | "
+                  "python/C++ paired by round (median) %.3f" % (
                       problem, p, args.rounds, cpp, buf, py, th, py / cpp,
                       buf / cpp, th / cpp, th / py, fast_cpp, fast_py,
-                      fast_py / fast_cpp), flush=True)
+                      fast_py / fast_cpp, paired), flush=True)
 
 
 if __name__ == "__main__":
