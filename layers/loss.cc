@@ -61,13 +61,13 @@ class LossBackend<T, HostSpace> {
                                         const StridedView<T>& dx) {
     SampleSums out(x.extent()[0]);
     const Index sx = x.strides()[1], st = t.strides()[1], sdx = dx.strides()[1];
-    for_each_cell<3>(x.extent(), {x.strides(), t.strides(), dx.strides()},
-                     [&](Index n, const std::array<Index, 3>& at) {
-                       out.add(n, loss_cell_term_and_gradient(
-                                      d, w, x.data() + at[0], sx,
-                                      t.data() + at[1], st, dx.data() + at[2],
-                                      sdx));
-                     });
+    for_each_cell<3>(
+        x.extent(), {x.strides(), t.strides(), dx.strides()},
+        [&](Index n, const std::array<Index, 3>& at) {
+          out.add(n, loss_cell_term_and_gradient(d, w, x.data() + at[0], sx,
+                                                 t.data() + at[1], st,
+                                                 dx.data() + at[2], sdx));
+        });
     return std::move(out.values);
   }
 
