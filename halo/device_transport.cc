@@ -371,10 +371,9 @@ std::unique_ptr<Transport> make_device_transport(
   template std::unique_ptr<Transport> make_device_transport<T>( \
       const ProcessGrid&, const HaloLayout&, const HaloPlan&,   \
       const HaloSetupOptions&);
-DISTCONV_FOR_EACH_COMPUTE_TYPE(DISTCONV_DEVICE_TRANSPORT)
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_DEVICE_TRANSPORT)
 DISTCONV_DEVICE_TRANSPORT(__half)
 DISTCONV_DEVICE_TRANSPORT(__nv_bfloat16)
-DISTCONV_FOR_EACH_NARROW_TYPE(DISTCONV_DEVICE_TRANSPORT)
 #undef DISTCONV_DEVICE_TRANSPORT
 
 }  // namespace distconv::internal

@@ -1,3 +1,5 @@
+#include "halo/cuda/box_pack.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -6,7 +8,6 @@
 #include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "distconv/internal/cuda_check.h"
-#include "halo/cuda/box_pack.h"
 
 namespace distconv {
 

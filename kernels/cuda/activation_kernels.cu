@@ -1,6 +1,7 @@
+#include "kernels/cuda/activation_kernels.h"
+
 #include "distconv/element_types.h"
 #include "kernels/activation_ops.h"
-#include "kernels/cuda/activation_kernels.h"
 #include "kernels/cuda/pointwise_kernel.h"
 
 namespace distconv {

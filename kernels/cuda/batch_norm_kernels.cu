@@ -1,3 +1,5 @@
+#include "kernels/cuda/batch_norm_kernels.h"
+
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -5,7 +7,6 @@
 
 #include "distconv/element_types.h"
 #include "distconv/internal/cuda_check.h"
-#include "kernels/cuda/batch_norm_kernels.h"
 #include "kernels/cuda/grid_stride.h"
 
 namespace distconv {

@@ -1,5 +1,6 @@
-#include "distconv/element_types.h"
 #include "kernels/cuda/elementwise_kernels.h"
+
+#include "distconv/element_types.h"
 #include "kernels/cuda/pointwise_kernel.h"
 
 namespace distconv {

@@ -1,3 +1,5 @@
+#include "kernels/cuda/pool_kernels.h"
+
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -5,7 +7,6 @@
 #include "distconv/element_types.h"
 #include "distconv/internal/cuda_check.h"
 #include "kernels/cuda/grid_stride.h"
-#include "kernels/cuda/pool_kernels.h"
 
 namespace distconv {
 namespace {
