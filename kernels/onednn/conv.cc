@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "kernels/onednn/block16.h"
 #include "kernels/onednn/conv_descs.h"
@@ -284,9 +285,9 @@ void Conv::backward_weights(const A* src, const A* diff_dst,
   template void Conv::backward_data<A>(const A*, const float*, A*) const;     \
   template void Conv::backward_weights<A>(const A*, const A*, float*, float*) \
       const;
+// fp32 and the narrow types (oneDNN has no fp64 convolution).
 DISTCONV_INSTANTIATE(float)
-DISTCONV_INSTANTIATE(bf16)
-DISTCONV_INSTANTIATE(fp16)
+DISTCONV_FOR_EACH_NARROW_TYPE(DISTCONV_INSTANTIATE)
 #undef DISTCONV_INSTANTIATE
 
 // The passes on untyped activations (the blocked copies and the adjoint
