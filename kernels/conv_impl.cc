@@ -1,6 +1,5 @@
 #include "kernels/conv_impl.h"
 
-#include <algorithm>
 #include <iterator>
 
 #include "distconv/error.h"
@@ -22,13 +21,13 @@ constexpr ConvImpl kAll[] = {ConvImpl::kNative16, ConvImpl::kAdjointForward,
 // 6.6 vs 5.9 ms).
 constexpr Index kAdjointForwardChannels = 8;
 
-// Channels per group (in and out) from which the heuristic runs
-// backward-weights on blocked copies. Measured with oneDNN 2.6 on the same
-// machine: the channels-last kernel (jit:avx512_core, with bias, 1 thread)
-// was slower than the blocked one from 64 channels on (148 vs 111 ms at
-// 8x64x128², 66 vs 52 ms at 1x128x128²), by more than the two copies cost
-// (3 ms each at 8x64x128²); at 32 channels a draw, at 16 channels-last won.
-constexpr Index kBlockedBackwardWeightsChannels = 64;
+// Backward-weights runs channels-last: with oneDNN 3.2 on an Intel Xeon
+// (AVX-512, AMX; 1 thread) the channels-last kernel beat the blocked one
+// even before the copies (bare primitives, 8x64->64 128² 3x3: 88.5 vs
+// 133.0 ms; the layer's whole pass with and without the copies: 119-129
+// vs 148-151 ms), where oneDNN 2.6 on an AMD EPYC had favoured blocked
+// copies from 64 channels per group (148 vs 111 ms). blocked16 stays in
+// the list for --kernel-choice=measured.
 
 }  // namespace
 
@@ -87,11 +86,6 @@ ConvImpl heuristic_conv_impl(const ConvDesc& d, ConvPass pass) {
       d.out_channels / d.groups >= kAdjointForwardChannels &&
       conv_impl_excluded(ConvImpl::kAdjointForward, d, pass).empty()) {
     return ConvImpl::kAdjointForward;
-  }
-  if (pass == ConvPass::kBackwardWeights &&
-      std::min(d.in_channels, d.out_channels) / d.groups >=
-          kBlockedBackwardWeightsChannels) {
-    return ConvImpl::kBlocked16;
   }
   return ConvImpl::kChannelsLast;
 }

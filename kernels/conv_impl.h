@@ -60,8 +60,8 @@ std::string conv_impl_excluded(ConvImpl impl, const ConvDesc& desc,
                                ConvPass pass);
 
 // The choice with no timing: backward-data as the adjoint forward from 8
-// output channels per group where it applies; backward-weights on blocked
-// copies from 64 channels (in and out) per group; channels-last otherwise.
+// output channels per group where it applies; channels-last otherwise
+// (blocked copies only when asked for or measured faster).
 // A kernel that cannot run it (oneDNN refuses, fp64) falls back to
 // channels-last, then the reference loops. (bf16 and fp16 pieces:
 // heuristic_local_conv() in kernels/local_conv.h.)

@@ -209,7 +209,7 @@ TEST(LocalConv, BackwardWeightsOnBlockedCopiesMatchesTheReference) {
       x.view.for_each([&](const Shape&, float& v) { v = val(rng); });
       dy.view.for_each([&](const Shape&, float& v) { v = val(rng); });
       LocalConv<float> bw(c, k.src, x.view.strides(), dst, dy.view.strides(),
-                          ConvPass::kBackwardWeights);
+                          ConvPass::kBackwardWeights, ConvImpl::kBlocked16);
       SCOPED_TRACE(bw.implementation());
       // oneDNN picks 16-channel blocks on AVX-512 only (8 on AVX2, where
       // the layer keeps the channels-last arrays).

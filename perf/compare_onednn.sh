@@ -1,7 +1,10 @@
 #!/bin/bash
 # Side-by-side comparison of distconv with bare oneDNN primitives on the same
 # global problem (fp32, forward + backward-data + backward-weights), in one
-# run, rounds interleaved so that machine noise hits every configuration:
+# run, rounds interleaved so that machine noise hits every configuration,
+# each round starting one configuration later than the one before (a
+# configuration that always ran last would always find the machine in the
+# same state):
 #   oneDNN 1 thread      vs distconv 1 rank  x 1 thread
 #   oneDNN 2 threads     vs distconv 2 ranks x 1 thread (H split)
 # and distconv on 2 ranks with overlap off; for the convolutions (--conv,
@@ -9,7 +12,8 @@
 # (each piece's implementation timed when the layer is planned, against
 # the default heuristic). Prints each run's JSON line, then
 # medians over the rounds and the ratios (oneDNN time / distconv time: 1.0 is
-# oneDNN's speed, above is faster).
+# oneDNN's speed, above is faster), and the median of each round's own
+# ratios ("paired"), which the drift between rounds does not move.
 # Prints the CPU model and its vector extensions first, and for each
 # problem how distconv computes each pass on rank 0 (the kernels oneDNN
 # chose, from the first round's runs with --verbose).
@@ -46,8 +50,10 @@ field() { sed -n "s/.*\"$1\": \"\{0,1\}\([^,\"}]*\).*/\1/p"; }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 for p in "${problems[@]}"; do
   declare -A t=()
+  n_cfg=${#configs[@]}
   for ((r = 1; r <= rounds; r++)); do
-    for cfg in "${configs[@]}"; do
+    for ((k = 0; k < n_cfg; k++)); do
+      cfg=${configs[$(((k + r - 1) % n_cfg))]}
       v=()
       [ "$r" -eq 1 ] && v=(--verbose)
       case $cfg in
@@ -64,20 +70,31 @@ for p in "${problems[@]}"; do
       echo "$line"
       t[$cfg]+="$(echo "$line" | field median_ms) "
       t[${cfg}_wait]+="$(echo "$line" | field comm_wait_ms) "
+      t[${cfg}_round$r]=$(echo "$line" | field median_ms)
     done
   done
   m() { echo "${t[$1]}" | tr ' ' '\n' | grep . | median; }
+  # paired A B: the median over the rounds of A's time / B's in that round.
+  paired() {
+    for ((r = 1; r <= rounds; r++)); do
+      awk -v a="${t[${1}_round$r]}" -v b="${t[${2}_round$r]}" 'BEGIN {print a / b}'
+    done | median
+  }
   echo "== $p: medians over $rounds rounds (ms)"
-  printf "oneDNN 1 thread %.1f | distconv 1 rank %.1f | ratio %.3f\n" \
-    "$(m onednn1)" "$(m distconv1)" "$(awk -v a="$(m onednn1)" -v b="$(m distconv1)" 'BEGIN {print a / b}')"
-  printf "oneDNN 2 threads %.1f | distconv 2 ranks %.1f (comm wait %.2f) | ratio %.3f\n" \
-    "$(m onednn2)" "$(m distconv2)" "$(m distconv2_wait)" "$(awk -v a="$(m onednn2)" -v b="$(m distconv2)" 'BEGIN {print a / b}')"
+  printf "oneDNN 1 thread %.1f | distconv 1 rank %.1f | ratio %.3f (paired %.3f)\n" \
+    "$(m onednn1)" "$(m distconv1)" "$(awk -v a="$(m onednn1)" -v b="$(m distconv1)" 'BEGIN {print a / b}')" \
+    "$(paired onednn1 distconv1)"
+  printf "oneDNN 2 threads %.1f | distconv 2 ranks %.1f (comm wait %.2f) | ratio %.3f (paired %.3f)\n" \
+    "$(m onednn2)" "$(m distconv2)" "$(m distconv2_wait)" "$(awk -v a="$(m onednn2)" -v b="$(m distconv2)" 'BEGIN {print a / b}')" \
+    "$(paired onednn2 distconv2)"
   if [ "$measured" -eq 1 ]; then
     for n in 1 2; do
-      printf "measured choice, %d rank(s): distconv %.1f | ratio to oneDNN %.3f | heuristic / measured %.3f\n" \
+      printf "measured choice, %d rank(s): distconv %.1f | ratio to oneDNN %.3f (paired %.3f) | heuristic / measured %.3f (paired %.3f)\n" \
         "$n" "$(m distconv${n}_measured)" \
         "$(awk -v a="$(m onednn$n)" -v b="$(m distconv${n}_measured)" 'BEGIN {print a / b}')" \
-        "$(awk -v a="$(m distconv$n)" -v b="$(m distconv${n}_measured)" 'BEGIN {print a / b}')"
+        "$(paired onednn$n distconv${n}_measured)" \
+        "$(awk -v a="$(m distconv$n)" -v b="$(m distconv${n}_measured)" 'BEGIN {print a / b}')" \
+        "$(paired distconv$n distconv${n}_measured)"
     done
   fi
   if [ ${#flags[@]} -eq 0 ]; then
