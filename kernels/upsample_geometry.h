@@ -1,7 +1,7 @@
 // UpsampleGeometry: a view of a tensor (N, C, spatial...) as nearest
 // upsampling walks it, its 1 to 3 spatial dimensions padded to three
 // (leading extents of 1, strides 0), plus the factors padded alike. Pure,
-// header only; the host loops (layers/upsample.cc) and the CUDA kernels
+// header only; the host loops (kernels/local_upsample.cc) and the CUDA kernels
 // (kernels/cuda/upsample_kernels.h) index with it.
 //
 //   UpsampleGeometry g = upsample_geometry(view.extent(), view.strides());

@@ -1,7 +1,7 @@
-// The run decomposition behind the element-wise loops: every index of the
+// The run decomposition behind the host element-wise loops: every index of the
 // extent visited once, whatever the views' strides (dense, embedded in
 // halos, either storage order, mixed), nothing outside the views touched.
-#include "layers/internal/pointwise.h"
+#include "kernels/internal/strided_runs.h"
 
 #include <gtest/gtest.h>
 
@@ -24,9 +24,9 @@ struct Padded {
       lower[d] = pad;
     }
     buffer.assign(outer.volume(), fill);
-    view = StridedView<double>(buffer.data(), outer,
-                               dense_strides(outer, order))
-               .subview(Box{lower, extent});
+    view =
+        StridedView<double>(buffer.data(), outer, dense_strides(outer, order))
+            .subview(Box{lower, extent});
   }
 };
 
@@ -40,8 +40,8 @@ TEST(Pointwise, TransformVisitsEveryIndexOnceWhateverTheStrides) {
       for (Index pad_y : {0, 2}) {
         for (StorageOrder ox : {last, first}) {
           for (StorageOrder oy : {last, first}) {
-            SCOPED_TRACE(extent.to_string() + " pads " +
-                         std::to_string(pad_x) + "/" + std::to_string(pad_y));
+            SCOPED_TRACE(extent.to_string() + " pads " + std::to_string(pad_x) +
+                         "/" + std::to_string(pad_y));
             Padded x(extent, pad_x, ox, -1), y(extent, pad_y, oy, -2);
             x.view.for_each([&](const Shape& i, double& v) {
               v = double(linear_index(i, extent));

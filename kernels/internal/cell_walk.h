@@ -6,8 +6,8 @@
 //
 //   for_each_cell<2>(x.extent(), {x.strides(), y.strides()},
 //                    [&](Index n, const std::array<Index, 2>& at) { ... });
-#ifndef DISTCONV_LAYERS_INTERNAL_CELL_WALK_H_
-#define DISTCONV_LAYERS_INTERNAL_CELL_WALK_H_
+#ifndef DISTCONV_KERNELS_INTERNAL_CELL_WALK_H_
+#define DISTCONV_KERNELS_INTERNAL_CELL_WALK_H_
 
 #include <array>
 
@@ -77,4 +77,4 @@ void sum_per_channel(const StridedView<const T>& v, P* sums) {
 
 }  // namespace distconv::internal
 
-#endif  // DISTCONV_LAYERS_INTERNAL_CELL_WALK_H_
+#endif  // DISTCONV_KERNELS_INTERNAL_CELL_WALK_H_

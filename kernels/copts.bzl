@@ -1,4 +1,5 @@
-"""Compiler options of the layers' point-wise loops."""
+"""Compiler options of the host point-wise loops (kernels/internal/strided_runs.h and
+the targets that include it)."""
 
 # Point-wise loops carry `#pragma omp simd`.
 POINTWISE_COPTS = [
