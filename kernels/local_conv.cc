@@ -1,6 +1,7 @@
 #include "kernels/local_conv.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -8,6 +9,7 @@
 #include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "distconv/halo_layout.h"
+#include "kernels/internal/strided_runs.h"
 #include "kernels/onednn/conv.h"
 #include "kernels/reference/conv.h"
 
@@ -46,52 +48,26 @@ void copy_view(StridedView<const From> from, StridedView<To> to) {
   require(from.extent() == to.extent(), ErrorKind::kShapeMismatch,
           "copy between views of extent ", from.extent(), " and ",
           to.extent());
-  const int n = from.ndims();
-  if (from.size() == 0) return;
-  // Innermost loop over the dimension `from` steps through fastest, and
-  // where both views step through it with unit stride, over every further
-  // dimension that continues the run in both (a dense view's rows merge
-  // into one run).
-  int inner = n - 1;
-  for (int d = 0; d < n; ++d) {
-    if (from.extent()[d] > 1 && from.strides()[d] == 1) inner = d;
-  }
-  const Index fs = from.strides()[inner], ts = to.strides()[inner];
-  std::vector<bool> in_run(n, false);
-  in_run[inner] = true;
-  Index len = from.extent()[inner];
-  for (bool grew = fs == 1 && ts == 1; grew;) {
-    grew = false;
-    for (int d = 0; d < n; ++d) {
-      if (in_run[d] || from.strides()[d] != len || to.strides()[d] != len) {
-        continue;
-      }
-      in_run[d] = true;
-      len *= from.extent()[d];
-      grew = true;
-    }
-  }
-  Shape i = Shape::filled(n, 0);
-  while (true) {
-    const From* a = &from(i);
-    To* b = &to(i);
-    if (fs == 1 && ts == 1) {  // unit strides: vectorised
-      if constexpr (std::is_same_v<From, To>) {
-        for (Index k = 0; k < len; ++k) b[k] = a[k];
-      } else {
-        convert(a, static_cast<std::size_t>(len), b);
-      }
-    } else {
-      for (Index k = 0; k < len; ++k) b[k * ts] = a[k * fs];
-    }
-    int d = n - 1;
-    for (; d >= 0; --d) {
-      if (in_run[d]) continue;
-      if (++i[d] < from.extent()[d]) break;
-      i[d] = 0;
-    }
-    if (d < 0) return;
-  }
+  // The runs follow `from`'s strides and are as long as both views allow
+  // (a dense view's rows merge into one run).
+  const From* a = from.data();
+  To* b = to.data();
+  internal::for_each_run<2>(
+      from.extent(), {from.strides(), to.strides()},
+      [&](const std::array<Index, 2>& at, Index len,
+          const std::array<Index, 2>& step) {
+        const From* x = a + at[0];
+        To* y = b + at[1];
+        if (step[0] == 1 && step[1] == 1) {  // unit strides: vectorised
+          if constexpr (std::is_same_v<From, To>) {
+            for (Index k = 0; k < len; ++k) y[k] = x[k];
+          } else {
+            convert(x, static_cast<std::size_t>(len), y);
+          }
+        } else {
+          for (Index k = 0; k < len; ++k) y[k * step[1]] = x[k * step[0]];
+        }
+      });
 }
 
 template <typename T>
