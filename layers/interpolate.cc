@@ -10,6 +10,7 @@
 #include "distconv/internal/layer_checks.h"
 #include "distconv/internal/mpi_util.h"
 #include "halo/halo_exchange.h"
+#include "kernels/local_conv.h"  // copy_view
 #include "kernels/local_interpolate.h"
 #include "layers/internal/given_plan.h"
 #include "layers/internal/plan_fingerprints.h"
@@ -17,16 +18,33 @@
 #include "layers/internal/window_frames.h"
 
 namespace distconv {
+namespace {
+
+// 16-bit tensors run the kernels on fp32 copies (function templates, made
+// only for the types that call them): a fp32 view over `copy` shaped like
+// `v` (dense, channels-last, where the kernel's channel loops are vector
+// code), filled from it when `fill`, else zeros; and back.
+template <typename T>
+StridedView<float> staged(const StridedView<const T>& v,
+                          std::vector<float>& copy, bool fill) {
+  copy.assign(static_cast<size_t>(v.size()), 0.0f);
+  StridedView<float> f(copy.data(), v.extent(),
+                       dense_strides(v.extent(), StorageOrder::kChannelsLast));
+  if (fill) copy_view<T, float>(v, f);
+  return f;
+}
+template <typename T>
+void unstage(const StridedView<float>& f, const StridedView<T>& v) {
+  copy_view<float, T>(f, v);
+}
+
+}  // namespace
 
 template <typename T>
 struct Interpolate<T>::Impl {
-  // What the loops run on: T itself, or fp32 copies of 16-bit tensors.
-  using K = std::conditional_t<kNarrow<T>, float, T>;
-
   const ProcessGrid* grid;
   InterpolatePlan plan;
   HaloExchange<T> halo;
-  std::vector<K> in, out;  // 16-bit only: the fp32 copies
 
   Impl(const ProcessGrid& g, InterpolatePlan p, const HaloSetupOptions& h)
       : grid(&g), plan(std::move(p)), halo(g, plan.src_layout, h) {}
@@ -45,20 +63,17 @@ struct Interpolate<T>::Impl {
     }
   }
 
-  // A fp32 view over `copy` shaped like `v` (dense, row-major), filled
-  // from it when `fill`.
-  static StridedView<float> staged(const StridedView<const T>& v,
-                                   std::vector<float>& copy, bool fill) {
-    copy.assign(static_cast<size_t>(v.size()), 0.0f);
-    StridedView<float> f =
-        StridedView<float>::contiguous(copy.data(), v.extent());
-    if (fill) {
-      v.for_each([&](const Shape& i, const T& x) { f(i) = float(x); });
+  // fn(slab) for each halo slab of this rank's src_layout() buffer (local
+  // boxes, corners included, so they may overlap).
+  template <typename Fn>
+  void for_halo_slabs(Fn fn) const {
+    const HaloLayout& l = plan.src_layout;
+    for (int d = 2; d < l.ndims(); ++d) {
+      for (Side side : {Side::kLower, Side::kUpper}) {
+        const Box slab = l.halo_slab(grid->rank(), d, side);
+        if (slab.volume() > 0) fn(slab);
+      }
     }
-    return f;
-  }
-  static void unstage(const StridedView<float>& f, const StridedView<T>& v) {
-    v.for_each([&](const Shape& i, T& x) { x = T(f(i)); });
   }
 };
 
@@ -69,10 +84,6 @@ Interpolate<T>::Interpolate(const ProcessGrid& grid,
                             const InterpolateOptions& options) {
   InterpolatePlan plan = internal::plan_collectively(grid, [&] {
     internal::check_grid(src, grid.shape(), "input");
-    require(!kNarrow<T> || options.input == ConvInput::kHaloBuffer,
-            ErrorKind::kUnsupported,
-            "linear interpolation of 16-bit tensors stages them through "
-            "fp32 copies: plan it with ConvInput::kHaloBuffer");
     return plan_interpolate(desc, src, grid.rank(), options.input);
   });
   internal::check_given_plan(grid, plan.src_layout.distribution(), plan.rank,
@@ -112,11 +123,11 @@ void Interpolate<T>::forward(DistTensor<T>& src, DistTensor<T>& dst) {
   if constexpr (kNarrow<T>) {
     std::vector<float> in, out;
     const StridedView<float> x =
-        Impl::staged(std::as_const(src).buffer(), in, true);
+        staged<T>(std::as_const(src).buffer(), in, true);
     const StridedView<float> y =
-        Impl::staged(std::as_const(dst).interior(), out, false);
+        staged<T>(std::as_const(dst).interior(), out, false);
     LocalInterpolate<float>::forward(x, s.plan.taps, y);
-    Impl::unstage(y, dst.interior());
+    unstage(y, dst.interior());
   } else {
     LocalInterpolate<T>::forward(std::as_const(src).buffer(), s.plan.taps,
                                  dst.interior());
@@ -136,11 +147,11 @@ void Interpolate<T>::backward(const DistTensor<T>& diff_dst,
   if (diff_dst.interior().size() > 0) {
     if constexpr (kNarrow<T>) {
       std::vector<float> in, out;
-      const StridedView<float> dy = Impl::staged(diff_dst.interior(), in, true);
+      const StridedView<float> dy = staged<T>(diff_dst.interior(), in, true);
       const StridedView<float> dx =
-          Impl::staged(std::as_const(diff_src).buffer(), out, false);
+          staged<T>(std::as_const(diff_src).buffer(), out, false);
       LocalInterpolate<float>::backward(dy, s.plan.taps, dx);
-      Impl::unstage(dx, diff_src.buffer());
+      unstage(dx, diff_src.buffer());
     } else {
       LocalInterpolate<T>::backward(diff_dst.interior(), s.plan.taps,
                                     diff_src.buffer());
@@ -172,6 +183,36 @@ void Interpolate<T>::forward(const DistTensor<T>& src, DistTensor<T>& src_frame,
       LocalInterpolate<T>::forward(std::as_const(src_frame).buffer(), p.taps,
                                    dst.view(out));
     });
+  } else {
+    // On one fp32 copy of the frame's extent: the shard in its interior
+    // (the interior pieces read that while the halos travel), then the
+    // frame's halo cells; each output rounded once to T.
+    internal::fill_edges(*s.plan.frames, src, src_frame);
+    s.halo.start(src_frame);
+    std::vector<float> in, out;
+    const StridedView<float> x =
+        staged<T>(std::as_const(src_frame).buffer(), in, false);
+    const Box inside = s.plan.src_layout.interior(src_frame.part());
+    copy_view<T, float>(src.buffer(), x.subview(inside));
+    const StridedView<float> y =
+        staged<T>(std::as_const(dst).buffer(), out, false);
+    s.for_pieces(false, [&](const InterpolatePiece& p, const Box& box) {
+      LocalInterpolate<float>::forward(x.subview(inside), p.taps,
+                                       y.subview(box));
+    });
+    s.halo.wait();
+    s.for_halo_slabs([&](const Box& slab) {
+      copy_view<T, float>(std::as_const(src_frame).buffer().subview(slab),
+                          x.subview(slab));
+    });
+    s.for_pieces(true, [&](const InterpolatePiece& p, const Box& box) {
+      LocalInterpolate<float>::forward(x, p.taps, y.subview(box));
+    });
+    for (bool reading_frame : {false, true}) {
+      s.for_pieces(reading_frame, [&](const InterpolatePiece&, const Box& box) {
+        unstage(y.subview(box), dst.view(box));
+      });
+    }
   }
 }
 
@@ -203,6 +244,33 @@ void Interpolate<T>::backward(const DistTensor<T>& diff_dst,
       LocalInterpolate<T>::backward(diff_dst.buffer().subview(out), p.taps,
                                     diff_src.buffer());
     });
+    s.halo.wait();
+    internal::add_edges(f, diff_src_frame, diff_src);
+  } else {
+    // Every piece adds into one fp32 copy of the frame's extent, rounded
+    // once: its halo cells go home from the frame (whose edges stay zero),
+    // its interior is the shard's gradient, to which the neighbours' sums
+    // are then added.
+    const FrameBoxes& f = *s.plan.frames;
+    internal::zero_frame(f, diff_src_frame);
+    std::vector<float> grad, sums;
+    const StridedView<float> dy = staged<T>(diff_dst.buffer(), grad, true);
+    const StridedView<float> dx =
+        staged<T>(std::as_const(diff_src_frame).buffer(), sums, false);
+    const Box inside = s.plan.src_layout.interior(diff_src_frame.part());
+    s.for_pieces(true, [&](const InterpolatePiece& p, const Box& out) {
+      LocalInterpolate<float>::backward(dy.subview(out), p.taps, dx);
+    });
+    s.for_halo_slabs([&](const Box& slab) {
+      unstage(dx.subview(slab), diff_src_frame.view(slab));
+    });
+    s.halo.start(diff_src_frame,
+                 {HaloDirection::kReverse, HaloReduction::kSum});
+    s.for_pieces(false, [&](const InterpolatePiece& p, const Box& out) {
+      LocalInterpolate<float>::backward(dy.subview(out), p.taps,
+                                        dx.subview(inside));
+    });
+    unstage(dx.subview(inside), diff_src.buffer());
     s.halo.wait();
     internal::add_edges(f, diff_src_frame, diff_src);
   }

@@ -22,8 +22,8 @@
 // (the adjoint of forward's exchange); diff_src's halos hold partial sums
 // afterwards. Grids may split N, C and space; uneven and empty shards.
 //
-// Reading in place (InterpolateOptions::input = ConvInput::kInPlace; fp32
-// and fp64): the caller's input shard with no halos (shard_layout(), e.g.
+// Reading in place (InterpolateOptions::input = ConvInput::kInPlace; every
+// element type): the caller's input shard with no halos (shard_layout(), e.g.
 // a framework's tensor wrapped) and a frame of src_layout() the layer
 // fills at the edges only; the outputs whose taps lie in the shard read
 // it there, the others the frame, whose halos are exchanged while the
@@ -40,8 +40,10 @@
 //   up.backward(dy, dx, dx_frame);   // dx: shard_layout(), overwritten
 //
 // Computes in double per output and rounds once (fp32, fp64); bf16 and
-// fp16 tensors through fp32 copies (the reverse sums of the halo cells
-// rounded per sum, docs/precision.md). Host memory only.
+// fp16 tensors through fp32 copies of the buffers, each rounded once to
+// the type (the reverse sums of the halo cells, and in place the frame's
+// edges added into the shard, rounded per sum, docs/precision.md). Host
+// memory only.
 //
 // The constructor is collective over the grid and validates from global
 // information, so bad input throws the same distconv::Error on every

@@ -79,8 +79,9 @@ const char* mode_name(ConvInput input) {
 // Both passes of `layer` in its mode: x's and dx's tensors (shards in
 // place, buffers with halos otherwise), frames and outputs filled with
 // garbage first.
+template <typename T>
 struct Passes {
-  Passes(const ProcessGrid& grid, const Interpolate<double>& layer)
+  Passes(const ProcessGrid& grid, const Interpolate<T>& layer)
       : in_place(layer.plan().in_place()),
         xs(grid, in_place ? layer.shard_layout() : layer.src_layout()),
         dxs(grid, xs.layout()),
@@ -88,14 +89,13 @@ struct Passes {
         dx_frame(grid, layer.src_layout()),
         ys(grid, layer.dst_layout()),
         dys(grid, layer.diff_dst_layout()) {
-    for (DistTensor<double>* t : {&xs, &dxs, &x_frame, &dx_frame, &ys}) {
-      t->buffer().for_each([](const Shape&, double& v) { v = 1e6; });
+    for (DistTensor<T>* t : {&xs, &dxs, &x_frame, &dx_frame, &ys}) {
+      t->buffer().for_each([](const Shape&, T& v) { v = T(1e6); });
     }
   }
   // x and dy scattered from rank 0, both passes, y and dx gathered there.
-  void run(Interpolate<double>& layer, const std::vector<double>& x,
-           const std::vector<double>& dy, std::vector<double>& y,
-           std::vector<double>& dx) {
+  void run(Interpolate<T>& layer, const std::vector<T>& x,
+           const std::vector<T>& dy, std::vector<T>& y, std::vector<T>& dx) {
     scatter(x.data(), xs, 0);
     scatter(dy.data(), dys, 0);
     if (in_place) {
@@ -105,13 +105,13 @@ struct Passes {
       layer.forward(xs, ys);
       layer.backward(dys, dxs);
     }
-    y.assign(dy.size(), 0.0);
-    dx.assign(x.size(), 0.0);
+    y.assign(dy.size(), T(0));
+    dx.assign(x.size(), T(0));
     gather(ys, y.data(), 0);
     gather(dxs, dx.data(), 0);
   }
   bool in_place;
-  DistTensor<double> xs, dxs, x_frame, dx_frame, ys, dys;
+  DistTensor<T> xs, dxs, x_frame, dx_frame, ys, dys;
 };
 
 TEST(Interpolate, MatchesTheSerialLoopsOnEveryGrid) {
@@ -228,33 +228,46 @@ TEST(InterpolatePlan, InPlacePiecesTileTheOutputShard) {
   }
 }
 
-TEST(Interpolate, Bf16AgainstFloat) {
-  const Case c = cases()[0];
-  const Shape out = c.desc.dst_shape(c.src);
-  const auto xd = random_vector<double>(c.src.volume(), 3);
-  std::vector<bf16> xb(xd.begin(), xd.end());
-  std::vector<float> xf(xb.begin(), xb.end());
-  for (const Shape& g : every_grid(4)) {
-    ProcessGrid grid(MPI_COMM_WORLD, g);
-    Interpolate<float> f(grid, c.desc, Distribution(c.src, g));
-    Interpolate<bf16> b(grid, c.desc, Distribution(c.src, g));
-    DistTensor<float> xs(grid, f.src_layout()), ys(grid, f.dst_layout());
-    DistTensor<bf16> xh(grid, b.src_layout()), yh(grid, b.dst_layout());
-    scatter(xf.data(), xs, 0);
-    scatter(xb.data(), xh, 0);
-    f.forward(xs, ys);
-    b.forward(xh, yh);
-    std::vector<float> yf(out.volume());
-    std::vector<bf16> ybh(out.volume());
-    gather(ys, yf.data(), 0);
-    gather(yh, ybh.data(), 0);
-    if (grid.rank() == 0) {
-      EXPECT_LE(max_relative_error(std::vector<double>(ybh.begin(), ybh.end()),
-                                   std::vector<double>(yf.begin(), yf.end())),
-                kRounding<bf16>);
+// Both passes in type N against fp32 on the same values (N's), in both
+// modes: each output rounded once to N; the input gradient's sums too,
+// plus the halo cells' and (in place) the frame's edges added in N.
+template <typename N>
+void narrow_against_float() {
+  for (const Case& c : {cases()[0], cases()[5]}) {  // 2D and 3D
+    const Shape out = c.desc.dst_shape(c.src);
+    const auto xn = random_vector<N>(c.src.volume(), 3);
+    const auto dyn = random_vector<N>(out.volume(), 4);
+    const std::vector<float> xf(xn.begin(), xn.end()),
+        dyf(dyn.begin(), dyn.end());
+    for (const Shape& g : every_grid(c.src.ndims())) {
+      for (ConvInput input : {ConvInput::kHaloBuffer, ConvInput::kInPlace}) {
+        SCOPED_TRACE(c.name + " on grid " + g.to_string() + ", " +
+                     mode_name(input));
+        ProcessGrid grid(MPI_COMM_WORLD, g);
+        InterpolateOptions options;
+        options.input = input;
+        const Distribution src(c.src, g);
+        Interpolate<float> f(grid, c.desc, src, options);
+        Interpolate<N> n(grid, c.desc, src, options);
+        std::vector<float> yf, dxf;
+        std::vector<N> yn, dxn;
+        Passes<float>(grid, f).run(f, xf, dyf, yf, dxf);
+        Passes<N>(grid, n).run(n, xn, dyn, yn, dxn);
+        if (grid.rank() == 0) {
+          auto wide = [](const auto& v) {
+            return std::vector<double>(v.begin(), v.end());
+          };
+          EXPECT_LE(max_relative_error(wide(yn), wide(yf)), kRounding<N>);
+          EXPECT_LE(max_relative_error(wide(dxn), wide(dxf)), 3 * kRounding<N>);
+        }
+      }
     }
   }
 }
+
+TEST(Interpolate, Bf16AgainstFloatInBothModes) { narrow_against_float<bf16>(); }
+
+TEST(Interpolate, Fp16AgainstFloatInBothModes) { narrow_against_float<fp16>(); }
 
 TEST(Interpolate, BadInputFailsOnEveryRank) {
   ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, testing::world_size(), 1});
@@ -271,8 +284,8 @@ TEST(Interpolate, BadInputFailsOnEveryRank) {
                               "src tensor's layout",
                               [&] { up.forward(plain, y); });
   }
-  // The passes of the other mode, the shard layout of the buffer mode and
-  // 16-bit tensors in place are refused alike on every rank.
+  // The passes of the other mode and the shard layout of the buffer mode
+  // are refused alike on every rank.
   InterpolateOptions in_place;
   in_place.input = ConvInput::kInPlace;
   Interpolate<double> framed(grid, InterpolateDesc::of_size({12, 8}), src,
@@ -291,11 +304,6 @@ TEST(Interpolate, BadInputFailsOnEveryRank) {
   expect_error_on_all_ranks(MPI_COMM_WORLD, ErrorKind::kState,
                             "has no shard layout",
                             [&] { (void)up.shard_layout(); });
-  expect_error_on_all_ranks(
-      MPI_COMM_WORLD, ErrorKind::kUnsupported, "16-bit", [&] {
-        Interpolate<bf16>(grid, InterpolateDesc::of_size({12, 8}), src,
-                          in_place);
-      });
 }
 
 }  // namespace

@@ -140,9 +140,9 @@ class AdaptivePoolModule {
   long long forwards_ = 0;
 };
 
-// fp32 and fp64 read the input and write its gradient in place (the
-// caller's tensors and a frame each for the edges); the 16-bit types
-// stage through fp32 copies in the layer and take buffers with halos.
+// Every type reads the input and writes its gradient in place (the
+// caller's tensors and a frame each for the edges); the layer computes the
+// 16-bit types on fp32 copies.
 template <typename T>
 class InterpolateModule {
  public:
@@ -192,7 +192,7 @@ class InterpolateModule {
   }
   static InterpolateOptions options() {
     InterpolateOptions o;
-    o.input = kNarrow<T> ? ConvInput::kHaloBuffer : ConvInput::kInPlace;
+    o.input = ConvInput::kInPlace;
     return o;
   }
   // A frame of src_layout(), made on first use and kept.
