@@ -2,7 +2,8 @@
 # The convolution layer in bf16 side by side with fp32 and with bare oneDNN
 # bf16 primitives on the same global problem (forward + backward-data +
 # backward-weights), in one run, rounds interleaved so that machine noise
-# hits every configuration:
+# hits every configuration, each round starting one configuration later
+# than the one before:
 #   distconv fp32 and bf16 on 1 rank x 1 thread, and on 2 ranks (H split);
 #   bf16 both with the heuristic's kernels (fp32 kernels on fp32 copies)
 #   and with --kernel-choice=measured (oneDNN's own bf16 kernels where
@@ -11,7 +12,8 @@
 #   CPU; otherwise its error, naming the type, is printed)
 # Prints each run's JSON line, then medians over the rounds and the ratios
 # (fp32 time / bf16 time: bf16's speed-up; oneDNN bf16 time / distconv bf16
-# time: 1.0 is oneDNN's speed).
+# time: 1.0 is oneDNN's speed), each speed-up also as the median of the
+# rounds' own ratios ("paired").
 # Prints the CPU model and its vector extensions first, and for each
 # problem how distconv computes each pass on rank 0 (the kernels oneDNN
 # chose, from the first round's runs with --verbose).
@@ -39,8 +41,10 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {print a / b}'; }
 for p in "${problems[@]}"; do
   declare -A t=()
   onednn_error=""
+  n_cfg=${#configs[@]}
   for ((r = 1; r <= rounds; r++)); do
-    for cfg in "${configs[@]}"; do
+    for ((k = 0; k < n_cfg; k++)); do
+      cfg=${configs[$(((k + r - 1) % n_cfg))]}
       n="${cfg##*_}"
       v=()
       [ "$r" -eq 1 ] && v=(--verbose)
@@ -63,14 +67,24 @@ for p in "${problems[@]}"; do
         continue
       fi
       t[$cfg]+="$(echo "$line" | field median_ms) "
+      t[${cfg}_round$r]=$(echo "$line" | field median_ms)
     done
   done
   m() { echo "${t[$1]:-}" | tr ' ' '\n' | grep . | median; }
+  # paired A B: the median over the rounds of A's time / B's in that round.
+  paired() {
+    for ((r = 1; r <= rounds; r++)); do
+      a=${t[${1}_round$r]:-} b=${t[${2}_round$r]:-}
+      [ -n "$a" ] && [ -n "$b" ] && ratio "$a" "$b"
+    done | median
+  }
   echo "== $p: medians over $rounds rounds (ms)"
   for n in 1 2; do
-    printf "%s rank(s): fp32 %.1f | bf16 %.1f | bf16 speed-up %.3f | bf16 measured %.1f | its speed-up %.3f\n" "$n" \
+    printf "%s rank(s): fp32 %.1f | bf16 %.1f | bf16 speed-up %.3f (paired %.3f) | bf16 measured %.1f | its speed-up %.3f (paired %.3f)\n" "$n" \
       "$(m f32_$n)" "$(m bf16_$n)" "$(ratio "$(m f32_$n)" "$(m bf16_$n)")" \
-      "$(m bf16m_$n)" "$(ratio "$(m f32_$n)" "$(m bf16m_$n)")"
+      "$(paired f32_$n bf16_$n)" \
+      "$(m bf16m_$n)" "$(ratio "$(m f32_$n)" "$(m bf16m_$n)")" \
+      "$(paired f32_$n bf16m_$n)"
     if [ -n "${t[onednn_$n]:-}" ]; then
       printf "  oneDNN bf16 %s thread(s) %.1f | ratio to distconv bf16 %.3f\n" \
         "$n" "$(m onednn_$n)" "$(ratio "$(m onednn_$n)" "$(m bf16_$n)")"
