@@ -2,7 +2,7 @@
 // (n, spatial) position of an (N, C, spatial...) tensor and its C channel
 // values), and CellWalk, the cells of strided views numbered for one GPU
 // thread each. Pure C++ with no CUDA header: the host loops
-// (layers/softmax.cc, layers/loss.cc) and the CUDA kernels
+// (kernels/local_softmax.cc, kernels/local_loss.cc) and the CUDA kernels
 // (kernels/cuda/softmax_kernels.cu, loss_kernels.cu) call the very same
 // functions, so this code is built and tested in every build.
 //

@@ -184,9 +184,9 @@ ConvDesc desc_of(const Case& k) {
   return c;
 }
 
-// From 64 channels per group on, backward-weights reorders the activations
-// into oneDNN's blocked layout (where the CPU has AVX-512); the result must
-// not change (including
+// Backward-weights on blocked copies (ConvImpl::kBlocked16) reorders the
+// activations into oneDNN's blocked layout (where the CPU has AVX-512);
+// the result must not change (including
 // channel counts that are not a multiple of the block, groups, 3D, stride,
 // and views that are not dense).
 TEST(LocalConv, BackwardWeightsOnBlockedCopiesMatchesTheReference) {

@@ -14,7 +14,7 @@ namespace distconv {
 
 template <typename T>
 LocalSoftmax<T>::LocalSoftmax(SoftmaxKind kind, const Shape& extent)
-    : kind_(kind) {
+    : kind_(kind), extent_(extent) {
   if (std::is_same_v<T, float> && extent.volume() > 0) {
     try {
       dnnl_ = std::make_unique<onednn::Softmax>(kind_, extent);
@@ -34,8 +34,9 @@ LocalSoftmax<T>& LocalSoftmax<T>::operator=(LocalSoftmax&&) noexcept = default;
 template <typename T>
 template <typename... Views>
 bool LocalSoftmax<T>::use_dnnl(const Views&... views) const {
-  return dnnl_ != nullptr && (is_dense(views.extent(), views.strides(),
-                                       StorageOrder::kChannelsLast) &&
+  return dnnl_ != nullptr && ((views.extent() == extent_ &&
+                               is_dense(views.extent(), views.strides(),
+                                        StorageOrder::kChannelsLast)) &&
                               ...);
 }
 

@@ -1,6 +1,7 @@
 // LocalSoftmax<T>: softmax and log-softmax over channels on one rank's
 // strided (N, C, spatial...) views in host memory: oneDNN on fp32 views
-// that are dense channels-last (the layer's plan layouts), otherwise loops
+// that are dense channels-last and of the extent it was made for (the
+// layer's plan layouts), otherwise loops
 // over kernels/channel_cells.h's cell functions (in double, each result
 // rounded once to T), the same the CUDA kernels run. Made once for a
 // shard's extent, run many times. Defined for every element type of
@@ -48,6 +49,7 @@ class LocalSoftmax {
   bool use_dnnl(const Views&... views) const;
 
   SoftmaxKind kind_;
+  Shape extent_;                           // oneDNN's
   std::unique_ptr<onednn::Softmax> dnnl_;  // fp32 on a non-empty extent
   std::string dnnl_refused_;
 };

@@ -1,5 +1,5 @@
 // PointwiseDims<K>: K strided views of one extent as element-wise loops
-// walk them, on the host (layers/internal/pointwise.h's runs) and on the
+// walk them, on the host (kernels/internal/strided_runs.h's runs) and on the
 // GPU (one element per thread, kernels/cuda/pointwise_kernel.h): the
 // dimensions taken outermost first by view 0's strides, extents of 1
 // dropped, and neighbours merged where every view steps over the inner one

@@ -34,8 +34,8 @@ struct InterpolateOptions {
   HaloSetupOptions halo;  // how halos travel
   // Where the passes read the input and write its gradient: in buffers
   // with halos, or (kInPlace) in the caller's shards with a frame per
-  // pass for the edges. 16-bit tensors stage through fp32 copies and take
-  // kHaloBuffer only (kUnsupported otherwise).
+  // pass for the edges. Every element type; 16-bit tensors compute on
+  // fp32 copies in either mode.
   ConvInput input = ConvInput::kHaloBuffer;
 };
 

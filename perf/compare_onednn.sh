@@ -2,9 +2,9 @@
 # Side-by-side comparison of distconv with bare oneDNN primitives on the same
 # global problem (fp32, forward + backward-data + backward-weights), in one
 # run, rounds interleaved so that machine noise hits every configuration,
-# each round starting one configuration later than the one before (a
-# configuration that always ran last would always find the machine in the
-# same state):
+# each round starting one configuration later than the one before and
+# every other round in reverse order (a configuration that always ran
+# last would always find the machine in the same state):
 #   oneDNN 1 thread      vs distconv 1 rank  x 1 thread
 #   oneDNN 2 threads     vs distconv 2 ranks x 1 thread (H split)
 # and distconv on 2 ranks with overlap off; for the convolutions (--conv,
@@ -53,7 +53,10 @@ for p in "${problems[@]}"; do
   n_cfg=${#configs[@]}
   for ((r = 1; r <= rounds; r++)); do
     for ((k = 0; k < n_cfg; k++)); do
-      cfg=${configs[$(((k + r - 1) % n_cfg))]}
+      # Rotated by a place per round; every other round reversed.
+      j=$(((k + r - 1) % n_cfg))
+      [ $((r % 2)) -eq 0 ] && j=$((n_cfg - 1 - j))
+      cfg=${configs[$j]}
       v=()
       [ "$r" -eq 1 ] && v=(--verbose)
       case $cfg in
@@ -76,9 +79,13 @@ for p in "${problems[@]}"; do
   m() { echo "${t[$1]}" | tr ' ' '\n' | grep . | median; }
   # paired A B: the median over the rounds of A's time / B's in that round.
   paired() {
-    for ((r = 1; r <= rounds; r++)); do
-      awk -v a="${t[${1}_round$r]}" -v b="${t[${2}_round$r]}" 'BEGIN {print a / b}'
-    done | median
+    local v
+    v=$(
+      for ((r = 1; r <= rounds; r++)); do
+        a=${t[${1}_round$r]:-} b=${t[${2}_round$r]:-}
+        [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN {print a / b}'
+      done | median)
+    echo "${v:-nan}"  # no round ran both
   }
   echo "== $p: medians over $rounds rounds (ms)"
   printf "oneDNN 1 thread %.1f | distconv 1 rank %.1f | ratio %.3f (paired %.3f)\n" \

@@ -3,7 +3,7 @@
 # bf16 primitives on the same global problem (forward + backward-data +
 # backward-weights), in one run, rounds interleaved so that machine noise
 # hits every configuration, each round starting one configuration later
-# than the one before:
+# than the one before and every other round in reverse order:
 #   distconv fp32 and bf16 on 1 rank x 1 thread, and on 2 ranks (H split);
 #   bf16 both with the heuristic's kernels (fp32 kernels on fp32 copies)
 #   and with --kernel-choice=measured (oneDNN's own bf16 kernels where
@@ -44,7 +44,10 @@ for p in "${problems[@]}"; do
   n_cfg=${#configs[@]}
   for ((r = 1; r <= rounds; r++)); do
     for ((k = 0; k < n_cfg; k++)); do
-      cfg=${configs[$(((k + r - 1) % n_cfg))]}
+      # Rotated by a place per round; every other round reversed.
+      j=$(((k + r - 1) % n_cfg))
+      [ $((r % 2)) -eq 0 ] && j=$((n_cfg - 1 - j))
+      cfg=${configs[$j]}
       n="${cfg##*_}"
       v=()
       [ "$r" -eq 1 ] && v=(--verbose)
@@ -73,10 +76,13 @@ for p in "${problems[@]}"; do
   m() { echo "${t[$1]:-}" | tr ' ' '\n' | grep . | median; }
   # paired A B: the median over the rounds of A's time / B's in that round.
   paired() {
-    for ((r = 1; r <= rounds; r++)); do
-      a=${t[${1}_round$r]:-} b=${t[${2}_round$r]:-}
-      [ -n "$a" ] && [ -n "$b" ] && ratio "$a" "$b"
-    done | median
+    local v
+    v=$(
+      for ((r = 1; r <= rounds; r++)); do
+        a=${t[${1}_round$r]:-} b=${t[${2}_round$r]:-}
+        [ -n "$a" ] && [ -n "$b" ] && ratio "$a" "$b"
+      done | median)
+    echo "${v:-nan}"  # no round ran both
   }
   echo "== $p: medians over $rounds rounds (ms)"
   for n in 1 2; do

@@ -30,7 +30,7 @@ struct Padded {
   }
 };
 
-TEST(Pointwise, TransformVisitsEveryIndexOnceWhateverTheStrides) {
+TEST(StridedRuns, TransformVisitsEveryIndexOnceWhateverTheStrides) {
   const StorageOrder last = StorageOrder::kChannelsLast;
   const StorageOrder first = StorageOrder::kChannelsFirst;
   for (const Shape& extent :
@@ -65,7 +65,7 @@ TEST(Pointwise, TransformVisitsEveryIndexOnceWhateverTheStrides) {
   }
 }
 
-TEST(Pointwise, InPlaceAndZero) {
+TEST(StridedRuns, InPlaceAndZero) {
   Padded x({2, 3, 4, 5}, 1, StorageOrder::kChannelsLast, 7);
   transform([](double a) { return a * a; }, x.view,
             StridedView<const double>(x.view));
