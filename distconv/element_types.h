@@ -6,7 +6,10 @@
 //    parameters, gradients and sums in;
 //  - the narrow types, bf16 and fp16: stored in 16 bits, computed in fp32
 //    (Compute<T> is float for each);
-//  - the element types: both lists, compute types first.
+//  - the element types: both lists, compute types first;
+//  - the label types, int32, int64 and uint8: class labels, masks and
+//    indices, which the data movers (shard, gather, scatter, copy_shard,
+//    copy_view) carry but no layer computes on.
 //
 // Each list is an X-macro: it applies a one-argument macro to every type.
 //
@@ -21,6 +24,7 @@
 #ifndef DISTCONV_ELEMENT_TYPES_H_
 #define DISTCONV_ELEMENT_TYPES_H_
 
+#include <cstdint>
 #include <type_traits>
 
 #include "distconv/bf16.h"
@@ -30,6 +34,8 @@
 #define DISTCONV_FOR_EACH_NARROW_TYPE(X) X(bf16) X(fp16)
 #define DISTCONV_FOR_EACH_ELEMENT_TYPE(X) \
   DISTCONV_FOR_EACH_COMPUTE_TYPE(X) DISTCONV_FOR_EACH_NARROW_TYPE(X)
+#define DISTCONV_FOR_EACH_LABEL_TYPE(X) \
+  X(std::int32_t) X(std::int64_t) X(std::uint8_t)
 
 namespace distconv {
 

@@ -121,9 +121,7 @@ void gather(const DistTensor<T>& tensor, T* global, int root) {
   template void scatter<T>(const T*, DistTensor<T>&, int);       \
   template void gather<T>(const DistTensor<T>&, T*, int);
 DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
-DISTCONV_INSTANTIATE(std::int32_t)
-DISTCONV_INSTANTIATE(std::int64_t)
-DISTCONV_INSTANTIATE(std::uint8_t)
+DISTCONV_FOR_EACH_LABEL_TYPE(DISTCONV_INSTANTIATE)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -96,12 +96,6 @@ LocalConv<T> heuristic_local_conv(const ConvDesc& desc, const Shape& src_extent,
                                   const Shape& dst_strides, ConvPass pass,
                                   ConvImpl planned);
 
-// Copies `from` into `to` (same extents, any strides), converting each
-// element when the types differ (defined for float, double, bf16 and fp16
-// to themselves, bf16 and fp16 to float and float to bf16 and fp16).
-template <typename From, typename To>
-void copy_view(StridedView<const From> from, StridedView<To> to);
-
 }  // namespace distconv
 
 #endif  // DISTCONV_KERNELS_LOCAL_CONV_H_

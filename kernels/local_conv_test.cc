@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "distconv/halo_layout.h"
+#include "kernels/copy_view.h"
 #include "kernels/reference/conv.h"
 #include "kernels/view_testing.h"
 #include "tests/gtest_types.h"

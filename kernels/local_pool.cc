@@ -9,7 +9,7 @@
 #include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "distconv/halo_layout.h"
-#include "kernels/local_conv.h"
+#include "kernels/copy_view.h"
 #include "kernels/onednn/pool.h"
 #include "kernels/reference/pool.h"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "distconv/halo_layout.h"
-#include "kernels/local_conv.h"
+#include "kernels/copy_view.h"
 #include "kernels/reference/pool.h"
 #include "kernels/view_testing.h"
 

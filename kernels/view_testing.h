@@ -13,7 +13,7 @@
 #include "distconv/halo_layout.h"
 #include "distconv/pool_desc.h"
 #include "distconv/strided_view.h"
-#include "kernels/local_conv.h"
+#include "kernels/copy_view.h"
 
 namespace distconv::testing {
 

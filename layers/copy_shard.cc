@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "distconv/element_types.h"
+#include "kernels/copy_view.h"
 #include "layers/internal/copy_shard_impl.h"
 #include "layers/internal/pointwise.h"
 
@@ -20,13 +21,13 @@ void require_extent(const Shape& view, const Shape& shard, const char* what) {
 template <typename T>
 void copy_shard(const StridedView<const T>& from, DistTensor<T>& to) {
   require_extent(from.extent(), to.shard().extent, "source");
-  internal::copy(from, to.interior());
+  copy_view<T>(from, to.interior());
 }
 
 template <typename T>
 void copy_shard(const DistTensor<T>& from, const StridedView<T>& to) {
   require_extent(to.extent(), from.shard().extent, "destination");
-  internal::copy(from.interior(), to);
+  copy_view<T>(from.interior(), to);
 }
 
 #define DISTCONV_INSTANTIATE(T)                                      \
@@ -36,9 +37,7 @@ void copy_shard(const DistTensor<T>& from, const StridedView<T>& to) {
                               DistTensor<T>&);                       \
   template void copy_shard<T>(const DistTensor<T>&, const StridedView<T>&);
 DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
-DISTCONV_INSTANTIATE(std::int32_t)
-DISTCONV_INSTANTIATE(std::int64_t)
-DISTCONV_INSTANTIATE(std::uint8_t)
+DISTCONV_FOR_EACH_LABEL_TYPE(DISTCONV_INSTANTIATE)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

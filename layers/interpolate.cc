@@ -10,7 +10,7 @@
 #include "distconv/internal/layer_checks.h"
 #include "distconv/internal/mpi_util.h"
 #include "halo/halo_exchange.h"
-#include "kernels/local_conv.h"  // copy_view
+#include "kernels/copy_view.h"
 #include "kernels/local_interpolate.h"
 #include "layers/internal/given_plan.h"
 #include "layers/internal/plan_fingerprints.h"
@@ -21,21 +21,19 @@ namespace distconv {
 namespace {
 
 // 16-bit tensors run the kernels on fp32 copies (function templates, made
-// only for the types that call them): a fp32 view over `copy` shaped like
-// `v` (dense, channels-last, where the kernel's channel loops are vector
-// code), filled from it when `fill`, else zeros; and back.
+// only for the types that call them, and written back with copy_view): a
+// fp32 view over `copy` shaped like `v` (dense, channels-last, where the
+// kernel's channel loops are vector code), holding v's values or zeros.
+enum class Stage { kValues, kZeros };
+
 template <typename T>
 StridedView<float> staged(const StridedView<const T>& v,
-                          std::vector<float>& copy, bool fill) {
+                          std::vector<float>& copy, Stage stage) {
   copy.assign(static_cast<size_t>(v.size()), 0.0f);
   StridedView<float> f(copy.data(), v.extent(),
                        dense_strides(v.extent(), StorageOrder::kChannelsLast));
-  if (fill) copy_view<T, float>(v, f);
+  if (stage == Stage::kValues) copy_view<T, float>(v, f);
   return f;
-}
-template <typename T>
-void unstage(const StridedView<float>& f, const StridedView<T>& v) {
-  copy_view<float, T>(f, v);
 }
 
 }  // namespace
@@ -123,11 +121,11 @@ void Interpolate<T>::forward(DistTensor<T>& src, DistTensor<T>& dst) {
   if constexpr (kNarrow<T>) {
     std::vector<float> in, out;
     const StridedView<float> x =
-        staged<T>(std::as_const(src).buffer(), in, true);
+        staged<T>(std::as_const(src).buffer(), in, Stage::kValues);
     const StridedView<float> y =
-        staged<T>(std::as_const(dst).interior(), out, false);
+        staged<T>(std::as_const(dst).interior(), out, Stage::kZeros);
     LocalInterpolate<float>::forward(x, s.plan.taps, y);
-    unstage(y, dst.interior());
+    copy_view<float, T>(y, dst.interior());
   } else {
     LocalInterpolate<T>::forward(std::as_const(src).buffer(), s.plan.taps,
                                  dst.interior());
@@ -147,11 +145,12 @@ void Interpolate<T>::backward(const DistTensor<T>& diff_dst,
   if (diff_dst.interior().size() > 0) {
     if constexpr (kNarrow<T>) {
       std::vector<float> in, out;
-      const StridedView<float> dy = staged<T>(diff_dst.interior(), in, true);
+      const StridedView<float> dy =
+          staged<T>(diff_dst.interior(), in, Stage::kValues);
       const StridedView<float> dx =
-          staged<T>(std::as_const(diff_src).buffer(), out, false);
+          staged<T>(std::as_const(diff_src).buffer(), out, Stage::kZeros);
       LocalInterpolate<float>::backward(dy, s.plan.taps, dx);
-      unstage(dx, diff_src.buffer());
+      copy_view<float, T>(dx, diff_src.buffer());
     } else {
       LocalInterpolate<T>::backward(diff_dst.interior(), s.plan.taps,
                                     diff_src.buffer());
@@ -191,11 +190,11 @@ void Interpolate<T>::forward(const DistTensor<T>& src, DistTensor<T>& src_frame,
     s.halo.start(src_frame);
     std::vector<float> in, out;
     const StridedView<float> x =
-        staged<T>(std::as_const(src_frame).buffer(), in, false);
+        staged<T>(std::as_const(src_frame).buffer(), in, Stage::kZeros);
     const Box inside = s.plan.src_layout.interior(src_frame.part());
     copy_view<T, float>(src.buffer(), x.subview(inside));
     const StridedView<float> y =
-        staged<T>(std::as_const(dst).buffer(), out, false);
+        staged<T>(std::as_const(dst).buffer(), out, Stage::kZeros);
     s.for_pieces(false, [&](const InterpolatePiece& p, const Box& box) {
       LocalInterpolate<float>::forward(x.subview(inside), p.taps,
                                        y.subview(box));
@@ -210,7 +209,7 @@ void Interpolate<T>::forward(const DistTensor<T>& src, DistTensor<T>& src_frame,
     });
     for (bool reading_frame : {false, true}) {
       s.for_pieces(reading_frame, [&](const InterpolatePiece&, const Box& box) {
-        unstage(y.subview(box), dst.view(box));
+        copy_view<float, T>(y.subview(box), dst.view(box));
       });
     }
   }
@@ -254,15 +253,16 @@ void Interpolate<T>::backward(const DistTensor<T>& diff_dst,
     const FrameBoxes& f = *s.plan.frames;
     internal::zero_frame(f, diff_src_frame);
     std::vector<float> grad, sums;
-    const StridedView<float> dy = staged<T>(diff_dst.buffer(), grad, true);
+    const StridedView<float> dy =
+        staged<T>(diff_dst.buffer(), grad, Stage::kValues);
     const StridedView<float> dx =
-        staged<T>(std::as_const(diff_src_frame).buffer(), sums, false);
+        staged<T>(std::as_const(diff_src_frame).buffer(), sums, Stage::kZeros);
     const Box inside = s.plan.src_layout.interior(diff_src_frame.part());
     s.for_pieces(true, [&](const InterpolatePiece& p, const Box& out) {
       LocalInterpolate<float>::backward(dy.subview(out), p.taps, dx);
     });
     s.for_halo_slabs([&](const Box& slab) {
-      unstage(dx.subview(slab), diff_src_frame.view(slab));
+      copy_view<float, T>(dx.subview(slab), diff_src_frame.view(slab));
     });
     s.halo.start(diff_src_frame,
                  {HaloDirection::kReverse, HaloReduction::kSum});
@@ -270,7 +270,7 @@ void Interpolate<T>::backward(const DistTensor<T>& diff_dst,
       LocalInterpolate<float>::backward(dy.subview(out), p.taps,
                                         dx.subview(inside));
     });
-    unstage(dx.subview(inside), diff_src.buffer());
+    copy_view<float, T>(dx.subview(inside), diff_src.buffer());
     s.halo.wait();
     internal::add_edges(f, diff_src_frame, diff_src);
   }

@@ -77,6 +77,27 @@ const char* mode_name(ConvInput input) {
   return input == ConvInput::kInPlace ? "in place" : "buffer with halos";
 }
 
+// Calls fn(grid, options) on every grid of `ndims` dimensions in both
+// modes, under a trace naming case, grid and mode; stops, returning false,
+// after the first call on which a rank failed.
+template <typename Fn>
+bool for_each_grid_and_mode(const std::string& name, int ndims, Fn fn) {
+  for (const Shape& g : every_grid(ndims)) {
+    for (ConvInput input : {ConvInput::kHaloBuffer, ConvInput::kInPlace}) {
+      SCOPED_TRACE(name + " on grid " + g.to_string() + ", " +
+                   mode_name(input));
+      ProcessGrid grid(MPI_COMM_WORLD, g);
+      InterpolateOptions options;
+      options.input = input;
+      fn(grid, options);
+      if (testing::max_over(MPI_COMM_WORLD, ::testing::Test::HasFailure())) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 // Both passes of `layer` in its mode: x's and dx's tensors (shards in
 // place, buffers with halos otherwise), frames and outputs filled with
 // garbage first.
@@ -122,43 +143,36 @@ TEST(Interpolate, MatchesTheSerialLoopsOnEveryGrid) {
     const auto dy = random_vector<double>(out.volume(), 2);
     const auto y_ref = serial_forward(c, x);
     const auto dx_ref = serial_backward(c, dy);
-    for (const Shape& g : every_grid(c.src.ndims())) {
-      for (ConvInput input : {ConvInput::kHaloBuffer, ConvInput::kInPlace}) {
-        SCOPED_TRACE(c.name + " on grid " + g.to_string() + ", " +
-                     mode_name(input));
-        ProcessGrid grid(MPI_COMM_WORLD, g);
-        InterpolateOptions options;
-        options.input = input;
-        Interpolate<double> layer(grid, c.desc, Distribution(c.src, g),
-                                  options);
-        Passes io(grid, layer);
-        std::vector<double> y, dx;
-        io.run(layer, x, dy, y, dx);
-        if (grid.rank() == 0) {
-          EXPECT_LE(max_relative_error(y, y_ref), 1e-14) << "forward";
-          EXPECT_LE(max_relative_error(dx, dx_ref), 1e-13) << "backward";
-        }
-        // <A x, z> == <x, A^T z> over the distributed tensors.
-        const double lhs = testing::sum_over(MPI_COMM_WORLD, [&] {
-          double s = 0;
-          io.ys.interior().for_each([&](const Shape& i, double& v) {
-            s += v * std::as_const(io.dys).interior()(i);
-          });
-          return s;
-        }());
-        const double rhs = testing::sum_over(MPI_COMM_WORLD, [&] {
-          double s = 0;
-          io.xs.interior().for_each([&](const Shape& i, double& v) {
-            s += v * std::as_const(io.dxs).interior()(i);
-          });
-          return s;
-        }());
-        EXPECT_NEAR(lhs, rhs, 1e-12 * std::max(1.0, std::abs(lhs)));
-        if (testing::max_over(MPI_COMM_WORLD, ::testing::Test::HasFailure())) {
-          return;
-        }
-      }
-    }
+    const bool passed = for_each_grid_and_mode(
+        c.name, c.src.ndims(),
+        [&](const ProcessGrid& grid, const InterpolateOptions& options) {
+          Interpolate<double> layer(grid, c.desc,
+                                    Distribution(c.src, grid.shape()), options);
+          Passes io(grid, layer);
+          std::vector<double> y, dx;
+          io.run(layer, x, dy, y, dx);
+          if (grid.rank() == 0) {
+            EXPECT_LE(max_relative_error(y, y_ref), 1e-14) << "forward";
+            EXPECT_LE(max_relative_error(dx, dx_ref), 1e-13) << "backward";
+          }
+          // <A x, z> == <x, A^T z> over the distributed tensors.
+          const double lhs = testing::sum_over(MPI_COMM_WORLD, [&] {
+            double s = 0;
+            io.ys.interior().for_each([&](const Shape& i, double& v) {
+              s += v * std::as_const(io.dys).interior()(i);
+            });
+            return s;
+          }());
+          const double rhs = testing::sum_over(MPI_COMM_WORLD, [&] {
+            double s = 0;
+            io.xs.interior().for_each([&](const Shape& i, double& v) {
+              s += v * std::as_const(io.dxs).interior()(i);
+            });
+            return s;
+          }());
+          EXPECT_NEAR(lhs, rhs, 1e-12 * std::max(1.0, std::abs(lhs)));
+        });
+    if (!passed) return;
   }
 }
 
@@ -241,29 +255,26 @@ void narrow_against_float() {
     const auto dyn = random_vector<N>(out.volume(), 4);
     const std::vector<float> xf(xn.begin(), xn.end()),
         dyf(dyn.begin(), dyn.end());
-    for (const Shape& g : every_grid(c.src.ndims())) {
-      for (ConvInput input : {ConvInput::kHaloBuffer, ConvInput::kInPlace}) {
-        SCOPED_TRACE(c.name + " on grid " + g.to_string() + ", " +
-                     mode_name(input));
-        ProcessGrid grid(MPI_COMM_WORLD, g);
-        InterpolateOptions options;
-        options.input = input;
-        const Distribution src(c.src, g);
-        Interpolate<float> f(grid, c.desc, src, options);
-        Interpolate<N> n(grid, c.desc, src, options);
-        std::vector<float> yf, dxf;
-        std::vector<N> yn, dxn;
-        Passes<float>(grid, f).run(f, xf, dyf, yf, dxf);
-        Passes<N>(grid, n).run(n, xn, dyn, yn, dxn);
-        if (grid.rank() == 0) {
-          auto wide = [](const auto& v) {
-            return std::vector<double>(v.begin(), v.end());
-          };
-          EXPECT_LE(max_relative_error(wide(yn), wide(yf)), kRounding<N>);
-          EXPECT_LE(max_relative_error(wide(dxn), wide(dxf)), 3 * kRounding<N>);
-        }
-      }
-    }
+    const bool passed = for_each_grid_and_mode(
+        c.name, c.src.ndims(),
+        [&](const ProcessGrid& grid, const InterpolateOptions& options) {
+          const Distribution src(c.src, grid.shape());
+          Interpolate<float> f(grid, c.desc, src, options);
+          Interpolate<N> n(grid, c.desc, src, options);
+          std::vector<float> yf, dxf;
+          std::vector<N> yn, dxn;
+          Passes<float>(grid, f).run(f, xf, dyf, yf, dxf);
+          Passes<N>(grid, n).run(n, xn, dyn, yn, dxn);
+          if (grid.rank() == 0) {
+            auto wide = [](const auto& v) {
+              return std::vector<double>(v.begin(), v.end());
+            };
+            EXPECT_LE(max_relative_error(wide(yn), wide(yf)), kRounding<N>);
+            EXPECT_LE(max_relative_error(wide(dxn), wide(dxf)),
+                      3 * kRounding<N>);
+          }
+        });
+    if (!passed) return;
   }
 }
 

@@ -39,23 +39,15 @@ if [ ${#problems[@]} -eq 0 ]; then
   problems=(mb1ic16ih1024iw1024oc16oh1024ow1024kh3kw3ph1pw1
             mb8ic64ih128iw128oc64oh128ow128kh3kw3ph1pw1)
 fi
-bazel build //perf:distconv_bench >&2
-bench=$(bazel info bazel-bin 2>/dev/null)/perf/distconv_bench
-export OMPI_MCA_plm=isolated
-mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
-echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'); $(nproc) cores; $(grep -o -w 'avx2\|avx512[a-z_0-9]*\|amx[a-z_0-9]*' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+source perf/compare_common.sh
+compare_setup
 # The first round's distconv runs add --verbose: the lines before the JSON
 # say how rank 0 computes each pass.
-field() { sed -n "s/.*\"$1\": \"\{0,1\}\([^,\"}]*\).*/\1/p"; }
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 for p in "${problems[@]}"; do
   declare -A t=()
   n_cfg=${#configs[@]}
   for ((r = 1; r <= rounds; r++)); do
-    for ((k = 0; k < n_cfg; k++)); do
-      # Rotated by a place per round; every other round reversed.
-      j=$(((k + r - 1) % n_cfg))
-      [ $((r % 2)) -eq 0 ] && j=$((n_cfg - 1 - j))
+    for j in $(round_order "$r" "$n_cfg"); do
       cfg=${configs[$j]}
       v=()
       [ "$r" -eq 1 ] && v=(--verbose)
@@ -71,36 +63,24 @@ for p in "${problems[@]}"; do
       echo "$out" | grep -v '^{' | sed "s/^/$cfg: /" || true
       line=$(echo "$out" | grep '^{' | tail -n 1)
       echo "$line"
-      t[$cfg]+="$(echo "$line" | field median_ms) "
+      record "$cfg" "$r" "$line"
       t[${cfg}_wait]+="$(echo "$line" | field comm_wait_ms) "
-      t[${cfg}_round$r]=$(echo "$line" | field median_ms)
     done
   done
-  m() { echo "${t[$1]}" | tr ' ' '\n' | grep . | median; }
-  # paired A B: the median over the rounds of A's time / B's in that round.
-  paired() {
-    local v
-    v=$(
-      for ((r = 1; r <= rounds; r++)); do
-        a=${t[${1}_round$r]:-} b=${t[${2}_round$r]:-}
-        [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN {print a / b}'
-      done | median)
-    echo "${v:-nan}"  # no round ran both
-  }
   echo "== $p: medians over $rounds rounds (ms)"
   printf "oneDNN 1 thread %.1f | distconv 1 rank %.1f | ratio %.3f (paired %.3f)\n" \
-    "$(m onednn1)" "$(m distconv1)" "$(awk -v a="$(m onednn1)" -v b="$(m distconv1)" 'BEGIN {print a / b}')" \
+    "$(m onednn1)" "$(m distconv1)" "$(ratio "$(m onednn1)" "$(m distconv1)")" \
     "$(paired onednn1 distconv1)"
   printf "oneDNN 2 threads %.1f | distconv 2 ranks %.1f (comm wait %.2f) | ratio %.3f (paired %.3f)\n" \
-    "$(m onednn2)" "$(m distconv2)" "$(m distconv2_wait)" "$(awk -v a="$(m onednn2)" -v b="$(m distconv2)" 'BEGIN {print a / b}')" \
+    "$(m onednn2)" "$(m distconv2)" "$(m distconv2_wait)" "$(ratio "$(m onednn2)" "$(m distconv2)")" \
     "$(paired onednn2 distconv2)"
   if [ "$measured" -eq 1 ]; then
     for n in 1 2; do
       printf "measured choice, %d rank(s): distconv %.1f | ratio to oneDNN %.3f (paired %.3f) | heuristic / measured %.3f (paired %.3f)\n" \
         "$n" "$(m distconv${n}_measured)" \
-        "$(awk -v a="$(m onednn$n)" -v b="$(m distconv${n}_measured)" 'BEGIN {print a / b}')" \
+        "$(ratio "$(m onednn$n)" "$(m distconv${n}_measured)")" \
         "$(paired onednn$n distconv${n}_measured)" \
-        "$(awk -v a="$(m distconv$n)" -v b="$(m distconv${n}_measured)" 'BEGIN {print a / b}')" \
+        "$(ratio "$(m distconv$n)" "$(m distconv${n}_measured)")" \
         "$(paired distconv$n distconv${n}_measured)"
     done
   fi

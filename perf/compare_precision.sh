@@ -27,26 +27,17 @@ if [ ${#problems[@]} -eq 0 ]; then
   problems=(mb1ic16ih1024iw1024oc16oh1024ow1024kh3kw3ph1pw1
             mb8ic64ih128iw128oc64oh128ow128kh3kw3ph1pw1)
 fi
-bazel build //perf:distconv_bench >&2
-bench=$(bazel info bazel-bin 2>/dev/null)/perf/distconv_bench
-export OMPI_MCA_plm=isolated
-mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
+source perf/compare_common.sh
+compare_setup
 configs=(f32_1 bf16_1 bf16m_1 f32_2 bf16_2 bf16m_2 onednn_1 onednn_2)
-echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'); $(nproc) cores; $(grep -o -w 'avx2\|avx512[a-z_0-9]*\|amx[a-z_0-9]*' /proc/cpuinfo | sort -u | tr '\n' ' ')"
 # The first round's distconv runs add --verbose: the lines before the JSON
 # say how rank 0 computes each pass.
-field() { sed -n "s/.*\"$1\": \"\{0,1\}\([^,\"}]*\).*/\1/p"; }
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {print a / b}'; }
 for p in "${problems[@]}"; do
   declare -A t=()
   onednn_error=""
   n_cfg=${#configs[@]}
   for ((r = 1; r <= rounds; r++)); do
-    for ((k = 0; k < n_cfg; k++)); do
-      # Rotated by a place per round; every other round reversed.
-      j=$(((k + r - 1) % n_cfg))
-      [ $((r % 2)) -eq 0 ] && j=$((n_cfg - 1 - j))
+    for j in $(round_order "$r" "$n_cfg"); do
       cfg=${configs[$j]}
       n="${cfg##*_}"
       v=()
@@ -69,21 +60,9 @@ for p in "${problems[@]}"; do
         onednn_error="$(echo "$line" | field error)"
         continue
       fi
-      t[$cfg]+="$(echo "$line" | field median_ms) "
-      t[${cfg}_round$r]=$(echo "$line" | field median_ms)
+      record "$cfg" "$r" "$line"
     done
   done
-  m() { echo "${t[$1]:-}" | tr ' ' '\n' | grep . | median; }
-  # paired A B: the median over the rounds of A's time / B's in that round.
-  paired() {
-    local v
-    v=$(
-      for ((r = 1; r <= rounds; r++)); do
-        a=${t[${1}_round$r]:-} b=${t[${2}_round$r]:-}
-        [ -n "$a" ] && [ -n "$b" ] && ratio "$a" "$b"
-      done | median)
-    echo "${v:-nan}"  # no round ran both
-  }
   echo "== $p: medians over $rounds rounds (ms)"
   for n in 1 2; do
     printf "%s rank(s): fp32 %.1f | bf16 %.1f | bf16 speed-up %.3f (paired %.3f) | bf16 measured %.1f | its speed-up %.3f (paired %.3f)\n" "$n" \

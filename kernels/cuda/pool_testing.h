@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "distconv/pool_desc.h"
+#include "kernels/copy_view.h"
 #include "kernels/reference/pool.h"
 #include "kernels/view_testing.h"
 

@@ -1,10 +1,11 @@
 // Internal: element-wise loops over strided views on the host, in runs that are
 // contiguous in memory wherever the views allow (in channels-last
 // interiors at least the C dimension), so that the compiler vectorises the
-// innermost loop: the runs (for_each_run), a transform of K views, copy
-// and zero. The dimensions are PointwiseDims's, as the CUDA kernels walk
-// them. Targets including this header compile with POINTWISE_COPTS
-// (kernels/copts.bzl: the loops carry `#pragma omp simd`). Header only.
+// innermost loop: the runs (for_each_run), a transform of K views and
+// zero (copies: kernels/copy_view.h). The dimensions are PointwiseDims's, as
+// the CUDA kernels walk them. Targets including this header compile with
+// POINTWISE_COPTS (kernels/copts.bzl: the loops carry `#pragma omp simd`).
+// Header only.
 //
 //   using CV = StridedView<const float>;
 //   internal::transform([](float a, float b) { return a + b; }, dst,
@@ -91,12 +92,6 @@ void transform(Op op, const StridedView<T>& dst,
                         std::make_index_sequence<K - 1>(), dst.data(),
                         src.data()...);
                   });
-}
-
-// dst = src, element for element (views of one extent).
-template <typename T>
-void copy(const StridedView<const T>& src, const StridedView<T>& dst) {
-  transform([](T x) { return x; }, dst, src);
 }
 
 // dst = 0.

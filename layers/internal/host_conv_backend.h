@@ -16,6 +16,7 @@
 #include "halo/halo_options.h"
 #include "kernels/conv_impl_cache.h"
 #include "kernels/conv_impl_search.h"
+#include "kernels/copy_view.h"
 #include "kernels/gpu_conv_options.h"
 #include "kernels/internal/cell_walk.h"
 #include "kernels/local_conv.h"
@@ -147,7 +148,7 @@ struct ConvBackend<T, HostSpace> {
   }
   static void copy(const Context&, const StridedView<const T>& from,
                    const StridedView<T>& to) {
-    internal::copy(from, to);
+    copy_view<T>(from, to);
   }
   static void swap(Context&, MPI_Comm comm, const T* send, Index n_send,
                    int to, T* recv, Index n_recv, int from) {

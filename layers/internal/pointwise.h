@@ -15,6 +15,7 @@
 #include "distconv/memory_space.h"
 #include "distconv/shape.h"
 #include "distconv/strided_view.h"
+#include "kernels/copy_view.h"
 #include "kernels/internal/strided_runs.h"
 
 struct CUstream_st;  // cudaStream_t
@@ -49,7 +50,7 @@ struct Elementwise<T, HostSpace> {
   }
   static void copy(CUstream_st*, const StridedView<const T>& src,
                    const StridedView<T>& dst) {
-    internal::copy(src, dst);
+    copy_view<T>(src, dst);
   }
   static void zero(CUstream_st*, const StridedView<T>& dst) {
     internal::zero(dst);

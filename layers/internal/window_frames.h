@@ -52,7 +52,8 @@ template <typename T>
 void fill_edges(const FrameBoxes& f, const DistTensor<T>& shard,
                 DistTensor<T>& frame) {
   for (const Box& e : f.frame_edges) {
-    copy(shard.buffer().subview(e.shifted(f.frame_to_shard)), frame.view(e));
+    copy_view<T>(shard.buffer().subview(e.shifted(f.frame_to_shard)),
+                 frame.view(e));
   }
 }
 

@@ -98,9 +98,7 @@ Saved<T> keep_input(const ProcessGrid& grid, const HaloLayout& layout,
   template Saved<T> keep_input<T>(const ProcessGrid&, const HaloLayout&,       \
                                   const TensorRef&, BufferPool<T>&);
 DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
-DISTCONV_INSTANTIATE(std::int32_t)
-DISTCONV_INSTANTIATE(std::int64_t)
-DISTCONV_INSTANTIATE(std::uint8_t)
+DISTCONV_FOR_EACH_LABEL_TYPE(DISTCONV_INSTANTIATE)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv::python
