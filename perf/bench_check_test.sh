@@ -3,7 +3,8 @@
 # 3 ranks: split along H (10 rows over 3 ranks: uneven) and along samples
 # (2 samples over 3 ranks: one rank empty); fp32 and fp64. Each run checks
 # the gathered results against the reference kernels and exits non-zero
-# on FAIL or ERROR; --transport on two of them, --input=in_place on the
+# on FAIL or ERROR; bf16 (and fp16 for --interp) once each; --transport
+# on two of them, --input=in_place on the
 # layers with halos, --kernel-choice=measured and --kernel-cache on the
 # convolutions. Each driver's bare oneDNN
 # baseline (--impl=onednn) once. Then --device=gpu: in a
@@ -66,6 +67,15 @@ for d in "${drivers[@]:0:6}"; do
   run 3 --input=in_place "${args[@]}"
   run 3 --input=in_place --grid=3x1x1x1 --dt=f64 "${args[@]}"
 done
+# The 16-bit paths of the host layers: bf16 in every driver on uneven H,
+# and fp16 in linear interpolation (the one driver timing fp16 layers)
+# with buffers and in place.
+for d in "${drivers[@]}"; do
+  read -ra args <<<"$d"
+  run 3 --dt=bf16 "${args[@]}"
+done
+run 3 --dt=f16 --interp $image
+run 3 --dt=f16 --input=in_place --interp $image
 # --kernel-choice=measured: the convolutions' implementations timed and
 # agreed, with buffers and in place; a --kernel-cache written by one run
 # is taken whole by the next; a damaged one is refused with a message and

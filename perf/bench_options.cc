@@ -117,14 +117,17 @@ n"name"; dilation 0 = dense; id/kd make it 3D).
                          the fp32 reference on the same bf16 inputs; with
                          --conv --impl=onednn, oneDNN's bf16 (or f16)
                          primitives where this CPU has them, else an error
-                         naming the type. f16: --conv's baseline only
+                         naming the type. f16: --conv's baseline and
+                         --interp (fp16 tensors, checked as bf16's within
+                         2^-9)
   --mode=correctness|perf
         correctness: random inputs (fixed seed) scattered over the grid, the
         gathered results compared with the reference kernels on rank 0;
         prints the worst relative error (max-norm) and PASS/FAIL (exit 1 on
         FAIL); PASS below 1e-10 in fp64, 6e-7 * sqrt(K) (at least 1e-5) in
         fp32 with K the longest sum in any result; in bf16, y and dx below
-        2^-7 (a few bf16 roundings) and the fp32 gradients as in fp32.
+        2^-7 (a few bf16 roundings; f16: 2^-9) and the fp32 gradients as in
+        fp32.
         perf: warm-up, then timed runs with ranks aligned; median and min
         time, GFLOP/s, time blocked on communication.
   --check=reference|serial
@@ -414,8 +417,9 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
           "version; no baseline)");
   const bool half = o.dt == BenchDataType::kBf16 || o.dt == BenchDataType::kF16;
   require(o.dt != BenchDataType::kF16 ||
-              o.driver == ProblemKind::kConvolution,
-          ErrorKind::kInvalidArgument, "--dt=f16 is for --conv");
+              o.driver == ProblemKind::kConvolution ||
+              o.driver == ProblemKind::kInterpolate,
+          ErrorKind::kInvalidArgument, "--dt=f16 is for --conv and --interp");
   require(o.impl != BenchImpl::kOnednn || !half ||
               o.driver == ProblemKind::kConvolution,
           ErrorKind::kInvalidArgument, "--impl=onednn with --dt=",

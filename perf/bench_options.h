@@ -19,8 +19,8 @@ namespace distconv {
 enum class BenchDir { kForward, kBackwardData, kBackwardWeights, kAll };
 enum class BenchMode { kCorrectness, kPerf };
 // --dt: the tensors' element type. bf16 (--conv) keeps fp32 weights and
-// gradients; f16 has no distconv layers (and runs in the oneDNN baseline
-// only where oneDNN has f16 kernels for this CPU).
+// gradients; f16 runs linear interpolation (--interp) and the oneDNN
+// convolution baseline (where oneDNN has f16 kernels for this CPU).
 enum class BenchDataType { kF32, kF64, kBf16, kF16 };
 // What runs the problem: the distributed layer, or the bare primitives of
 // oneDNN (--device=cpu) or cuDNN (--device=gpu) on the whole problem in

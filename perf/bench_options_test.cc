@@ -103,6 +103,8 @@ TEST(BenchOptions, ReducedPrecisionTypes) {
             BenchImpl::kOnednn);
   EXPECT_EQ(parse_bench_options({"--eltwise", "--dt=bf16", "mb1ic1ih4"}).dt,
             BenchDataType::kBf16);
+  EXPECT_EQ(parse_bench_options({"--interp", "--dt=f16", "mb1ic1ih4"}).dt,
+            BenchDataType::kF16);
   EXPECT_EQ(to_string(BenchDataType::kBf16), "bf16");
 }
 
@@ -153,6 +155,7 @@ TEST(BenchOptions, BadArgumentsAreNamed) {
            {"--dt=f8", "mb1ic1ih4oc1kh1"},
            {"--eltwise", "--dt=bf16", "--impl=onednn", "mb1ic1ih4"},
            {"--pool", "--dt=f16", "mb1ic1ih4kh1"},
+           {"--bnorm", "--dt=f16", "mb1ic1ih4"},
            {"--pool", "--dt=bf16", "--impl=onednn", "mb1ic1ih4kh1"},
            {"--dt=bf16", "--dump-dir=/tmp/d", "mb1ic1ih4oc1kh1"},
            {"--padding-mode=reflect", "mb1ic1ih4oc1kh1"},

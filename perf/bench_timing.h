@@ -12,14 +12,16 @@
 #include <type_traits>
 #include <vector>
 
+#include "distconv/bf16.h"
 #include "distconv/dist_tensor.h"
 #include "distconv/error.h"
+#include "distconv/fp16.h"
 #include "distconv/internal/mpi_util.h"
 #include "distconv/scatter_gather.h"
 #include "perf/bench_options.h"
-#include "tests/conv_check.h"
 #include "perf/conv_problem.h"
 #include "perf/rank_timing.h"
+#include "tests/conv_check.h"
 
 namespace distconv {
 
@@ -132,11 +134,14 @@ std::vector<Compute<T>> widened(const std::vector<T>& v) {
 }
 
 // The PASS bound of an output of type T whose bound in fp32 or fp64 is
-// `tol`: bf16 outputs are rounded, some more than once (2^-7, max-norm
-// relative).
+// `tol`: 16-bit outputs are rounded, some more than once (max-norm
+// relative: bf16 2^-7, fp16 2^-9, each four roundings of its 8 or 11
+// significant bits).
 template <typename T>
 double rounded_tolerance(double tol) {
-  return std::is_same_v<T, bf16> ? 0x1p-7 : tol;
+  if constexpr (std::is_same_v<T, bf16>) return 0x1p-7;
+  if constexpr (std::is_same_v<T, fp16>) return 0x1p-9;
+  return tol;
 }
 
 // fn(T{}) for the element type of --dt (f32, f64 or bf16).

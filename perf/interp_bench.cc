@@ -2,7 +2,8 @@
 // trilinear) to twice the input's size, align_corners no: forward and
 // backward against the reference loops, or timed; with buffers with halos
 // or (--input=in_place) reading the input and writing its gradient in the
-// caller's shards. The host layer only: no baseline.
+// caller's shards. The host layer only: no baseline. Every --dt: bf16 and
+// f16 tensors run the layer's 16-bit path (fp32 copies).
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -78,6 +79,7 @@ double interp_operations(const InterpolateDesc& d, const Shape& src,
 }
 
 BenchResult run_interp_bench(const BenchOptions& o, const ConvProblem& p) {
+  if (o.dt == BenchDataType::kF16) return run_distconv<fp16>(o, p);
   return for_dt(o, [&](auto t) { return run_distconv<decltype(t)>(o, p); });
 }
 

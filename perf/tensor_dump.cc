@@ -2,7 +2,9 @@
 
 #include <type_traits>
 
+#include "distconv/bf16.h"
 #include "distconv/error.h"
+#include "distconv/fp16.h"
 #include "io/npy_file.h"
 
 namespace distconv {
@@ -17,11 +19,11 @@ TensorDump::TensorDump(MPI_Comm comm, const BenchOptions& options)
 template <typename T>
 void TensorDump::add(const std::string& name, const DistTensor<T>& tensor) {
   if (!enabled()) return;
-  if constexpr (std::is_same_v<T, bf16>) {
-    // (parse_bench_options refuses --dump-dir with --dt=bf16)
-    throw Error(ErrorKind::kInvalidArgument,
-                "--dump-dir writes f32 and f64 runs: not " + name +
-                    " in bf16");
+  if constexpr (kNarrow<T>) {
+    // (parse_bench_options refuses --dump-dir with --dt=bf16 and f16)
+    throw Error(
+        ErrorKind::kInvalidArgument,
+        "--dump-dir writes f32 and f64 runs: not " + name + " in 16 bits");
   } else if (h5_) {
     h5_->write(name, tensor);
   } else {
@@ -51,6 +53,8 @@ template void TensorDump::add<double>(const std::string&,
                                       const DistTensor<double>&);
 template void TensorDump::add<bf16>(const std::string&,
                                     const DistTensor<bf16>&);
+template void TensorDump::add<fp16>(const std::string&,
+                                    const DistTensor<fp16>&);
 template void TensorDump::add<float>(const std::string&, const Shape&,
                                      const float*);
 template void TensorDump::add<double>(const std::string&, const Shape&,
