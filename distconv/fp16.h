@@ -48,33 +48,48 @@ class fp16 {
   DISTCONV_FP16_HD std::uint16_t bits() const { return bits_; }
 
  private:
-  // Round to nearest, ties to even.
+  // All ones where `c`, else zero: the cases below are chosen with masks
+  // rather than branches or selects (which GCC keeps as branches), so that
+  // loops of conversions vectorise (convert(), the kernels' channel loops).
+  DISTCONV_FP16_HD static std::uint32_t mask(bool c) {
+    return 0u - static_cast<std::uint32_t>(c);
+  }
+
+  // Round to nearest, ties to even. Every case is computed, one kept.
   DISTCONV_FP16_HD static std::uint16_t round(float f) {
     const std::uint32_t u = internal::bits_of(f);
     const std::uint32_t sign = (u >> 16) & 0x8000u;
     const std::uint32_t a = u & 0x7fffffffu;
-    std::uint32_t h;
-    if (a < 0x38800000u) {
-      // |f| < 2^-14: a subnormal or zero. The significand with its leading
-      // one, in units of 2^-24, rounded to nearest even; from 25 places
-      // down everything rounds to zero (float subnormals included).
-      const std::uint32_t e = a >> 23;
-      const std::uint32_t shift = e < 101u ? 25u : 126u - e;  // 14 to 25
-      const std::uint32_t m = (a & 0x7fffffu) | 0x800000u;
-      const std::uint32_t q = m >> shift;
-      const std::uint32_t rest = m & ((1u << shift) - 1u);
-      const std::uint32_t half = 1u << (shift - 1u);
-      h = q + ((rest > half || (rest == half && (q & 1u))) ? 1u : 0u);
-    } else if (a < 0x47800000u) {
-      // A normal fp32 in fp16's exponent range: the exponent rebiased
-      // (127 to 15), 13 bits rounded off; a carry runs into the exponent,
-      // up to infinity (from 65520).
-      h = (a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13;
-    } else if (a <= 0x7f800000u) {
-      h = 0x7c00u;  // overflow or infinity
-    } else {
-      h = 0x7e00u | ((a >> 13) & 0x3ffu);  // NaN, made quiet
-    }
+    // |f| < 2^-14: a subnormal or zero. The significand with its leading
+    // one, in units of 2^-24, rounded to nearest even; from 25 places down
+    // everything rounds to zero (float subnormals included). The shift is
+    // 14 to 25 here, and kept in range (25) in the other cases.
+    const std::uint32_t e = a >> 23;
+    const std::uint32_t in_range = mask(e >= 101u && e <= 112u);
+    const std::uint32_t shift = ((126u - e) & in_range) | (25u & ~in_range);
+    const std::uint32_t m = (a & 0x7fffffu) | 0x800000u;
+    const std::uint32_t q = m >> shift;
+    const std::uint32_t rest = m & ((1u << shift) - 1u);
+    const std::uint32_t half = 1u << (shift - 1u);
+    // Up past the half (both below 2^25, so the difference's sign bit
+    // says rest > half), or on it to an even q.
+    const std::uint32_t up = (half - rest) >> 31;
+    const std::uint32_t tie = mask(rest == half) & q & 1u;
+    const std::uint32_t subnormal = q + (up | tie);
+    // A normal fp32 in fp16's exponent range: the exponent rebiased (127
+    // to 15), 13 bits rounded off; a carry runs into the exponent, up to
+    // infinity (from 65520).
+    const std::uint32_t normal =
+        (a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13;
+    // Overflow or infinity; NaN, made quiet.
+    const std::uint32_t is_nan = mask(a > 0x7f800000u);
+    const std::uint32_t special =
+        (0x7c00u & ~is_nan) | ((0x7e00u | ((a >> 13) & 0x3ffu)) & is_nan);
+    const std::uint32_t is_subnormal = mask(a < 0x38800000u);
+    const std::uint32_t is_normal = mask(a < 0x47800000u) & ~is_subnormal;
+    const std::uint32_t is_special = ~(is_subnormal | is_normal);
+    const std::uint32_t h = (subnormal & is_subnormal) | (normal & is_normal) |
+                            (special & is_special);
     return static_cast<std::uint16_t>(sign | h);
   }
 
@@ -82,12 +97,16 @@ class fp16 {
     const std::uint32_t sign = std::uint32_t{h & 0x8000u} << 16;
     const std::uint32_t e = (h >> 10) & 0x1fu;
     const std::uint32_t m = h & 0x3ffu;
-    if (e == 0) {  // zero or subnormal: m * 2^-24, exact in fp32
-      const float magnitude = static_cast<float>(m) * 0x1p-24f;
-      return sign ? -magnitude : magnitude;
-    }
-    const std::uint32_t exponent = e == 0x1fu ? 0xffu : e + 112u;
-    return internal::float_of(sign | (exponent << 23) | (m << 13));
+    // Zero or subnormal: m * 2^-24, exact in fp32.
+    const std::uint32_t subnormal =
+        sign | internal::bits_of(static_cast<float>(m) * 0x1p-24f);
+    // Normal, infinity or NaN: the exponent rebiased (15 to 127; 31 to
+    // 255), the significand's bits kept.
+    const std::uint32_t exponent = e + 112u + (112u & mask(e == 0x1fu));
+    const std::uint32_t normal = sign | (exponent << 23) | (m << 13);
+    const std::uint32_t is_subnormal = mask(e == 0);
+    return internal::float_of((subnormal & is_subnormal) |
+                              (normal & ~is_subnormal));
   }
 
   std::uint16_t bits_;

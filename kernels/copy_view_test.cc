@@ -13,27 +13,10 @@
 #include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "distconv/halo_layout.h"
+#include "kernels/view_testing.h"
 
 namespace distconv {
 namespace {
-
-// A view of `extent` inside a buffer grown by `pad` on both sides of the
-// spatial dimensions, stored in `order`; the buffer holds `fill`.
-template <typename T>
-struct Padded {
-  std::vector<T> buffer;
-  StridedView<T> view{nullptr, Shape{}, Shape{}};
-  Padded(const Shape& extent, Index pad, StorageOrder order, T fill) {
-    Shape outer = extent, lower = Shape::filled(extent.ndims(), 0);
-    for (int d = 2; d < extent.ndims(); ++d) {
-      outer[d] += 2 * pad;
-      lower[d] = pad;
-    }
-    buffer.assign(outer.volume(), fill);
-    view = StridedView<T>(buffer.data(), outer, dense_strides(outer, order))
-               .subview(Box{lower, extent});
-  }
-};
 
 // Copies every (extent, padding, order) case from From to To and checks
 // each element against To(From) and the cells around the destination.
@@ -52,8 +35,8 @@ void expect_copies() {
             SCOPED_TRACE(extent.to_string() + " pads " +
                          std::to_string(pad_from) + "/" +
                          std::to_string(pad_to));
-            Padded<From> x(extent, pad_from, order_from, From(-1));
-            Padded<To> y(extent, pad_to, order_to, outside);
+            testing::Padded<From> x(extent, pad_from, order_from, From(-1));
+            testing::Padded<To> y(extent, pad_to, order_to, outside);
             x.view.for_each([&](const Shape& i, From& v) {
               // Small integers, halves and values that round in 16 bits.
               const Index k = linear_index(i, extent);

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "distconv/element_types.h"
@@ -101,31 +102,55 @@ template <typename T>
   }
 }
 
+// v rounded to T: to float first for the 16-bit types (whose values are
+// made from floats), so a 16-bit output has the bits of a float output
+// converted.
+template <typename T>
+[[gnu::always_inline]] inline T rounded(double v) {
+  if constexpr (kNarrow<T>) {
+    return T(static_cast<float>(v));
+  } else {
+    return T(v);
+  }
+}
+
+// *out = v rounded; a 16-bit value stored as its bits (a copy of the
+// object itself keeps GCC from vectorising the loop).
+template <typename T>
+[[gnu::always_inline]] inline void put(T* out, double v) {
+  if constexpr (kNarrow<T>) {
+    const std::uint16_t bits = rounded<T>(v).bits();
+    std::memcpy(out, &bits, sizeof bits);
+  } else {
+    *out = T(v);
+  }
+}
+
 // out[ch] = v[ch], rounded, for every channel.
 template <typename T>
 [[gnu::always_inline]] inline void store(T* out, Index stride, const double* v,
                                          Index channels) {
   if (stride == 1) {
 #pragma omp simd
-    for (Index ch = 0; ch < channels; ++ch) out[ch] = T(v[ch]);
+    for (Index ch = 0; ch < channels; ++ch) put(out + ch, v[ch]);
   } else {
-    for (Index ch = 0; ch < channels; ++ch) out[ch * stride] = T(v[ch]);
+    for (Index ch = 0; ch < channels; ++ch) put(out + ch * stride, v[ch]);
   }
 }
 
-// p[ch] += w * g[ch] for every channel, each sum rounded to T.
-template <typename T>
-[[gnu::always_inline]] inline void add_scaled(T* p, Index ps, const T* g,
+// p[ch] += w * g[ch] for every channel, each sum rounded to P.
+template <typename P, typename G>
+[[gnu::always_inline]] inline void add_scaled(P* p, Index ps, const G* g,
                                               Index gs, double w,
                                               Index channels) {
   if (ps == 1 && gs == 1) {
 #pragma omp simd
     for (Index ch = 0; ch < channels; ++ch) {
-      p[ch] = T(double(p[ch]) + w * double(g[ch]));
+      p[ch] = rounded<P>(double(p[ch]) + w * double(g[ch]));
     }
   } else {
     for (Index ch = 0; ch < channels; ++ch) {
-      p[ch * ps] = T(double(p[ch * ps]) + w * double(g[ch * gs]));
+      p[ch * ps] = rounded<P>(double(p[ch * ps]) + w * double(g[ch * gs]));
     }
   }
 }
@@ -153,45 +178,38 @@ template <typename T>
       });
 }
 
-template <typename T>
+template <typename G, typename P>
 [[gnu::always_inline]] inline void backward_loops(
-    const StridedView<const T>& dy, const std::vector<LocalTaps>& taps,
-    const StridedView<T>& dx) {
+    const StridedView<const G>& dy, const std::vector<LocalTaps>& taps,
+    const StridedView<P>& dx) {
   const Index channels = dy.extent()[1];
   const Index gc = dy.strides()[1], xc = dx.strides()[1];
   each_output(
       dx.strides(), dy.extent(), dy.strides(), taps,
       [&](Index n, Index at, const Corners& cs) __attribute__((always_inline)) {
-        const T* g = dy.data() + n * dy.strides()[0] + at;
-        T* base = dx.data() + n * dx.strides()[0];
+        const G* g = dy.data() + n * dy.strides()[0] + at;
+        P* base = dx.data() + n * dx.strides()[0];
         for (int i = 0; i < cs.count; ++i) {
           add_scaled(base + cs.offset[i], xc, g, gc, cs.weight[i], channels);
         }
       });
 }
 
-// The loops compiled per instruction set (DISTCONV_CLONES); no FMA
-// contraction, so each clone gives the same bits.
-DISTCONV_CLONES void forward_of(const StridedView<const float>& x,
-                                const std::vector<LocalTaps>& taps,
-                                const StridedView<float>& y) {
-  forward_loops(x, taps, y);
-}
-DISTCONV_CLONES void forward_of(const StridedView<const double>& x,
-                                const std::vector<LocalTaps>& taps,
-                                const StridedView<double>& y) {
-  forward_loops(x, taps, y);
-}
-DISTCONV_CLONES void backward_of(const StridedView<const float>& dy,
-                                 const std::vector<LocalTaps>& taps,
-                                 const StridedView<float>& dx) {
-  backward_loops(dy, taps, dx);
-}
-DISTCONV_CLONES void backward_of(const StridedView<const double>& dy,
-                                 const std::vector<LocalTaps>& taps,
-                                 const StridedView<double>& dx) {
-  backward_loops(dy, taps, dx);
-}
+// The loops compiled per instruction set (DISTCONV_CLONES), one overload
+// per element type; no FMA contraction, so each clone gives the same bits.
+#define DISTCONV_LOOPS(T)                                               \
+  DISTCONV_CLONES void forward_of(const StridedView<const T>& x,        \
+                                  const std::vector<LocalTaps>& taps,   \
+                                  const StridedView<T>& y) {            \
+    forward_loops(x, taps, y);                                          \
+  }                                                                     \
+  DISTCONV_CLONES void backward_of(const StridedView<const T>& dy,      \
+                                   const std::vector<LocalTaps>& taps,  \
+                                   const StridedView<Compute<T>>& dx) { \
+    backward_loops(dy, taps, dx);                                       \
+  }
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_LOOPS)
+#undef DISTCONV_LOOPS
 
 }  // namespace
 
@@ -205,12 +223,12 @@ void LocalInterpolate<T>::forward(StridedView<const T> x,
 template <typename T>
 void LocalInterpolate<T>::backward(StridedView<const T> dy,
                                    const std::vector<LocalTaps>& taps,
-                                   StridedView<T> dx) {
+                                   StridedView<Compute<T>> dx) {
   backward_of(dy, taps, dx);
 }
 
 #define DISTCONV_INSTANTIATE(T) template struct LocalInterpolate<T>;
-DISTCONV_FOR_EACH_COMPUTE_TYPE(DISTCONV_INSTANTIATE)
+DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -4,20 +4,25 @@
 // (distconv/interpolate_desc.h has the math): forward reads the corners
 // of each output cell and sums them with the taps' weights; backward adds
 // each output's gradient times the weights into its corners. Computes in
-// double, rounds each result once to T. The loops over channels run as
-// vector code where channels are contiguous (channels-last), compiled for
-// AVX-512, AVX2 and the baseline and chosen when the library loads; every
-// version gives the same bits. Defined for float and double (the layer
-// stages 16-bit tensors through float).
+// double, rounds each result once to T (16-bit types: to float, then to
+// T). The loops over channels run as vector code where channels are
+// contiguous (channels-last), compiled for AVX-512, AVX2 and the baseline
+// and chosen when the library loads; every version gives the same bits.
+// Defined for every element type of distconv/element_types.h: bf16 and
+// fp16 views are read and written as they are, and backward adds into a
+// gradient of Compute<T> (fp32 for them), so that the sums are not
+// rounded to 16 bits.
 //
 //   std::vector<LocalTaps> taps = ...;          // one per spatial dimension
 //   LocalInterpolate<float>::forward(x_buffer, taps, y_shard);
 //   LocalInterpolate<float>::backward(dy_shard, taps, dx_buffer);  // +=
+//   LocalInterpolate<bf16>::backward(dy_bf16, taps, dx_float);     // +=
 #ifndef DISTCONV_KERNELS_LOCAL_INTERPOLATE_H_
 #define DISTCONV_KERNELS_LOCAL_INTERPOLATE_H_
 
 #include <vector>
 
+#include "distconv/bf16.h"
 #include "distconv/shape.h"
 #include "distconv/strided_view.h"
 
@@ -39,7 +44,8 @@ struct LocalInterpolate {
                       const std::vector<LocalTaps>& taps, StridedView<T> y);
   // dx += the taps' weights times dy, at the corners.
   static void backward(StridedView<const T> dy,
-                       const std::vector<LocalTaps>& taps, StridedView<T> dx);
+                       const std::vector<LocalTaps>& taps,
+                       StridedView<Compute<T>> dx);
 };
 
 }  // namespace distconv

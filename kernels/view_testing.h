@@ -48,6 +48,24 @@ Embedded<T> embed(const Shape& extent, std::mt19937_64& rng, bool dense,
   return e;
 }
 
+// A view of `extent` inside a buffer grown by `pad` on both sides of the
+// spatial dimensions, stored in `order`; the buffer holds `fill`.
+template <typename T>
+struct Padded {
+  std::vector<T> buffer;
+  StridedView<T> view{nullptr, Shape{}, Shape{}};
+  Padded(const Shape& extent, Index pad, StorageOrder order, T fill) {
+    Shape outer = extent, lower = Shape::filled(extent.ndims(), 0);
+    for (int d = 2; d < extent.ndims(); ++d) {
+      outer[d] += 2 * pad;
+      lower[d] = pad;
+    }
+    buffer.assign(outer.volume(), fill);
+    view = StridedView<T>(buffer.data(), outer, dense_strides(outer, order))
+               .subview(Box{lower, extent});
+  }
+};
+
 template <typename T>
 std::vector<T> dense_of(StridedView<T> v) {
   std::vector<T> out(v.size());

@@ -20,20 +20,17 @@
 namespace distconv {
 namespace {
 
-// 16-bit tensors run the kernels on fp32 copies (function templates, made
-// only for the types that call them, and written back with copy_view): a
-// fp32 view over `copy` shaped like `v` (dense, channels-last, where the
-// kernel's channel loops are vector code), holding v's values or zeros.
-enum class Stage { kValues, kZeros };
-
+// A 16-bit input gradient is summed in fp32 (function templates, made only
+// for the types that call them): a zeroed fp32 view over `copy` shaped like
+// `v` (dense, channels-last, where the kernel's channel loops are vector
+// code), written back with copy_view, each cell rounded once.
 template <typename T>
-StridedView<float> staged(const StridedView<const T>& v,
-                          std::vector<float>& copy, Stage stage) {
+StridedView<float> zeros_like(const StridedView<const T>& v,
+                              std::vector<float>& copy) {
   copy.assign(static_cast<size_t>(v.size()), 0.0f);
-  StridedView<float> f(copy.data(), v.extent(),
-                       dense_strides(v.extent(), StorageOrder::kChannelsLast));
-  if (stage == Stage::kValues) copy_view<T, float>(v, f);
-  return f;
+  return StridedView<float>(
+      copy.data(), v.extent(),
+      dense_strides(v.extent(), StorageOrder::kChannelsLast));
 }
 
 }  // namespace
@@ -118,18 +115,8 @@ void Interpolate<T>::forward(DistTensor<T>& src, DistTensor<T>& dst) {
   });
   s.halo.exchange(src);
   if (dst.interior().size() == 0) return;
-  if constexpr (kNarrow<T>) {
-    std::vector<float> in, out;
-    const StridedView<float> x =
-        staged<T>(std::as_const(src).buffer(), in, Stage::kValues);
-    const StridedView<float> y =
-        staged<T>(std::as_const(dst).interior(), out, Stage::kZeros);
-    LocalInterpolate<float>::forward(x, s.plan.taps, y);
-    copy_view<float, T>(y, dst.interior());
-  } else {
-    LocalInterpolate<T>::forward(std::as_const(src).buffer(), s.plan.taps,
-                                 dst.interior());
-  }
+  LocalInterpolate<T>::forward(std::as_const(src).buffer(), s.plan.taps,
+                               dst.interior());
 }
 
 template <typename T>
@@ -144,12 +131,10 @@ void Interpolate<T>::backward(const DistTensor<T>& diff_dst,
   internal::zero(diff_src.buffer());
   if (diff_dst.interior().size() > 0) {
     if constexpr (kNarrow<T>) {
-      std::vector<float> in, out;
-      const StridedView<float> dy =
-          staged<T>(diff_dst.interior(), in, Stage::kValues);
+      std::vector<float> sums;
       const StridedView<float> dx =
-          staged<T>(std::as_const(diff_src).buffer(), out, Stage::kZeros);
-      LocalInterpolate<float>::backward(dy, s.plan.taps, dx);
+          zeros_like(std::as_const(diff_src).buffer(), sums);
+      LocalInterpolate<T>::backward(diff_dst.interior(), s.plan.taps, dx);
       copy_view<float, T>(dx, diff_src.buffer());
     } else {
       LocalInterpolate<T>::backward(diff_dst.interior(), s.plan.taps,
@@ -171,48 +156,16 @@ void Interpolate<T>::forward(const DistTensor<T>& src, DistTensor<T>& src_frame,
     s.check(src_frame, s.plan.src_layout, "src_frame");
     s.check(dst, s.plan.dst_layout, "dst");
   });
-  if constexpr (!kNarrow<T>) {
-    internal::fill_edges(*s.plan.frames, src, src_frame);
-    s.halo.start(src_frame);
-    s.for_pieces(false, [&](const InterpolatePiece& p, const Box& out) {
-      LocalInterpolate<T>::forward(src.buffer(), p.taps, dst.view(out));
-    });
-    s.halo.wait();
-    s.for_pieces(true, [&](const InterpolatePiece& p, const Box& out) {
-      LocalInterpolate<T>::forward(std::as_const(src_frame).buffer(), p.taps,
-                                   dst.view(out));
-    });
-  } else {
-    // On one fp32 copy of the frame's extent: the shard in its interior
-    // (the interior pieces read that while the halos travel), then the
-    // frame's halo cells; each output rounded once to T.
-    internal::fill_edges(*s.plan.frames, src, src_frame);
-    s.halo.start(src_frame);
-    std::vector<float> in, out;
-    const StridedView<float> x =
-        staged<T>(std::as_const(src_frame).buffer(), in, Stage::kZeros);
-    const Box inside = s.plan.src_layout.interior(src_frame.part());
-    copy_view<T, float>(src.buffer(), x.subview(inside));
-    const StridedView<float> y =
-        staged<T>(std::as_const(dst).buffer(), out, Stage::kZeros);
-    s.for_pieces(false, [&](const InterpolatePiece& p, const Box& box) {
-      LocalInterpolate<float>::forward(x.subview(inside), p.taps,
-                                       y.subview(box));
-    });
-    s.halo.wait();
-    s.for_halo_slabs([&](const Box& slab) {
-      copy_view<T, float>(std::as_const(src_frame).buffer().subview(slab),
-                          x.subview(slab));
-    });
-    s.for_pieces(true, [&](const InterpolatePiece& p, const Box& box) {
-      LocalInterpolate<float>::forward(x, p.taps, y.subview(box));
-    });
-    for (bool reading_frame : {false, true}) {
-      s.for_pieces(reading_frame, [&](const InterpolatePiece&, const Box& box) {
-        copy_view<float, T>(y.subview(box), dst.view(box));
-      });
-    }
-  }
+  internal::fill_edges(*s.plan.frames, src, src_frame);
+  s.halo.start(src_frame);
+  s.for_pieces(false, [&](const InterpolatePiece& p, const Box& out) {
+    LocalInterpolate<T>::forward(src.buffer(), p.taps, dst.view(out));
+  });
+  s.halo.wait();
+  s.for_pieces(true, [&](const InterpolatePiece& p, const Box& out) {
+    LocalInterpolate<T>::forward(std::as_const(src_frame).buffer(), p.taps,
+                                 dst.view(out));
+  });
 }
 
 // In place: the boundary pieces add into the gradient's frame, whose
@@ -252,14 +205,12 @@ void Interpolate<T>::backward(const DistTensor<T>& diff_dst,
     // are then added.
     const FrameBoxes& f = *s.plan.frames;
     internal::zero_frame(f, diff_src_frame);
-    std::vector<float> grad, sums;
-    const StridedView<float> dy =
-        staged<T>(diff_dst.buffer(), grad, Stage::kValues);
+    std::vector<float> sums;
     const StridedView<float> dx =
-        staged<T>(std::as_const(diff_src_frame).buffer(), sums, Stage::kZeros);
+        zeros_like(std::as_const(diff_src_frame).buffer(), sums);
     const Box inside = s.plan.src_layout.interior(diff_src_frame.part());
     s.for_pieces(true, [&](const InterpolatePiece& p, const Box& out) {
-      LocalInterpolate<float>::backward(dy.subview(out), p.taps, dx);
+      LocalInterpolate<T>::backward(diff_dst.buffer().subview(out), p.taps, dx);
     });
     s.for_halo_slabs([&](const Box& slab) {
       copy_view<float, T>(dx.subview(slab), diff_src_frame.view(slab));
@@ -267,8 +218,8 @@ void Interpolate<T>::backward(const DistTensor<T>& diff_dst,
     s.halo.start(diff_src_frame,
                  {HaloDirection::kReverse, HaloReduction::kSum});
     s.for_pieces(false, [&](const InterpolatePiece& p, const Box& out) {
-      LocalInterpolate<float>::backward(dy.subview(out), p.taps,
-                                        dx.subview(inside));
+      LocalInterpolate<T>::backward(diff_dst.buffer().subview(out), p.taps,
+                                    dx.subview(inside));
     });
     copy_view<float, T>(dx.subview(inside), diff_src.buffer());
     s.halo.wait();

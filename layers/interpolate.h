@@ -39,11 +39,12 @@
 //   up.forward(x, x_frame, y);
 //   up.backward(dy, dx, dx_frame);   // dx: shard_layout(), overwritten
 //
-// Computes in double per output and rounds once (fp32, fp64); bf16 and
-// fp16 tensors through fp32 copies of the buffers, each rounded once to
-// the type (the reverse sums of the halo cells, and in place the frame's
-// edges added into the shard, rounded per sum, docs/precision.md). Host
-// memory only.
+// Computes in double per output and rounds once (fp32, fp64). bf16 and
+// fp16 tensors are read and written as they are, each output rounded once
+// (to fp32, then to the type); backward sums the input gradient in an
+// fp32 copy of its buffer, each cell rounded once to the type (the
+// reverse sums of the halo cells, and in place the frame's edges added
+// into the shard, rounded per sum, docs/precision.md). Host memory only.
 //
 // The constructor is collective over the grid and validates from global
 // information, so bad input throws the same distconv::Error on every

@@ -8,27 +8,10 @@
 #include <vector>
 
 #include "distconv/halo_layout.h"
+#include "kernels/view_testing.h"
 
 namespace distconv::internal {
 namespace {
-
-// A view of `extent` inside a buffer grown by `pad` on both sides of the
-// spatial dimensions, stored in `order`; the buffer holds `fill`.
-struct Padded {
-  std::vector<double> buffer;
-  StridedView<double> view{nullptr, Shape{}, Shape{}};
-  Padded(const Shape& extent, Index pad, StorageOrder order, double fill) {
-    Shape outer = extent, lower = Shape::filled(extent.ndims(), 0);
-    for (int d = 2; d < extent.ndims(); ++d) {
-      outer[d] += 2 * pad;
-      lower[d] = pad;
-    }
-    buffer.assign(outer.volume(), fill);
-    view =
-        StridedView<double>(buffer.data(), outer, dense_strides(outer, order))
-            .subview(Box{lower, extent});
-  }
-};
 
 TEST(StridedRuns, TransformVisitsEveryIndexOnceWhateverTheStrides) {
   const StorageOrder last = StorageOrder::kChannelsLast;
@@ -42,7 +25,8 @@ TEST(StridedRuns, TransformVisitsEveryIndexOnceWhateverTheStrides) {
           for (StorageOrder oy : {last, first}) {
             SCOPED_TRACE(extent.to_string() + " pads " + std::to_string(pad_x) +
                          "/" + std::to_string(pad_y));
-            Padded x(extent, pad_x, ox, -1), y(extent, pad_y, oy, -2);
+            testing::Padded<double> x(extent, pad_x, ox, -1),
+                y(extent, pad_y, oy, -2);
             x.view.for_each([&](const Shape& i, double& v) {
               v = double(linear_index(i, extent));
             });
@@ -66,7 +50,7 @@ TEST(StridedRuns, TransformVisitsEveryIndexOnceWhateverTheStrides) {
 }
 
 TEST(StridedRuns, InPlaceAndZero) {
-  Padded x({2, 3, 4, 5}, 1, StorageOrder::kChannelsLast, 7);
+  testing::Padded<double> x({2, 3, 4, 5}, 1, StorageOrder::kChannelsLast, 7);
   transform([](double a) { return a * a; }, x.view,
             StridedView<const double>(x.view));
   x.view.for_each([](const Shape&, double& v) { EXPECT_EQ(v, 49); });
