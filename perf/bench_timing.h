@@ -135,8 +135,8 @@ std::vector<Compute<T>> widened(const std::vector<T>& v) {
 
 // The PASS bound of an output of type T whose bound in fp32 or fp64 is
 // `tol`: 16-bit outputs are rounded, some more than once (max-norm
-// relative: bf16 2^-7, fp16 2^-9, each four roundings of its 8 or 11
-// significant bits).
+// relative: bf16 2^-7, two roundings of its 8 significant bits; fp16
+// 2^-9, four of its 11).
 template <typename T>
 double rounded_tolerance(double tol) {
   if constexpr (std::is_same_v<T, bf16>) return 0x1p-7;
@@ -144,7 +144,8 @@ double rounded_tolerance(double tol) {
   return tol;
 }
 
-// fn(T{}) for the element type of --dt (f32, f64 or bf16).
+// fn(T{}) for the element type of --dt (f32, f64 or bf16; f16 is taken by
+// --interp alone, which calls its fp16 run itself).
 template <typename Fn>
 BenchResult for_dt(const BenchOptions& o, Fn fn) {
   if (o.dt == BenchDataType::kF64) return fn(double{});

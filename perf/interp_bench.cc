@@ -2,8 +2,8 @@
 // trilinear) to twice the input's size, align_corners no: forward and
 // backward against the reference loops, or timed; with buffers with halos
 // or (--input=in_place) reading the input and writing its gradient in the
-// caller's shards. The host layer only: no baseline. Every --dt: bf16 and
-// f16 tensors run the layer's 16-bit path (fp32 copies).
+// caller's shards. The host layer only: no baseline. Every --dt: the
+// layer reads and writes bf16 and f16 tensors as they are.
 #include <memory>
 #include <type_traits>
 #include <vector>
