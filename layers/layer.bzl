@@ -4,6 +4,7 @@ distconv_layer: a distributed layer's libraries and tests.
 
     distconv_layer(
         name = "pooling",
+        impl = "pooling_impl",
         deps = [":pool_plan", "//kernels:local_pool"],
         device = {"deps": ["//kernels/cuda:pool"]},
         test = {"deps": ["//kernels/reference:pool"], "timeout_s": 300},
@@ -22,44 +23,77 @@ defines
                        sharing one GPU, with --config=cuda only; when
                        `device_test` is given.
 
-Each library depends on what every layer uses (LAYER_DEPS) and each test on
-the layer and what every test of its kind uses (LAYER_TEST_DEPS,
-DEVICE_TEST_DEPS); the deps given add what is particular to the layer. The
-dicts `test` and `device_test` take mpi_cc_test's arguments (deps, ranks,
-timeout_s, size, ...); `device` takes deps and copts.
+Each library depends on what the layers use in common (LAYER_DEPS, and
+DEVICE_DEPS for the GPU's) and on `impl`, the layer's template shared by
+both memory spaces (a target of //layers/internal), when given; each test
+on the layer and what the tests of its kind use in common (LAYER_TEST_DEPS,
+DEVICE_TEST_DEPS). The deps given add what is particular to the layer.
+Every library compiles with POINTWISE_COPTS (loops with `#pragma omp
+simd`). The dicts `test` and `device_test` take mpi_cc_test's arguments
+(deps, ranks, timeout_s, size, ...); `device` takes deps.
 
 distconv_plan: a pure plan (name.cc, name.h; no MPI) on the core, and its
 unit test name_test.cc when test_deps is given.
+
+distconv_layers_test: a test of several host layers at once (name.cc, or
+srcs, under mpirun) on every host layer (:host_layers) and what the host
+layer tests use in common.
 """
 
 load("@rules_cc//cc:defs.bzl", "cc_library")
 load("//tests:mpi_test.bzl", "cc_unit_test", "mpi_cc_test")
+load("//kernels:copts.bzl", "POINTWISE_COPTS")
 load("//third_party:cuda.bzl", "CUDA_ONLY", "if_cuda")
 
-# What every layer in host memory uses: the core vocabulary, the grid,
-# tensors and the pimpl of its plan.
+# What the layers in host memory use in common: the core vocabulary, the
+# grid, tensors, the pimpl of its plan, the checks, MPI, the point-wise
+# loops and the plans made beforehand.
 LAYER_DEPS = [
     "//distconv:core",
     "//distconv:dist_tensor",
     "//distconv:pimpl",
     "//distconv:process_grid",
+    "//distconv/internal:layer_checks",
+    "//distconv/internal:mpi_util",
+    "//layers:layer_stats",
+    "//layers:shard_plan",
+    "//layers/internal:given_plan",
+    "//layers/internal:plan_fingerprints",
+    "//layers/internal:pointwise",
+    "@mpi",
 ]
 
-# What every host layer test uses: tensors, the comparison with the serial
-# reference and the MPI test helpers.
+# What the layers in GPU memory use in common besides.
+DEVICE_DEPS = [
+    "//distconv:device_space",
+    "//distconv/internal:cuda_check",
+    "//halo:device_transport",
+    "//layers:layer_stats",
+    "//layers/internal:device_pointwise",
+]
+
+# What the host layer tests use in common: tensors, the comparison with
+# the serial reference, the layouts and shards to try and the MPI test
+# helpers.
 LAYER_TEST_DEPS = [
     "//distconv:dist_tensor",
     "//tests:conv_check",
     "//tests:layer_testing",
+    "//tests:layout_cases",
     "//tests:mpi_testing",
+    "//tests:shard_testing",
 ]
 
-# What every GPU layer test uses.
+# What the GPU layer tests use in common.
 DEVICE_TEST_DEPS = [
     ":device_layer_testing",
     "//distconv:device_space",
     "//distconv:dist_tensor",
+    "//distconv:process_grid",
+    "//tests:conv_check",
+    "//tests:layer_testing",
     "//tests:mpi_testing",
+    "//tests:shard_testing",
 ]
 
 def _union(*lists):
@@ -72,28 +106,31 @@ def _union(*lists):
 
 def distconv_layer(
         name,
+        impl = None,
         deps = [],
-        copts = [],
         device = None,
         test = None,
         device_test = None):
     """The layer `name`'s libraries and tests (see the file's docstring)."""
+    impl_deps = ["//layers/internal:" + impl] if impl != None else []
     native.cc_library(
         name = name,
         alwayslink = True,  # whole in libdistconv.so (install/BUILD)
         srcs = [name + ".cc"],
         hdrs = [name + ".h"],
-        copts = copts,
-        deps = _union(LAYER_DEPS, deps),
+        copts = POINTWISE_COPTS,
+        deps = _union(LAYER_DEPS, impl_deps, deps),
     )
     if device != None:
         native.cc_library(
             name = "device_" + name,
             srcs = ["device_%s.cc" % name],
-            copts = device.get("copts", []),
+            copts = POINTWISE_COPTS,
             target_compatible_with = CUDA_ONLY,
             deps = _union(
-                [":" + name, "//distconv:device_space"],
+                [":" + name],
+                DEVICE_DEPS,
+                impl_deps,
                 device.get("deps", []),
             ) + if_cuda(["@cuda//:cudart"]),
         )
@@ -136,3 +173,13 @@ def distconv_plan(name, deps = [], test_deps = None):
             srcs = [name + "_test.cc"],
             deps = _union([":" + name, "//distconv:core"], test_deps),
         )
+
+def distconv_layers_test(name, srcs = None, deps = [], **kwargs):
+    """A test of several layers (see the file's docstring); kwargs are
+    mpi_cc_test's."""
+    mpi_cc_test(
+        name = name,
+        srcs = srcs if srcs != None else [name + ".cc"],
+        deps = _union(LAYER_TEST_DEPS, [":host_layers"], deps),
+        **kwargs
+    )
