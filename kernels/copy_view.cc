@@ -10,6 +10,13 @@
 #include "kernels/internal/strided_runs.h"
 
 namespace distconv {
+namespace {
+
+// Runs up to this long are copied by an inline loop: a channels-last
+// slice of a few channels is a run per cell, too short to pay for a call.
+constexpr Index kShortRunBytes = 256;
+
+}  // namespace
 
 template <typename From, typename To>
 void copy_view(StridedView<const From> from, StridedView<To> to) {
@@ -26,7 +33,12 @@ void copy_view(StridedView<const From> from, StridedView<To> to) {
         To* y = b + at[1];
         if (step[0] == 1 && step[1] == 1) {  // unit strides: vectorised
           if constexpr (std::is_same_v<From, To>) {
-            std::copy_n(x, len, y);
+            if (len * Index{sizeof(To)} <= kShortRunBytes) {
+#pragma omp simd
+              for (Index k = 0; k < len; ++k) y[k] = x[k];
+            } else {
+              std::copy_n(x, len, y);
+            }
           } else {
             convert(x, static_cast<std::size_t>(len), y);
           }
