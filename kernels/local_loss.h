@@ -1,8 +1,10 @@
 // LocalLoss<T, Target>: the losses' per-rank loops (layers/loss.h) over the
 // (n, spatial) cells of strided (N, C, spatial...) views in host memory,
 // running kernels/channel_cells.h's cell functions (the CUDA kernels run
-// the same). The sums come back per sample of the views: values[n] the
-// loss summed over sample n's cells, values[N + n] their count, and
+// the same); cross-entropy runs their arithmetic a row of cells at a
+// time, vectorised across the cells (kernels/internal/cross_entropy_rows.h).
+// The sums come back per sample of the views: values[n] the loss summed
+// over sample n's cells, values[N + n] their count, and
 // values[2N] the count of bad class indices. Target is T (MSE,
 // cross-entropy with probabilities) or std::int64_t (class indices).
 // Defined for every element type of distconv/element_types.h.
@@ -24,6 +26,8 @@ namespace distconv {
 template <typename T, typename Target>
 struct LocalLoss {
   // Each cell's loss_cell_term (or loss_cell_count), summed per sample.
+  // kCountsOnly counts class indices (Target an integer); with any other
+  // target it counts nothing.
   static std::vector<double> sums(const LossCellDesc& d, LossTerms what,
                                   const StridedView<const T>& x,
                                   const StridedView<const Target>& t);
