@@ -10,9 +10,10 @@
 // forward read). A window holding a NaN gives NaN, and its gradient goes
 // to its last NaN; a window of -Inf only gives -Inf (its gradient to its
 // first cell), as in the reference loops and PyTorch: oneDNN skips NaNs
-// and starts its maxima at the lowest finite float, so a float forward
-// first scans its input, and one that finds a NaN or -Inf runs the
-// reference loops (its backward too).
+// and starts its maxima at the lowest finite float, so float max pooling
+// runs oneDNN in slabs of about 1 MiB of input (onednn::Pool), each looked
+// at for NaN and -Inf right before oneDNN reads it from cache, and a
+// forward that finds one runs the reference loops (its backward too).
 //
 //   LocalPool<float> pool(window_desc, src_view.extent(), src_view.strides(),
 //                         dst_view.extent(), dst_view.strides());
