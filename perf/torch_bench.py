@@ -23,8 +23,11 @@ buffers/in place (what reading in place saves the C++ layer),
 torch/C++, torch/python, and the fastest step of the C++ layer and of
 the Python one over all rounds with their ratio (on a shared, noisy
 machine the fastest steps are the ones least disturbed by other work),
-and the median over rounds of each round's python/C++ (the two runs
-next to each other, so a slow drift of the machine cancels).
+the median over rounds of each round's python/C++ (the two runs
+next to each other, so a slow drift of the machine cancels), and, in
+process, the Python step against the time inside the library's calls in
+the same steps (distconv.Profiler over 10 more steps: what the front end
+adds, which no drift between runs moves).
 Needs `bazel build //perf:distconv_bench //python:distconv` first; runs
 from the repository root (one oneDNN thread per rank).
 PROBLEM is [KIND:]SIZES, KIND one of
@@ -150,9 +153,24 @@ def worker_distconv(problem):
     dy = torch.randn(y.shape).contiguous(memory_format=torch.channels_last)
     times = step_loop(conv, x, dy, comm.Barrier)
     slowest = [comm.allreduce(t, op=MPI.MAX) for t in times]
+    # The same steps again under distconv.Profiler: the time inside the
+    # library's calls against the whole step, in the same steps (what the
+    # front end adds, free of the drift between separate runs).
+    prof = distconv.Profiler(grid, conv)
+    for _ in range(10):
+        x.grad = None
+        comm.Barrier()
+        with prof.step():
+            y = conv(x)
+            y.backward(dy)
+    summary = json.loads(prof.summary()[1])
+    prof.close()
     if comm.rank == 0:
+        step = summary["step_ms"]
         print(json.dumps({"median_ms": statistics.median(slowest),
-                          "min_ms": min(slowest)}))
+                          "min_ms": min(slowest),
+                          "in_process": step / (step -
+                                                summary["unaccounted_ms"])}))
 
 
 def worker_torch(problem, threads):
@@ -169,11 +187,12 @@ def worker_torch(problem, threads):
 
 
 def last_json(output):
-    """(median, fastest) milliseconds of the last JSON line."""
+    """(median, fastest) milliseconds of the last JSON line, and the
+    in-process step / library ratio where the line has one."""
     for line in reversed(output.splitlines()):
         if line.startswith("{"):
             r = json.loads(line)
-            return r["median_ms"], r["min_ms"]
+            return r["median_ms"], r["min_ms"], r.get("in_process")
     raise RuntimeError("no result in:\n" + output)
 
 
@@ -241,15 +260,17 @@ def main():
                                  for col in list(zip(*rows))[:2])
             # Each round's two neighbouring runs, compared.
             paired = statistics.median(t[1][0] / t[0][0] for t in rows)
+            in_process = statistics.median(t[1][2] for t in rows)
             print("== %s, %d ranks, medians over %d rounds: C++ %.1f ms "
                   "(with buffers %.1f ms) | Python %.1f ms | torch.nn "
                   "%.1f ms | python/C++ %.3f | buffers/in place %.3f | "
                   "torch/C++ %.2f | torch/python %.2f | fastest steps: "
                   "C++ %.1f ms, Python %.1f ms, python/C++ %.3f | "
-                  "python/C++ paired by round (median) %.3f" % (
+                  "python/C++ paired by round (median) %.3f | "
+                  "in process: step / library calls %.3f" % (
                       problem, p, args.rounds, cpp, buf, py, th, py / cpp,
                       buf / cpp, th / cpp, th / py, fast_cpp, fast_py,
-                      fast_py / fast_cpp, paired), flush=True)
+                      fast_py / fast_cpp, paired, in_process), flush=True)
 
 
 if __name__ == "__main__":

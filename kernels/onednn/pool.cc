@@ -61,7 +61,9 @@ struct Pool::Impl {
 
   size_t prim_for(Index in_rows, Index out_rows, Index pad_lo, Index pad_hi);
   void add_slab(Index out_begin, Index out_end);
-  Index calls() const { return src_shape[0] / batch * slabs.size(); }
+  Index calls() const {
+    return batch == 0 ? 0 : src_shape[0] / batch * Index(slabs.size());
+  }
 };
 
 size_t Pool::Impl::prim_for(Index in_rows, Index out_rows, Index pad_lo,
@@ -131,8 +133,12 @@ Pool::Pool(const PoolDesc& d, const Shape& src_shape, const Shape& dst_shape,
   s.desc = d;
   s.src_shape = src_shape;
   s.dst_shape = dst_shape;
-  s.in_row = src_shape.volume() / (src_shape[0] * src_shape[2]);
-  s.out_row = dst_shape.volume() / (dst_shape[0] * dst_shape[2]);
+  auto per_row = [](const Shape& t) {  // 0 where there are no rows
+    const Index rows = t[0] * t[2];
+    return rows == 0 ? 0 : t.volume() / rows;
+  };
+  s.in_row = per_row(src_shape);
+  s.out_row = per_row(dst_shape);
   // Output rows per slab: as many as keep the input under slab_bytes.
   const Index row_bytes = s.in_row * Index{sizeof(float)};
   const Index fit = options.slab_bytes / std::max<Index>(row_bytes, 1);
