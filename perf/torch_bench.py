@@ -26,8 +26,9 @@ machine the fastest steps are the ones least disturbed by other work),
 the median over rounds of each round's python/C++ (the two runs
 next to each other, so a slow drift of the machine cancels), and, in
 process, the Python step against the time inside the library's calls in
-the same steps (distconv.Profiler over 10 more steps: what the front end
-adds, which no drift between runs moves).
+the same steps (distconv.Profiler over 10 more steps, each rank's own
+figures, the rank where the ratio is largest: what the front end adds,
+which no drift between runs moves).
 Needs `bazel build //perf:distconv_bench //python:distconv` first; runs
 from the repository root (one oneDNN thread per rank).
 PROBLEM is [KIND:]SIZES, KIND one of
@@ -163,14 +164,18 @@ def worker_distconv(problem):
         with prof.step():
             y = conv(x)
             y.backward(dy)
-    summary = json.loads(prof.summary()[1])
+    # Each rank's own figures (merged over ranks, the rows' slowest ranks
+    # may differ from the step's); the rank where the front end adds most.
+    mine = json.loads(prof.summary(distconv.ProcessGrid(
+        MPI.COMM_SELF, (1, 1, 1, 1)))[1])
     prof.close()
+    in_process = comm.allreduce(
+        mine["step_ms"] / (mine["step_ms"] - mine["unaccounted_ms"]),
+        op=MPI.MAX)
     if comm.rank == 0:
-        step = summary["step_ms"]
         print(json.dumps({"median_ms": statistics.median(slowest),
                           "min_ms": min(slowest),
-                          "in_process": step / (step -
-                                                summary["unaccounted_ms"])}))
+                          "in_process": in_process}))
 
 
 def worker_torch(problem, threads):

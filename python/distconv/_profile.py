@@ -131,9 +131,11 @@ class Profiler:
     def steps(self):
         return self._profile.steps()
 
-    def summary(self):
-        """(table, json) over the grid's ranks; collective."""
-        return self._profile.summarize(self._grid)
+    def summary(self, grid=None):
+        """(table, json) over the ranks of `grid` (default: the profiler's
+        grid); collective over them. A grid of this rank alone, e.g.
+        ProcessGrid(MPI.COMM_SELF, (1, 1, 1, 1)), gives its own figures."""
+        return self._profile.summarize(grid or self._grid)
 
     def close(self):
         """Detaches from the modules (their layers run bare again)."""

@@ -82,6 +82,26 @@ class Profile(unittest.TestCase):
         self.assertNotIsInstance(profiled.conv._layer,
                                  distconv._profile._Timed)
 
+    def test_a_summary_over_this_rank_alone(self):
+        from mpi4py import MPI
+        net = Net(self.grid)
+        prof = distconv.Profiler(self.grid, net)
+        self.train(net, 2, prof)
+        alone = distconv.ProcessGrid(MPI.COMM_SELF, (1, 1, 1, 1))
+        mine = json.loads(prof.summary(alone)[1])
+        merged = json.loads(prof.summary()[1])
+        self.assertEqual((mine["ranks"], mine["steps"]), (1, 2))
+        self.assertEqual(merged["ranks"], P)
+        # This rank's step is at most the slowest rank's, and so is each
+        # of its rows.
+        self.assertLessEqual(mine["step_ms"], merged["step_ms"] + 1e-9)
+        slowest = {(r["layer"], r["pass"]): r["ms_per_step"]
+                   for r in merged["rows"]}
+        for r in mine["rows"]:
+            self.assertLessEqual(r["ms_per_step"],
+                                 slowest[(r["layer"], r["pass"])] + 1e-9)
+        prof.close()
+
     def test_layers_planned_later_are_timed_and_close_detaches(self):
         net = Net(self.grid)
         prof = distconv.Profiler(self.grid, net)  # before any forward
