@@ -41,6 +41,7 @@ PROBLEM is [KIND:]SIZES, KIND one of
 """
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -169,9 +170,9 @@ def worker_distconv(problem):
     mine = json.loads(prof.summary(distconv.ProcessGrid(
         MPI.COMM_SELF, (1, 1, 1, 1)))[1])
     prof.close()
+    inside = mine["step_ms"] - mine["unaccounted_ms"]
     in_process = comm.allreduce(
-        mine["step_ms"] / (mine["step_ms"] - mine["unaccounted_ms"]),
-        op=MPI.MAX)
+        mine["step_ms"] / inside if inside > 0 else math.inf, op=MPI.MAX)
     if comm.rank == 0:
         print(json.dumps({"median_ms": statistics.median(slowest),
                           "min_ms": min(slowest),

@@ -665,6 +665,14 @@ def _linear_target(dist, size, scale_factor, recompute_scale_factor):
     return out, [1.0 / float(f) for f in factors]
 
 
+def _linear_problem(x, mode):
+    """What is wrong with x's rank for a linear mode ('' if nothing)."""
+    if isinstance(x, torch.Tensor) and x.dim() != _LINEAR_MODES[mode]:
+        return "%s interpolation of a %d-dimensional tensor (%d)" % (
+            mode, x.dim(), _LINEAR_MODES[mode])
+    return ""
+
+
 def _linear_layer(grid, x, dist, mode, size, scale_factor, align_corners,
                   recompute_scale_factor):
     """The linear interpolation for x's dtype and distribution, kept in the
@@ -694,9 +702,13 @@ class Upsample(_Planned):
 
     def forward(self, x):
         if self.mode != "nearest":
-            return interpolate(self.grid, x, self.size, self.scale_factor,
-                               self.mode, self.align_corners,
-                               self.recompute_scale_factor)
+            # The module's own layer (as interpolate() plans it), so that a
+            # distconv.Profiler times its calls.
+            layer = self._plan(x, lambda s, d: _linear_layer(
+                self.grid, x, d, self.mode, self.size, self.scale_factor,
+                self.align_corners, self.recompute_scale_factor),
+                problem=_linear_problem(x, self.mode))
+            return F.MapFunction.apply(x, layer, self.grid, self.grid)
         spatial = x.dim() - 2 if isinstance(x, torch.Tensor) else 2
         factors = _tuple(self.scale_factor, spatial)
         problem = ""
@@ -721,11 +733,8 @@ def interpolate(grid, x, size=None, scale_factor=None, mode="nearest",
                           recompute_scale_factor)
     if mode == "nearest":
         return Upsample(grid, scale_factor=scale_factor)(x)
-    problem = ""
-    if isinstance(x, torch.Tensor) and x.dim() != _LINEAR_MODES[mode]:
-        problem = "%s interpolation of a %d-dimensional tensor (%d)" % (
-            mode, x.dim(), _LINEAR_MODES[mode])
-    dist = T.agree(grid, x, "interpolate input", problem=problem)
+    dist = T.agree(grid, x, "interpolate input",
+                   problem=_linear_problem(x, mode))
     layer = _linear_layer(grid, x, dist, mode, size, scale_factor,
                           align_corners, recompute_scale_factor)
     return F.MapFunction.apply(x, layer, grid, grid)

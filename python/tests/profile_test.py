@@ -82,6 +82,19 @@ class Profile(unittest.TestCase):
         self.assertNotIsInstance(profiled.conv._layer,
                                  distconv._profile._Timed)
 
+    def test_bilinear_upsampling_is_timed(self):
+        up = distconv.nn.Upsample(self.grid, scale_factor=2,
+                                  mode="bilinear")
+        prof = distconv.Profiler(self.grid, up)
+        x = self.x.detach().requires_grad_()
+        for _ in range(2):
+            with prof.step():
+                up(x).sum().backward()
+        rows = json.loads(prof.summary()[1])["rows"]
+        self.assertEqual(sorted(r["pass"] for r in rows),
+                         ["backward", "forward"], rows)
+        prof.close()
+
     def test_a_summary_over_this_rank_alone(self):
         from mpi4py import MPI
         net = Net(self.grid)
