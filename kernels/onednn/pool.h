@@ -8,8 +8,9 @@
 // PoolOptions::slab_bytes, one oneDNN call per slab. forward() can then
 // look at a slab's input right before oneDNN reads it (while it is in
 // cache): LocalPool's check for NaN and -Inf costs no extra trip to memory.
-// Slabs change nothing in the results: backward() adds the gradients of
-// rows that two slabs' windows share, as the single call would.
+// Slabs give the single call's results (max pooling bit for bit, the
+// averages' gradients up to the order of additions): backward() adds the
+// gradients of rows that two slabs' windows share.
 //
 // Max pooling keeps oneDNN's workspace (where each maximum was) from the
 // last forward() for backward(); backward() before any forward() throws
