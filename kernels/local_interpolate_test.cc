@@ -42,11 +42,15 @@ struct Problem {
 
 std::vector<Problem> problems(std::mt19937_64& rng) {
   std::vector<Problem> ps;
-  for (const auto& [in, out] :
-       std::vector<std::pair<Shape, Shape>>{{{2, 5, 4, 3}, {2, 5, 7, 6}},
-                                            {{1, 16, 3, 5}, {1, 16, 6, 2}},
-                                            {{1, 3, 2, 3, 4}, {1, 3, 4, 5, 3}},
-                                            {{2, 1, 1, 4}, {2, 1, 3, 8}}}) {
+  for (const auto& [in, out] : std::vector<std::pair<Shape, Shape>>{
+           {{2, 5, 4, 3}, {2, 5, 7, 6}},
+           {{1, 16, 3, 5}, {1, 16, 6, 2}},
+           {{1, 3, 2, 3, 4}, {1, 3, 4, 5, 3}},
+           {{2, 1, 1, 4}, {2, 1, 3, 8}},
+           // More input rows than the
+           // 16-bit loops widen at once.
+           {{1, 4, 12, 5}, {1, 4, 23, 9}},
+           {{2, 2, 3, 5, 4}, {2, 2, 5, 9, 7}}}) {
     Problem p{in, out, {}};
     for (int d = 2; d < in.ndims(); ++d) {
       p.taps.push_back(random_taps(out[d], in[d], rng));

@@ -40,6 +40,9 @@ struct Interpolate<T>::Impl {
   const ProcessGrid* grid;
   InterpolatePlan plan;
   HaloExchange<T> halo;
+  // 16-bit types: the input gradient's fp32 sums (zeros_like), kept
+  // between backward calls.
+  std::vector<float> sums;
 
   Impl(const ProcessGrid& g, InterpolatePlan p, const HaloSetupOptions& h)
       : grid(&g), plan(std::move(p)), halo(g, plan.src_layout, h) {}
@@ -128,15 +131,16 @@ void Interpolate<T>::backward(const DistTensor<T>& diff_dst,
     s.check(diff_dst, s.plan.dst_layout, "diff_dst");
     s.check(diff_src, s.plan.src_layout, "diff_src");
   });
-  internal::zero(diff_src.buffer());
-  if (diff_dst.interior().size() > 0) {
-    if constexpr (kNarrow<T>) {
-      std::vector<float> sums;
-      const StridedView<float> dx =
-          zeros_like(std::as_const(diff_src).buffer(), sums);
+  if constexpr (kNarrow<T>) {  // the fp32 sums written over the buffer
+    const StridedView<float> dx =
+        zeros_like(std::as_const(diff_src).buffer(), s.sums);
+    if (diff_dst.interior().size() > 0) {
       LocalInterpolate<T>::backward(diff_dst.interior(), s.plan.taps, dx);
-      copy_view<float, T>(dx, diff_src.buffer());
-    } else {
+    }
+    copy_view<float, T>(dx, diff_src.buffer());
+  } else {
+    internal::zero(diff_src.buffer());
+    if (diff_dst.interior().size() > 0) {
       LocalInterpolate<T>::backward(diff_dst.interior(), s.plan.taps,
                                     diff_src.buffer());
     }
@@ -205,9 +209,8 @@ void Interpolate<T>::backward(const DistTensor<T>& diff_dst,
     // are then added.
     const FrameBoxes& f = *s.plan.frames;
     internal::zero_frame(f, diff_src_frame);
-    std::vector<float> sums;
     const StridedView<float> dx =
-        zeros_like(std::as_const(diff_src_frame).buffer(), sums);
+        zeros_like(std::as_const(diff_src_frame).buffer(), s.sums);
     const Box inside = s.plan.src_layout.interior(diff_src_frame.part());
     s.for_pieces(true, [&](const InterpolatePiece& p, const Box& out) {
       LocalInterpolate<T>::backward(diff_dst.buffer().subview(out), p.taps, dx);

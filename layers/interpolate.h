@@ -44,7 +44,8 @@
 // (to fp32, then to the type); backward sums the input gradient in an
 // fp32 copy of its buffer, each cell rounded once to the type (the
 // reverse sums of the halo cells, and in place the frame's edges added
-// into the shard, rounded per sum, docs/precision.md). Host memory only.
+// into the shard, rounded per sum, docs/precision.md); the layer keeps
+// that copy between calls. Host memory only.
 //
 // The constructor is collective over the grid and validates from global
 // information, so bad input throws the same distconv::Error on every
