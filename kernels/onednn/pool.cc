@@ -59,6 +59,19 @@ struct Pool::Impl {
   mutable std::vector<float> shared_rows;  // backward: rows two slabs read
   mutable bool forward_ran = false;
 
+  // Runs a slab's primitive (its forward or backward) on two buffers:
+  // `src_arg` over the problem's src_md at `src`, `dst_arg` over its
+  // dst_md at `dst`, and call's workspace where max pooling keeps one.
+  void execute(const dnnl::primitive& prim, const Prim& p, int src_arg,
+               const float* src, int dst_arg, const float* dst,
+               size_t call) const {
+    std::unordered_map<int, memory> args{
+        {src_arg, memory(p.src_md, engine, const_cast<float*>(src))},
+        {dst_arg, memory(p.dst_md, engine, const_cast<float*>(dst))}};
+    if (!workspaces.empty()) args.emplace(DNNL_ARG_WORKSPACE, workspaces[call]);
+    prim.execute(stream, args);
+  }
+
   size_t prim_for(Index in_rows, Index out_rows, Index pad_lo, Index pad_hi);
   void add_slab(Index out_begin, Index out_end);
   Index calls() const {
@@ -184,15 +197,8 @@ bool Pool::forward(const float* src, float* dst, PoolSlabCheck check) const {
           check(in, s.batch * (slab.in_end - slab.in_begin) * s.in_row)) {
         return false;
       }
-      std::unordered_map<int, memory> args{
-          {DNNL_ARG_SRC, memory(p.src_md, s.engine, const_cast<float*>(in))},
-          {DNNL_ARG_DST,
-           memory(p.dst_md, s.engine, y + slab.out_begin * s.out_row)}};
-      if (!s.workspaces.empty()) {
-        args.emplace(DNNL_ARG_WORKSPACE, s.workspaces[call]);
-      }
-      p.forward.execute(s.stream, args);
-      ++call;
+      s.execute(p.forward, p, DNNL_ARG_SRC, in, DNNL_ARG_DST,
+                y + slab.out_begin * s.out_row, call++);
     }
   }
   s.stream.wait();
@@ -222,19 +228,11 @@ void Pool::backward(const float* diff_dst, float* diff_src) const {
           std::max<Index>(0, std::min(done, slab.in_end) - slab.in_begin) *
           s.in_row;
       s.shared_rows.assign(at, at + shared);
-      std::unordered_map<int, memory> args{
-          {DNNL_ARG_DIFF_DST,
-           memory(p.dst_md, s.engine,
-                  const_cast<float*>(dy + slab.out_begin * s.out_row))},
-          {DNNL_ARG_DIFF_SRC, memory(p.src_md, s.engine, at)}};
-      if (!s.workspaces.empty()) {
-        args.emplace(DNNL_ARG_WORKSPACE, s.workspaces[call]);
-      }
-      p.backward.execute(s.stream, args);
+      s.execute(p.backward, p, DNNL_ARG_DIFF_SRC, at, DNNL_ARG_DIFF_DST,
+                dy + slab.out_begin * s.out_row, call++);
       s.stream.wait();
       for (Index i = 0; i < shared; ++i) at[i] += s.shared_rows[i];
       done = std::max(done, slab.in_end);
-      ++call;
     }
   }
 }
