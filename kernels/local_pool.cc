@@ -21,8 +21,9 @@ struct LocalPool<T>::Impl {
   PoolDesc desc;
   Shape src_extent, dst_extent, src_strides, dst_strides, diff_src_strides;
   bool in_place = false;
+  PoolImpl impl = PoolImpl::kReference;
   std::optional<onednn::Pool> onednn;
-  std::string why_reference;
+  std::string why_not;  // why the implementations asked for did not apply
   // oneDNN's staged runs: dense channels-last copies; src_copy also holds
   // diff_src, dst_copy diff_dst.
   mutable std::vector<P> src_copy, dst_copy;
@@ -108,11 +109,11 @@ bool any_nan_or_minus_inf(const float* p, Index n) {
   return found != 0;
 }
 
-// Max pooling runs oneDNN in slabs of about this much input (half of a
-// 2 MiB L2), each looked at for NaN and -Inf right before oneDNN reads it:
-// the training step took 0.76-0.97 of the time of one scan of the whole
-// input followed by one call, which fetched the input from memory twice
-// (docs/performance.md).
+// PoolImpl::kSlabs runs oneDNN in slabs of about this much input (half of
+// a 2 MiB L2); max pooling looks at each for NaN and -Inf right before
+// oneDNN reads it: the training step took 0.76-0.97 of the time of one
+// scan of the whole input followed by one call, which fetched the input
+// from memory twice (docs/performance.md).
 constexpr Index kSlabBytes = Index{1} << 20;
 
 }  // namespace
@@ -120,7 +121,8 @@ constexpr Index kSlabBytes = Index{1} << 20;
 template <typename T>
 LocalPool<T>::LocalPool(const PoolDesc& desc, const Shape& src_extent,
                         const Shape& src_strides, const Shape& dst_extent,
-                        const Shape& dst_strides, const Shape& diff_src_strides)
+                        const Shape& dst_strides, const Shape& diff_src_strides,
+                        std::optional<PoolImpl> impl)
     : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
   s.desc = desc;
@@ -133,22 +135,37 @@ LocalPool<T>::LocalPool(const PoolDesc& desc, const Shape& src_extent,
   require(desc.dst_shape(src_extent) == dst_extent, ErrorKind::kShapeMismatch,
           "local pooling of ", src_extent, " gives ",
           desc.dst_shape(src_extent), ", not ", dst_extent);
-  if constexpr (std::is_same_v<Compute<T>, float>) {
-    try {
-      onednn::PoolOptions o;
-      if (desc.kind == PoolKind::kMax) o.slab_bytes = kSlabBytes;
-      s.onednn.emplace(desc, src_extent, dst_extent, o);
-      // bf16 runs staged, on fp32 copies.
-      s.in_place =
-          std::is_same_v<T, float> &&
-          is_dense(src_extent, src_strides, StorageOrder::kChannelsLast) &&
-          is_dense(dst_extent, dst_strides, StorageOrder::kChannelsLast) &&
-          is_dense(src_extent, s.diff_src_strides, StorageOrder::kChannelsLast);
-    } catch (const Error& e) {
-      s.why_reference = e.what();
+  // The list from the implementation asked for (the heuristic's).
+  const std::vector<PoolImpl> list = pool_impl_list();
+  auto first = std::find(list.begin(), list.end(),
+                         impl.value_or(heuristic_pool_impl(desc)));
+  for (auto it = first; it != list.end(); ++it) {
+    s.impl = *it;
+    if (*it == PoolImpl::kReference) break;
+    const std::string excluded = pool_impl_excluded<T>(*it);
+    if (!excluded.empty()) {
+      s.why_not += (s.why_not.empty() ? "" : "; ") + excluded;
+      continue;
     }
-  } else {
-    s.why_reference = "oneDNN pooling here is fp32 only";
+    if constexpr (std::is_same_v<Compute<T>, float>) {
+      try {
+        onednn::PoolOptions o;
+        if (*it == PoolImpl::kSlabs) o.slab_bytes = kSlabBytes;
+        s.onednn.emplace(desc, src_extent, dst_extent, o);
+        break;
+      } catch (const Error& e) {
+        s.why_not += (s.why_not.empty() ? "" : "; ") +
+                     std::string(to_string(*it)) + ": " + e.what();
+      }
+    }
+  }
+  if (s.onednn) {
+    // bf16 runs staged, on fp32 copies.
+    s.in_place =
+        std::is_same_v<T, float> &&
+        is_dense(src_extent, src_strides, StorageOrder::kChannelsLast) &&
+        is_dense(dst_extent, dst_strides, StorageOrder::kChannelsLast) &&
+        is_dense(src_extent, s.diff_src_strides, StorageOrder::kChannelsLast);
   }
   if (s.onednn && !s.in_place) {
     s.src_copy.resize(src_extent.volume());
@@ -164,14 +181,18 @@ template <typename T>
 LocalPool<T>& LocalPool<T>::operator=(LocalPool&&) noexcept = default;
 
 template <typename T>
+PoolImpl LocalPool<T>::impl() const {
+  return impl_->impl;
+}
+
+template <typename T>
 std::string LocalPool<T>::implementation() const {
   const Impl& s = *impl_;
   const std::string fp32 = kNarrow<T> ? " in fp32" : "";
-  if (!s.onednn) {
-    return "reference, staged" + fp32 + " (" + s.why_reference + ")";
-  }
-  return s.onednn->implementation() +
-         (s.in_place ? ", in place" : ", staged" + fp32);
+  const std::string why = s.why_not.empty() ? "" : " (" + s.why_not + ")";
+  if (!s.onednn) return "reference, staged" + fp32 + why;
+  return std::string(to_string(s.impl)) + ": " + s.onednn->implementation() +
+         (s.in_place ? ", in place" : ", staged" + fp32) + why;
 }
 
 template <typename T>

@@ -1,9 +1,12 @@
 // LocalPool<T>: one local pooling (a rank's window, from ConvGeometry) on
-// strided views of the rank's buffers, planned once. Like LocalConv it runs
-// oneDNN in place when float views are dense channels-last arrays, oneDNN
-// staged through dense scratch otherwise, and the reference loops (staged,
-// NCHW) for double or what oneDNN refuses. implementation() names the
-// choice.
+// strided views of the rank's buffers, planned once. It runs the
+// implementation it is given (kernels/pool_impl.h; the heuristic's where
+// none is), or the next in pool_impl_list() that applies: oneDNN in slabs
+// or in one call, in place when float views are dense channels-last
+// arrays, staged through dense scratch otherwise, and the reference loops
+// (staged, NCHW) for double or what oneDNN refuses. impl() says which
+// runs, implementation() names it with oneDNN's kernel and why an
+// implementation asked for did not apply.
 //
 // Max pooling's backward uses the maxima of the last forward (oneDNN's
 // workspace; the reference recomputes them from src, which must be what
@@ -11,9 +14,10 @@
 // to its last NaN; a window of -Inf only gives -Inf (its gradient to its
 // first cell), as in the reference loops and PyTorch: oneDNN skips NaNs
 // and starts its maxima at the lowest finite float, so float max pooling
-// runs oneDNN in slabs of about 1 MiB of input (onednn::Pool), each looked
-// at for NaN and -Inf right before oneDNN reads it from cache, and a
-// forward that finds one runs the reference loops (its backward too).
+// looks at its input for NaN and -Inf before oneDNN reads it (with
+// PoolImpl::kSlabs, the heuristic's choice, slab by slab, right before
+// oneDNN reads each from cache), and a forward that finds one runs the
+// reference loops (its backward too).
 //
 //   LocalPool<float> pool(window_desc, src_view.extent(), src_view.strides(),
 //                         dst_view.extent(), dst_view.strides());
@@ -23,12 +27,14 @@
 #define DISTCONV_KERNELS_LOCAL_POOL_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "distconv/bf16.h"
 #include "distconv/pool_desc.h"
 #include "distconv/shape.h"
 #include "distconv/strided_view.h"
+#include "kernels/pool_impl.h"
 
 namespace distconv {
 
@@ -41,13 +47,17 @@ class LocalPool {
   // strides the element strides the views will have (dst's also serve
   // backward's diff_dst; diff_src_strides backward's diff_src, empty:
   // src's); other views throw kShapeMismatch.
+  // `impl`: the implementation to try first (unset: heuristic_pool_impl).
   LocalPool(const PoolDesc& desc, const Shape& src_extent,
             const Shape& src_strides, const Shape& dst_extent,
-            const Shape& dst_strides, const Shape& diff_src_strides = {});
+            const Shape& dst_strides, const Shape& diff_src_strides = {},
+            std::optional<PoolImpl> impl = std::nullopt);
   ~LocalPool();
   LocalPool(LocalPool&&) noexcept;
   LocalPool& operator=(LocalPool&&) noexcept;
 
+  PoolImpl impl() const;
+  // "slabs: jit:avx512_core, in place", "reference, staged (slabs: ...)".
   std::string implementation() const;
 
   void forward(StridedView<const T> src, StridedView<T> dst) const;

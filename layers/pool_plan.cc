@@ -11,14 +11,15 @@ bool operator==(const PoolKernelCall& a, const PoolKernelCall& b) {
   return a.desc == b.desc && a.src_extent == b.src_extent &&
          a.src_strides == b.src_strides && a.dst_extent == b.dst_extent &&
          a.dst_strides == b.dst_strides &&
-         a.diff_src_strides == b.diff_src_strides;
+         a.diff_src_strides == b.diff_src_strides && a.impl == b.impl;
 }
 
 bool operator==(const PoolPlan& a, const PoolPlan& b) {
   return a.desc == b.desc && a.geometry.desc() == b.geometry.desc() &&
          a.geometry.src_shape() == b.geometry.src_shape() && a.rank == b.rank &&
          a.window == b.window && a.kernel == b.kernel && a.input == b.input &&
-         a.frames == b.frames && a.piece_kernels == b.piece_kernels;
+         a.impl == b.impl && a.frames == b.frames &&
+         a.piece_kernels == b.piece_kernels;
 }
 
 namespace {
@@ -37,7 +38,8 @@ void plan_in_place(PoolPlan& p) {
         (c.reads_frame ? frame : p.frames->shard).local_strides(p.rank),
         c.window.dst.extent, p.window.plain.local_strides(p.rank),
         c.reads_frame ? dense_strides(extent, StorageOrder::kChannelsLast)
-                      : Shape()});
+                      : Shape(),
+        p.impl.value_or(heuristic_pool_impl(p.desc))});
   }
 }
 
@@ -72,17 +74,21 @@ PoolPlan plan_pooling(const PoolDesc& desc, const Distribution& src, int rank,
   WindowPlan window = plan_window(geometry, src_layout, dst_layout, rank);
   std::optional<PoolKernelCall> kernel;
   if (window.has_kernel()) {
-    kernel =
-        PoolKernelCall{window.local_desc(desc), window.window.src.extent,
-                       src_layout.local_strides(rank), window.window.dst.extent,
-                       dst_layout.local_strides(rank)};
+    kernel = PoolKernelCall{window.local_desc(desc),
+                            window.window.src.extent,
+                            src_layout.local_strides(rank),
+                            window.window.dst.extent,
+                            dst_layout.local_strides(rank),
+                            Shape(),
+                            options.impl.value_or(heuristic_pool_impl(desc))};
   }
   PoolPlan plan{desc,
                 std::move(geometry),
                 rank,
                 std::move(window),
                 std::move(kernel),
-                options.input};
+                options.input,
+                options.impl};
   if (plan.in_place()) plan_in_place(plan);
   return plan;
 }

@@ -45,6 +45,7 @@
 #include "distconv/pool_desc.h"
 #include "distconv/shape.h"
 #include "halo/halo_options.h"
+#include "kernels/pool_impl.h"
 #include "layers/conv_options.h"
 #include "layers/window_plan.h"
 
@@ -57,6 +58,10 @@ struct PoolKernelCall {
   Shape src_extent, src_strides, dst_extent, dst_strides;
   // Backward's input gradient, when its strides are not src's (empty).
   Shape diff_src_strides;
+  // Host memory: the implementation LocalPool tries first (the options',
+  // else heuristic_pool_impl(desc)); it takes the next in
+  // pool_impl_list() where that one does not apply.
+  PoolImpl impl = PoolImpl::kReference;
   friend bool operator==(const PoolKernelCall& a, const PoolKernelCall& b);
 };
 
@@ -65,6 +70,9 @@ struct PoolingOptions : WindowOptions {
   // shards, with a frame per tensor for the edges (see above); any grid.
   // Host memory only (device memory: kUnsupported).
   ConvInput input = ConvInput::kHaloBuffer;
+  // Host memory: the local kernels' implementation (kernels/pool_impl.h);
+  // unset: the heuristic's. Ranks must agree on it.
+  std::optional<PoolImpl> impl;
 };
 
 struct PoolPlan {
@@ -78,6 +86,8 @@ struct PoolPlan {
 
   // What the passes read: ConvInput::kInPlace where the options ask.
   ConvInput input = ConvInput::kHaloBuffer;
+  // The implementation the options asked for (unset: the heuristic's).
+  std::optional<PoolImpl> impl;
   // kInPlace only: the pieces and the frames' boxes, and the local pooling
   // of each piece (a boundary piece's backward writes a dense
   // channels-last scratch of its window's extent: diff_src_strides).

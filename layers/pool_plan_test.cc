@@ -204,6 +204,29 @@ TEST(PoolPlan, ComparesAndDescribes) {
   EXPECT_NE(empty.describe().find("no outputs"), std::string::npos);
 }
 
+// The kernels run the heuristic's implementation unless the options name
+// one, in place too; a plan asking for another differs.
+TEST(PoolPlan, KernelsRunTheImplementationAsked) {
+  const Case c = cases()[2];  // average pooling: one call by the heuristic
+  const Distribution src(c.src_shape, c.grid);
+  const PoolPlan heuristic = plan_pooling(c.desc, src, 1);
+  ASSERT_TRUE(heuristic.kernel.has_value());
+  EXPECT_EQ(heuristic.kernel->impl, heuristic_pool_impl(c.desc));
+  EXPECT_EQ(heuristic.kernel->impl, PoolImpl::kOneCall);
+  EXPECT_FALSE(heuristic.impl.has_value());
+  PoolingOptions o;
+  o.impl = PoolImpl::kSlabs;
+  o.input = ConvInput::kInPlace;
+  const PoolPlan slabs = plan_pooling(c.desc, src, 1, o);
+  EXPECT_EQ(slabs.kernel->impl, PoolImpl::kSlabs);
+  ASSERT_FALSE(slabs.piece_kernels.empty());
+  for (const PoolKernelCall& k : slabs.piece_kernels) {
+    EXPECT_EQ(k.impl, PoolImpl::kSlabs);
+  }
+  o.impl.reset();
+  EXPECT_NE(slabs, plan_pooling(c.desc, src, 1, o));
+}
+
 TEST(PoolPlan, BadInputThrows) {
   const Case c = cases()[1];
   const Distribution src(c.src_shape, c.grid);

@@ -15,7 +15,7 @@ struct PoolBackend<T, HostSpace> {
   using Kernel = LocalPool<T>;
   static Kernel kernel(const PoolKernelCall& k, const HaloSetupOptions&) {
     return Kernel(k.desc, k.src_extent, k.src_strides, k.dst_extent,
-                  k.dst_strides, k.diff_src_strides);
+                  k.dst_strides, k.diff_src_strides, k.impl);
   }
   static void zero(const HaloSetupOptions&, DistTensor<T>& t) {
     internal::zero(t.buffer());  // in runs: 5-8x faster than a cell at a time

@@ -154,6 +154,11 @@ n"name"; dilation 0 = dense; id/kd make it 3D).
                          machine's, a truncated or corrupt file: a message,
                          and a fresh search), then write every rank's
                          choices back to FILE
+  --pool-impl=slabs|one_call|reference
+                         --pool (--device=cpu): the local kernels' first
+                         choice (default: the heuristic's; one that does
+                         not apply falls back down that list; --verbose
+                         shows what ran)
   --padding-mode=zeros|circular
                          --conv, --deconv, --pool: padding of zeros
                          (default), or wrapped around from the other end in
@@ -324,6 +329,8 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
       require(!v.empty(), ErrorKind::kInvalidArgument,
               "--kernel-cache= names no file");
       o.kernel_cache = v;
+    } else if (take(arg, "--pool-impl", &v)) {
+      o.pool_impl = pool_impl_named(v, "--pool-impl");
     } else if (take(arg, "--padding-mode", &v)) {
       require(v == "zeros" || v == "circular", ErrorKind::kInvalidArgument,
               "--padding-mode=", v, " is not zeros or circular");
@@ -456,6 +463,11 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
           ErrorKind::kInvalidArgument,
           "--kernel-choice=measured is for the host layers of --conv and "
           "--deconv");
+  require(!o.pool_impl ||
+              (o.driver == ProblemKind::kPooling &&
+               o.device == BenchDevice::kCpu && o.impl == BenchImpl::kDistconv),
+          ErrorKind::kInvalidArgument,
+          "--pool-impl is for the host layers of --pool");
   require(o.input == ConvInput::kHaloBuffer ||
               (o.driver != ProblemKind::kBatchNorm &&
                o.driver != ProblemKind::kGroupNorm &&

@@ -6,12 +6,14 @@
 #ifndef DISTCONV_PERF_BENCH_OPTIONS_H_
 #define DISTCONV_PERF_BENCH_OPTIONS_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "halo/halo_options.h"
-#include "layers/convolution.h"
 #include "distconv/shape.h"
+#include "halo/halo_options.h"
+#include "kernels/pool_impl.h"
+#include "layers/convolution.h"
 #include "perf/conv_problem.h"
 
 namespace distconv {
@@ -60,6 +62,9 @@ struct BenchOptions {
   // cpu.cache is the one --kernel-cache names, loaded when the run starts.
   CpuConvOptions cpu;
   std::string kernel_cache;  // --kernel-cache=FILE
+  // --pool-impl: --pool's local kernels in host memory (unset: the
+  // heuristic's, kernels/pool_impl.h).
+  std::optional<PoolImpl> pool_impl;
   // --padding-mode: what the padding of --conv, --deconv and --pool holds,
   // in every spatial dimension (set in each problem's desc as well).
   PaddingMode padding_mode = PaddingMode::kZeros;

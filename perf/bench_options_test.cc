@@ -34,6 +34,13 @@ TEST(BenchOptions, ParsesEveryOption) {
   EXPECT_EQ(o.problems[1].desc.groups, 2);
 }
 
+TEST(BenchOptions, PoolingImplementation) {
+  EXPECT_FALSE(parse_bench_options({"--pool", "mb1ic1ih4kh2sh2"}).pool_impl);
+  const BenchOptions o = parse_bench_options(
+      {"--pool", "--pool-impl=one_call", "mb1ic1ih4kh2sh2"});
+  EXPECT_EQ(o.pool_impl, PoolImpl::kOneCall);
+}
+
 TEST(BenchOptions, DefaultsSplitNothingButRanksAlongH) {
   const BenchOptions o = parse_bench_options({"mb1ic16ih64oc16kh3ph1"});
   EXPECT_EQ(o.grid.ndims(), 0);
@@ -185,6 +192,9 @@ TEST(BenchOptions, BadArgumentsAreNamed) {
            {"--input=in_place", "--device=gpu", "mb1ic1ih4oc1kh1"},
            {"--kernel-choice=fastest", "mb1ic1ih4oc1kh1"},
            {"--kernel-choice=measured", "--pool", "mb1ic1ih4kh1"},
+           {"--pool-impl=slabs", "mb1ic1ih4oc1kh1"},
+           {"--pool", "--pool-impl=slabs", "--device=gpu", "mb1ic1ih4kh1"},
+           {"--pool", "--pool-impl=fastest", "mb1ic1ih4kh1"},
            {"--kernel-choice=measured", "--device=gpu", "mb1ic1ih4oc1kh1"},
            {"--kernel-cache=k.cache", "mb1ic1ih4oc1kh1"},
            {"--kernel-cache=", "--kernel-choice=measured", "mb1ic1ih4oc1kh1"},

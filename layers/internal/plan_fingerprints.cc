@@ -96,7 +96,8 @@ Fingerprint fingerprint(const PoolPlan& plan, const char* element,
       .add("lower padding", plan.desc.padding_lower)
       .add("upper padding", plan.desc.padding_upper)
       .add("padding mode", padding_modes(plan.desc))
-      .add("reads", reads(plan.input));
+      .add("reads", reads(plan.input))
+      .add("kernel choice", plan.impl ? to_string(*plan.impl) : "heuristic");
   return f.add("input layout", plan.src_layout());
 }
 

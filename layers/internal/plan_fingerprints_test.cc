@@ -70,5 +70,20 @@ TEST(PlanFingerprints, LayersReadingHalosNameWhereTheyRead) {
       "in place");
 }
 
+// Pooling names the implementation its options asked for: ranks asked for
+// different ones disagree.
+TEST(PlanFingerprints, PoolingNamesTheKernelChoice) {
+  const Distribution src(Shape{2, 4, 8, 8}, Shape{1, 1, 2, 1});
+  const PoolDesc desc = PoolDesc::make(PoolKind::kMax, {2, 2});
+  PoolingOptions o;
+  EXPECT_EQ(field(fingerprint(plan_pooling(desc, src, 0, o), "float", "host"),
+                  "kernel choice"),
+            "heuristic");
+  o.impl = PoolImpl::kOneCall;
+  EXPECT_EQ(field(fingerprint(plan_pooling(desc, src, 0, o), "float", "host"),
+                  "kernel choice"),
+            "one_call");
+}
+
 }  // namespace
 }  // namespace distconv::internal
