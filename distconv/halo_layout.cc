@@ -170,6 +170,15 @@ bool is_dense(const Shape& extent, const Shape& strides, StorageOrder order,
   return true;
 }
 
+Index strided_span(const Shape& extent, const Shape& strides) {
+  Index last = 0;
+  for (int d = 0; d < extent.ndims(); ++d) {
+    if (extent[d] == 0) return 0;
+    last += (extent[d] - 1) * strides[d];
+  }
+  return last + 1;
+}
+
 namespace {
 
 bool same_frame(const HaloLayout& a, const HaloLayout& b) {

@@ -54,6 +54,10 @@ Shape dense_strides(const Shape& extent, StorageOrder order);
 // may have any stride.
 bool is_dense(const Shape& extent, const Shape& strides, StorageOrder order,
               int from = 0);
+// Elements from a view's first element to its last, + 1 (non-negative
+// strides): the buffer a view of `extent` with `strides` needs; 0 for an
+// empty view.
+Index strided_span(const Shape& extent, const Shape& strides);
 
 struct HaloWidths {
   Shape lower;

@@ -6,21 +6,12 @@
 
 #include "distconv/bf16.h"
 #include "distconv/element_types.h"
+#include "distconv/halo_layout.h"
 #include "distconv/strided_view.h"
 #include "kernels/local_conv.h"
 
 namespace distconv {
 namespace {
-
-// Elements a view of `extent` with `strides` spans.
-Index span(const Shape& extent, const Shape& strides) {
-  Index last = 0;
-  for (int d = 0; d < extent.ndims(); ++d) {
-    if (extent[d] == 0) return 0;
-    last += (extent[d] - 1) * strides[d];
-  }
-  return last + 1;
-}
 
 float wall_clock(ConvImpl, const std::function<void()>& run) {
   const auto start = std::chrono::steady_clock::now();
@@ -41,8 +32,8 @@ std::vector<ConvImplTiming> time_conv_impl_list(
   const ConvImplTimer timer =
       options.timer ? options.timer : ConvImplTimer(wall_clock);
   // Small values: no denormals, no overflow.
-  std::vector<T> src(span(src_extent, src_strides), T(0.25f));
-  std::vector<T> dst(span(dst_extent, dst_strides), T(0.5f));
+  std::vector<T> src(strided_span(src_extent, src_strides), T(0.25f));
+  std::vector<T> dst(strided_span(dst_extent, dst_strides), T(0.5f));
   std::vector<P> w(desc.weights_shape().volume(), P(0.125f));
   std::vector<P> b(desc.out_channels, P(0.5f));
   std::vector<P> dw(w.size()), db(b.size());

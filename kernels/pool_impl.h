@@ -11,6 +11,7 @@
 #ifndef DISTCONV_KERNELS_POOL_IMPL_H_
 #define DISTCONV_KERNELS_POOL_IMPL_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,17 @@ std::string pool_impl_excluded(PoolImpl impl);
 // averages (measured, docs/performance.md, "Pooling"); the reference
 // loops where oneDNN cannot run it.
 PoolImpl heuristic_pool_impl(const PoolDesc& desc);
+
+// Milliseconds of one run of `run` (a pooling's forward and backward on
+// scratch data): what the measured choice calls for each candidate
+// (kernels/pool_impl_search.h). Tests give a stand-in.
+using PoolImplTimer =
+    std::function<float(PoolImpl impl, const std::function<void()>& run)>;
+
+struct PoolImplSearchOptions {
+  int reps = 2;         // timed runs after one warm-up; the fastest counts
+  PoolImplTimer timer;  // unset: the wall clock
+};
 
 }  // namespace distconv
 

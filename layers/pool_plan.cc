@@ -3,6 +3,7 @@
 #include <sstream>
 #include <utility>
 
+#include "distconv/error.h"
 #include "distconv/internal/layer_checks.h"
 
 namespace distconv {
@@ -18,7 +19,7 @@ bool operator==(const PoolPlan& a, const PoolPlan& b) {
   return a.desc == b.desc && a.geometry.desc() == b.geometry.desc() &&
          a.geometry.src_shape() == b.geometry.src_shape() && a.rank == b.rank &&
          a.window == b.window && a.kernel == b.kernel && a.input == b.input &&
-         a.impl == b.impl && a.frames == b.frames &&
+         a.impl == b.impl && a.search == b.search && a.frames == b.frames &&
          a.piece_kernels == b.piece_kernels;
 }
 
@@ -63,6 +64,11 @@ PoolPlan plan_pooling(const PoolDesc& desc, const Distribution& src, int rank,
                       const PoolingOptions& options) {
   internal::check_plan_rank(src, rank);
   desc.validate(src.global_shape());
+  require(!options.impl || options.search == ConvImplSearch::kHeuristic,
+          ErrorKind::kInvalidArgument,
+          "pooling: PoolingOptions asks for the implementation ",
+          to_string(*options.impl),
+          " and for a measured choice; ask for one of them");
   ConvGeometry geometry(desc.window_conv(src.global_shape()[1]),
                         src.global_shape());
   const Distribution dst = geometry.dst_distribution(src);
@@ -88,7 +94,8 @@ PoolPlan plan_pooling(const PoolDesc& desc, const Distribution& src, int rank,
                 std::move(window),
                 std::move(kernel),
                 options.input,
-                options.impl};
+                options.impl,
+                options.search};
   if (plan.in_place()) plan_in_place(plan);
   return plan;
 }

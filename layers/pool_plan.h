@@ -73,6 +73,12 @@ struct PoolingOptions : WindowOptions {
   // Host memory: the local kernels' implementation (kernels/pool_impl.h);
   // unset: the heuristic's. Ranks must agree on it.
   std::optional<PoolImpl> impl;
+  // Host memory: kMeasured times each local pooling's candidates when the
+  // layer is made (kernels/pool_impl_search.h, on each rank's own shapes)
+  // and every rank runs, for each problem, the fastest any rank found;
+  // not with `impl`. kHeuristic: `impl`, or the heuristic's.
+  ConvImplSearch search = ConvImplSearch::kHeuristic;
+  PoolImplSearchOptions timing;  // how kMeasured times the candidates
 };
 
 struct PoolPlan {
@@ -86,8 +92,11 @@ struct PoolPlan {
 
   // What the passes read: ConvInput::kInPlace where the options ask.
   ConvInput input = ConvInput::kHaloBuffer;
-  // The implementation the options asked for (unset: the heuristic's).
+  // The implementation the options asked for (unset: the heuristic's),
+  // and how the layer chooses: with kMeasured, Pooling<T> sets the kernel
+  // calls' impl to what its ranks agreed on when it is made.
   std::optional<PoolImpl> impl;
+  ConvImplSearch search = ConvImplSearch::kHeuristic;
   // kInPlace only: the pieces and the frames' boxes, and the local pooling
   // of each piece (a boundary piece's backward writes a dense
   // channels-last scratch of its window's extent: diff_src_strides).

@@ -2,8 +2,16 @@
 // reference loops). The executor itself is layers/internal/pooling_impl.h.
 #include "layers/pooling.h"
 
+#include <cstdint>
+#include <map>
+#include <vector>
+
 #include "distconv/element_types.h"
+#include "distconv/internal/agreement.h"
+#include "kernels/gpu_algo_cache.h"
 #include "kernels/local_pool.h"
+#include "kernels/pool_impl_search.h"
+#include "layers/internal/algo_agreement.h"
 #include "layers/internal/pointwise.h"
 #include "layers/internal/pooling_impl.h"
 
@@ -19,6 +27,38 @@ struct PoolBackend<T, HostSpace> {
   }
   static void zero(const HaloSetupOptions&, DistTensor<T>& t) {
     internal::zero(t.buffer());  // in runs: 5-8x faster than a cell at a time
+  }
+  // Each kernel call's candidates timed (once per problem on this rank),
+  // then, for each problem, the fastest any rank found.
+  static void choose(MPI_Comm comm, PoolPlan& plan,
+                     const PoolImplSearchOptions& timing) {
+    std::vector<PoolKernelCall*> calls;
+    if (plan.kernel) calls.push_back(&*plan.kernel);
+    for (PoolKernelCall& k : plan.piece_kernels) calls.push_back(&k);
+    std::vector<AlgoChoice> mine;
+    run_collectively(comm, [&] {
+      std::map<std::uint64_t, PoolImplTiming> timed;
+      for (const PoolKernelCall* k : calls) {
+        const std::uint64_t key = problem_key(pool_problem(
+            k->desc, k->src_extent, k->src_strides, k->dst_extent,
+            k->dst_strides, k->diff_src_strides, element_name<T>()));
+        auto it = timed.find(key);
+        if (it == timed.end()) {
+          it = timed
+                   .emplace(key, time_pool_impls<T>(
+                                     k->desc, k->src_extent, k->src_strides,
+                                     k->dst_extent, k->dst_strides,
+                                     k->diff_src_strides, timing))
+                   .first;
+        }
+        mine.push_back({key, static_cast<std::int32_t>(it->second.impl), 0,
+                        it->second.ms});
+      }
+    });
+    const std::vector<AlgoChoice> use = agree_on_algorithms(comm, mine);
+    for (size_t i = 0; i < calls.size(); ++i) {
+      calls[i]->impl = static_cast<PoolImpl>(use[i].algorithm);
+    }
   }
 };
 

@@ -93,9 +93,12 @@ class Pooling {
   Pooling(const ProcessGrid& grid, const PoolDesc& desc,
           const Distribution& src, const PoolingOptions& options = {});
   // Runs a plan made beforehand for this rank (plan_pooling(desc, src,
-  // grid.rank(), options)); `halo`: the options' halo configuration.
+  // grid.rank(), options)); `halo` and `timing`: the options' halo
+  // configuration and, for a measured kernel choice, how candidates are
+  // timed.
   Pooling(const ProcessGrid& grid, PoolPlan plan,
-          const HaloSetupOptions& halo = {});
+          const HaloSetupOptions& halo = {},
+          const PoolImplSearchOptions& timing = {});
 
   const PoolPlan& plan() const;
   const PoolDesc& desc() const;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -118,14 +119,16 @@ void fill_garbage(DistTensor<T>& t) {
 // input from a buffer with halos or in place (shards and frames); the
 // gathered results must match the reference.
 template <typename T>
-void ExpectMatchesReference(const PoolCase& c, const ProcessGrid& grid,
-                            double tol,
-                            ConvInput input = ConvInput::kHaloBuffer) {
+void ExpectMatchesReference(
+    const PoolCase& c, const ProcessGrid& grid, double tol,
+    ConvInput input = ConvInput::kHaloBuffer,
+    ConvImplSearch search = ConvImplSearch::kHeuristic) {
   const Shape dst_shape = c.desc.dst_shape(c.src_shape);
   const auto x = tied_values<T>(c.src_shape.volume(), 1);
   const auto dy = random_vector<T>(dst_shape.volume(), 2);
   PoolingOptions options;
   options.input = input;
+  options.search = search;
   Pooling<T> p(grid, c.desc, Distribution(c.src_shape, grid.shape()), options);
   SCOPED_TRACE(p.describe());
   const bool in_place = input == ConvInput::kInPlace;
@@ -194,6 +197,45 @@ TEST(Pooling, InPlaceFloatMatchesTheReferenceOnEveryGrid) {
   ForEveryCaseAndGrid<float>(1e-5, ConvInput::kInPlace);
 }
 
+// Measured: each rank times its kernels' candidates (the wall clock), the
+// ranks agree, the results are the reference's, read from buffers and in
+// place.
+TEST(Pooling, MeasuredChoiceMatchesTheReference) {
+  ProcessGrid grid(MPI_COMM_WORLD, testing::squarest_hw_grid());
+  for (const PoolCase& c : cases()) {
+    if (c.src_shape.ndims() != 4) continue;
+    SCOPED_TRACE(c.name);
+    for (ConvInput input : {ConvInput::kHaloBuffer, ConvInput::kInPlace}) {
+      ExpectMatchesReference<float>(c, grid, 1e-5, input,
+                                    ConvImplSearch::kMeasured);
+    }
+  }
+}
+
+// Ranks whose (stand-in) timings differ run, for the same problem, the
+// fastest any rank found: rank 0 finds slabs faster, the others one call,
+// faster still.
+TEST(Pooling, MeasuredChoiceIsTheFastestAnyRankFound) {
+  const int size = world_size(), rank = testing::world_rank();
+  ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, size, 1});
+  const Shape src{1, 4, 4 * size, 8};  // the same problem on every rank
+  PoolingOptions o;
+  o.search = ConvImplSearch::kMeasured;
+  o.timing.timer = [rank](PoolImpl impl, const std::function<void()>& run) {
+    run();
+    if (rank == 0) return impl == PoolImpl::kSlabs ? 1.0f : 2.0f;
+    return impl == PoolImpl::kOneCall ? 0.5f : 3.0f;
+  };
+  Pooling<float> p(grid, PoolDesc::make(PoolKind::kMax, {2, 2}),
+                   Distribution(src, grid.shape()), o);
+  const PoolImpl want = size == 1 ? PoolImpl::kSlabs : PoolImpl::kOneCall;
+  ASSERT_TRUE(p.plan().kernel.has_value());
+  EXPECT_EQ(p.plan().kernel->impl, want);
+  EXPECT_NE(p.describe().find(std::string(to_string(want)) + ": "),
+            std::string::npos)
+      << p.describe();
+}
+
 // Many small partitions: a 10x10 image over the squarest spatial grid of
 // all ranks, so that shards are 2 or 3 cells wide or empty.
 TEST(Pooling, ManySmallPartitions) {
@@ -259,6 +301,14 @@ TEST(Pooling, BadInputFailsOnEveryRank) {
       comm, ErrorKind::kInvalidArgument, "spans", [&] {
         Pooling<float>(grid, PoolDesc::make(PoolKind::kMax, {9, 2}),
                        Distribution(Shape{1, 4, 4, 8}, grid.shape()));
+      });
+  PoolingOptions both;
+  both.impl = PoolImpl::kSlabs;
+  both.search = ConvImplSearch::kMeasured;
+  testing::expect_error_on_all_ranks(
+      comm, ErrorKind::kInvalidArgument, "ask for one of them", [&] {
+        Pooling<float>(grid, max2,
+                       Distribution(Shape{1, 4, 4, 8}, grid.shape()), both);
       });
   testing::expect_error_on_all_ranks(
       comm, ErrorKind::kInvalidArgument, "smaller than the kernel", [&] {

@@ -144,11 +144,11 @@ n"name"; dilation 0 = dense; id/kd make it 3D).
                          splits channels, interpolation takes fp32 and
                          fp64)
   --kernel-choice=heuristic|measured
-                         --conv, --deconv (--device=cpu): each local
-                         convolution's implementation by rules with no
-                         timing (default), or timed on each rank when the
-                         layer is planned, the fastest any rank found for
-                         each problem run by all (--verbose shows them)
+                         --conv, --deconv, --pool (--device=cpu): each local
+                         kernel's implementation by rules with no timing
+                         (default), or timed on each rank when the layer is
+                         planned, the fastest any rank found for each
+                         problem run by all (--verbose shows them)
   --kernel-cache=FILE    with --kernel-choice=measured: reuse the choices
                          FILE holds (from this CPU and oneDNN; another
                          machine's, a truncated or corrupt file: a message,
@@ -458,11 +458,19 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
           "--kernel-cache is for --kernel-choice=measured");
   require(o.cpu.search == ConvImplSearch::kHeuristic ||
               ((o.driver == ProblemKind::kConvolution ||
-                o.driver == ProblemKind::kDeconvolution) &&
+                o.driver == ProblemKind::kDeconvolution ||
+                o.driver == ProblemKind::kPooling) &&
                o.device == BenchDevice::kCpu && o.impl == BenchImpl::kDistconv),
           ErrorKind::kInvalidArgument,
-          "--kernel-choice=measured is for the host layers of --conv and "
-          "--deconv");
+          "--kernel-choice=measured is for the host layers of --conv, "
+          "--deconv and --pool");
+  require(o.kernel_cache.empty() || o.driver != ProblemKind::kPooling,
+          ErrorKind::kInvalidArgument,
+          "--kernel-cache keeps convolutions' choices: not with --pool");
+  require(!o.pool_impl || o.cpu.search == ConvImplSearch::kHeuristic,
+          ErrorKind::kInvalidArgument,
+          "--pool-impl and --kernel-choice=measured both choose pooling's "
+          "implementation: give one of them");
   require(!o.pool_impl ||
               (o.driver == ProblemKind::kPooling &&
                o.device == BenchDevice::kCpu && o.impl == BenchImpl::kDistconv),

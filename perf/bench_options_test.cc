@@ -39,6 +39,10 @@ TEST(BenchOptions, PoolingImplementation) {
   const BenchOptions o = parse_bench_options(
       {"--pool", "--pool-impl=one_call", "mb1ic1ih4kh2sh2"});
   EXPECT_EQ(o.pool_impl, PoolImpl::kOneCall);
+  EXPECT_EQ(parse_bench_options(
+                {"--pool", "--kernel-choice=measured", "mb1ic1ih4kh2sh2"})
+                .cpu.search,
+            ConvImplSearch::kMeasured);
 }
 
 TEST(BenchOptions, DefaultsSplitNothingButRanksAlongH) {
@@ -191,7 +195,11 @@ TEST(BenchOptions, BadArgumentsAreNamed) {
            {"--input=in_place", "--bnorm", "mb1ic1ih4"},
            {"--input=in_place", "--device=gpu", "mb1ic1ih4oc1kh1"},
            {"--kernel-choice=fastest", "mb1ic1ih4oc1kh1"},
-           {"--kernel-choice=measured", "--pool", "mb1ic1ih4kh1"},
+           {"--kernel-choice=measured", "--pool", "--pool-impl=slabs",
+            "mb1ic1ih4kh1"},
+           {"--kernel-choice=measured", "--kernel-cache=k.cache", "--pool",
+            "mb1ic1ih4kh1"},
+           {"--kernel-choice=measured", "--eltwise", "mb1ic1ih4"},
            {"--pool-impl=slabs", "mb1ic1ih4oc1kh1"},
            {"--pool", "--pool-impl=slabs", "--device=gpu", "mb1ic1ih4kh1"},
            {"--pool", "--pool-impl=fastest", "mb1ic1ih4kh1"},

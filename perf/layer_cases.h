@@ -187,6 +187,7 @@ LayerCase<T, Space> make_pool_case(const BenchOptions& o, const ConvProblem& p,
   options.input = bench_input<Space>(o);
   if (Space::kHostAccessible && o.device == BenchDevice::kCpu) {
     options.impl = o.pool_impl;
+    options.search = o.cpu.search;
   }
   auto pool = std::make_shared<Pooling<T, Space>>(
       grid, pool_desc(p, o.alg), Distribution(p.src_shape, grid.shape()),

@@ -97,7 +97,8 @@ Fingerprint fingerprint(const PoolPlan& plan, const char* element,
       .add("upper padding", plan.desc.padding_upper)
       .add("padding mode", padding_modes(plan.desc))
       .add("reads", reads(plan.input))
-      .add("kernel choice", plan.impl ? to_string(*plan.impl) : "heuristic");
+      .add("kernel choice",
+           plan.impl ? to_string(*plan.impl) : to_string(plan.search));
   return f.add("input layout", plan.src_layout());
 }
 

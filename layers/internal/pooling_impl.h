@@ -8,6 +8,9 @@
 //     static Kernel kernel(const PoolKernelCall&, const HaloSetupOptions&);
 //     // Every cell of t's buffer = 0, ordered as the halo options say.
 //     static void zero(const HaloSetupOptions&, DistTensor<T, Space>& t);
+//     // Host memory only: the plan's kernel calls set to the
+//     // implementations the ranks agree on after timing them (collective).
+//     static void choose(MPI_Comm, PoolPlan&, const PoolImplSearchOptions&);
 //   };
 //
 // The orchestration (checks on every rank, the halo exchange before the
@@ -62,11 +65,18 @@ struct Pooling<T, Space>::Impl {
   bool forward_ran = false;
   PoolStats stats;
 
-  Impl(const ProcessGrid& g, PoolPlan p, const HaloSetupOptions& config)
+  Impl(const ProcessGrid& g, PoolPlan p, const HaloSetupOptions& config,
+       const PoolImplSearchOptions& timing)
       : grid(&g),
         plan(std::move(p)),
         options(config),
         halo(g, plan.src_layout(), config) {
+    if (plan.search == ConvImplSearch::kMeasured) {
+      require(kHost, ErrorKind::kUnsupported,
+              "pooling: a measured kernel choice is for host memory "
+              "(device memory runs its CUDA kernels)");
+      if constexpr (kHost) Backend::choose(g.comm(), plan, timing);
+    }
     if (plan.in_place()) {
       require(kHost, ErrorKind::kUnsupported,
               "pooling reads its input in place (ConvInput::kInPlace) in "
@@ -146,14 +156,16 @@ Pooling<T, Space>::Pooling(const ProcessGrid& grid, const PoolDesc& desc,
                     internal::check_grid(src, grid.shape(), "input");
                     return plan_pooling(desc, src, grid.rank(), options);
                   }),
-              options.halo) {}
+              options.halo, options.timing) {}
 
 template <typename T, typename Space>
 Pooling<T, Space>::Pooling(const ProcessGrid& grid, PoolPlan plan,
-                           const HaloSetupOptions& halo) {
+                           const HaloSetupOptions& halo,
+                           const PoolImplSearchOptions& timing) {
   internal::check_given_plan(grid, plan.src_layout().distribution(), plan.rank,
                              internal::layer_fingerprint<T, Space>(plan));
-  impl_ = internal::Pimpl<Impl>::make("pooling", grid, std::move(plan), halo);
+  impl_ = internal::Pimpl<Impl>::make("pooling", grid, std::move(plan), halo,
+                                      timing);
 }
 
 template <typename T, typename Space>
