@@ -47,6 +47,7 @@
 #include "layers/batch_norm.h"
 #include "layers/convolution.h"
 #include "layers/copy_shard.h"
+#include "layers/pooling.h"
 #include "layers/profile_work.h"
 
 namespace distconv {
@@ -59,6 +60,15 @@ template <typename Options, typename Space>
 Options with_kernels(const CpuConvOptions& kernels) {
   Options o;
   if (std::is_same_v<Space, HostSpace>) o.cpu = kernels;
+  return o;
+}
+
+// A pooling's options in Space whose CPU kernels are chosen as `kernels`
+// says (measured: timed when the layer is made, kernels/pool_impl.h).
+template <typename Space>
+PoolingOptions pooling_with_kernels(const CpuConvOptions& kernels) {
+  PoolingOptions o;
+  if (std::is_same_v<Space, HostSpace>) o.search = kernels.search;
   return o;
 }
 

@@ -67,7 +67,7 @@ struct CosmoflowStack {
       : block(grid, same_conv(in, out, {3, 3, 3}, mode), src, seed, kernels,
               bn_relu),
         pool(grid, PoolDesc::make(PoolKind::kMax, {2, 2, 2}),
-             block.dst_distribution()),
+             block.dst_distribution(), pooling_with_kernels<Space>(kernels)),
         in(grid, block.src_layout()),
         out(grid, pool.src_layout()),
         pooled(grid, pool.dst_layout()),

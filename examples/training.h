@@ -163,10 +163,12 @@ struct Sgd {
 //                        write the example's synthetic data set of M
 //                        samples (default: one batch) for --data, and exit
 //   --kernel-choice=heuristic|measured
-//                        how the convolutions pick their CPU kernels:
-//                        rules with no timing (default), or timed when the
-//                        network is built (kernels/conv_impl.h), shared by
-//                        the network's layers of the same shapes
+//                        how the convolutions and poolings pick their
+//                        CPU kernels: rules with no timing (default), or
+//                        timed when the network is built
+//                        (kernels/conv_impl.h, kernels/pool_impl.h; the
+//                        convolutions' choices shared by the network's
+//                        layers of the same shapes)
 //   --bn-relu=fused|separate
 //                        batch norm and ReLU in one sweep over memory
 //                        (default; host memory), or as two layers
