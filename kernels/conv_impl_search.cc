@@ -1,25 +1,17 @@
 #include "kernels/conv_impl_search.h"
 
 #include <algorithm>
-#include <chrono>
 #include <sstream>
 
 #include "distconv/bf16.h"
 #include "distconv/element_types.h"
 #include "distconv/halo_layout.h"
 #include "distconv/strided_view.h"
+#include "kernels/internal/fastest_run.h"
 #include "kernels/local_conv.h"
 
 namespace distconv {
 namespace {
-
-float wall_clock(ConvImpl, const std::function<void()>& run) {
-  const auto start = std::chrono::steady_clock::now();
-  run();
-  return std::chrono::duration<float, std::milli>(
-             std::chrono::steady_clock::now() - start)
-      .count();
-}
 
 }  // namespace
 
@@ -29,8 +21,6 @@ std::vector<ConvImplTiming> time_conv_impl_list(
     const Shape& dst_extent, const Shape& dst_strides, ConvPass pass,
     const ConvImplSearchOptions& options) {
   using P = Compute<T>;
-  const ConvImplTimer timer =
-      options.timer ? options.timer : ConvImplTimer(wall_clock);
   // Small values: no denormals, no overflow.
   std::vector<T> src(strided_span(src_extent, src_strides), T(0.25f));
   std::vector<T> dst(strided_span(dst_extent, dst_strides), T(0.5f));
@@ -55,12 +45,8 @@ std::vector<ConvImplTiming> time_conv_impl_list(
         k.backward_weights(x, y, dw.data(), db.data());
       }
     };
-    run();  // warm: first-touch pages, oneDNN's lazy setup
-    float best = timer(impl, run);
-    for (int r = 1; r < options.reps; ++r) {
-      best = std::min(best, timer(impl, run));
-    }
-    out.push_back({impl, best});
+    out.push_back(
+        {impl, internal::fastest_run(impl, run, options.reps, options.timer)});
   }
   return out;
 }

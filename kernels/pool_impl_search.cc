@@ -1,7 +1,6 @@
 #include "kernels/pool_impl_search.h"
 
 #include <algorithm>
-#include <chrono>
 #include <functional>
 #include <sstream>
 
@@ -9,28 +8,15 @@
 #include "distconv/element_types.h"
 #include "distconv/halo_layout.h"
 #include "distconv/strided_view.h"
+#include "kernels/internal/fastest_run.h"
 #include "kernels/local_pool.h"
 
 namespace distconv {
-namespace {
-
-float wall_clock(PoolImpl, const std::function<void()>& run) {
-  const auto start = std::chrono::steady_clock::now();
-  run();
-  return std::chrono::duration<float, std::milli>(
-             std::chrono::steady_clock::now() - start)
-      .count();
-}
-
-}  // namespace
-
 template <typename T>
 std::vector<PoolImplTiming> time_pool_impl_list(
     const PoolDesc& desc, const Shape& src_extent, const Shape& src_strides,
     const Shape& dst_extent, const Shape& dst_strides,
     const Shape& diff_src_strides, const PoolImplSearchOptions& options) {
-  const PoolImplTimer timer =
-      options.timer ? options.timer : PoolImplTimer(wall_clock);
   const Shape& dx_strides =
       diff_src_strides.ndims() == 0 ? src_strides : diff_src_strides;
   // Distinct finite values: max pooling finds no NaN or -Inf, its windows
@@ -58,12 +44,8 @@ std::vector<PoolImplTiming> time_pool_impl_list(
       k.forward(x, y);
       k.backward(x, y, g);
     };
-    run();  // warm: first-touch pages, oneDNN's lazy setup
-    float best = timer(impl, run);
-    for (int r = 1; r < options.reps; ++r) {
-      best = std::min(best, timer(impl, run));
-    }
-    out.push_back({impl, best});
+    out.push_back(
+        {impl, internal::fastest_run(impl, run, options.reps, options.timer)});
   }
   return out;
 }
