@@ -49,7 +49,11 @@
 // splitting N, C and any spatial dimensions (channels pool independently:
 // a channel split needs no communication), uneven and empty shards. Not
 // yet: overlapping the halo exchange with the interior. fp32 runs on
-// oneDNN; fp64 on the reference kernels.
+// oneDNN; fp64 on the reference kernels. The local kernels' implementation
+// (kernels/pool_impl.h: oneDNN in slabs or in one call, the reference
+// loops) is the heuristic's, the one PoolingOptions::impl asks for, or,
+// with PoolingOptions::search = kMeasured, timed on each rank when the
+// layer is made and agreed across ranks (docs/pooling.md, "Kernels").
 //
 // GPU memory (Pooling<T, DeviceSpace>, docs/gpu.md): the same plan and
 // passes on DistTensor<T, DeviceSpace> through CUDA kernels (CudaPool: the
