@@ -1,6 +1,6 @@
 #include "kernels/conv_impl_search.h"
 
-#include <algorithm>
+#include <functional>
 #include <sstream>
 
 #include "distconv/bf16.h"
@@ -11,9 +11,6 @@
 #include "kernels/local_conv.h"
 
 namespace distconv {
-namespace {
-
-}  // namespace
 
 template <typename T>
 std::vector<ConvImplTiming> time_conv_impl_list(

@@ -187,6 +187,32 @@ template <typename P, typename G>
   }
 }
 
+// out[ch] = the cell's corners' weighted sum (from 0, in corner order),
+// rounded, for every channel: one loop over the channels per corner, any
+// strides (`xs` the input's channel stride, `os` the output's). `v`:
+// scratch of `channels` doubles.
+template <typename S, typename O>
+[[gnu::always_inline]] inline void sum_cell(const S* base, Index xs,
+                                            const Corners& cs, O* out, Index os,
+                                            Index channels, double* v) {
+  for (Index ch = 0; ch < channels; ++ch) v[ch] = 0;
+  for (int i = 0; i < cs.count; ++i) {
+    accumulate(v, base + cs.offset[i], xs, cs.weight[i], channels);
+  }
+  store(out, os, v, channels);
+}
+
+// The cell's gradient g (channel stride gs) times each corner's weight
+// added into the corners at `base` (channel stride ps), any strides.
+template <typename P, typename G>
+[[gnu::always_inline]] inline void scatter_cell(P* base, Index ps,
+                                                const Corners& cs, const G* g,
+                                                Index gs, Index channels) {
+  for (int i = 0; i < cs.count; ++i) {
+    add_scaled(base + cs.offset[i], ps, g, gs, cs.weight[i], channels);
+  }
+}
+
 // out[ch] = the sum over the K corners p[i] of w[i] * p[i][ch] (from 0,
 // in corner order), rounded, for every channel of unit stride: each
 // channel's sum stays in a register across the corners.
@@ -292,14 +318,14 @@ template <typename S, typename O>
         sum_corners<decltype(k)::value>(p, w, out + c * out_stride, channels);
       },
       [&](Index c) {
-        const Corners cs = cell_corners(r.outer, *r.taps, c, r.in_stride);
-        for (Index ch = 0; ch < channels; ++ch) v[ch] = 0;
-        for (int i = 0; i < cs.count; ++i) {
-          accumulate(v, base + cs.offset[i], 1, cs.weight[i], channels);
-        }
-        store(out + c * out_stride, 1, v, channels);
+        sum_cell(base, 1, cell_corners(r.outer, *r.taps, c, r.in_stride),
+                 out + c * out_stride, 1, channels, v);
       });
 }
+
+// Rows a forward keeps widened: twice the most an output row reads (4
+// outer corners, 3D), so that the previous output row's stay for the next.
+constexpr int kWideRows = 8;
 
 // Rows of a 16-bit input widened to float, a few at a time: the rows the
 // output rows being computed read, each converted once while consecutive
@@ -363,7 +389,7 @@ template <typename T>
   std::vector<float> row_sums;
   if constexpr (kNarrow<T>) {
     if (xc == 1 && yc == 1) {
-      wide.emplace(8, in_row);
+      wide.emplace(kWideRows, in_row);
       row_sums.resize(static_cast<size_t>(out_row));
     }
   }
@@ -392,12 +418,8 @@ template <typename T>
           return;
         }
         for (Index c = 0; c < r.length; ++c) {
-          const Corners cs = cell_corners(r.outer, *r.taps, c, r.in_stride);
-          for (Index ch = 0; ch < channels; ++ch) v[ch] = 0;
-          for (int i = 0; i < cs.count; ++i) {
-            accumulate(v, base + cs.offset[i], xc, cs.weight[i], channels);
-          }
-          store(out + c * r.out_stride, yc, v, channels);
+          sum_cell(base, xc, cell_corners(r.outer, *r.taps, c, r.in_stride),
+                   out + c * r.out_stride, yc, channels, v);
         }
       });
 }
@@ -417,11 +439,8 @@ template <typename G, typename P>
         scatter_corners<decltype(k)::value>(p, w, g + c * g_stride, channels);
       },
       [&](Index c) {
-        const Corners cs = cell_corners(r.outer, *r.taps, c, r.in_stride);
-        for (int i = 0; i < cs.count; ++i) {
-          add_scaled(base + cs.offset[i], 1, g + c * g_stride, 1, cs.weight[i],
-                     channels);
-        }
+        scatter_cell(base, 1, cell_corners(r.outer, *r.taps, c, r.in_stride),
+                     g + c * g_stride, 1, channels);
       });
 }
 
@@ -460,11 +479,8 @@ template <typename G, typename P>
           return;
         }
         for (Index c = 0; c < r.length; ++c) {
-          const Corners cs = cell_corners(r.outer, *r.taps, c, r.in_stride);
-          for (int i = 0; i < cs.count; ++i) {
-            add_scaled(base + cs.offset[i], xc, g + c * r.out_stride, gc,
-                       cs.weight[i], channels);
-          }
+          scatter_cell(base, xc, cell_corners(r.outer, *r.taps, c, r.in_stride),
+                       g + c * r.out_stride, gc, channels);
         }
       });
 }

@@ -136,6 +136,9 @@ LocalPool<T>::LocalPool(const PoolDesc& desc, const Shape& src_extent,
           "local pooling of ", src_extent, " gives ",
           desc.dst_shape(src_extent), ", not ", dst_extent);
   // The list from the implementation asked for (the heuristic's).
+  const auto skip = [&](const std::string& why) {
+    s.why_not += (s.why_not.empty() ? "" : "; ") + why;
+  };
   const std::vector<PoolImpl> list = pool_impl_list();
   auto first = std::find(list.begin(), list.end(),
                          impl.value_or(heuristic_pool_impl(desc)));
@@ -144,7 +147,7 @@ LocalPool<T>::LocalPool(const PoolDesc& desc, const Shape& src_extent,
     if (*it == PoolImpl::kReference) break;
     const std::string excluded = pool_impl_excluded<T>(*it);
     if (!excluded.empty()) {
-      s.why_not += (s.why_not.empty() ? "" : "; ") + excluded;
+      skip(excluded);
       continue;
     }
     if constexpr (std::is_same_v<Compute<T>, float>) {
@@ -154,8 +157,7 @@ LocalPool<T>::LocalPool(const PoolDesc& desc, const Shape& src_extent,
         s.onednn.emplace(desc, src_extent, dst_extent, o);
         break;
       } catch (const Error& e) {
-        s.why_not += (s.why_not.empty() ? "" : "; ") +
-                     std::string(to_string(*it)) + ": " + e.what();
+        skip(std::string(to_string(*it)) + ": " + e.what());
       }
     }
   }

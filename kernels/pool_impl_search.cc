@@ -1,6 +1,5 @@
 #include "kernels/pool_impl_search.h"
 
-#include <algorithm>
 #include <functional>
 #include <sstream>
 
