@@ -64,11 +64,15 @@ Options with_kernels(const CpuConvOptions& kernels) {
 }
 
 // A pooling's options in Space whose CPU kernels are chosen as `kernels`
-// says (measured: timed when the layer is made, kernels/pool_impl.h).
+// says (measured: timed when the layer is made, kernels/pool_impl.h,
+// or taken from the convolutions' cache).
 template <typename Space>
 PoolingOptions pooling_with_kernels(const CpuConvOptions& kernels) {
   PoolingOptions o;
-  if (std::is_same_v<Space, HostSpace>) o.search = kernels.search;
+  if (std::is_same_v<Space, HostSpace>) {
+    o.search = kernels.search;
+    o.timing.cache = kernels.cache;
+  }
   return o;
 }
 

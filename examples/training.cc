@@ -9,7 +9,7 @@
 #include <string>
 
 #include "distconv/error.h"
-#include "kernels/conv_impl_cache.h"
+#include "kernels/kernel_cache.h"
 #include "perf/cli_args.h"
 
 namespace distconv {
@@ -251,7 +251,7 @@ CpuConvOptions kernel_options(const TrainOptions& opt) {
   CpuConvOptions o;
   o.search = opt.kernel_choice;
   if (o.search == ConvImplSearch::kMeasured) {
-    o.cache = std::make_shared<ConvImplCache>();
+    o.cache = std::make_shared<KernelCache>();
   }
   return o;
 }

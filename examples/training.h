@@ -167,8 +167,8 @@ struct Sgd {
 //                        CPU kernels: rules with no timing (default), or
 //                        timed when the network is built
 //                        (kernels/conv_impl.h, kernels/pool_impl.h; the
-//                        convolutions' choices shared by the network's
-//                        layers of the same shapes)
+//                        choices shared by the network's layers of the
+//                        same shapes, kernels/kernel_cache.h)
 //   --bn-relu=fused|separate
 //                        batch norm and ReLU in one sweep over memory
 //                        (default; host memory), or as two layers
@@ -241,7 +241,8 @@ void parse_args(int argc, char** argv, TrainOptions* train,
 io::H5ReadOptions data_read(const Shape& window, Index first, int ndims);
 
 // The convolutions' CPU kernel options of --kernel-choice: measured ones
-// share one cache (the network's layers of equal shapes time once).
+// share one cache (the network's layers of equal shapes time once; the
+// poolings take it too, examples/conv_block.h).
 CpuConvOptions kernel_options(const TrainOptions& opt);
 
 // `grid` when set (its dimensions must be `ndims`), else `fallback`.

@@ -7,9 +7,9 @@
 namespace distconv {
 namespace {
 
-constexpr ConvImpl kAll[] = {ConvImpl::kNative16, ConvImpl::kAdjointForward,
-                             ConvImpl::kBlocked16, ConvImpl::kChannelsLast,
-                             ConvImpl::kReference};
+constexpr ConvImpl kAll[] = {ConvImpl::kNative16,     ConvImpl::kAdjointForward,
+                             ConvImpl::kBlocked16,    ConvImpl::kBlocked8,
+                             ConvImpl::kChannelsLast, ConvImpl::kReference};
 
 // Output channels per group from which the heuristic runs backward-data as
 // the adjoint forward convolution. Measured with oneDNN 2.6 on an AMD
@@ -28,6 +28,22 @@ constexpr Index kAdjointForwardChannels = 8;
 // vs 148-151 ms), where oneDNN 2.6 on an AMD EPYC had favoured blocked
 // copies from 64 channels per group (148 vs 111 ms). blocked16 stays in
 // the list for --kernel-choice=measured.
+//
+// On CPUs with AVX2 and no AVX-512, where oneDNN picks 8-channel blocks,
+// backward-weights runs on blocked copies from this many channels per
+// group (in and out): with oneDNN 3.2 on an AMD EPYC (AVX2, 1 thread)
+// the channels-last kernel (jit:avx2) took 1.2-2.6x as long as the
+// blocked one with its copies from 24 channels on (whole layer steps,
+// --dir=bwd_w: 4x24->24 256² 138 vs 117 ms; 4x32->32 256² 431 vs 200;
+// 2x48->48 256² 562 vs 214; 8x64->64 128² forward + backward 1336-1459
+// vs 876-889 ms, bare oneDNN 870), and tied at 16 (1x16->16 1024²: 208-213
+// vs 200-210 ms, the search picking channels-last).
+constexpr Index kBlocked8Channels = 24;
+
+// oneDNN picks 8-channel blocks where the CPU has AVX2 but no AVX-512.
+bool avx2_without_avx512() {
+  return __builtin_cpu_supports("avx2") && !__builtin_cpu_supports("avx512f");
+}
 
 }  // namespace
 
@@ -39,6 +55,8 @@ const char* to_string(ConvImpl impl) {
       return "adjoint_forward";
     case ConvImpl::kBlocked16:
       return "blocked16";
+    case ConvImpl::kBlocked8:
+      return "blocked8";
     case ConvImpl::kChannelsLast:
       return "channels_last";
     case ConvImpl::kReference:
@@ -53,7 +71,7 @@ ConvImpl conv_impl_named(const std::string& name, const char* what) {
   }
   throw Error(ErrorKind::kInvalidArgument,
               std::string(what) + "=" + name +
-                  " is not native16, adjoint_forward, blocked16, "
+                  " is not native16, adjoint_forward, blocked16, blocked8, "
                   "channels_last or reference");
 }
 
@@ -61,8 +79,8 @@ std::vector<ConvImpl> conv_impl_list(ConvPass pass) {
   if (pass == ConvPass::kBackwardData) {
     return {std::begin(kAll), std::end(kAll)};
   }
-  return {ConvImpl::kNative16, ConvImpl::kBlocked16, ConvImpl::kChannelsLast,
-          ConvImpl::kReference};
+  return {ConvImpl::kNative16, ConvImpl::kBlocked16, ConvImpl::kBlocked8,
+          ConvImpl::kChannelsLast, ConvImpl::kReference};
 }
 
 std::string conv_impl_excluded(ConvImpl impl, const ConvDesc& d,
@@ -86,6 +104,11 @@ ConvImpl heuristic_conv_impl(const ConvDesc& d, ConvPass pass) {
       d.out_channels / d.groups >= kAdjointForwardChannels &&
       conv_impl_excluded(ConvImpl::kAdjointForward, d, pass).empty()) {
     return ConvImpl::kAdjointForward;
+  }
+  if (pass == ConvPass::kBackwardWeights && avx2_without_avx512() &&
+      d.in_channels / d.groups >= kBlocked8Channels &&
+      d.out_channels / d.groups >= kBlocked8Channels) {
+    return ConvImpl::kBlocked8;
   }
   return ConvImpl::kChannelsLast;
 }

@@ -7,7 +7,7 @@
 //   ConvImpl pick = heuristic_conv_impl(local_desc, ConvPass::kBackwardData);
 //   CpuConvOptions o;
 //   o.search = ConvImplSearch::kMeasured;   // time them at plan time
-//   o.cache = std::make_shared<ConvImplCache>();  // shared, savable
+//   o.cache = std::make_shared<KernelCache>();  // shared, savable
 #ifndef DISTCONV_KERNELS_CONV_IMPL_H_
 #define DISTCONV_KERNELS_CONV_IMPL_H_
 
@@ -32,6 +32,9 @@ enum class ConvImpl {
   // oneDNN on copies of the activations in its 16-channel blocked layout
   // (nChw16c / nCdhw16c), where it picks that layout itself.
   kBlocked16,
+  // The same in its 8-channel blocked layout (nChw8c / nCdhw8c: its AVX2
+  // kernels' choice).
+  kBlocked8,
   // oneDNN on channels-last arrays: the views themselves where dense (in
   // place or per sample), else dense copies.
   kChannelsLast,
@@ -41,8 +44,8 @@ enum class ConvImpl {
 // The oneDNN implementations other than kNative16 run bf16 and fp16
 // tensors on fp32 copies ("in fp32").
 
-// "native16", "adjoint_forward", "blocked16", "channels_last",
-// "reference".
+// "native16", "adjoint_forward", "blocked16", "blocked8",
+// "channels_last", "reference".
 const char* to_string(ConvImpl impl);
 // The impl of a name to_string() gives; throws distconv::Error
 // (kInvalidArgument) naming `what` and the choices otherwise.
@@ -60,8 +63,11 @@ std::string conv_impl_excluded(ConvImpl impl, const ConvDesc& desc,
                                ConvPass pass);
 
 // The choice with no timing: backward-data as the adjoint forward from 8
-// output channels per group where it applies; channels-last otherwise
-// (blocked copies only when asked for or measured faster).
+// output channels per group where it applies; backward-weights on
+// 8-channel blocked copies from 24 channels per group where the CPU has
+// AVX2 but not AVX-512 (where oneDNN picks those blocks); channels-last
+// otherwise (16-channel blocked copies only when asked for or measured
+// faster).
 // A kernel that cannot run it (oneDNN refuses, fp64) falls back to
 // channels-last, then the reference loops. (bf16 and fp16 pieces:
 // heuristic_local_conv() in kernels/local_conv.h.)
@@ -76,7 +82,7 @@ enum class ConvImplSearch {
   kMeasured,
 };
 
-class ConvImplCache;
+class KernelCache;
 
 // Milliseconds of one run of `run` (a kernel's pass on scratch data):
 // what the search calls for each candidate. Tests give a stand-in.
@@ -92,9 +98,9 @@ struct ConvImplSearchOptions {
 struct CpuConvOptions {
   ConvImplSearch search = ConvImplSearch::kHeuristic;
   // With kMeasured: choices to reuse and add to, shared by the layers
-  // given the same cache (kernels/conv_impl_cache.h); none by default
+  // given the same cache (kernels/kernel_cache.h); none by default
   // (each layer times its own pieces).
-  std::shared_ptr<ConvImplCache> cache;
+  std::shared_ptr<KernelCache> cache;
   ConvImplSearchOptions timing;  // how the candidates are timed
 };
 

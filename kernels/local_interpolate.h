@@ -17,6 +17,7 @@
 //   LocalInterpolate<float>::forward(x_buffer, taps, y_shard);
 //   LocalInterpolate<float>::backward(dy_shard, taps, dx_buffer);  // +=
 //   LocalInterpolate<bf16>::backward(dy_bf16, taps, dx_float);     // +=
+//   LocalInterpolate<bf16>::backward_into(dy_bf16, taps, dx_bf16, scratch);
 #ifndef DISTCONV_KERNELS_LOCAL_INTERPOLATE_H_
 #define DISTCONV_KERNELS_LOCAL_INTERPOLATE_H_
 
@@ -46,6 +47,17 @@ struct LocalInterpolate {
   static void backward(StridedView<const T> dy,
                        const std::vector<LocalTaps>& taps,
                        StridedView<Compute<T>> dx);
+  // dx = the taps' weights times dy at the corners: every cell of dx
+  // written (0 where no output reads it), its sum in Compute<T> from 0 in
+  // backward()'s order, rounded once to T. 2D and 3D gradients
+  // channels-last and dense past their first spatial dimension sum in a
+  // window of two slices of it (cache-sized, no pass to zero dx first);
+  // others in a zeroed Compute<T> copy (16-bit types) or dx itself.
+  // `scratch`: the caller's, kept between calls.
+  static void backward_into(StridedView<const T> dy,
+                            const std::vector<LocalTaps>& taps,
+                            StridedView<T> dx,
+                            std::vector<Compute<T>>& scratch);
 };
 
 }  // namespace distconv

@@ -1,5 +1,6 @@
 // LocalInterpolate on random taps and embedded views of either storage
 // order: fp32 and fp64 against a plain sum over each output's corners;
+// backward_into (every type) bit for bit backward() from zero, rounded;
 // bf16 and fp16 views read and written as they are, bit for bit what the
 // fp32 loops give on the widened values (forward: then rounded to the
 // type; backward: into the same fp32 gradient).
@@ -7,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -126,6 +128,107 @@ TYPED_TEST(LocalInterpolateTest, MatchesTheCornerSums) {
     for (size_t i = 0; i < dx.size(); ++i) rhs += xs[i] * double(dx[i]);
     EXPECT_NEAR(lhs, rhs, 1e-5 * (1 + std::abs(lhs)));
   });
+}
+
+// Taps as linear interpolation makes them (half-pixel centres): output o
+// reads floor(src) and the next cell, src = (o + 0.5) in / out - 0.5
+// clamped to the input (the last cell twice at the edge), so they rise
+// with o; a shrinking dimension skips cells no output reads.
+LocalTaps linear_taps(Index out, Index in) {
+  LocalTaps t;
+  for (Index o = 0; o < out; ++o) {
+    const double src = std::min<double>(
+        std::max(0.0, (o + 0.5) * double(in) / double(out) - 0.5),
+        double(in - 1));
+    const Index i0 = static_cast<Index>(std::floor(src));
+    const Index i1 = std::min(i0 + 1, in - 1);
+    const double w1 = i1 == i0 ? 0.0 : src - double(i0);
+    t.i0.push_back(i0);
+    t.i1.push_back(i1);
+    t.w0.push_back(1.0 - w1);
+    t.w1.push_back(w1);
+  }
+  return t;
+}
+
+// Problems for backward_into: linear taps growing and shrinking (2D, 3D:
+// the window of slices; 1D: the zeroed copy), and the random taps of
+// problems() (the zeroed copy where they fall or jump).
+std::vector<Problem> into_problems(std::mt19937_64& rng) {
+  std::vector<Problem> ps = problems(rng);
+  for (const auto& [in, out] :
+       std::vector<std::pair<Shape, Shape>>{{{1, 16, 6, 5}, {1, 16, 12, 10}},
+                                            {{2, 3, 12, 7}, {2, 3, 4, 3}},
+                                            {{1, 4, 4, 3, 5}, {1, 4, 8, 6, 9}},
+                                            {{1, 2, 9, 4, 4}, {1, 2, 3, 4, 4}},
+                                            {{1, 5, 7}, {1, 5, 13}}}) {
+    Problem p{in, out, {}};
+    for (int d = 2; d < in.ndims(); ++d) {
+      p.taps.push_back(linear_taps(out[d], in[d]));
+    }
+    ps.push_back(p);
+  }
+  return ps;
+}
+
+// Same bits (a 16-bit value's bits).
+template <typename T>
+bool same(T a, T b) {
+  if constexpr (kNarrow<T>) {
+    return a.bits() == b.bits();
+  } else {
+    return a == b;
+  }
+}
+
+// backward_into writes every cell of dx (which held other values) with
+// what backward() sums into a zeroed Compute<T> array, rounded once; 2D
+// and 3D channels-last gradients dense past their first spatial dimension
+// take the window of two slices (its scratch holds two slices after).
+TYPED_TEST(LocalInterpolateTest, BackwardIntoIsBackwardFromZeroRoundedOnce) {
+  using T = TypeParam;
+  using P = Compute<T>;
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<float> value(-4, 4);
+  for (const Problem& p : into_problems(rng)) {
+    for (StorageOrder order :
+         {StorageOrder::kChannelsLast, StorageOrder::kChannelsFirst}) {
+      for (const bool dense : {true, false}) {
+        SCOPED_TRACE(p.in.to_string() + " <- " + p.out.to_string() +
+                     (dense ? " dense" : " embedded") +
+                     (order == StorageOrder::kChannelsLast
+                          ? " channels-last"
+                          : " channels-first"));
+        auto dy = testing::embed<T>(p.out, rng, dense, order);
+        auto dx = testing::embed<T>(p.in, rng, dense, order);
+        dy.view.for_each([&](const Shape&, T& v) { v = T(value(rng)); });
+        dx.view.for_each([&](const Shape&, T& v) { v = T(value(rng)); });
+        std::vector<P> want(p.in.volume(), P(0));
+        LocalInterpolate<T>::backward(
+            dy.view, p.taps, StridedView<P>::contiguous(want.data(), p.in));
+        std::vector<P> scratch(3, P(7));
+        for (int call = 0; call < 2; ++call) {  // the scratch kept
+          LocalInterpolate<T>::backward_into(dy.view, p.taps, dx.view, scratch);
+          int wrong = 0;
+          dx.view.for_each([&](const Shape& i, T& v) {
+            const T w = T(want[linear_index(i, p.in)]);
+            if (!same(v, w) && wrong++ < 5) {
+              ADD_FAILURE() << "call " << call << " at " << i << ": "
+                            << double(v) << ", want " << double(w);
+            }
+          });
+        }
+        const bool linear = p.taps[0].i0.size() > 0 &&
+                            p.taps[0].w0 == linear_taps(p.out[2], p.in[2]).w0;
+        if (linear && dense && order == StorageOrder::kChannelsLast &&
+            p.in.ndims() > 3) {
+          const Index slice = p.in.volume() / (p.in[0] * p.in[2]);
+          EXPECT_EQ(scratch.size(), static_cast<size_t>(2 * slice))
+              << "the window of slices did not run";
+        }
+      }
+    }
+  }
 }
 
 template <typename T>

@@ -12,6 +12,7 @@
 #define DISTCONV_KERNELS_POOL_IMPL_H_
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -62,9 +63,15 @@ PoolImpl heuristic_pool_impl(const PoolDesc& desc);
 using PoolImplTimer =
     std::function<float(PoolImpl impl, const std::function<void()>& run)>;
 
+class KernelCache;
+
 struct PoolImplSearchOptions {
   int reps = 2;         // timed runs after one warm-up; the fastest counts
   PoolImplTimer timer;  // unset: the wall clock
+  // Choices to reuse and add to (kernels/kernel_cache.h: the convolutions'
+  // cache and file serve pooling too): a problem in it is not timed; the
+  // layer puts what its ranks agreed on into it. None by default.
+  std::shared_ptr<KernelCache> cache;
 };
 
 }  // namespace distconv

@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "distconv/scatter_gather.h"
-#include "kernels/conv_impl_cache.h"
+#include "kernels/kernel_cache.h"
 #include "layers/convolution.h"
 #include "layers/deconvolution.h"
-#include "layers/shared_conv_impl_cache.h"
+#include "layers/shared_kernel_cache.h"
 #include "tests/conv_check.h"
 #include "tests/mpi_testing.h"
 
@@ -150,7 +150,7 @@ TEST(ConvImplChoice, ACacheSparesTheTiming) {
   int timed = 0;
   ConvolutionOptions o;
   o.cpu.search = ConvImplSearch::kMeasured;
-  o.cpu.cache = std::make_shared<ConvImplCache>();
+  o.cpu.cache = std::make_shared<KernelCache>();
   o.cpu.timing.timer = counting_timer(&timed);
   Convolution<float> first(grid, conv_desc(), src, o);
   const int after_first = timed;
@@ -170,7 +170,7 @@ TEST(ConvImplChoice, ACacheSparesTheTiming) {
   const std::string path =
       testing::temp_path("choices.cache." + std::to_string(world_rank()));
   o.cpu.cache->save(path);
-  auto from_file = std::make_shared<ConvImplCache>();
+  auto from_file = std::make_shared<KernelCache>();
   EXPECT_EQ(from_file->load(path), "");
   o.cpu.cache = from_file;
   Convolution<float> third(grid, conv_desc(), src, o);
@@ -189,7 +189,7 @@ TEST(ConvImplChoice, PiecesOfOneProblemAreTimedOnce) {
   ConvolutionOptions o;
   o.cpu.search = ConvImplSearch::kMeasured;
   o.cpu.timing.timer = counting_timer(&timed);
-  auto cache = std::make_shared<ConvImplCache>();
+  auto cache = std::make_shared<KernelCache>();
   o.cpu.cache = cache;
   Convolution<float> with_cache(grid, conv_desc(), src, o);
   EXPECT_EQ(cache->misses(), cache->size());
@@ -208,20 +208,39 @@ TEST(ConvImplChoice, PiecesOfOneProblemAreTimedOnce) {
 // Each rank's own entry, and one all ranks timed differently: afterwards
 // every rank holds every entry, the shared one at its fastest time.
 TEST(ConvImplChoice, SharingGivesEveryRankEveryChoice) {
-  ConvImplCache cache;
+  KernelCache cache;
   const int r = world_rank();
   cache.put(1000 + r, {ConvImpl::kBlocked16, 1.0f * r});
   cache.put(7, {r == world_size() - 1 ? ConvImpl::kAdjointForward
                                       : ConvImpl::kChannelsLast,
                 r == world_size() - 1 ? 0.5f : 2.0f + r});
-  share_conv_impl_cache(MPI_COMM_WORLD, cache);
+  share_kernel_cache(MPI_COMM_WORLD, cache);
   EXPECT_EQ(cache.size(), static_cast<std::size_t>(world_size() + 1));
   for (int q = 0; q < world_size(); ++q) {
-    ASSERT_TRUE(cache.find(1000 + q).has_value()) << q;
-    EXPECT_EQ(cache.find(1000 + q)->ms, 1.0f * q);
+    ASSERT_TRUE(cache.find_conv(1000 + q).has_value()) << q;
+    EXPECT_EQ(cache.find_conv(1000 + q)->ms, 1.0f * q);
   }
-  EXPECT_EQ(cache.find(7)->impl, ConvImpl::kAdjointForward);
-  EXPECT_EQ(cache.find(7)->ms, 0.5f);
+  EXPECT_EQ(cache.find_conv(7)->impl, ConvImpl::kAdjointForward);
+  EXPECT_EQ(cache.find_conv(7)->ms, 0.5f);
+}
+
+// Pooling's choices travel too, apart from the convolutions'.
+TEST(ConvImplChoice, SharingCarriesPoolingChoices) {
+  KernelCache cache;
+  const int r = world_rank();
+  cache.put(7, {ConvImpl::kChannelsLast, 1.0f});
+  cache.put(7, {r == 0 ? PoolImpl::kOneCall : PoolImpl::kSlabs,
+                r == 0 ? 0.25f : 1.0f + r});
+  cache.put(2000 + r, {PoolImpl::kSlabs, 1.0f * r});
+  share_kernel_cache(MPI_COMM_WORLD, cache);
+  EXPECT_EQ(cache.size(), static_cast<std::size_t>(world_size() + 2));
+  EXPECT_EQ(cache.find_conv(7)->impl, ConvImpl::kChannelsLast);
+  EXPECT_EQ(cache.find_pool(7)->impl, PoolImpl::kOneCall);
+  EXPECT_EQ(cache.find_pool(7)->ms, 0.25f);
+  for (int q = 0; q < world_size(); ++q) {
+    ASSERT_TRUE(cache.find_pool(2000 + q).has_value()) << q;
+    EXPECT_FALSE(cache.find_conv(2000 + q).has_value()) << q;
+  }
 }
 
 TEST(ConvImplChoice, RanksThatDisagreeOnTheSearchThrowOnEveryRank) {

@@ -40,9 +40,11 @@ struct Interpolate<T>::Impl {
   const ProcessGrid* grid;
   InterpolatePlan plan;
   HaloExchange<T> halo;
-  // 16-bit types: the input gradient's fp32 sums (zeros_like), kept
-  // between backward calls.
-  std::vector<float> sums;
+  // The input gradient's sums in Compute<T> (16-bit types: fp32), kept
+  // between backward calls: LocalInterpolate::backward_into's scratch
+  // (with buffers), or a zeroed fp32 copy of the frame (zeros_like, in
+  // place).
+  std::vector<Compute<T>> sums;
 
   Impl(const ProcessGrid& g, InterpolatePlan p, const HaloSetupOptions& h)
       : grid(&g), plan(std::move(p)), halo(g, plan.src_layout, h) {}
@@ -131,20 +133,9 @@ void Interpolate<T>::backward(const DistTensor<T>& diff_dst,
     s.check(diff_dst, s.plan.dst_layout, "diff_dst");
     s.check(diff_src, s.plan.src_layout, "diff_src");
   });
-  if constexpr (kNarrow<T>) {  // the fp32 sums written over the buffer
-    const StridedView<float> dx =
-        zeros_like(std::as_const(diff_src).buffer(), s.sums);
-    if (diff_dst.interior().size() > 0) {
-      LocalInterpolate<T>::backward(diff_dst.interior(), s.plan.taps, dx);
-    }
-    copy_view<float, T>(dx, diff_src.buffer());
-  } else {
-    internal::zero(diff_src.buffer());
-    if (diff_dst.interior().size() > 0) {
-      LocalInterpolate<T>::backward(diff_dst.interior(), s.plan.taps,
-                                    diff_src.buffer());
-    }
-  }
+  // Written over the whole buffer, each cell's sum rounded once.
+  LocalInterpolate<T>::backward_into(diff_dst.interior(), s.plan.taps,
+                                     diff_src.buffer(), s.sums);
   s.halo.exchange(diff_src, {HaloDirection::kReverse, HaloReduction::kSum});
 }
 

@@ -41,11 +41,13 @@
 //
 // Computes in double per output and rounds once (fp32, fp64). bf16 and
 // fp16 tensors are read and written as they are, each output rounded once
-// (to fp32, then to the type); backward sums the input gradient in an
-// fp32 copy of its buffer, each cell rounded once to the type (the
-// reverse sums of the halo cells, and in place the frame's edges added
-// into the shard, rounded per sum, docs/precision.md); the layer keeps
-// that copy between calls. Host memory only.
+// (to fp32, then to the type); backward sums the input gradient in fp32,
+// each cell rounded once to the type (the reverse sums of the halo cells,
+// and in place the frame's edges added into the shard, rounded per sum,
+// docs/precision.md): from buffers in a window of two slices of the first
+// spatial dimension (LocalInterpolate::backward_into), in place in an
+// fp32 copy of the frame, which the layer keeps between calls. Host memory
+// only.
 //
 // The constructor is collective over the grid and validates from global
 // information, so bad input throws the same distconv::Error on every

@@ -4,11 +4,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "distconv/element_types.h"
 #include "distconv/internal/agreement.h"
 #include "kernels/gpu_algo_cache.h"
+#include "kernels/kernel_cache.h"
 #include "kernels/local_pool.h"
 #include "kernels/pool_impl_search.h"
 #include "layers/internal/algo_agreement.h"
@@ -28,8 +30,9 @@ struct PoolBackend<T, HostSpace> {
   static void zero(const HaloSetupOptions&, DistTensor<T>& t) {
     internal::zero(t.buffer());  // in runs: 5-8x faster than a cell at a time
   }
-  // Each kernel call's candidates timed (once per problem on this rank),
-  // then, for each problem, the fastest any rank found.
+  // Each kernel call's choice from the options' cache, else its candidates
+  // timed (once per problem on this rank); then, for each problem, the
+  // fastest any rank found, which the cache keeps.
   static void choose(MPI_Comm comm, PoolPlan& plan,
                      const PoolImplSearchOptions& timing) {
     std::vector<PoolKernelCall*> calls;
@@ -37,19 +40,25 @@ struct PoolBackend<T, HostSpace> {
     for (PoolKernelCall& k : plan.piece_kernels) calls.push_back(&k);
     std::vector<AlgoChoice> mine;
     run_collectively(comm, [&] {
-      std::map<std::uint64_t, PoolImplTiming> timed;
+      std::map<std::uint64_t, PoolImplTiming> found;
       for (const PoolKernelCall* k : calls) {
         const std::uint64_t key = problem_key(pool_problem(
             k->desc, k->src_extent, k->src_strides, k->dst_extent,
             k->dst_strides, k->diff_src_strides, element_name<T>()));
-        auto it = timed.find(key);
-        if (it == timed.end()) {
-          it = timed
-                   .emplace(key, time_pool_impls<T>(
-                                     k->desc, k->src_extent, k->src_strides,
-                                     k->dst_extent, k->dst_strides,
-                                     k->diff_src_strides, timing))
-                   .first;
+        auto it = found.find(key);
+        if (it == found.end()) {
+          PoolImplTiming pick;
+          const std::optional<PoolChoice> hit =
+              timing.cache ? timing.cache->find_pool(key) : std::nullopt;
+          if (timing.cache) timing.cache->record_lookup(hit.has_value());
+          if (hit) {
+            pick = {hit->impl, hit->ms};
+          } else {
+            pick = time_pool_impls<T>(k->desc, k->src_extent, k->src_strides,
+                                      k->dst_extent, k->dst_strides,
+                                      k->diff_src_strides, timing);
+          }
+          it = found.emplace(key, pick).first;
         }
         mine.push_back({key, static_cast<std::int32_t>(it->second.impl), 0,
                         it->second.ms});
@@ -58,6 +67,10 @@ struct PoolBackend<T, HostSpace> {
     const std::vector<AlgoChoice> use = agree_on_algorithms(comm, mine);
     for (size_t i = 0; i < calls.size(); ++i) {
       calls[i]->impl = static_cast<PoolImpl>(use[i].algorithm);
+      if (timing.cache) {
+        timing.cache->put(use[i].problem,
+                          PoolChoice{calls[i]->impl, use[i].ms});
+      }
     }
   }
 };

@@ -8,11 +8,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "distconv/scatter_gather.h"
+#include "kernels/kernel_cache.h"
 #include "kernels/reference/pool.h"
 #include "tests/conv_check.h"
 #include "tests/layer_testing.h"
@@ -234,6 +237,50 @@ TEST(Pooling, MeasuredChoiceIsTheFastestAnyRankFound) {
   EXPECT_NE(p.describe().find(std::string(to_string(want)) + ": "),
             std::string::npos)
       << p.describe();
+}
+
+// A cache of choices (kernels/kernel_cache.h): the first layer times and
+// puts what the ranks agreed on into it; a second layer of the same
+// shapes, and one from the cache's file, take it without timing.
+TEST(Pooling, MeasuredChoiceReusesTheCache) {
+  const int size = world_size(), rank = testing::world_rank();
+  ProcessGrid grid(MPI_COMM_WORLD, Shape{1, 1, size, 1});
+  const Distribution src(Shape{1, 4, 4 * size, 8}, grid.shape());
+  const PoolDesc desc = PoolDesc::make(PoolKind::kMax, {2, 2});
+  int timed = 0;
+  PoolingOptions o;
+  o.search = ConvImplSearch::kMeasured;
+  o.timing.cache = std::make_shared<KernelCache>();
+  o.timing.timer = [&timed](PoolImpl impl, const std::function<void()>& run) {
+    run();
+    ++timed;
+    return impl == PoolImpl::kOneCall ? 1.0f : 2.0f;
+  };
+  Pooling<float> first(grid, desc, src, o);
+  const int after_first = timed;
+  EXPECT_GT(after_first, 0);
+  ASSERT_EQ(o.timing.cache->size(), 1u);
+  const auto& [problem, choice] = *o.timing.cache->pool_entries().begin();
+  EXPECT_EQ(choice.impl, PoolImpl::kOneCall);
+  EXPECT_EQ(o.timing.cache->misses(), 1u);
+  Pooling<float> second(grid, desc, src, o);
+  EXPECT_EQ(timed, after_first);
+  EXPECT_EQ(o.timing.cache->hits(), 1u);
+  EXPECT_EQ(second.plan().kernel->impl, PoolImpl::kOneCall);
+  // Through a file: a fresh cache read from it times nothing either; a
+  // file whose entry names another implementation is obeyed (the choice
+  // comes from the file, not a new timing).
+  const std::string path =
+      testing::temp_path("pool_choices.cache." + std::to_string(rank));
+  KernelCache edited;
+  edited.put(problem, PoolChoice{PoolImpl::kSlabs, 0.5f});
+  edited.save(path);
+  o.timing.cache = std::make_shared<KernelCache>();
+  EXPECT_EQ(o.timing.cache->load(path), "");
+  Pooling<float> third(grid, desc, src, o);
+  EXPECT_EQ(timed, after_first);
+  EXPECT_EQ(third.plan().kernel->impl, PoolImpl::kSlabs);
+  std::remove(path.c_str());
 }
 
 // Many small partitions: a 10x10 image over the squarest spatial grid of

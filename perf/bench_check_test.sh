@@ -76,25 +76,30 @@ for d in "${drivers[@]}"; do
 done
 run 3 --dt=f16 --interp $image
 run 3 --dt=f16 --input=in_place --interp $image
-# --kernel-choice=measured: the convolutions' implementations timed and
-# agreed, with buffers and in place; a --kernel-cache written by one run
-# is taken whole by the next; a damaged one is refused with a message and
-# the run times afresh and passes.
+# --kernel-choice=measured: the convolutions' and max pooling's
+# implementations timed and agreed, with buffers and in place; a
+# --kernel-cache written by one run is taken whole by the next (one file
+# for both kinds); a damaged one is refused with a message and the run
+# times afresh and passes.
 cache=$(mktemp -d)/kernels.cache
-for d in "${drivers[@]:0:2}"; do
+for d in "${drivers[@]:0:3}"; do
   read -ra args <<<"$d"
   run 3 --kernel-choice=measured "${args[@]}"
   run 3 --kernel-choice=measured --input=in_place --kernel-cache="$cache" \
     "${args[@]}"
 done
-out=$(run 3 --kernel-choice=measured --input=in_place \
-  --kernel-cache="$cache" ${drivers[0]})
-echo "$out"
-grep -q "^FAILED" <<<"$out" && failed=1
-grep -q "choices taken" <<<"$out" ||
-  { echo "FAILED: the kernel cache was not taken"; failed=1; }
-grep -q "rank 0: [1-9][0-9]* kernels from the cache, 0 timed" <<<"$out" ||
-  { echo "FAILED: a run with a full kernel cache timed kernels"; failed=1; }
+# The convolutions and pooling, each from the cache alone.
+for d in "${drivers[0]}" "${drivers[2]}"; do
+  read -ra args <<<"$d"
+  out=$(run 3 --kernel-choice=measured --input=in_place \
+    --kernel-cache="$cache" "${args[@]}")
+  echo "$out"
+  grep -q "^FAILED" <<<"$out" && failed=1
+  grep -q "choices taken" <<<"$out" ||
+    { echo "FAILED: the kernel cache was not taken ($d)"; failed=1; }
+  grep -q "rank 0: [1-9][0-9]* kernels from the cache, 0 timed" <<<"$out" ||
+    { echo "FAILED: a run with a full kernel cache timed kernels ($d)"; failed=1; }
+done
 sed -i 's/channels_last/channels_lust/' "$cache"
 out=$(run 3 --kernel-choice=measured --kernel-cache="$cache" ${drivers[0]})
 echo "$out"

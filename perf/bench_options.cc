@@ -464,9 +464,6 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
           ErrorKind::kInvalidArgument,
           "--kernel-choice=measured is for the host layers of --conv, "
           "--deconv and --pool");
-  require(o.kernel_cache.empty() || o.driver != ProblemKind::kPooling,
-          ErrorKind::kInvalidArgument,
-          "--kernel-cache keeps convolutions' choices: not with --pool");
   require(!o.pool_impl || o.cpu.search == ConvImplSearch::kHeuristic,
           ErrorKind::kInvalidArgument,
           "--pool-impl and --kernel-choice=measured both choose pooling's "

@@ -58,8 +58,9 @@ struct BenchOptions {
   // --input: --conv, --deconv and --pool in host memory read their haloed
   // side from buffers with halos, or in place with frames.
   ConvInput input = ConvInput::kHaloBuffer;
-  // --kernel-choice (cpu.search) of --conv and --deconv in host memory;
-  // cpu.cache is the one --kernel-cache names, loaded when the run starts.
+  // --kernel-choice (cpu.search) of --conv, --deconv and --pool in host
+  // memory; cpu.cache is the one --kernel-cache names, loaded when the run
+  // starts (pooling's choices too).
   CpuConvOptions cpu;
   std::string kernel_cache;  // --kernel-cache=FILE
   // --pool-impl: --pool's local kernels in host memory (unset: the

@@ -197,8 +197,6 @@ TEST(BenchOptions, BadArgumentsAreNamed) {
            {"--kernel-choice=fastest", "mb1ic1ih4oc1kh1"},
            {"--kernel-choice=measured", "--pool", "--pool-impl=slabs",
             "mb1ic1ih4kh1"},
-           {"--kernel-choice=measured", "--kernel-cache=k.cache", "--pool",
-            "mb1ic1ih4kh1"},
            {"--kernel-choice=measured", "--eltwise", "mb1ic1ih4"},
            {"--pool-impl=slabs", "mb1ic1ih4oc1kh1"},
            {"--pool", "--pool-impl=slabs", "--device=gpu", "mb1ic1ih4kh1"},

@@ -23,10 +23,10 @@
 
 #include "distconv/error.h"
 #include "distconv/internal/json_string.h"
-#include "kernels/conv_impl_cache.h"
+#include "kernels/kernel_cache.h"
 #include "kernels/reference/conv.h"
 #include "layers/convolution.h"
-#include "layers/shared_conv_impl_cache.h"
+#include "layers/shared_kernel_cache.h"
 #include "perf/bench_options.h"
 #include "perf/bench_timing.h"
 #include "perf/conv_problem.h"
@@ -281,9 +281,9 @@ void report(const BenchOptions& o, const ConvProblem& p, const Result& r,
 
 // --kernel-cache: the cache every layer of the run shares, from FILE
 // where FILE can be trusted; says on rank 0 what it took.
-std::shared_ptr<ConvImplCache> load_kernel_cache(const std::string& path,
-                                                 bool root) {
-  auto cache = std::make_shared<ConvImplCache>();
+std::shared_ptr<KernelCache> load_kernel_cache(const std::string& path,
+                                               bool root) {
+  auto cache = std::make_shared<KernelCache>();
   const std::string why = cache->load(path);
   if (root) {
     if (why.empty()) {
@@ -297,10 +297,9 @@ std::shared_ptr<ConvImplCache> load_kernel_cache(const std::string& path,
 }
 
 // Every rank's choices into FILE (written by rank 0).
-void save_kernel_cache(const std::string& path, ConvImplCache& cache,
-                       bool root) {
+void save_kernel_cache(const std::string& path, KernelCache& cache, bool root) {
   const std::size_t hits = cache.hits(), searched = cache.misses();
-  share_conv_impl_cache(MPI_COMM_WORLD, cache);
+  share_kernel_cache(MPI_COMM_WORLD, cache);
   if (!root) return;
   cache.save(path);
   std::printf(

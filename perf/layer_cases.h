@@ -188,6 +188,7 @@ LayerCase<T, Space> make_pool_case(const BenchOptions& o, const ConvProblem& p,
   if (Space::kHostAccessible && o.device == BenchDevice::kCpu) {
     options.impl = o.pool_impl;
     options.search = o.cpu.search;
+    options.timing.cache = o.cpu.cache;  // --kernel-cache
   }
   auto pool = std::make_shared<Pooling<T, Space>>(
       grid, pool_desc(p, o.alg), Distribution(p.src_shape, grid.shape()),

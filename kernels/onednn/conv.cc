@@ -10,7 +10,7 @@
 
 #include "distconv/element_types.h"
 #include "distconv/error.h"
-#include "kernels/onednn/block16.h"
+#include "kernels/onednn/blocked.h"
 #include "kernels/onednn/conv_descs.h"
 
 namespace distconv::onednn {
@@ -21,7 +21,11 @@ using Tag = memory::format_tag;
 
 Tag channels_last(int ndims) { return ndims == 4 ? Tag::nhwc : Tag::ndhwc; }
 
-Tag blocked16(int ndims) { return ndims == 4 ? Tag::nChw16c : Tag::nCdhw16c; }
+// The channel-blocked layout of blocks of 16 or 8 channels.
+Tag blocked_tag(int ndims, Index block) {
+  if (block == 16) return ndims == 4 ? Tag::nChw16c : Tag::nCdhw16c;
+  return ndims == 4 ? Tag::nChw8c : Tag::nCdhw8c;
+}
 
 // With stride 1, backward-data is itself a forward convolution: of
 // diff_dst, with the weights' channel roles swapped and their taps
@@ -97,8 +101,10 @@ struct Conv::Impl {
   std::optional<memory> prim_weights;  // when the layouts differ
   memory::desc src_md, dst_md, bias_md;
   // On blocked copies of the activations (empty: on the caller's
-  // channels-last arrays): src's (x or dx) and dst's (y or dy).
+  // channels-last arrays): src's (x or dx) and dst's (y or dy), in blocks
+  // of `block` channels.
   Shape src_shape, dst_shape;
+  Index block = 0;
   std::vector<float> blocked_src, blocked_dst;
   // Backward-data as the adjoint forward convolution: the description it
   // inverts and the transposed, flipped weights (empty: oneDNN's
@@ -192,29 +198,29 @@ Conv::Conv(const ConvDesc& d, const Shape& src_shape, const Shape& dst_shape,
       s.desc = d;
       s.adjoint_weights.resize(d.weights_shape().volume());
       weights_desc = adjoint;
-    } else if (impl == ConvImpl::kBlocked16) {
-      // Taken only where oneDNN, free to choose, picks the 16-channel
-      // blocks for both activations (and a kernel that is not its
-      // reference one).
-      const Tag tag = blocked16(src_shape.ndims());
+    } else if (impl == ConvImpl::kBlocked16 || impl == ConvImpl::kBlocked8) {
+      // Taken only where oneDNN, free to choose, picks these blocks for
+      // both activations (and a kernel that is not its reference one).
+      s.block = impl == ConvImpl::kBlocked16 ? 16 : 8;
+      const Tag tag = blocked_tag(src_shape.ndims(), s.block);
       const memory::desc bsrc(src.get_dims(), f32, tag);
       const memory::desc bdst(dst.get_dims(), f32, tag);
       const auto [psrc, pdst] = preferred_layouts(
           pass, d, memory::desc(src.get_dims(), f32, Tag::any),
           memory::desc(dst.get_dims(), f32, Tag::any), s.engine);
+      const std::string blocks = std::to_string(s.block) + "-channel blocks";
       require(psrc == bsrc && pdst == bdst, ErrorKind::kUnsupported,
-              "oneDNN does not pick 16-channel blocks for this problem on "
-              "this CPU");
+              "oneDNN does not pick ", blocks, " for this problem on this CPU");
       s.make_pass(d, bsrc, bdst);
       require(!is_reference(s.name), ErrorKind::kUnsupported,
-              "oneDNN has only its reference kernel on 16-channel blocks");
+              "oneDNN has only its reference kernel on ", blocks);
       s.src_shape = src_shape;
       s.dst_shape = dst_shape;
       s.src_md = bsrc;
       s.dst_md = bdst;
       // Padding channels of the last block stay zero.
-      s.blocked_src.assign(block16_size(src_shape), 0.0f);
-      s.blocked_dst.assign(block16_size(dst_shape), 0.0f);
+      s.blocked_src.assign(blocked_size(src_shape, s.block), 0.0f);
+      s.blocked_dst.assign(blocked_size(dst_shape, s.block), 0.0f);
       s.name += " on blocked copies";
     } else {
       s.make_pass(d, src, dst);
@@ -297,7 +303,8 @@ void Conv::run_forward(const void* src, const float* weights, const float* bias,
   Impl& s = *impl_;
   const bool blocked = !s.blocked_src.empty();
   if (blocked) {
-    channels_last_to_block16(s.src_shape, static_cast<const float*>(src),
+    channels_last_to_blocked(s.src_shape, s.block,
+                             static_cast<const float*>(src),
                              s.blocked_src.data());
     src = s.blocked_src.data();
   }
@@ -313,7 +320,7 @@ void Conv::run_forward(const void* src, const float* weights, const float* bias,
   s.prim.execute(s.stream, args);
   s.stream.wait();
   if (blocked) {
-    block16_to_channels_last(s.dst_shape, s.blocked_dst.data(),
+    blocked_to_channels_last(s.dst_shape, s.block, s.blocked_dst.data(),
                              static_cast<float*>(dst));
   }
 }
@@ -333,7 +340,8 @@ void Conv::run_backward_data(const void* diff_dst, const float* weights,
   }
   const bool blocked = !s.blocked_src.empty();
   if (blocked) {
-    channels_last_to_block16(s.dst_shape, static_cast<const float*>(diff_dst),
+    channels_last_to_blocked(s.dst_shape, s.block,
+                             static_cast<const float*>(diff_dst),
                              s.blocked_dst.data());
     diff_dst = s.blocked_dst.data();
   }
@@ -346,7 +354,7 @@ void Conv::run_backward_data(const void* diff_dst, const float* weights,
                                   blocked ? s.blocked_src.data() : diff_src)}});
   s.stream.wait();
   if (blocked) {
-    block16_to_channels_last(s.src_shape, s.blocked_src.data(),
+    blocked_to_channels_last(s.src_shape, s.block, s.blocked_src.data(),
                              static_cast<float*>(diff_src));
   }
 }
@@ -356,9 +364,11 @@ void Conv::run_backward_weights(const void* src, const void* diff_dst,
   Impl& s = *impl_;
   memory user(s.user_weights_md, s.engine, diff_weights);
   if (!s.blocked_src.empty()) {
-    channels_last_to_block16(s.src_shape, static_cast<const float*>(src),
+    channels_last_to_blocked(s.src_shape, s.block,
+                             static_cast<const float*>(src),
                              s.blocked_src.data());
-    channels_last_to_block16(s.dst_shape, static_cast<const float*>(diff_dst),
+    channels_last_to_blocked(s.dst_shape, s.block,
+                             static_cast<const float*>(diff_dst),
                              s.blocked_dst.data());
     src = s.blocked_src.data();
     diff_dst = s.blocked_dst.data();

@@ -14,11 +14,11 @@
 #include "distconv/internal/mpi_util.h"
 #include "distconv/strided_view.h"
 #include "halo/halo_options.h"
-#include "kernels/conv_impl_cache.h"
 #include "kernels/conv_impl_search.h"
 #include "kernels/copy_view.h"
 #include "kernels/gpu_conv_options.h"
 #include "kernels/internal/cell_walk.h"
+#include "kernels/kernel_cache.h"
 #include "kernels/local_conv.h"
 #include "layers/conv_kernel_call.h"
 #include "layers/internal/algo_agreement.h"
@@ -56,8 +56,8 @@ struct ConvBackend<T, HostSpace> {
     CpuConvOptions cpu;
     // Measured with no cache of the caller's: this layer's choices, so
     // that its pieces of one problem are timed once.
-    ConvImplCache own;
-    ConvImplCache& cache() { return cpu.cache ? *cpu.cache : own; }
+    KernelCache own;
+    KernelCache& cache() { return cpu.cache ? *cpu.cache : own; }
   };
   struct Grads : GradientSum<P> {
     Grads(Context&, MPI_Comm comm, Index weights, Index bias)
@@ -86,8 +86,8 @@ struct ConvBackend<T, HostSpace> {
     const std::uint64_t key = problem_key(
         conv_problem(c->desc, c->src_extent, c->src_strides, c->dst_extent,
                      c->dst_strides, c->pass, element_name<T>()));
-    ConvImplCache& cache = ctx.cache();
-    const auto hit = cache.find(key);
+    KernelCache& cache = ctx.cache();
+    const auto hit = cache.find_conv(key);
     cache.record_lookup(hit.has_value());
     ConvImplTiming pick;
     if (hit) {
@@ -96,7 +96,7 @@ struct ConvBackend<T, HostSpace> {
       pick = time_conv_impls<T>(c->desc, c->src_extent, c->src_strides,
                                 c->dst_extent, c->dst_strides, c->pass,
                                 ctx.cpu.timing);
-      cache.put(key, {pick.impl, pick.ms});
+      cache.put(key, ConvChoice{pick.impl, pick.ms});
     }
     out.emplace(*c, pick.impl, key, pick.ms);
     return out;
@@ -127,7 +127,7 @@ struct ConvBackend<T, HostSpace> {
           chosen[i]->emplace(call, impl, problem, use[i].ms);
         }
         if (ctx.cpu.cache) {
-          ctx.cpu.cache->put(use[i].problem, {impl, use[i].ms});
+          ctx.cpu.cache->put(use[i].problem, ConvChoice{impl, use[i].ms});
         }
       }
     });

@@ -1,4 +1,4 @@
-#include "kernels/conv_impl_cache.h"
+#include "kernels/kernel_cache.h"
 
 #include <cstdio>
 #include <dnnl.hpp>
@@ -15,7 +15,9 @@
 namespace distconv {
 namespace {
 
-constexpr const char* kMagic = "distconv conv-impl cache 1";
+constexpr const char* kMagic = "distconv kernel cache 2";
+// What earlier versions wrote first (convolution choices only).
+constexpr const char* kOlderMagic = "distconv conv-impl cache";
 
 // The instruction-set flags that change which kernels oneDNN has.
 bool counts(const std::string& flag) {
@@ -31,26 +33,63 @@ std::string hex(std::uint64_t v) {
   return buf;
 }
 
-}  // namespace
-
-std::optional<ConvImplCache::Entry> ConvImplCache::find(
-    std::uint64_t problem) const {
-  const auto it = entries_.find(problem);
-  if (it == entries_.end()) return std::nullopt;
+template <typename Impl>
+std::optional<KernelChoice<Impl>> find_in(
+    const std::unordered_map<std::uint64_t, KernelChoice<Impl>>& entries,
+    std::uint64_t problem) {
+  const auto it = entries.find(problem);
+  if (it == entries.end()) return std::nullopt;
   return it->second;
 }
 
-void ConvImplCache::put(std::uint64_t problem, Entry entry) {
-  auto [it, added] = entries_.emplace(problem, entry);
+template <typename Impl>
+void put_in(std::unordered_map<std::uint64_t, KernelChoice<Impl>>& entries,
+            std::uint64_t problem, KernelChoice<Impl> choice) {
+  auto [it, added] = entries.emplace(problem, choice);
   if (added) return;
-  const Entry& old = it->second;
-  if (std::make_tuple(entry.ms, static_cast<int>(entry.impl)) <
+  const KernelChoice<Impl>& old = it->second;
+  if (std::make_tuple(choice.ms, static_cast<int>(choice.impl)) <
       std::make_tuple(old.ms, static_cast<int>(old.impl))) {
-    it->second = entry;
+    it->second = choice;
   }
 }
 
-std::string ConvImplCache::machine() {
+// One file line per entry: the kind, the problem, the implementation, the
+// time; sorted, so that equal caches give equal files.
+template <typename Impl>
+void write_lines(
+    const char* kind,
+    const std::unordered_map<std::uint64_t, KernelChoice<Impl>>& entries,
+    std::string& body) {
+  const std::map<std::uint64_t, KernelChoice<Impl>> sorted(entries.begin(),
+                                                           entries.end());
+  for (const auto& [key, e] : sorted) {
+    std::ostringstream line;
+    line << kind << ' ' << hex(key) << ' ' << to_string(e.impl) << ' ' << e.ms
+         << '\n';
+    body += line.str();
+  }
+}
+
+}  // namespace
+
+std::optional<ConvChoice> KernelCache::find_conv(std::uint64_t problem) const {
+  return find_in(conv_, problem);
+}
+
+std::optional<PoolChoice> KernelCache::find_pool(std::uint64_t problem) const {
+  return find_in(pool_, problem);
+}
+
+void KernelCache::put(std::uint64_t problem, ConvChoice choice) {
+  put_in(conv_, problem, choice);
+}
+
+void KernelCache::put(std::uint64_t problem, PoolChoice choice) {
+  put_in(pool_, problem, choice);
+}
+
+std::string KernelCache::machine() {
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line, model = "unknown CPU";
   std::set<std::string> flags;
@@ -79,21 +118,16 @@ std::string ConvImplCache::machine() {
          std::to_string(v->minor) + "." + std::to_string(v->patch);
 }
 
-void ConvImplCache::save(const std::string& path) const {
-  // Sorted, so that equal caches give equal files.
-  const std::map<std::uint64_t, Entry> sorted(entries_.begin(), entries_.end());
+void KernelCache::save(const std::string& path) const {
   std::string body;
-  for (const auto& [key, e] : sorted) {
-    std::ostringstream line;
-    line << hex(key) << ' ' << to_string(e.impl) << ' ' << e.ms << '\n';
-    body += line.str();
-  }
+  write_lines("conv", conv_, body);
+  write_lines("pool", pool_, body);
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << kMagic << '\n'
         << "machine " << machine() << '\n'
-        << "entries " << sorted.size() << '\n'
+        << "entries " << size() << '\n'
         << body << "end " << hex(problem_key(body)) << '\n';
     out.flush();
     require(static_cast<bool>(out), ErrorKind::kIo,
@@ -103,11 +137,15 @@ void ConvImplCache::save(const std::string& path) const {
           "cannot rename ", tmp, " to ", path);
 }
 
-std::string ConvImplCache::load(const std::string& path) {
+std::string KernelCache::load(const std::string& path) {
   std::ifstream in(path);
   if (!in) return path + ": cannot be opened";
   std::string line;
   if (!std::getline(in, line) || line != kMagic) {
+    if (line.rfind(kOlderMagic, 0) == 0) {
+      return path + ": written by an earlier distconv in another format (" +
+             line + ")";
+    }
     return path + ": not a distconv kernel cache (or another format)";
   }
   const std::string here = machine();
@@ -124,7 +162,8 @@ std::string ConvImplCache::load(const std::string& path) {
     return path + ": truncated or corrupt (no entry count)";
   }
   std::string body;
-  std::vector<std::pair<std::uint64_t, Entry>> read;
+  std::vector<std::pair<std::uint64_t, ConvChoice>> convs;
+  std::vector<std::pair<std::uint64_t, PoolChoice>> pools;
   for (std::size_t i = 0; i < count; ++i) {
     if (!std::getline(in, line)) {
       return path + ": truncated (" + std::to_string(i) + " of " +
@@ -132,18 +171,26 @@ std::string ConvImplCache::load(const std::string& path) {
     }
     body += line + '\n';
     std::istringstream fields(line);
-    std::string key, name;
+    std::string kind, key, name;
     float ms = 0;
-    if (!(fields >> key >> name >> ms) || key.size() != 16) {
-      return path + ": corrupt entry " + std::to_string(i + 1);
+    const std::string corrupt =
+        path + ": corrupt entry " + std::to_string(i + 1);
+    if (!(fields >> kind >> key >> name >> ms) || key.size() != 16) {
+      return corrupt;
     }
-    Entry e;
-    e.ms = ms;
     try {
-      e.impl = conv_impl_named(name, "an entry's implementation");
-      read.emplace_back(std::stoull(key, nullptr, 16), e);
+      const std::uint64_t problem = std::stoull(key, nullptr, 16);
+      if (kind == "conv") {
+        convs.emplace_back(problem,
+                           ConvChoice{conv_impl_named(name, "an entry"), ms});
+      } else if (kind == "pool") {
+        pools.emplace_back(problem,
+                           PoolChoice{pool_impl_named(name, "an entry"), ms});
+      } else {
+        return corrupt;
+      }
     } catch (const std::exception&) {
-      return path + ": corrupt entry " + std::to_string(i + 1);
+      return corrupt;
     }
   }
   if (!std::getline(in, line) || line.rfind("end ", 0) != 0) {
@@ -152,7 +199,8 @@ std::string ConvImplCache::load(const std::string& path) {
   if (line.substr(4) != hex(problem_key(body))) {
     return path + ": corrupt (the checksum does not match its entries)";
   }
-  for (const auto& [key, e] : read) put(key, e);
+  for (const auto& [key, e] : convs) put(key, e);
+  for (const auto& [key, e] : pools) put(key, e);
   return "";
 }
 

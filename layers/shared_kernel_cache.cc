@@ -1,4 +1,4 @@
-#include "layers/shared_conv_impl_cache.h"
+#include "layers/shared_kernel_cache.h"
 
 #include <cstdint>
 #include <vector>
@@ -11,16 +11,20 @@ namespace {
 // One entry as it travels: plain words.
 struct Shared {
   std::uint64_t problem;
+  std::int32_t kind;  // 0: a convolution's, 1: a pooling's
   std::int32_t impl;
   float ms;
 };
 
 }  // namespace
 
-void share_conv_impl_cache(MPI_Comm comm, ConvImplCache& cache) {
+void share_kernel_cache(MPI_Comm comm, KernelCache& cache) {
   std::vector<Shared> mine;
-  for (const auto& [problem, e] : cache.entries()) {
-    mine.push_back({problem, static_cast<std::int32_t>(e.impl), e.ms});
+  for (const auto& [problem, e] : cache.conv_entries()) {
+    mine.push_back({problem, 0, static_cast<std::int32_t>(e.impl), e.ms});
+  }
+  for (const auto& [problem, e] : cache.pool_entries()) {
+    mine.push_back({problem, 1, static_cast<std::int32_t>(e.impl), e.ms});
   }
   int ranks = 0;
   MPI_Comm_size(comm, &ranks);
@@ -40,7 +44,11 @@ void share_conv_impl_cache(MPI_Comm comm, ConvImplCache& cache) {
                      offsets.data(), MPI_BYTE, comm),
       "MPI_Allgatherv");
   for (const Shared& s : all) {
-    cache.put(s.problem, {static_cast<ConvImpl>(s.impl), s.ms});
+    if (s.kind == 0) {
+      cache.put(s.problem, ConvChoice{static_cast<ConvImpl>(s.impl), s.ms});
+    } else {
+      cache.put(s.problem, PoolChoice{static_cast<PoolImpl>(s.impl), s.ms});
+    }
   }
 }
 
