@@ -16,6 +16,10 @@ seconds="${1:-30}"
 # Open MPI's own allocations kept past MPI_Finalize (tests/lsan.supp).
 source tests/mpi_env.sh
 # ... and HDF5's on damaged files (tests/fuzz_lsan.supp says why).
+# Where LeakSanitizer's own tracer crashes in the leak check at exit (a
+# fatal error of the sanitizer, not a leak report: seen on some kernels),
+# that target is fuzzed again without the leak check and the summary says
+# so; any other failure of the rerun still fails.
 export LSAN_OPTIONS="suppressions=$PWD/tests/fuzz_lsan.supp:print_suppressions=0"
 targets=(//halo:halo_plan_fuzz //io:npy_header_fuzz //perf:conv_problem_fuzz
   //io:checkpoint_fuzz //io:h5_read_fuzz)
@@ -29,7 +33,28 @@ bin=$("${fuzz_bazel[@]}" info --config=fuzz bazel-bin 2>/dev/null)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"; "${fuzz_bazel[@]}" shutdown' EXIT
 
+# fuzz BINARY WORK: one target for $seconds s from its corpus, the log in
+# WORK/log, findings in WORK/findings.
+fuzz() {
+  "$1" -max_total_time="$seconds" -print_final_stats=1 \
+    -artifact_prefix="$2/findings/" "$2/corpus" \
+    "$package/testdata/fuzz/$name" > "$2/log" 2>&1
+}
+# tracer_crashed WORK: the run ended in LeakSanitizer's tracer crash, its
+# only finding the empty input.
+tracer_crashed() {
+  grep -q "^Tracer caught signal" "$1/log" &&
+    grep -q "LeakSanitizer has encountered a fatal error" "$1/log" || return 1
+  local f
+  for f in "$1/findings"/*; do
+    [[ -e $f ]] || continue
+    [[ -s $f ]] && return 1
+  done
+  return 0
+}
+
 failed=()
+no_leak_check=()
 for target in "${targets[@]}"; do
   package=${target#//}
   package=${package%%:*}
@@ -37,11 +62,26 @@ for target in "${targets[@]}"; do
   work="$scratch/$name"
   mkdir -p "$work/corpus" "$work/findings"
   echo "== $target: $seconds s from $package/testdata/fuzz/$name"
-  if "$bin/$package/$name" -max_total_time="$seconds" -print_final_stats=1 \
-      -artifact_prefix="$work/findings/" "$work/corpus" \
-      "$package/testdata/fuzz/$name" > "$work/log" 2>&1; then
+  if fuzz "$bin/$package/$name" "$work"; then
     grep -E '^stat::number_of_executed_units|^stat::new_units_added|DONE' \
       "$work/log" || true
+  elif tracer_crashed "$work"; then
+    # LeakSanitizer's own stop-the-world tracer crashing in the leak check
+    # at exit (seen on some kernels; the findings hold only the empty
+    # input): not a leak report. The target is fuzzed again without the
+    # leak check, saying so; any other failure still counts.
+    echo "$target: LeakSanitizer's tracer crashed at exit (not a leak" \
+      "report); fuzzing again without the leak check"
+    rm -rf "$work/findings" && mkdir -p "$work/findings"
+    if ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+        fuzz "$bin/$package/$name" "$work"; then
+      grep -E '^stat::number_of_executed_units|^stat::new_units_added' \
+        "$work/log" || true
+      no_leak_check+=("$target")
+    else
+      tail -n 40 "$work/log"
+      failed+=("$target")
+    fi
   else
     tail -n 40 "$work/log"
     for f in "$work/findings"/*; do
@@ -55,5 +95,9 @@ done
 if ((${#failed[@]})); then
   echo "fuzz: findings in ${failed[*]}"
   exit 1
+fi
+if ((${#no_leak_check[@]})); then
+  echo "fuzz: without the leak check (LeakSanitizer's tracer crashed here):" \
+    "${no_leak_check[*]}"
 fi
 echo "fuzz: no findings in ${#targets[@]} targets, $seconds s each"
