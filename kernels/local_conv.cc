@@ -1,10 +1,13 @@
 #include "kernels/local_conv.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <optional>
 #include <type_traits>
 #include <utility>
 
+#include "distconv/conv_geometry.h"
 #include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "distconv/halo_layout.h"
@@ -40,6 +43,25 @@ constexpr onednn::ConvData data_of() {
   return onednn::ConvData::kF32;
 }
 
+// One slab of a 16-bit piece staged in slabs: `window` is the local
+// convolution of the slab (forward and backward-weights: a range of
+// output rows and the inputs they read; backward-data: a range of input
+// rows and the outputs that reach them), run by slab_kernels[kernel].
+struct Slab {
+  ConvWindow window;
+  int kernel;
+};
+
+// The fp32 copies of one slab's activations (in and out) aim at this many
+// times the core's L2 cache: whole samples while one fits, else rows (or
+// planes) of the first spatial dimension of one sample.
+constexpr Index kSlabCacheMultiple = 2;
+
+Index l2_cache_bytes() {
+  const long bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  return bytes > 0 ? bytes : Index{1} << 20;
+}
+
 }  // namespace
 
 template <typename T>
@@ -56,6 +78,10 @@ struct LocalConv<T>::Impl {
   std::string why_not;        // why `requested` does not run
   std::string why_reference;  // why no oneDNN implementation runs
   mutable std::vector<P> src_scratch, dst_scratch, dw_scratch, db_scratch;
+  // 16-bit views staged to fp32 a slab at a time (empty: the whole views
+  // at once), and one oneDNN kernel per distinct slab shape.
+  std::vector<Slab> slabs;
+  std::vector<onednn::Conv> slab_kernels;
 
   StridedView<P> scratch_view(std::vector<P>& v, const Shape& extent) const {
     return StridedView<P>(v.data(), extent,
@@ -91,6 +117,78 @@ struct LocalConv<T>::Impl {
     }
     reference::conv_bwd_weights(desc, src_extent, src, dst_extent, diff_dst,
                                 dw, db);
+  }
+
+  // Splits the pass's rows (forward, backward-weights: the output's;
+  // backward-data: the input's; the first spatial dimension) into slabs
+  // whose fp32 copies fit a share of the L2 cache, each with a oneDNN
+  // kernel of `impl` for its shape, and sizes the scratch to the largest
+  // slab. Plans none (the whole views staged at once) where one slab
+  // would hold them, where the padding is circular, where a slab's window
+  // is not the whole slab (inputs no output reads), or where oneDNN
+  // cannot run a slab's shape with `impl`.
+  void plan_slabs(ConvImpl impl) {
+    if (src_extent.ndims() < 3 || any_circular(desc.padding_mode)) return;
+    const bool by_src = pass == ConvPass::kBackwardData;
+    const Shape& split = by_src ? src_extent : dst_extent;
+    const Index samples = split[0], rows = split[2];
+    const Index bytes = static_cast<Index>(sizeof(float)) *
+                        (src_extent.volume() + dst_extent.volume());
+    const Index target = l2_cache_bytes() * kSlabCacheMultiple;
+    if (bytes <= target) return;
+    // Whole samples while one fits, else rows of one sample.
+    const Index per_sample = bytes / samples;
+    const Index sample_step = std::max<Index>(1, target / per_sample);
+    const Index row_step =
+        sample_step > 1
+            ? rows
+            : std::max<Index>(1,
+                              target / std::max<Index>(1, per_sample / rows));
+    const ConvGeometry geometry(desc, src_extent);
+    std::vector<Slab> planned;
+    std::vector<onednn::Conv> kernels;
+    std::vector<ConvWindow> shapes;  // each kernel's window
+    Index src_size = 0, dst_size = 0;
+    for (Index n = 0; n < samples; n += sample_step) {
+      for (Index lo = 0; lo < rows; lo += row_step) {
+        Box box{Shape::filled(split.ndims(), 0), split};
+        box.lower[0] = n;
+        box.extent[0] = std::min(sample_step, samples - n);
+        box.lower[2] = lo;
+        box.extent[2] = std::min(row_step, rows - lo);
+        const ConvWindow w = by_src ? geometry.backward_data_window(box)
+                                    : geometry.forward_window(box);
+        if (w.src.empty() || w.dst.empty() || (by_src ? w.src : w.dst) != box) {
+          return;
+        }
+        std::size_t k = 0;
+        while (k < shapes.size() &&
+               !(shapes[k].src.extent == w.src.extent &&
+                 shapes[k].dst.extent == w.dst.extent &&
+                 shapes[k].padding_lower == w.padding_lower &&
+                 shapes[k].padding_upper == w.padding_upper)) {
+          ++k;
+        }
+        if (k == shapes.size()) {
+          ConvDesc d = desc;
+          d.padding_lower = w.padding_lower;
+          d.padding_upper = w.padding_upper;
+          try {
+            kernels.emplace_back(d, w.src.extent, w.dst.extent, pass, impl);
+          } catch (const Error&) {
+            return;
+          }
+          shapes.push_back(w);
+        }
+        planned.push_back({w, static_cast<int>(k)});
+        src_size = std::max(src_size, w.src.volume());
+        dst_size = std::max(dst_size, w.dst.volume());
+      }
+    }
+    slabs = std::move(planned);
+    slab_kernels = std::move(kernels);
+    src_scratch.resize(src_size);
+    dst_scratch.resize(dst_size);
   }
 
   // Adds the scratch weight / bias gradients into the caller's. (The size
@@ -173,8 +271,13 @@ LocalConv<T>::LocalConv(const ConvDesc& desc, const Shape& src_extent,
   s.scratch_order = s.onednn ? StorageOrder::kChannelsLast
                              : StorageOrder::kChannelsFirst;
   if (s.mode == Mode::kStaged) {
-    s.src_scratch.resize(src_extent.volume());
-    s.dst_scratch.resize(dst_extent.volume());
+    if constexpr (kNarrow<T>) {
+      if (s.onednn && !s.native) s.plan_slabs(s.impl);
+    }
+    if (s.slabs.empty()) {
+      s.src_scratch.resize(src_extent.volume());
+      s.dst_scratch.resize(dst_extent.volume());
+    }
   }
   if (pass == ConvPass::kBackwardWeights) {
     s.dw_scratch.resize(s.weights_size());
@@ -205,9 +308,11 @@ std::string LocalConv<T>::implementation() const {
                   : fell_back);
   }
   const char* how[] = {"in place", "per sample", "staged"};
+  const std::string slabs =
+      s.slabs.empty() ? "" : " in " + std::to_string(s.slabs.size()) + " slabs";
   const char* converted = kNarrow<T> && !s.native ? " in fp32" : "";
   return s.onednn->implementation() + ", " + how[static_cast<int>(s.mode)] +
-         converted + fell_back;
+         slabs + converted + fell_back;
 }
 
 template <typename T>
@@ -246,6 +351,18 @@ void LocalConv<T>::forward(StridedView<const T> src, const Param* weights,
       return;
     }
   }
+  if constexpr (kNarrow<T>) {
+    for (const Slab& slab : s.slabs) {
+      const ConvWindow& w = slab.window;
+      const StridedView<Param> in = s.scratch_view(s.src_scratch, w.src.extent);
+      const StridedView<Param> out =
+          s.scratch_view(s.dst_scratch, w.dst.extent);
+      copy_view<T>(src.subview(w.src), in);
+      s.slab_kernels[slab.kernel].forward(in.data(), weights, bias, out.data());
+      copy_view<Param>(out, dst.subview(w.dst));
+    }
+    if (!s.slabs.empty()) return;
+  }
   const StridedView<Param> in = s.scratch_view(s.src_scratch, s.src_extent);
   const StridedView<Param> out = s.scratch_view(s.dst_scratch, s.dst_extent);
   copy_view<T>(src, in);
@@ -274,6 +391,17 @@ void LocalConv<T>::backward_data(StridedView<const T> diff_dst,
       }
       return;
     }
+  }
+  if constexpr (kNarrow<T>) {
+    for (const Slab& slab : s.slabs) {
+      const ConvWindow& w = slab.window;
+      const StridedView<Param> dd = s.scratch_view(s.dst_scratch, w.dst.extent);
+      const StridedView<Param> ds = s.scratch_view(s.src_scratch, w.src.extent);
+      copy_view<T>(diff_dst.subview(w.dst), dd);
+      s.slab_kernels[slab.kernel].backward_data(dd.data(), weights, ds.data());
+      copy_view<Param>(ds, diff_src.subview(w.src));
+    }
+    if (!s.slabs.empty()) return;
   }
   const StridedView<Param> dd = s.scratch_view(s.dst_scratch, s.dst_extent);
   const StridedView<Param> ds = s.scratch_view(s.src_scratch, s.src_extent);
@@ -308,6 +436,20 @@ void LocalConv<T>::backward_weights(StridedView<const T> src,
       }
       return;
     }
+  }
+  if constexpr (kNarrow<T>) {
+    for (const Slab& slab : s.slabs) {
+      const ConvWindow& w = slab.window;
+      const StridedView<Param> in = s.scratch_view(s.src_scratch, w.src.extent);
+      const StridedView<Param> dd = s.scratch_view(s.dst_scratch, w.dst.extent);
+      copy_view<T>(src.subview(w.src), in);
+      copy_view<T>(diff_dst.subview(w.dst), dd);
+      s.slab_kernels[slab.kernel].backward_weights(
+          in.data(), dd.data(), s.dw_scratch.data(),
+          s.desc.bias == ConvBias::kAdd ? s.db_scratch.data() : nullptr);
+      s.add_gradients(diff_weights, diff_bias);
+    }
+    if (!s.slabs.empty()) return;
   }
   const StridedView<Param> in = s.scratch_view(s.src_scratch, s.src_extent);
   const StridedView<Param> dd = s.scratch_view(s.dst_scratch, s.dst_extent);

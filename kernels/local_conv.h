@@ -13,8 +13,14 @@
 // kNative16 (dense views, where oneDNN has such kernels for this CPU);
 // otherwise they are staged: converted to fp32 scratch, computed by oneDNN
 // or the loops in fp32 (fp32 accumulation) and rounded once into the
-// 16-bit view. Weights, bias and their gradients are fp32 (Compute<T>).
-// implementation() names what runs, e.g. "brgconv:avx512_core, in place",
+// 16-bit view. oneDNN runs them a slab at a time where the fp32 copies
+// would exceed twice the L2 cache (whole samples, else rows of the first
+// spatial dimension of one sample, each slab a local convolution of its
+// own), so that the copies are read from the cache: the same outputs,
+// the weight gradients summed slab by slab. Weights, bias and their
+// gradients are fp32 (Compute<T>).
+// implementation() names what runs, e.g. "brgconv:avx512_core, in place"
+// or "brgconv:avx2, staged in 128 slabs in fp32",
 // and why the one asked for did not, where it did not.
 //
 //   LocalConv<float> piece(window_desc, src_view.extent(), src_view.strides(),

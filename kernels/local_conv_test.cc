@@ -185,6 +185,98 @@ ConvDesc desc_of(const Case& k) {
   return c;
 }
 
+// bf16 and fp16 pieces larger than a few times the L2 cache are staged a
+// slab of samples or rows at a time; each slab is a local convolution of
+// its own (the inputs its outputs read, or the outputs that reach its
+// input gradients), so the results are those of the fp32 kernel on the
+// whole piece rounded once (forward and backward-data; the weight
+// gradients summed slab by slab, to fp32 rounding). The first problem
+// (32 MiB in fp32) is staged in slabs on any CPU with an L2 cache under
+// 16 MiB; strides, dilation, uneven padding, several samples, 3D and a
+// backward-data that cannot be cut into slabs follow.
+TYPED_TEST(NarrowLocalConv, InSlabsIsTheWholeFp32RunRoundedOnce) {
+  using N = TypeParam;
+  const Case cases[] = {
+      {16, 16, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 16, 1024, 256}},
+      {8, 12, 1, {5, 3}, {2, 1}, {2, 1}, {3, 0}, {1, 2}, {1, 8, 1031, 130}},
+      {16, 16, 2, {3, 3}, {1, 1}, {1, 1}, {0, 1}, {2, 1}, {6, 16, 130, 128}},
+      {8,
+       8,
+       1,
+       {3, 3, 3},
+       {1, 1, 1},
+       {1, 1, 1},
+       {1, 1, 1},
+       {1, 1, 1},
+       {1, 8, 130, 40, 40}},
+      // Backward-data: odd rows receive nothing, so it is staged whole.
+      {8, 8, 1, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, {1, 8, 1024, 256}},
+  };
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<float> val(-1, 1);
+  for (const Case& k : cases) {
+    ConvDesc c = desc_of(k);
+    c.bias = ConvBias::kAdd;
+    const Shape x = k.src, y = c.dst_shape(x);
+    const Shape xs = dense_strides(x, StorageOrder::kChannelsLast);
+    const Shape ys = dense_strides(y, StorageOrder::kChannelsLast);
+    std::vector<N> xn(x.volume()), dyn(y.volume()), yn(y.volume()),
+        dxn(x.volume());
+    std::vector<float> w(c.weights_shape().volume()), b(c.out_channels);
+    for (N& v : xn) v = val(rng);
+    for (N& v : dyn) v = val(rng);
+    for (float& v : w) v = val(rng);
+    for (float& v : b) v = val(rng);
+    const std::vector<float> xf(xn.begin(), xn.end()),
+        dyf(dyn.begin(), dyn.end());
+    std::vector<float> yf(y.volume()), dxf(x.volume()), dwf(w.size(), 0.0f),
+        dbf(b.size(), 0.0f), dwn(w.size(), 0.0f), dbn(b.size(), 0.0f);
+    for (ConvPass pass : {ConvPass::kForward, ConvPass::kBackwardData,
+                          ConvPass::kBackwardWeights}) {
+      const LocalConv<float> f(c, x, xs, y, ys, pass);
+      const LocalConv<N> h(c, x, xs, y, ys, pass, f.impl());
+      SCOPED_TRACE(::testing::Message() << x << ": " << h.implementation());
+      if (&k == &cases[0]) {
+        EXPECT_NE(h.implementation().find(" slabs in fp32"), std::string::npos);
+      }
+      if (pass == ConvPass::kForward) {
+        f.forward(StridedView<const float>(xf.data(), x, xs), w.data(),
+                  b.data(), StridedView<float>(yf.data(), y, ys));
+        h.forward(StridedView<const N>(xn.data(), x, xs), w.data(), b.data(),
+                  StridedView<N>(yn.data(), y, ys));
+        for (size_t i = 0; i < yn.size(); ++i) {
+          ASSERT_EQ(yn[i].bits(), N(yf[i]).bits()) << "forward at " << i;
+        }
+      } else if (pass == ConvPass::kBackwardData) {
+        f.backward_data(StridedView<const float>(dyf.data(), y, ys), w.data(),
+                        StridedView<float>(dxf.data(), x, xs));
+        h.backward_data(StridedView<const N>(dyn.data(), y, ys), w.data(),
+                        StridedView<N>(dxn.data(), x, xs));
+        for (size_t i = 0; i < dxn.size(); ++i) {
+          ASSERT_EQ(dxn[i].bits(), N(dxf[i]).bits()) << "backward at " << i;
+        }
+      } else {
+        f.backward_weights(StridedView<const float>(xf.data(), x, xs),
+                           StridedView<const float>(dyf.data(), y, ys),
+                           dwf.data(), dbf.data());
+        h.backward_weights(StridedView<const N>(xn.data(), x, xs),
+                           StridedView<const N>(dyn.data(), y, ys), dwn.data(),
+                           dbn.data());
+        // Sums of `terms` products below 1 in magnitude, added in another
+        // order: twice fp32's epsilon per term at most.
+        const double terms = double(y.volume()) / y[1];
+        const double tol = 2 * 6e-8 * terms;
+        for (size_t i = 0; i < w.size(); ++i) {
+          ASSERT_NEAR(dwn[i], dwf[i], tol) << "weight gradient " << i;
+        }
+        for (size_t i = 0; i < b.size(); ++i) {
+          ASSERT_NEAR(dbn[i], dbf[i], tol) << "bias gradient " << i;
+        }
+      }
+    }
+  }
+}
+
 // Backward-weights on blocked copies (ConvImpl::kBlocked16 where the CPU
 // has AVX-512, kBlocked8 where it has AVX2) reorders the activations into
 // oneDNN's blocked layout; the result must not change (including
