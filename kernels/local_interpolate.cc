@@ -221,23 +221,15 @@ template <typename T, typename P>
   for (int d = last; d >= 3; --d) slice *= dx.extent()[d];
   window.resize(static_cast<size_t>(2 * slice));
   std::vector<float> wide_row = wide_row_for(dy, 1);
-  LocalTaps one;
-  one.i0 = one.i1 = {0};
-  one.w0 = {1.0};
-  one.w1 = {0.0};
+  const LocalTaps one = internal::unit_taps();
   const LocalTaps& outer = taps[0];
   const LocalTaps& middle = k == 3 ? taps[1] : one;
   const Index mid_in = k == 3 ? dx.strides()[3] : 0;
   const Index mid_out = k == 3 ? dy.strides()[3] : 0;
   const Index mid_extent = k == 3 ? dy.extent()[3] : 1;
-  Corners start;
-  start.count = 1;
-  start.weight[0] = 1;
-  Row row;
-  row.taps = &taps[k - 1];
-  row.in_stride = dx.strides()[last];
-  row.out_stride = dy.strides()[last];
-  row.length = dy.extent()[last];
+  const Corners start = internal::origin_corner();
+  Row row = internal::row_along(taps[k - 1], dx.strides()[last],
+                                dy.strides()[last], dy.extent()[last]);
   for (Index n = 0; n < dx.extent()[0]; ++n) {
     T* out = dx.data() + n * dx.strides()[0];
     std::array<Index, 2> held = {-1, -1};  // the slice in each slot

@@ -139,29 +139,11 @@ void Profile::add(const std::string& layer, ProfilePass pass, double seconds,
 
 ProfileSummary Profile::summarize(MPI_Comm comm) const {
   const std::string mine = serialize(records_, steps_, step_seconds_);
-  int size = 0;
-  internal::check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
-  std::vector<int> lengths(size), offsets(size);
-  const int length = static_cast<int>(mine.size());
-  internal::check_mpi(
-      MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm),
-      "MPI_Allgather");
-  int total = 0;
-  for (int r = 0; r < size; ++r) {
-    offsets[r] = total;
-    total += lengths[r];
-  }
-  std::string all(static_cast<size_t>(total), '\0');
-  internal::check_mpi(
-      MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(),
-                     offsets.data(), MPI_CHAR, comm),
-      "MPI_Allgatherv");
+  const std::vector<std::string> each = internal::allgather_bytes(comm, mine);
   ProfileSummary sum;
-  sum.ranks = size;
+  sum.ranks = static_cast<int>(each.size());
   std::map<std::pair<std::string, int>, size_t> index;
-  for (int r = 0; r < size; ++r) {
-    merge(all.substr(offsets[r], lengths[r]), sum, index);
-  }
+  for (const std::string& rank : each) merge(rank, sum, index);
   return sum;
 }
 

@@ -1,6 +1,8 @@
 #include "layers/shared_kernel_cache.h"
 
 #include <cstdint>
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include "distconv/internal/mpi_util.h"
@@ -26,23 +28,15 @@ void share_kernel_cache(MPI_Comm comm, KernelCache& cache) {
   for (const auto& [problem, e] : cache.pool_entries()) {
     mine.push_back({problem, 1, static_cast<std::int32_t>(e.impl), e.ms});
   }
-  int ranks = 0;
-  MPI_Comm_size(comm, &ranks);
-  const int bytes = static_cast<int>(mine.size() * sizeof(Shared));
-  std::vector<int> counts(ranks), offsets(ranks);
-  internal::check_mpi(
-      MPI_Allgather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, comm),
-      "MPI_Allgather");
-  int total = 0;
-  for (int r = 0; r < ranks; ++r) {
-    offsets[r] = total;
-    total += counts[r];
+  const std::string bytes(reinterpret_cast<const char*>(mine.data()),
+                          mine.size() * sizeof(Shared));
+  std::vector<Shared> all;
+  for (const std::string& rank : internal::allgather_bytes(comm, bytes)) {
+    const size_t first = all.size();
+    all.resize(first + rank.size() / sizeof(Shared));
+    std::memcpy(all.data() + first, rank.data(),
+                (all.size() - first) * sizeof(Shared));
   }
-  std::vector<Shared> all(total / sizeof(Shared));
-  internal::check_mpi(
-      MPI_Allgatherv(mine.data(), bytes, MPI_BYTE, all.data(), counts.data(),
-                     offsets.data(), MPI_BYTE, comm),
-      "MPI_Allgatherv");
   for (const Shared& s : all) {
     if (s.kind == 0) {
       cache.put(s.problem, ConvChoice{static_cast<ConvImpl>(s.impl), s.ms});

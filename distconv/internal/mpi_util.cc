@@ -50,6 +50,29 @@ void wait_all(std::vector<MPI_Request>& requests) {
   wait_all(static_cast<int>(requests.size()), requests.data());
 }
 
+std::vector<std::string> allgather_bytes(MPI_Comm comm,
+                                         const std::string& mine) {
+  int ranks = 0;
+  check_mpi(MPI_Comm_size(comm, &ranks), "MPI_Comm_size");
+  std::vector<int> lengths(ranks), offsets(ranks);
+  const int length = static_cast<int>(mine.size());
+  check_mpi(
+      MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm),
+      "MPI_Allgather");
+  int total = 0;
+  for (int r = 0; r < ranks; ++r) {
+    offsets[r] = total;
+    total += lengths[r];
+  }
+  std::string all(static_cast<size_t>(total), '\0');
+  check_mpi(MPI_Allgatherv(mine.data(), length, MPI_BYTE, all.data(),
+                           lengths.data(), offsets.data(), MPI_BYTE, comm),
+            "MPI_Allgatherv");
+  std::vector<std::string> each(ranks);
+  for (int r = 0; r < ranks; ++r) each[r] = all.substr(offsets[r], lengths[r]);
+  return each;
+}
+
 void wait_all(int count, MPI_Request* requests) {
   std::vector<MPI_Status> statuses(static_cast<size_t>(count));
   const int code = MPI_Waitall(count, requests, statuses.data());

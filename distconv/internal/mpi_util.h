@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -33,6 +34,12 @@ void wait_all(std::vector<MPI_Request>& requests);
 // other. Other exceptions are not caught. MPI_COMM_NULL
 // stands for this rank alone: `step` runs, and its Error propagates as is.
 void run_collectively(MPI_Comm comm, const std::function<void()>& step);
+
+// Every rank's `mine` (bytes, any length, none included), in rank order,
+// on every rank of `comm`: MPI_Allgather of the lengths, then
+// MPI_Allgatherv. Collective; throws Error(kMpi) on failure.
+std::vector<std::string> allgather_bytes(MPI_Comm comm,
+                                         const std::string& mine);
 
 // A communicator this object owns: MPI_Comm_split of `comm` (errors
 // returned, not fatal), freed with the object. Collective over `comm`.

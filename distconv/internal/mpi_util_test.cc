@@ -105,5 +105,21 @@ TEST(WaitAll, ReportsTheFailedRequestsError) {
   MPI_Comm_free(&comm);
 }
 
+// Each rank's bytes, in rank order, on every rank: rank r gives r bytes
+// (rank 0 none), zero bytes included.
+TEST(AllgatherBytes, GivesEveryRanksBytesInRankOrder) {
+  const std::string mine(
+      static_cast<size_t>(world_rank()),
+      static_cast<char>(world_rank() == 1 ? 0 : 'a' + world_rank()));
+  const std::vector<std::string> each =
+      internal::allgather_bytes(MPI_COMM_WORLD, mine);
+  ASSERT_EQ(static_cast<int>(each.size()), world_size());
+  for (int r = 0; r < world_size(); ++r) {
+    EXPECT_EQ(each[r], std::string(static_cast<size_t>(r),
+                                   static_cast<char>(r == 1 ? 0 : 'a' + r)))
+        << "rank " << r;
+  }
+}
+
 }  // namespace
 }  // namespace distconv

@@ -77,6 +77,36 @@ struct Row {
   Index in_stride, out_stride, length;
 };
 
+// The taps of a dimension that is not there: one output reading input 0
+// with weight 1.
+inline LocalTaps unit_taps() {
+  LocalTaps one;
+  one.i0 = one.i1 = {0};
+  one.w0 = {1.0};
+  one.w1 = {0.0};
+  return one;
+}
+
+// The corners before any dimension's taps: one, at offset 0, weight 1.
+inline Corners origin_corner() {
+  Corners start;
+  start.count = 1;
+  start.weight[0] = 1;
+  return start;
+}
+
+// A row along the last spatial dimension with these taps, strides and
+// length (n, at and outer set per row).
+inline Row row_along(const LocalTaps& taps, Index in_stride, Index out_stride,
+                     Index length) {
+  Row row;
+  row.taps = &taps;
+  row.in_stride = in_stride;
+  row.out_stride = out_stride;
+  row.length = length;
+  return row;
+}
+
 // Calls fn(row) for every row of outputs; spatial dimensions are padded
 // to three in front (one output, one tap).
 template <typename Fn>
@@ -86,10 +116,7 @@ template <typename Fn>
                                             const std::vector<LocalTaps>& taps,
                                             Fn fn) {
   const int k = static_cast<int>(taps.size());
-  LocalTaps one;
-  one.i0 = one.i1 = {0};
-  one.w0 = {1.0};
-  one.w1 = {0.0};
+  const LocalTaps one = unit_taps();
   std::array<const LocalTaps*, 3> t{};
   std::array<Index, 3> in_s{}, out_s{}, ext{};
   for (int d = 0; d < 3; ++d) {
@@ -99,14 +126,8 @@ template <typename Fn>
     out_s[d] = from >= 0 ? out_strides[from + 2] : 0;
     ext[d] = from >= 0 ? out_extent[from + 2] : 1;
   }
-  Corners start;
-  start.count = 1;
-  start.weight[0] = 1;
-  Row row;
-  row.taps = t[2];
-  row.in_stride = in_s[2];
-  row.out_stride = out_s[2];
-  row.length = ext[2];
+  const Corners start = origin_corner();
+  Row row = row_along(*t[2], in_s[2], out_s[2], ext[2]);
   for (Index n = 0; n < out_extent[0]; ++n) {
     row.n = n;
     for (Index a = 0; a < ext[0]; ++a) {
