@@ -1,5 +1,6 @@
 #include "kernels/conv_impl.h"
 
+#include <algorithm>
 #include <iterator>
 
 #include "distconv/error.h"
@@ -30,14 +31,19 @@ constexpr Index kAdjointForwardChannels = 8;
 // the list for --kernel-choice=measured.
 //
 // On CPUs with AVX2 and no AVX-512, where oneDNN picks 8-channel blocks,
-// backward-weights runs on blocked copies from this many channels per
-// group (in and out): with oneDNN 3.2 on an AMD EPYC (AVX2, 1 thread)
-// the channels-last kernel (jit:avx2) took 1.2-2.6x as long as the
-// blocked one with its copies from 24 channels on (whole layer steps,
+// backward-weights runs on blocked copies where the input or the output
+// has this many channels per group: with oneDNN 3.2 on an AMD EPYC (AVX2,
+// 1 thread) the channels-last kernel (jit:avx2) took 1.2-2.6x as long as
+// the blocked one with its copies from 24 channels on (whole layer steps,
 // --dir=bwd_w: 4x24->24 256² 138 vs 117 ms; 4x32->32 256² 431 vs 200;
 // 2x48->48 256² 562 vs 214; 8x64->64 128² forward + backward 1336-1459
-// vs 876-889 ms, bare oneDNN 870), and tied at 16 (1x16->16 1024²: 208-213
-// vs 200-210 ms, the search picking channels-last).
+// vs 876-889 ms, bare oneDNN 870), and 1.4-1.7x where only one side was
+// wide (2x32->16 256² 75-79 vs 53-55 ms; 2x16->32 256² 82-83 vs 55-56;
+// 2x8->32 256² 45-48 vs 31; 2x64->16 128² 41 vs 25; 2x16->64 128² 40-43
+// vs 26-27; 1x32->16 512² 158-161 vs 105-106), where with both sides
+// narrow it was faster (2x16->16 256² 25-26 vs 28-29 ms; 2x18->16 256² 35
+// vs 40-41; 1x16->16 1024² 208-213 vs 200-210, the search picking
+// channels-last).
 constexpr Index kBlocked8Channels = 24;
 
 // oneDNN picks 8-channel blocks where the CPU has AVX2 but no AVX-512.
@@ -106,8 +112,7 @@ ConvImpl heuristic_conv_impl(const ConvDesc& d, ConvPass pass) {
     return ConvImpl::kAdjointForward;
   }
   if (pass == ConvPass::kBackwardWeights && avx2_without_avx512() &&
-      d.in_channels / d.groups >= kBlocked8Channels &&
-      d.out_channels / d.groups >= kBlocked8Channels) {
+      std::max(d.in_channels, d.out_channels) / d.groups >= kBlocked8Channels) {
     return ConvImpl::kBlocked8;
   }
   return ConvImpl::kChannelsLast;

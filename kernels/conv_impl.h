@@ -64,13 +64,12 @@ std::string conv_impl_excluded(ConvImpl impl, const ConvDesc& desc,
 
 // The choice with no timing: backward-data as the adjoint forward from 8
 // output channels per group where it applies; backward-weights on
-// 8-channel blocked copies from 24 channels per group where the CPU has
-// AVX2 but not AVX-512 (where oneDNN picks those blocks); channels-last
-// otherwise (16-channel blocked copies only when asked for or measured
-// faster).
-// A kernel that cannot run it (oneDNN refuses, fp64) falls back to
-// channels-last, then the reference loops. (bf16 and fp16 pieces:
-// heuristic_local_conv() in kernels/local_conv.h.)
+// 8-channel blocked copies where the input or the output has 24 channels
+// per group or more and the CPU has AVX2 but not AVX-512 (where oneDNN
+// picks those blocks); channels-last otherwise (16-channel blocked copies only
+// when asked for or measured faster). A kernel that cannot run it (oneDNN
+// refuses, fp64) falls back to channels-last, then the reference loops. (bf16
+// and fp16 pieces: heuristic_local_conv() in kernels/local_conv.h.)
 ConvImpl heuristic_conv_impl(const ConvDesc& desc, ConvPass pass);
 
 enum class ConvImplSearch {

@@ -270,8 +270,9 @@ TEST(ConvImpl, HeuristicFollowsItsRules) {
   EXPECT_EQ(heuristic_conv_impl(narrow, ConvPass::kBackwardData),
             ConvImpl::kChannelsLast);
   // 16-channel blocked copies only when asked for or measured faster;
-  // 8-channel ones for backward-weights from 24 channels per group where
-  // oneDNN picks them (AVX2 without AVX-512).
+  // 8-channel ones for backward-weights where the input or the output has
+  // 24 channels per group or more, where oneDNN picks them (AVX2 without
+  // AVX-512).
   ConvDesc wide = ConvDesc::make(64, 64, {3, 3});
   for (ConvPass pass : kPasses) {
     EXPECT_NE(heuristic_conv_impl(wide, pass), ConvImpl::kBlocked16);
@@ -286,7 +287,12 @@ TEST(ConvImpl, HeuristicFollowsItsRules) {
   grouped.groups = 4;  // 16 channels per group
   EXPECT_EQ(heuristic_conv_impl(grouped, ConvPass::kBackwardWeights),
             ConvImpl::kChannelsLast);
-  EXPECT_EQ(heuristic_conv_impl(ConvDesc::make(64, 16, {3, 3}),
+  for (const ConvDesc& one_wide :
+       {ConvDesc::make(64, 16, {3, 3}), ConvDesc::make(8, 32, {3, 3})}) {
+    EXPECT_EQ(heuristic_conv_impl(one_wide, ConvPass::kBackwardWeights),
+              avx2_only ? ConvImpl::kBlocked8 : ConvImpl::kChannelsLast);
+  }
+  EXPECT_EQ(heuristic_conv_impl(ConvDesc::make(18, 16, {3, 3}),
                                 ConvPass::kBackwardWeights),
             ConvImpl::kChannelsLast);
 }
