@@ -94,29 +94,52 @@ struct LocalConv<T>::Impl {
     return mode == Mode::kPerSample ? v.extent()[0] : 1;
   }
 
-  // The kernels on dense arrays (channels-last for oneDNN, NCHW for the
-  // reference loops); backward-weights into the scratch gradients.
-  void dense_forward(const P* src, const P* w, const P* b, P* dst) const {
+  // The whole piece's oneDNN kernel (none: the reference loops).
+  const onednn::Conv* whole() const { return onednn ? &*onednn : nullptr; }
+  P* db_out() const {
+    return desc.bias == ConvBias::kAdd ? db_scratch.data() : nullptr;
+  }
+
+  // The kernels on dense arrays: `kernel` (a slab's or the whole piece's,
+  // on channels-last arrays), or with none the reference loops on the
+  // whole piece (NCHW); backward-weights into the scratch gradients.
+  void dense_forward(const onednn::Conv* kernel, const P* src, const P* w,
+                     const P* b, P* dst) const {
     if constexpr (std::is_same_v<P, float>) {
-      if (onednn) return onednn->forward(src, w, b, dst);
+      if (kernel) return kernel->forward(src, w, b, dst);
     }
     reference::conv_fwd(desc, src_extent, src, w, b, dst_extent, dst);
   }
-  void dense_backward_data(const P* diff_dst, const P* w, P* diff_src) const {
+  void dense_backward_data(const onednn::Conv* kernel, const P* diff_dst,
+                           const P* w, P* diff_src) const {
     if constexpr (std::is_same_v<P, float>) {
-      if (onednn) return onednn->backward_data(diff_dst, w, diff_src);
+      if (kernel) return kernel->backward_data(diff_dst, w, diff_src);
     }
     reference::conv_bwd_data(desc, dst_extent, diff_dst, w, src_extent,
                              diff_src);
   }
-  void dense_backward_weights(const P* src, const P* diff_dst) const {
+  void dense_backward_weights(const onednn::Conv* kernel, const P* src,
+                              const P* diff_dst) const {
     P* dw = dw_scratch.data();
-    P* db = desc.bias == ConvBias::kAdd ? db_scratch.data() : nullptr;
     if constexpr (std::is_same_v<P, float>) {
-      if (onednn) return onednn->backward_weights(src, diff_dst, dw, db);
+      if (kernel) {
+        return kernel->backward_weights(src, diff_dst, dw, db_out());
+      }
     }
-    reference::conv_bwd_weights(desc, src_extent, src, dst_extent, diff_dst,
-                                dw, db);
+    reference::conv_bwd_weights(desc, src_extent, src, dst_extent, diff_dst, dw,
+                                db_out());
+  }
+
+  // What a staged pass copies in, computes and copies out: fn(src box,
+  // dst box, kernel) for each slab, or once for the whole piece.
+  template <typename Fn>
+  void each_staged(Fn fn) const {
+    for (const Slab& slab : slabs) {
+      fn(slab.window.src, slab.window.dst, &slab_kernels[slab.kernel]);
+    }
+    if (!slabs.empty()) return;
+    fn(Box{Shape::filled(src_extent.ndims(), 0), src_extent},
+       Box{Shape::filled(dst_extent.ndims(), 0), dst_extent}, whole());
   }
 
   // Splits the pass's rows (forward, backward-weights: the output's;
@@ -346,28 +369,19 @@ void LocalConv<T>::forward(StridedView<const T> src, const Param* weights,
   if constexpr (std::is_same_v<T, Param>) {
     if (s.mode != Mode::kStaged) {
       for (Index n = 0; n < s.calls(src); ++n) {
-        s.dense_forward(at(src, n), weights, bias, at(dst, n));
+        s.dense_forward(s.whole(), at(src, n), weights, bias, at(dst, n));
       }
       return;
     }
   }
-  if constexpr (kNarrow<T>) {
-    for (const Slab& slab : s.slabs) {
-      const ConvWindow& w = slab.window;
-      const StridedView<Param> in = s.scratch_view(s.src_scratch, w.src.extent);
-      const StridedView<Param> out =
-          s.scratch_view(s.dst_scratch, w.dst.extent);
-      copy_view<T>(src.subview(w.src), in);
-      s.slab_kernels[slab.kernel].forward(in.data(), weights, bias, out.data());
-      copy_view<Param>(out, dst.subview(w.dst));
-    }
-    if (!s.slabs.empty()) return;
-  }
-  const StridedView<Param> in = s.scratch_view(s.src_scratch, s.src_extent);
-  const StridedView<Param> out = s.scratch_view(s.dst_scratch, s.dst_extent);
-  copy_view<T>(src, in);
-  s.dense_forward(in.data(), weights, bias, out.data());
-  copy_view<Param>(out, dst);
+  s.each_staged([&](const Box& from, const Box& to,
+                    const onednn::Conv* kernel) {
+    const StridedView<Param> in = s.scratch_view(s.src_scratch, from.extent);
+    const StridedView<Param> out = s.scratch_view(s.dst_scratch, to.extent);
+    copy_view<T>(src.subview(from), in);
+    s.dense_forward(kernel, in.data(), weights, bias, out.data());
+    copy_view<Param>(out, dst.subview(to));
+  });
 }
 
 template <typename T>
@@ -387,27 +401,20 @@ void LocalConv<T>::backward_data(StridedView<const T> diff_dst,
   if constexpr (std::is_same_v<T, Param>) {
     if (s.mode != Mode::kStaged) {
       for (Index n = 0; n < s.calls(diff_src); ++n) {
-        s.dense_backward_data(at(diff_dst, n), weights, at(diff_src, n));
+        s.dense_backward_data(s.whole(), at(diff_dst, n), weights,
+                              at(diff_src, n));
       }
       return;
     }
   }
-  if constexpr (kNarrow<T>) {
-    for (const Slab& slab : s.slabs) {
-      const ConvWindow& w = slab.window;
-      const StridedView<Param> dd = s.scratch_view(s.dst_scratch, w.dst.extent);
-      const StridedView<Param> ds = s.scratch_view(s.src_scratch, w.src.extent);
-      copy_view<T>(diff_dst.subview(w.dst), dd);
-      s.slab_kernels[slab.kernel].backward_data(dd.data(), weights, ds.data());
-      copy_view<Param>(ds, diff_src.subview(w.src));
-    }
-    if (!s.slabs.empty()) return;
-  }
-  const StridedView<Param> dd = s.scratch_view(s.dst_scratch, s.dst_extent);
-  const StridedView<Param> ds = s.scratch_view(s.src_scratch, s.src_extent);
-  copy_view<T>(diff_dst, dd);
-  s.dense_backward_data(dd.data(), weights, ds.data());
-  copy_view<Param>(ds, diff_src);
+  s.each_staged([&](const Box& to, const Box& from,
+                    const onednn::Conv* kernel) {
+    const StridedView<Param> dd = s.scratch_view(s.dst_scratch, from.extent);
+    const StridedView<Param> ds = s.scratch_view(s.src_scratch, to.extent);
+    copy_view<T>(diff_dst.subview(from), dd);
+    s.dense_backward_data(kernel, dd.data(), weights, ds.data());
+    copy_view<Param>(ds, diff_src.subview(to));
+  });
 }
 
 template <typename T>
@@ -420,9 +427,8 @@ void LocalConv<T>::backward_weights(StridedView<const T> src,
   if constexpr (kNarrow<T>) {
     if (s.native) {
       for (Index n = 0; n < s.calls(src); ++n) {
-        s.onednn->backward_weights(
-            at(src, n), at(diff_dst, n), s.dw_scratch.data(),
-            s.desc.bias == ConvBias::kAdd ? s.db_scratch.data() : nullptr);
+        s.onednn->backward_weights(at(src, n), at(diff_dst, n),
+                                   s.dw_scratch.data(), s.db_out());
         s.add_gradients(diff_weights, diff_bias);
       }
       return;
@@ -431,32 +437,21 @@ void LocalConv<T>::backward_weights(StridedView<const T> src,
   if constexpr (std::is_same_v<T, Param>) {
     if (s.mode != Mode::kStaged) {
       for (Index n = 0; n < s.calls(src); ++n) {
-        s.dense_backward_weights(at(src, n), at(diff_dst, n));
+        s.dense_backward_weights(s.whole(), at(src, n), at(diff_dst, n));
         s.add_gradients(diff_weights, diff_bias);
       }
       return;
     }
   }
-  if constexpr (kNarrow<T>) {
-    for (const Slab& slab : s.slabs) {
-      const ConvWindow& w = slab.window;
-      const StridedView<Param> in = s.scratch_view(s.src_scratch, w.src.extent);
-      const StridedView<Param> dd = s.scratch_view(s.dst_scratch, w.dst.extent);
-      copy_view<T>(src.subview(w.src), in);
-      copy_view<T>(diff_dst.subview(w.dst), dd);
-      s.slab_kernels[slab.kernel].backward_weights(
-          in.data(), dd.data(), s.dw_scratch.data(),
-          s.desc.bias == ConvBias::kAdd ? s.db_scratch.data() : nullptr);
-      s.add_gradients(diff_weights, diff_bias);
-    }
-    if (!s.slabs.empty()) return;
-  }
-  const StridedView<Param> in = s.scratch_view(s.src_scratch, s.src_extent);
-  const StridedView<Param> dd = s.scratch_view(s.dst_scratch, s.dst_extent);
-  copy_view<T>(src, in);
-  copy_view<T>(diff_dst, dd);
-  s.dense_backward_weights(in.data(), dd.data());
-  s.add_gradients(diff_weights, diff_bias);
+  s.each_staged([&](const Box& from, const Box& to,
+                    const onednn::Conv* kernel) {
+    const StridedView<Param> in = s.scratch_view(s.src_scratch, from.extent);
+    const StridedView<Param> dd = s.scratch_view(s.dst_scratch, to.extent);
+    copy_view<T>(src.subview(from), in);
+    copy_view<T>(diff_dst.subview(to), dd);
+    s.dense_backward_weights(kernel, in.data(), dd.data());
+    s.add_gradients(diff_weights, diff_bias);
+  });
 }
 
 template <typename T>
