@@ -158,7 +158,7 @@ struct LocalConv<T>::Impl {
     const Index bytes = static_cast<Index>(sizeof(float)) *
                         (src_extent.volume() + dst_extent.volume());
     const Index target = l2_cache_bytes() * kSlabCacheMultiple;
-    if (bytes <= target) return;
+    if (bytes <= target || samples == 0 || rows == 0) return;
     // Whole samples while one fits, else rows of one sample.
     const Index per_sample = bytes / samples;
     const Index sample_step = std::max<Index>(1, target / per_sample);

@@ -32,6 +32,7 @@ void share_kernel_cache(MPI_Comm comm, KernelCache& cache) {
                           mine.size() * sizeof(Shared));
   std::vector<Shared> all;
   for (const std::string& rank : internal::allgather_bytes(comm, bytes)) {
+    if (rank.empty()) continue;
     const size_t first = all.size();
     all.resize(first + rank.size() / sizeof(Shared));
     std::memcpy(all.data() + first, rank.data(),

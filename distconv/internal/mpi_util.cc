@@ -1,5 +1,8 @@
 #include "distconv/internal/mpi_util.h"
 
+#include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <optional>
@@ -55,15 +58,21 @@ std::vector<std::string> allgather_bytes(MPI_Comm comm,
   int ranks = 0;
   check_mpi(MPI_Comm_size(comm, &ranks), "MPI_Comm_size");
   std::vector<int> lengths(ranks), offsets(ranks);
-  const int length = static_cast<int>(mine.size());
+  // MPI counts are ints: a length past that is -1, and every rank throws.
+  const int length = mine.size() <= static_cast<size_t>(INT_MAX)
+                         ? static_cast<int>(mine.size())
+                         : -1;
   check_mpi(
       MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm),
       "MPI_Allgather");
-  int total = 0;
+  std::int64_t sum = 0;
   for (int r = 0; r < ranks; ++r) {
-    offsets[r] = total;
-    total += lengths[r];
+    offsets[r] = static_cast<int>(std::min<std::int64_t>(sum, INT_MAX));
+    sum += lengths[r] < 0 ? std::int64_t{INT_MAX} + 1 : lengths[r];
   }
+  require(sum <= INT_MAX, ErrorKind::kInvalidArgument, "allgather of ", sum,
+          " bytes: MPI counts stop at ", INT_MAX);
+  const int total = static_cast<int>(sum);
   std::string all(static_cast<size_t>(total), '\0');
   check_mpi(MPI_Allgatherv(mine.data(), length, MPI_BYTE, all.data(),
                            lengths.data(), offsets.data(), MPI_BYTE, comm),

@@ -35,9 +35,11 @@ void wait_all(std::vector<MPI_Request>& requests);
 // stands for this rank alone: `step` runs, and its Error propagates as is.
 void run_collectively(MPI_Comm comm, const std::function<void()>& step);
 
-// Every rank's `mine` (bytes, any length, none included), in rank order,
-// on every rank of `comm`: MPI_Allgather of the lengths, then
-// MPI_Allgatherv. Collective; throws Error(kMpi) on failure.
+// Every rank's `mine` (bytes, none included), in rank order, on every
+// rank of `comm`: MPI_Allgather of the lengths, then MPI_Allgatherv.
+// Collective; throws Error(kMpi) on failure, and on every rank
+// Error(kInvalidArgument) where the bytes of all ranks together pass
+// INT_MAX (MPI's counts).
 std::vector<std::string> allgather_bytes(MPI_Comm comm,
                                          const std::string& mine);
 

@@ -96,7 +96,9 @@ inline Corners origin_corner() {
 }
 
 // A row along the last spatial dimension with these taps, strides and
-// length (n, at and outer set per row).
+// length (n, at and outer set per row). The row points at `taps`, which
+// must outlive it (no temporaries).
+inline Row row_along(const LocalTaps&& taps, Index, Index, Index) = delete;
 inline Row row_along(const LocalTaps& taps, Index in_stride, Index out_stride,
                      Index length) {
   Row row;
