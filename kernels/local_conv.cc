@@ -52,6 +52,20 @@ struct Slab {
   int kernel;
 };
 
+// A oneDNN kernel for the slabs of one shape: `shape` is the first such
+// slab's window.
+struct SlabKernel {
+  ConvWindow shape;
+  onednn::Conv conv;
+
+  bool runs(const ConvWindow& w) const {
+    return shape.src.extent == w.src.extent &&
+           shape.dst.extent == w.dst.extent &&
+           shape.padding_lower == w.padding_lower &&
+           shape.padding_upper == w.padding_upper;
+  }
+};
+
 // The fp32 copies of one slab's activations (in and out) aim at this many
 // times the core's L2 cache: whole samples while one fits, else rows (or
 // planes) of the first spatial dimension of one sample.
@@ -74,6 +88,8 @@ struct LocalConv<T>::Impl {
   StorageOrder scratch_order = StorageOrder::kChannelsLast;
   ConvImpl requested = ConvImpl::kChannelsLast, impl = ConvImpl::kReference;
   bool native = false;  // kNative16: oneDNN on the 16-bit views
+  // The whole piece's oneDNN kernel; none where the reference loops run
+  // or where the piece is staged in slabs (slab_kernels run).
   std::optional<onednn::Conv> onednn;
   std::string why_not;        // why `requested` does not run
   std::string why_reference;  // why no oneDNN implementation runs
@@ -81,7 +97,7 @@ struct LocalConv<T>::Impl {
   // 16-bit views staged to fp32 a slab at a time (empty: the whole views
   // at once), and one oneDNN kernel per distinct slab shape.
   std::vector<Slab> slabs;
-  std::vector<onednn::Conv> slab_kernels;
+  std::vector<SlabKernel> slab_kernels;
 
   StridedView<P> scratch_view(std::vector<P>& v, const Shape& extent) const {
     return StridedView<P>(v.data(), extent,
@@ -96,6 +112,13 @@ struct LocalConv<T>::Impl {
 
   // The whole piece's oneDNN kernel (none: the reference loops).
   const onednn::Conv* whole() const { return onednn ? &*onednn : nullptr; }
+  // Whether oneDNN runs (on the whole piece or in slabs), and its kernel's
+  // name.
+  bool on_onednn() const { return onednn || !slab_kernels.empty(); }
+  std::string onednn_name() const {
+    return onednn ? onednn->implementation()
+                  : slab_kernels.front().conv.implementation();
+  }
   P* db_out() const {
     return desc.bias == ConvBias::kAdd ? db_scratch.data() : nullptr;
   }
@@ -135,7 +158,7 @@ struct LocalConv<T>::Impl {
   template <typename Fn>
   void each_staged(Fn fn) const {
     for (const Slab& slab : slabs) {
-      fn(slab.window.src, slab.window.dst, &slab_kernels[slab.kernel]);
+      fn(slab.window.src, slab.window.dst, &slab_kernels[slab.kernel].conv);
     }
     if (!slabs.empty()) return;
     fn(Box{Shape::filled(src_extent.ndims(), 0), src_extent},
@@ -146,19 +169,21 @@ struct LocalConv<T>::Impl {
   // backward-data: the input's; the first spatial dimension) into slabs
   // whose fp32 copies fit a share of the L2 cache, each with a oneDNN
   // kernel of `impl` for its shape, and sizes the scratch to the largest
-  // slab. Plans none (the whole views staged at once) where one slab
-  // would hold them, where the padding is circular, where a slab's window
-  // is not the whole slab (inputs no output reads), or where oneDNN
-  // cannot run a slab's shape with `impl`.
-  void plan_slabs(ConvImpl impl) {
-    if (src_extent.ndims() < 3 || any_circular(desc.padding_mode)) return;
+  // slab. Plans none, and says false (the whole views are to be staged at
+  // once), where one slab would hold them, where the padding is circular,
+  // where a slab's window is not the whole slab (inputs no output reads),
+  // or where oneDNN cannot run a slab's shape with `impl`.
+  bool plan_slabs(ConvImpl impl) {
+    if (src_extent.ndims() < 3 || any_circular(desc.padding_mode)) {
+      return false;
+    }
     const bool by_src = pass == ConvPass::kBackwardData;
     const Shape& split = by_src ? src_extent : dst_extent;
     const Index samples = split[0], rows = split[2];
     const Index bytes = static_cast<Index>(sizeof(float)) *
                         (src_extent.volume() + dst_extent.volume());
     const Index target = l2_cache_bytes() * kSlabCacheMultiple;
-    if (bytes <= target || samples == 0 || rows == 0) return;
+    if (bytes <= target || samples == 0 || rows == 0) return false;
     // Whole samples while one fits, else rows of one sample.
     const Index per_sample = bytes / samples;
     const Index sample_step = std::max<Index>(1, target / per_sample);
@@ -169,8 +194,7 @@ struct LocalConv<T>::Impl {
                               target / std::max<Index>(1, per_sample / rows));
     const ConvGeometry geometry(desc, src_extent);
     std::vector<Slab> planned;
-    std::vector<onednn::Conv> kernels;
-    std::vector<ConvWindow> shapes;  // each kernel's window
+    std::vector<SlabKernel> kernels;
     Index src_size = 0, dst_size = 0;
     for (Index n = 0; n < samples; n += sample_step) {
       for (Index lo = 0; lo < rows; lo += row_step) {
@@ -182,26 +206,20 @@ struct LocalConv<T>::Impl {
         const ConvWindow w = by_src ? geometry.backward_data_window(box)
                                     : geometry.forward_window(box);
         if (w.src.empty() || w.dst.empty() || (by_src ? w.src : w.dst) != box) {
-          return;
+          return false;
         }
         std::size_t k = 0;
-        while (k < shapes.size() &&
-               !(shapes[k].src.extent == w.src.extent &&
-                 shapes[k].dst.extent == w.dst.extent &&
-                 shapes[k].padding_lower == w.padding_lower &&
-                 shapes[k].padding_upper == w.padding_upper)) {
-          ++k;
-        }
-        if (k == shapes.size()) {
+        while (k < kernels.size() && !kernels[k].runs(w)) ++k;
+        if (k == kernels.size()) {
           ConvDesc d = desc;
           d.padding_lower = w.padding_lower;
           d.padding_upper = w.padding_upper;
           try {
-            kernels.emplace_back(d, w.src.extent, w.dst.extent, pass, impl);
+            kernels.push_back(
+                {w, onednn::Conv(d, w.src.extent, w.dst.extent, pass, impl)});
           } catch (const Error&) {
-            return;
+            return false;
           }
-          shapes.push_back(w);
         }
         planned.push_back({w, static_cast<int>(k)});
         src_size = std::max(src_size, w.src.volume());
@@ -212,6 +230,7 @@ struct LocalConv<T>::Impl {
     slab_kernels = std::move(kernels);
     src_scratch.resize(src_size);
     dst_scratch.resize(dst_size);
+    return true;
   }
 
   // Adds the scratch weight / bias gradients into the caller's. (The size
@@ -274,9 +293,17 @@ LocalConv<T>::LocalConv(const ConvDesc& desc, const Shape& src_extent,
         why = "oneDNN's 16-bit kernels run on dense views only";
       } else {
         try {
-          s.onednn.emplace(desc, with_batch(src_extent, n),
-                           with_batch(dst_extent, n), pass, t,
-                           native ? data_of<T>() : onednn::ConvData::kF32);
+          // A 16-bit piece on fp32 copies is staged in slabs where they
+          // would not fit the cache (no kernel for the whole piece then).
+          bool in_slabs = false;
+          if constexpr (kNarrow<T>) {
+            in_slabs = !native && s.mode == Mode::kStaged && s.plan_slabs(t);
+          }
+          if (!in_slabs) {
+            s.onednn.emplace(desc, with_batch(src_extent, n),
+                             with_batch(dst_extent, n), pass, t,
+                             native ? data_of<T>() : onednn::ConvData::kF32);
+          }
           s.impl = t;
           s.native = native;
         } catch (const Error& e) {
@@ -291,16 +318,11 @@ LocalConv<T>::LocalConv(const ConvDesc& desc, const Shape& src_extent,
     s.why_reference = why;
   }
   // oneDNN runs on channels-last scratch, the reference loops on NCHW.
-  s.scratch_order = s.onednn ? StorageOrder::kChannelsLast
-                             : StorageOrder::kChannelsFirst;
-  if (s.mode == Mode::kStaged) {
-    if constexpr (kNarrow<T>) {
-      if (s.onednn && !s.native) s.plan_slabs(s.impl);
-    }
-    if (s.slabs.empty()) {
-      s.src_scratch.resize(src_extent.volume());
-      s.dst_scratch.resize(dst_extent.volume());
-    }
+  s.scratch_order = s.on_onednn() ? StorageOrder::kChannelsLast
+                                  : StorageOrder::kChannelsFirst;
+  if (s.mode == Mode::kStaged && s.slabs.empty()) {
+    s.src_scratch.resize(src_extent.volume());
+    s.dst_scratch.resize(dst_extent.volume());
   }
   if (pass == ConvPass::kBackwardWeights) {
     s.dw_scratch.resize(s.weights_size());
@@ -322,7 +344,7 @@ std::string LocalConv<T>::implementation() const {
       s.impl == s.requested ? ""
                             : std::string(" (") + to_string(s.requested) +
                                   " does not apply: " + s.why_not + ")";
-  if (!s.onednn) {
+  if (!s.on_onednn()) {
     // Where channels-last was tried after the one asked for, its reason too.
     const bool twice = !fell_back.empty() && s.why_reference != s.why_not;
     return std::string("reference, staged") + (kNarrow<T> ? " in fp32" : "") +
@@ -334,8 +356,19 @@ std::string LocalConv<T>::implementation() const {
   const std::string slabs =
       s.slabs.empty() ? "" : " in " + std::to_string(s.slabs.size()) + " slabs";
   const char* converted = kNarrow<T> && !s.native ? " in fp32" : "";
-  return s.onednn->implementation() + ", " + how[static_cast<int>(s.mode)] +
-         slabs + converted + fell_back;
+  return s.onednn_name() + ", " + how[static_cast<int>(s.mode)] + slabs +
+         converted + fell_back;
+}
+
+template <typename T>
+Index LocalConv<T>::held_bytes() const {
+  const Impl& s = *impl_;
+  Index bytes = static_cast<Index>(
+      sizeof(Compute<T>) * (s.src_scratch.size() + s.dst_scratch.size() +
+                            s.dw_scratch.size() + s.db_scratch.size()));
+  if (s.onednn) bytes += s.onednn->held_bytes();
+  for (const SlabKernel& k : s.slab_kernels) bytes += k.conv.held_bytes();
+  return bytes;
 }
 
 template <typename T>

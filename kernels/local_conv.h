@@ -64,6 +64,9 @@ class LocalConv {
   LocalConv& operator=(LocalConv&&) noexcept;
 
   std::string implementation() const;
+  // The bytes of the buffers it holds between calls (fp32 staging copies,
+  // gradient scratch, its oneDNN kernels' buffers).
+  Index held_bytes() const;
   // The implementation asked for, the one that runs, and why the one asked
   // for does not ("" where it runs).
   ConvImpl requested() const;

@@ -1,7 +1,9 @@
 #include "kernels/local_conv.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <type_traits>
@@ -271,6 +273,51 @@ TYPED_TEST(NarrowLocalConv, InSlabsIsTheWholeFp32RunRoundedOnce) {
         }
         for (size_t i = 0; i < b.size(); ++i) {
           ASSERT_NEAR(dbn[i], dbf[i], tol) << "bias gradient " << i;
+        }
+      }
+    }
+  }
+}
+
+// A piece staged in slabs holds buffers for a slab, not for the whole
+// piece: no kernel for the whole piece is built beside the slabs' (on
+// blocked copies it would hold blocked copies of the whole piece). A
+// piece staged whole holds its fp32 copies.
+TYPED_TEST(NarrowLocalConv, InSlabsHoldsBuffersForSlabsOnly) {
+  using N = TypeParam;
+  const Case cases[] = {
+      // Staged in slabs.
+      {16, 16, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 16, 1024, 256}},
+      // Backward-data staged whole (odd rows receive nothing).
+      {8, 8, 1, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, {1, 8, 1024, 256}},
+  };
+  const long cache = sysconf(_SC_LEVEL2_CACHE_SIZE);  // as the library reads it
+  const Index l2 = cache > 0 ? cache : Index{1} << 20;
+  const ConvImpl blocked = __builtin_cpu_supports("avx512f")
+                               ? ConvImpl::kBlocked16
+                               : ConvImpl::kBlocked8;
+  for (const Case& k : cases) {
+    const ConvDesc c = desc_of(k);
+    const Shape x = k.src, y = c.dst_shape(x);
+    const Shape xs = dense_strides(x, StorageOrder::kChannelsLast);
+    const Shape ys = dense_strides(y, StorageOrder::kChannelsLast);
+    const Index piece = Index{4} * (x.volume() + y.volume());  // fp32 bytes
+    for (ConvPass pass : {ConvPass::kForward, ConvPass::kBackwardData,
+                          ConvPass::kBackwardWeights}) {
+      for (ConvImpl impl : {heuristic_conv_impl(c, pass), blocked}) {
+        const LocalConv<N> h(c, x, xs, y, ys, pass, impl);
+        SCOPED_TRACE(::testing::Message() << x << ": " << h.implementation()
+                                          << ", " << h.held_bytes() << " B");
+        const bool in_slabs =
+            h.implementation().find(" slabs in fp32") != std::string::npos;
+        if (&k == &cases[1] && pass == ConvPass::kBackwardData) {
+          EXPECT_FALSE(in_slabs);
+          EXPECT_GE(h.held_bytes(), piece);
+        } else if (&k == &cases[0]) {
+          EXPECT_TRUE(in_slabs);
+          // The staging copies of one slab and up to three kernels (first,
+          // middle and last slab), each slab about twice the L2 cache.
+          EXPECT_LT(h.held_bytes(), 5 * 2 * l2);
         }
       }
     }

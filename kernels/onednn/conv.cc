@@ -255,6 +255,15 @@ Conv& Conv::operator=(Conv&&) noexcept = default;
 
 std::string Conv::implementation() const { return impl_->name; }
 
+Index Conv::held_bytes() const {
+  const Impl& s = *impl_;
+  const std::size_t floats =
+      s.blocked_src.size() + s.blocked_dst.size() + s.adjoint_weights.size();
+  const std::size_t weights =
+      s.prim_weights ? s.prim_weights->get_desc().get_size() : 0;
+  return static_cast<Index>(floats * sizeof(float) + weights);
+}
+
 void Conv::check(ConvPass pass, ConvData data) const {
   const Impl& s = *impl_;
   const char* names[] = {"forward", "backward-data", "backward-weights"};

@@ -53,6 +53,10 @@ class Conv {
 
   // oneDNN's name for the implementation it picked ("brgconv:avx512_core").
   std::string implementation() const;
+  // The bytes of the buffers it holds: blocked copies of the activations,
+  // weights in the primitive's layout, the adjoint's weights (oneDNN's
+  // scratchpad, allocated per call, not included).
+  Index held_bytes() const;
 
   // A: float, bf16 or fp16, as planned (else kState).
   template <typename A>
