@@ -2,9 +2,9 @@
 // space in layers/internal/concat_impl.h. Built only with --config=cuda.
 #include "distconv/device_space.h"
 #include "distconv/element_types.h"
+#include "kernels/cuda/space_ops.h"
 #include "layers/concat.h"
 #include "layers/internal/concat_impl.h"
-#include "layers/internal/device_pointwise.h"
 
 namespace distconv {
 

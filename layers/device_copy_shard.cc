@@ -2,9 +2,9 @@
 // (layers/internal/copy_shard_impl.h). Built only with --config=cuda.
 #include "distconv/device_space.h"
 #include "distconv/element_types.h"
+#include "kernels/cuda/space_ops.h"
 #include "layers/copy_shard.h"
 #include "layers/internal/copy_shard_impl.h"
-#include "layers/internal/device_pointwise.h"
 
 namespace distconv {
 

@@ -9,7 +9,7 @@
 #include "distconv/device_space.h"
 #include "distconv/element_types.h"
 #include "distconv/internal/cuda_check.h"
-#include "layers/internal/device_pointwise.h"
+#include "kernels/cuda/space_ops.h"
 #include "layers/internal/device_staging.h"
 #include "layers/internal/redistribute_impl.h"
 #include "layers/redistribute.h"

@@ -69,7 +69,7 @@ DEVICE_DEPS = [
     "//distconv/internal:cuda_check",
     "//halo:device_transport",
     "//layers:layer_stats",
-    "//layers/internal:device_pointwise",
+    "//kernels/cuda:space_ops",
 ]
 
 # What the host layer tests use in common: tensors, the comparison with

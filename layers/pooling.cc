@@ -27,9 +27,6 @@ struct PoolBackend<T, HostSpace> {
     return Kernel(k.desc, k.src_extent, k.src_strides, k.dst_extent,
                   k.dst_strides, k.diff_src_strides, k.impl);
   }
-  static void zero(const HaloSetupOptions&, DistTensor<T>& t) {
-    internal::zero(t.buffer());  // in runs: 5-8x faster than a cell at a time
-  }
   // Each kernel call's choice from the options' cache, else its candidates
   // timed (once per problem on this rank); then, for each problem, the
   // fastest any rank found, which the cache keeps.

@@ -99,30 +99,15 @@ void cudnn_sum_per_channel(const CudnnContext& context,
   }
 }
 
-template <typename T>
-void cudnn_copy(const CudnnContext& context,
-                const StridedView<const T, DeviceSpace>& from,
-                const StridedView<T, DeviceSpace>& to) {
-  if (to.size() == 0) return;
-  const cudnn::TensorDesc f = view_desc<T>(from), t = view_desc<T>(to);
-  const cudnn::Scale<T> zero = 0, one = 1;
-  check_cudnn(cudnnTransformTensor(context.handle(), &one, f.get(),
-                                   from.data(), &zero, t.get(), to.data()),
-              "cudnnTransformTensor");
-}
-
-#define DISTCONV_CUDNN_TENSOR_OPS(T)                                         \
-  template void cudnn_copy(const CudnnContext&,                              \
-                           const StridedView<const T, DeviceSpace>&,         \
-                           const StridedView<T, DeviceSpace>&);              \
-  template void cudnn_fill_bias(const CudnnContext&,                         \
-                                const StridedView<T, DeviceSpace>&,          \
-                                const Compute<T>*);                          \
-  template void cudnn_add_per_channel(                                       \
-      const CudnnContext&, const StridedView<T, DeviceSpace>&,               \
-      const Compute<T>*);                                                    \
-  template void cudnn_sum_per_channel(                                       \
-      const CudnnContext&, const StridedView<const T, DeviceSpace>&,         \
+#define DISTCONV_CUDNN_TENSOR_OPS(T)                                      \
+  template void cudnn_fill_bias(const CudnnContext&,                      \
+                                const StridedView<T, DeviceSpace>&,       \
+                                const Compute<T>*);                       \
+  template void cudnn_add_per_channel(const CudnnContext&,                \
+                                      const StridedView<T, DeviceSpace>&, \
+                                      const Compute<T>*);                 \
+  template void cudnn_sum_per_channel(                                    \
+      const CudnnContext&, const StridedView<const T, DeviceSpace>&,      \
       Compute<T>*);
 DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_CUDNN_TENSOR_OPS)
 #undef DISTCONV_CUDNN_TENSOR_OPS

@@ -33,12 +33,6 @@ void cudnn_sum_per_channel(const CudnnContext& context,
                            const StridedView<const T, DeviceSpace>& v,
                            Compute<T>* sums);
 
-// to = from (views of the same extent).
-template <typename T>
-void cudnn_copy(const CudnnContext& context,
-                const StridedView<const T, DeviceSpace>& from,
-                const StridedView<T, DeviceSpace>& to);
-
 }  // namespace distconv
 
 #endif  // DISTCONV_KERNELS_CUDNN_TENSOR_OPS_H_

@@ -1,6 +1,6 @@
 // Internal: add and add_backward (layers/add.h) written once for every
-// memory space, on the space's Elementwise operations
-// (layers/internal/pointwise.h). Included by the .cc that instantiates
+// memory space, on the space's primitives (kernels/space_ops.h) in the
+// context of the options' stream. Included by the .cc that instantiates
 // them for a space: layers/add.cc (host), layers/device_add.cc (GPU).
 #ifndef DISTCONV_LAYERS_INTERNAL_ADD_IMPL_H_
 #define DISTCONV_LAYERS_INTERNAL_ADD_IMPL_H_
@@ -16,8 +16,8 @@ void add(const DistTensor<T, Space>& a, const DistTensor<T, Space>& b,
   const Distribution& want = a.layout().distribution();
   internal::require_distribution(b, want, "add: b");
   internal::require_distribution(dst, want, "add: dst");
-  internal::Elementwise<T, Space>::sum(options.stream, dst.interior(),
-                                       a.interior(), b.interior());
+  sum<T>(internal::exec_on<Space>(options.stream), dst.interior(), a.interior(),
+         b.interior());
 }
 
 template <typename T, typename Space>
@@ -29,9 +29,8 @@ void add_backward(const DistTensor<T, Space>& diff_dst,
   internal::require_distribution(diff_b, want, "add backward: diff_b");
   for (DistTensor<T, Space>* d : {&diff_a, &diff_b}) {
     if (d != &diff_dst) {
-      internal::Elementwise<T, Space>::copy(options.stream,
-                                            diff_dst.interior(),
-                                            d->interior());
+      copy<T>(internal::exec_on<Space>(options.stream), diff_dst.interior(),
+              d->interior());
     }
   }
 }

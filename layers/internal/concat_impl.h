@@ -1,6 +1,6 @@
 // Internal: Concat<T, Space> and Slice<T, Space> (layers/concat.h) written
-// once for every memory space, on the space's Elementwise copies and zeros
-// (layers/internal/pointwise.h). Included by the .cc that instantiates the
+// once for every memory space, on the space's copies and zeros
+// (kernels/space_ops.h). Included by the .cc that instantiates the
 // layers for a space: layers/concat.cc (host), layers/device_concat.cc
 // (GPU).
 #ifndef DISTCONV_LAYERS_INTERNAL_CONCAT_IMPL_H_
@@ -151,7 +151,7 @@ template <typename T, typename Space>
 void Concat<T, Space>::forward(
     const std::vector<const DistTensor<T, Space>*>& srcs,
     DistTensor<T, Space>& dst) const {
-  using Ops = internal::Elementwise<T, Space>;
+  const Exec<Space> exec = internal::exec_on<Space>(options_.stream);
   require(static_cast<int>(srcs.size()) == num_srcs(),
           ErrorKind::kInvalidArgument, "concat: planned for ", num_srcs(),
           " inputs, forward got ", srcs.size());
@@ -167,7 +167,7 @@ void Concat<T, Space>::forward(
   const StridedView<T, Space> y = dst.interior();
   internal::for_each_part<Space>(
       y.extent(), offsets_, [&](size_t i, const Box& part, const Box& range) {
-        Ops::copy(options_.stream, x[i].subview(part), y.subview(range));
+        copy<T>(exec, x[i].subview(part), y.subview(range));
       });
 }
 
@@ -175,7 +175,7 @@ template <typename T, typename Space>
 void Concat<T, Space>::backward(
     const DistTensor<T, Space>& diff_dst,
     const std::vector<DistTensor<T, Space>*>& diff_srcs) const {
-  using Ops = internal::Elementwise<T, Space>;
+  const Exec<Space> exec = internal::exec_on<Space>(options_.stream);
   require(static_cast<int>(diff_srcs.size()) == num_srcs(),
           ErrorKind::kInvalidArgument, "concat: planned for ", num_srcs(),
           " inputs, backward got ", diff_srcs.size(), " gradients");
@@ -194,7 +194,7 @@ void Concat<T, Space>::backward(
   const StridedView<const T, Space> dy = diff_dst.interior();
   internal::for_each_part<Space>(
       dy.extent(), offsets_, [&](size_t i, const Box& part, const Box& range) {
-        Ops::copy(options_.stream, dy.subview(range), dx[i].subview(part));
+        copy<T>(exec, dy.subview(range), dx[i].subview(part));
       });
 }
 
@@ -218,19 +218,19 @@ Slice<T, Space>::Slice(const ProcessGrid& grid, const ChannelRange& range,
 template <typename T, typename Space>
 void Slice<T, Space>::forward(const DistTensor<T, Space>& src,
                               DistTensor<T, Space>& dst) const {
-  using Ops = internal::Elementwise<T, Space>;
+  const Exec<Space> exec = internal::exec_on<Space>(options_.stream);
   internal::require_distribution(src, src_distribution(), "slice: src");
   internal::require_distribution(dst, dst_distribution(), "slice: dst");
-  Ops::copy(options_.stream,
-            internal::channel_view(src.interior(), range_.begin, range_.size()),
-            dst.interior());
+  copy<T>(exec,
+          internal::channel_view(src.interior(), range_.begin, range_.size()),
+          dst.interior());
 }
 
 template <typename T, typename Space>
 void Slice<T, Space>::backward(const DistTensor<T, Space>& diff_dst,
                                DistTensor<T, Space>& diff_src,
                                OtherChannels other) const {
-  using Ops = internal::Elementwise<T, Space>;
+  const Exec<Space> exec = internal::exec_on<Space>(options_.stream);
   require(other == OtherChannels::kZero || other == OtherChannels::kKeep,
           ErrorKind::kInvalidArgument, "slice: unknown OtherChannels value ",
           static_cast<int>(other));
@@ -240,8 +240,8 @@ void Slice<T, Space>::backward(const DistTensor<T, Space>& diff_dst,
                                  "slice: diff_src");
   const StridedView<T, Space> dx = diff_src.interior();
   if (other == OtherChannels::kKeep) {
-    Ops::copy(options_.stream, diff_dst.interior(),
-              internal::channel_view(dx, range_.begin, range_.size()));
+    copy<T>(exec, diff_dst.interior(),
+            internal::channel_view(dx, range_.begin, range_.size()));
     return;
   }
   // Zeros below the range, diff_dst in it, zeros above, row by row.
@@ -251,9 +251,9 @@ void Slice<T, Space>::backward(const DistTensor<T, Space>& diff_dst,
       dx.extent(), {0, range_.begin, range_.end, channels},
       [&](size_t i, const Box& part, const Box& range) {
         if (i == 1) {
-          Ops::copy(options_.stream, dy.subview(part), dx.subview(range));
+          copy<T>(exec, dy.subview(part), dx.subview(range));
         } else {
-          Ops::zero(options_.stream, dx.subview(range));
+          zero<T>(exec, dx.subview(range));
         }
       });
 }

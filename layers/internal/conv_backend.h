@@ -7,7 +7,10 @@
 //     struct Kernel : LocalConv<T>;             // forward, backward_data,
 //                                               // backward_weights on views
 //     using Grads = GradientSum<Compute<T>>;    // the gradient allreduce
-//     struct Context;                           // made from the options
+//     struct Context;                           // made from the options,
+//                                               // with the space's
+//                                               // Exec<Space> exec (zero,
+//                                               // copy: kernels/space_ops.h)
 //     using Channels = ChannelCollective<T>;    // channel parallelism's
 //                                               // allgather, reduce_scatter
 //     using Array = std::vector<T>;             // a buffer of the space
@@ -15,10 +18,8 @@
 //     static void agree(Context&, comm, kernels);  // ranks pick alike
 //                                               // (collective)
 //     static void fill_bias(const Context&, view, bias);  // or 0
-//     static void zero(const Context&, view);
 //     static void add_per_channel(const Context&, view, values);
 //     static void sum_per_channel(const Context&, view, sums);
-//     static void copy(const Context&, from, to);
 //     static void swap(Context&, comm, send, n_send, to, recv, n_recv,
 //                      from);                   // MPI_Sendrecv
 //   };

@@ -13,9 +13,11 @@
 #include <vector>
 
 #include "distconv/error.h"
+#include "distconv/exec.h"
 #include "distconv/internal/layer_checks.h"
 #include "distconv/internal/mpi_util.h"
 #include "halo/halo_exchange.h"
+#include "kernels/space_ops.h"
 #include "layers/convolution.h"
 #include "layers/internal/conv_backend.h"
 #include "layers/internal/given_plan.h"
@@ -199,9 +201,8 @@ struct Convolution<T, Space>::Impl {
                   const T* from, const ConvBuffer& buf, T* frame) const {
     const Shape shift = buf.box.lower - shard.box.lower;
     for (const Box& b : boxes) {
-      Backend::copy(context,
-                    shard.template view<Space>(from, b.shifted(shift)),
-                    buf.template view<Space>(frame, b));
+      copy<T>(context.exec, shard.template view<Space>(from, b.shifted(shift)),
+              buf.template view<Space>(frame, b));
     }
   }
 
@@ -382,7 +383,7 @@ struct Convolution<T, Space>::Impl {
     if (dx_fold) {
       stats.halo_wait_s += dx_fold->exchange(
           own, {HaloDirection::kReverse, HaloReduction::kSum});
-      Backend::copy(context, own.interior(), diff_src.interior());
+      copy<T>(context.exec, own.interior(), diff_src.interior());
     }
   }
 

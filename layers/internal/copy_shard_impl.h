@@ -1,6 +1,6 @@
 // Internal: copy_shard's tensor overload for every memory space
 // (//layers:copy_shard, //layers:device_copy_shard), on the space's
-// element-wise copy.
+// copy (kernels/space_ops.h).
 #ifndef DISTCONV_LAYERS_INTERNAL_COPY_SHARD_IMPL_H_
 #define DISTCONV_LAYERS_INTERNAL_COPY_SHARD_IMPL_H_
 
@@ -15,8 +15,8 @@ void copy_shard(const DistTensor<T, Space>& from, DistTensor<T, Space>& to,
   internal::require_distribution(to, from.layout().distribution(),
                                  "copy_shard: to");
   if (&from != &to) {
-    internal::Elementwise<T, Space>::copy(options.stream, from.interior(),
-                                          to.interior());
+    copy<T>(internal::exec_on<Space>(options.stream), from.interior(),
+            to.interior());
   }
 }
 

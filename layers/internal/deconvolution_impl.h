@@ -16,9 +16,11 @@
 #include <vector>
 
 #include "distconv/error.h"
+#include "distconv/exec.h"
 #include "distconv/internal/layer_checks.h"
 #include "distconv/internal/mpi_util.h"
 #include "halo/halo_exchange.h"
+#include "kernels/space_ops.h"
 #include "layers/deconvolution.h"
 #include "layers/internal/conv_backend.h"
 #include "layers/internal/given_plan.h"
@@ -255,7 +257,7 @@ void Deconvolution<T, Space>::forward_pass(const DistTensor<T, Space>& src,
   if (dst_frame) {
     s.forward_in_place(src, weights, dst, *dst_frame);
   } else {
-    if (w.zero_first) Impl::Backend::zero(s.context, dst.buffer());
+    if (w.zero_first) zero<T>(s.context.exec, dst.buffer());
     if (s.forward_kernel) {
       s.forward_kernel->backward_data(src.buffer().subview(w.plain_local),
                                       weights, dst.view(w.haloed_local));
@@ -299,7 +301,7 @@ void Deconvolution<T, Space>::data_pass(const DistTensor<T, Space>& diff_dst,
   });
   if (frame) {
     for (const Box& r : s.plan.frames->plain_rest) {
-      Impl::Backend::zero(s.context, diff_src.view(r));
+      zero<T>(s.context.exec, diff_src.view(r));
     }
     s.read_in_place(
         diff_dst, *frame,
@@ -316,7 +318,7 @@ void Deconvolution<T, Space>::data_pass(const DistTensor<T, Space>& diff_dst,
   if (s.data_kernel) {
     s.data_kernel->forward(haloed->view(w.haloed_local), weights, nullptr, out);
   } else {  // the inputs reach padding only (or there are none)
-    Impl::Backend::zero(s.context, out);
+    zero<T>(s.context.exec, out);
   }
 }
 

@@ -13,9 +13,11 @@
 
 #include "distconv/device_space.h"
 #include "distconv/error.h"
+#include "distconv/exec.h"
 #include "distconv/internal/mpi_util.h"
 #include "halo/halo_options.h"
 #include "halo/nccl_comm.h"
+#include "kernels/cuda/space_ops.h"
 #include "kernels/cudnn/conv.h"
 #include "kernels/cudnn/cudnn_context.h"
 #include "kernels/cudnn/tensor_ops.h"
@@ -35,6 +37,7 @@ struct ConvBackend<T, DeviceSpace> {
   using View = StridedView<T, DeviceSpace>;
   using ConstView = StridedView<const T, DeviceSpace>;
   struct Context {
+    Exec<DeviceSpace> exec;  // zero, copy: kernels/cuda/space_ops.h
     CudnnContext cudnn;
     GpuConvOptions gpu;
     HaloSetupOptions halo;
@@ -44,7 +47,7 @@ struct ConvBackend<T, DeviceSpace> {
     std::vector<std::pair<MPI_Comm, NcclComm>> channel_nccl;
     Context(const HaloSetupOptions& h, const GpuConvOptions& options,
             const CpuConvOptions&)
-        : cudnn(h.stream), gpu(options), halo(h) {}
+        : exec(h.stream), cudnn(h.stream), gpu(options), halo(h) {}
     Context(const Context&) = delete;
     Context& operator=(const Context&) = delete;
     ~Context() {
@@ -148,18 +151,12 @@ struct ConvBackend<T, DeviceSpace> {
   static void fill_bias(const Context& c, const View& out, const P* b) {
     cudnn_fill_bias(c.cudnn, out, b);
   }
-  static void zero(const Context& c, const View& v) {
-    cudnn_fill_bias<T>(c.cudnn, v, nullptr);
-  }
   static void add_per_channel(const Context& c, const View& v,
                               const P* values) {
     cudnn_add_per_channel(c.cudnn, v, values);
   }
   static void sum_per_channel(const Context& c, const ConstView& v, P* sums) {
     cudnn_sum_per_channel(c.cudnn, v, sums);
-  }
-  static void copy(const Context& c, const ConstView& from, const View& to) {
-    cudnn_copy(c.cudnn, from, to);
   }
   static void swap(Context& c, MPI_Comm comm, const T* send, Index n_send,
                    int to, T* recv, Index n_recv, int from) {

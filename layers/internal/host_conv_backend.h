@@ -10,16 +10,17 @@
 #include <optional>
 #include <vector>
 
+#include "distconv/exec.h"
 #include "distconv/internal/agreement.h"
 #include "distconv/internal/mpi_util.h"
 #include "distconv/strided_view.h"
 #include "halo/halo_options.h"
 #include "kernels/conv_impl_search.h"
-#include "kernels/copy_view.h"
 #include "kernels/gpu_conv_options.h"
 #include "kernels/internal/cell_walk.h"
 #include "kernels/kernel_cache.h"
 #include "kernels/local_conv.h"
+#include "kernels/space_ops.h"
 #include "layers/conv_kernel_call.h"
 #include "layers/internal/algo_agreement.h"
 #include "layers/internal/channel_collective.h"
@@ -53,6 +54,7 @@ struct ConvBackend<T, HostSpace> {
     Context(const HaloSetupOptions&, const GpuConvOptions&,
             const CpuConvOptions& c)
         : cpu(c) {}
+    Exec<HostSpace> exec;  // zero, copy: kernels/space_ops.h
     CpuConvOptions cpu;
     // Measured with no cache of the caller's: this layer's choices, so
     // that its pieces of one problem are timed once.
@@ -135,9 +137,6 @@ struct ConvBackend<T, HostSpace> {
   static void fill_bias(const Context&, const StridedView<T>& out, const P* b) {
     out.for_each([&](const Shape& i, T& v) { v = b ? T(b[i[1]]) : T(0); });
   }
-  static void zero(const Context&, const StridedView<T>& v) {
-    internal::zero(v);
-  }
   static void add_per_channel(const Context&, const StridedView<T>& v,
                               const P* values) {
     internal::add_per_channel(v, values);
@@ -145,10 +144,6 @@ struct ConvBackend<T, HostSpace> {
   static void sum_per_channel(const Context&, const StridedView<const T>& v,
                               P* sums) {
     internal::sum_per_channel(v, sums);
-  }
-  static void copy(const Context&, const StridedView<const T>& from,
-                   const StridedView<T>& to) {
-    copy_view<T>(from, to);
   }
   static void swap(Context&, MPI_Comm comm, const T* send, Index n_send,
                    int to, T* recv, Index n_recv, int from) {

@@ -6,8 +6,6 @@
 //   struct PoolBackend<T, HostSpace> {
 //     using Kernel = LocalPool<T>;       // forward, backward on views
 //     static Kernel kernel(const PoolKernelCall&, const HaloSetupOptions&);
-//     // Every cell of t's buffer = 0, ordered as the halo options say.
-//     static void zero(const HaloSetupOptions&, DistTensor<T, Space>& t);
 //     // Host memory only: the plan's kernel calls set to the
 //     // implementations the ranks agree on after timing them (collective).
 //     static void choose(MPI_Comm, PoolPlan&, const PoolImplSearchOptions&);
@@ -29,9 +27,11 @@
 #include <vector>
 
 #include "distconv/error.h"
+#include "distconv/exec.h"
 #include "distconv/internal/layer_checks.h"
 #include "distconv/internal/mpi_util.h"
 #include "halo/halo_exchange.h"
+#include "kernels/space_ops.h"
 #include "layers/internal/given_plan.h"
 #include "layers/internal/plan_fingerprints.h"
 #include "layers/internal/window_frames.h"
@@ -245,7 +245,9 @@ void Pooling<T, Space>::backward(const DistTensor<T, Space>& src,
     s.check_layout(diff_src, w.haloed, "diff_src");
     s.check_backward_order();
   });
-  if (w.zero_first) Impl::Backend::zero(s.options, diff_src);
+  if (w.zero_first) {
+    zero<T>(internal::exec_on<Space>(s.options.stream), diff_src.buffer());
+  }
   if (s.kernel) {
     s.kernel->backward(src.buffer().subview(w.haloed_local),
                        diff_dst.buffer().subview(w.plain_local),

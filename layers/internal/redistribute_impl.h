@@ -1,8 +1,8 @@
 // Internal: Redistribution<T, Space>'s members, written once for host and
 // device memory (layers/redistribute.cc instantiates them for the host,
 // layers/device_redistribute.cc for the GPU). The plan and the MPI
-// messages are the same in both; a space's Elementwise copies pack and
-// unpack the boxes, and RedistributionStaging<Space> moves device
+// messages are the same in both; a space's copies (kernels/space_ops.h)
+// pack and unpack the boxes, and RedistributionStaging<Space> moves device
 // messages through the host.
 #ifndef DISTCONV_LAYERS_INTERNAL_REDISTRIBUTE_IMPL_H_
 #define DISTCONV_LAYERS_INTERNAL_REDISTRIBUTE_IMPL_H_
@@ -222,8 +222,8 @@ void Redistribution<T, Space>::move(
     DistTensor<T, Space>& to, T* out_buf, T* in_buf, T* out_dev, T* in_dev) {
   using internal::packed_view;
   using internal::shard_view;
-  using Copy = internal::Elementwise<T, Space>;
   CUstream_st* const stream = options_.stream;
+  const Exec<Space> exec = internal::exec_on<Space>(stream);
   // Messages travel in the sender's storage order: packing is then a copy
   // of contiguous runs, and only a receiver of the other order transposes.
   const StorageOrder order = from.layout().storage_order();
@@ -234,9 +234,8 @@ void Redistribution<T, Space>::move(
   T* const packed_out = kHost ? out_buf : out_dev;
   T* const packed_in = kHost ? in_buf : in_dev;
   for (size_t i = 0; i < out.size(); ++i) {
-    Copy::copy(stream, shard_view(from, out[i].box),
-               packed_view<T, Space>(packed_out + out_off[i], out[i].box,
-                                     order));
+    copy<T>(exec, shard_view(from, out[i].box),
+            packed_view<T, Space>(packed_out + out_off[i], out[i].box, order));
   }
   if constexpr (!kHost) {
     if (out_off.back() > 0) {
@@ -246,14 +245,13 @@ void Redistribution<T, Space>::move(
   }
   post(out, out_off, in, in_off, out_buf, in_buf);
   if (!plan_.kept.empty()) {
-    Copy::copy(stream, shard_view(from, plan_.kept),
-               shard_view(to, plan_.kept));
+    copy<T>(exec, shard_view(from, plan_.kept), shard_view(to, plan_.kept));
   }
   auto unpack = [&](int i) {
     const StridedView<T, Space> packed =
         packed_view<T, Space>(packed_in + in_off[i], in[i].box, order);
-    Copy::copy(stream, StridedView<const T, Space>(packed),
-               shard_view(to, in[i].box));
+    copy<T>(exec, StridedView<const T, Space>(packed),
+            shard_view(to, in[i].box));
   };
   if constexpr (kHost) {
     for (size_t k = 0; k < in.size(); ++k) {
