@@ -1,10 +1,10 @@
-// The CUDA kernels of the layers that add or move values between strided
-// views on GPU memory (add, its backward, concatenation and slicing): one
-// thread per element of a PointwiseDims walk, queued on `stream`. The
-// pointers are the views' first elements; dst may be a source (the same
-// elements: in place), not a partial overlap. Defined for float, double,
-// bf16 and fp16 (added in fp32, rounded once). Throw Error(kDevice) if a launch
-// fails. Built only with --config=cuda.
+// The CUDA kernels of the GPU's primitives (kernels/cuda/space_ops.h: sum,
+// copy and zero of strided views of GPU memory, which the layers written
+// for every space call): one thread per element of a PointwiseDims walk,
+// queued on `stream`. The pointers are the views' first elements; dst may
+// be a source (the same elements: in place), not a partial overlap.
+// Defined for float, double, bf16 and fp16 (added in fp32, rounded once).
+// Throw Error(kDevice) if a launch fails. Built only with --config=cuda.
 #ifndef DISTCONV_KERNELS_CUDA_ELEMENTWISE_KERNELS_H_
 #define DISTCONV_KERNELS_CUDA_ELEMENTWISE_KERNELS_H_
 
