@@ -5,7 +5,8 @@
 # --config=fuzz (clang) in an output base of its own, so the default
 # build's cache is kept. New inputs go to a scratch directory, not into
 # the repository; a finding's input is printed, to be added to the target's
-# corpus (testdata/fuzz/<target>/) as a regression test once fixed.
+# corpus (testdata/fuzz/<target>/) as a regression test once fixed. The
+# targets run as many at once as there are cores.
 #   tests/fuzz.sh [SECONDS]   per target (default 30)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -53,44 +54,70 @@ tracer_crashed() {
   return 0
 }
 
-failed=()
-no_leak_check=()
-for target in "${targets[@]}"; do
+# fuzz_target TARGET: fuzzes one target in $scratch/NAME, its report in
+# NAME/report and its outcome (ok, no_leak_check or failed) in
+# NAME/outcome.
+fuzz_target() {
+  local target=$1 package name work
   package=${target#//}
   package=${package%%:*}
   name=${target##*:}
   work="$scratch/$name"
   mkdir -p "$work/corpus" "$work/findings"
-  echo "== $target: $seconds s from $package/testdata/fuzz/$name"
-  if fuzz "$bin/$package/$name" "$work"; then
-    grep -E '^stat::number_of_executed_units|^stat::new_units_added|DONE' \
-      "$work/log" || true
-  elif tracer_crashed "$work"; then
-    # LeakSanitizer's own stop-the-world tracer crashing in the leak check
-    # at exit (seen on some kernels; the findings hold only the empty
-    # input): not a leak report. The target is fuzzed again without the
-    # leak check, saying so; any other failure still counts.
-    echo "$target: LeakSanitizer's tracer crashed at exit (not a leak" \
-      "report); fuzzing again without the leak check"
-    rm -rf "$work/findings" && mkdir -p "$work/findings"
-    if ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-        fuzz "$bin/$package/$name" "$work"; then
-      grep -E '^stat::number_of_executed_units|^stat::new_units_added' \
+  {
+    echo "== $target: $seconds s from $package/testdata/fuzz/$name"
+    if fuzz "$bin/$package/$name" "$work"; then
+      grep -E '^stat::number_of_executed_units|^stat::new_units_added|DONE' \
         "$work/log" || true
-      no_leak_check+=("$target")
+      echo ok > "$work/outcome"
+    elif tracer_crashed "$work"; then
+      echo "$target: LeakSanitizer's tracer crashed at exit (not a leak" \
+        "report); fuzzing again without the leak check"
+      rm -rf "$work/findings" && mkdir -p "$work/findings"
+      if ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+          fuzz "$bin/$package/$name" "$work"; then
+        grep -E '^stat::number_of_executed_units|^stat::new_units_added' \
+          "$work/log" || true
+        echo no_leak_check > "$work/outcome"
+      else
+        tail -n 40 "$work/log"
+        echo failed > "$work/outcome"
+      fi
     else
       tail -n 40 "$work/log"
-      failed+=("$target")
+      local f
+      for f in "$work/findings"/*; do
+        [[ -e $f ]] || continue
+        echo "finding: $f ($(wc -c < "$f") bytes):"
+        od -A d -t x1 "$f" | head -n 8
+      done
+      echo failed > "$work/outcome"
     fi
-  else
-    tail -n 40 "$work/log"
-    for f in "$work/findings"/*; do
-      [[ -e $f ]] || continue
-      echo "finding: $f ($(wc -c < "$f") bytes):"
-      od -A d -t x1 "$f" | head -n 8
-    done
-    failed+=("$target")
+  } > "$scratch/$name.report" 2>&1
+}
+
+# As many targets at once as there are cores (libFuzzer runs one process
+# a target, one thread each); the reports printed in the targets' order.
+running=0
+for target in "${targets[@]}"; do
+  if ((running >= $(nproc))); then
+    wait -n || true
+    running=$((running - 1))
   fi
+  fuzz_target "$target" &
+  running=$((running + 1))
+done
+wait
+failed=()
+no_leak_check=()
+for target in "${targets[@]}"; do
+  name=${target##*:}
+  cat "$scratch/$name.report"
+  case $(cat "$scratch/$name/outcome" 2>/dev/null || echo failed) in
+    ok) ;;
+    no_leak_check) no_leak_check+=("$target") ;;
+    *) failed+=("$target") ;;
+  esac
 done
 if ((${#failed[@]})); then
   echo "fuzz: findings in ${failed[*]}"
