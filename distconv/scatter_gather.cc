@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "distconv/element_types.h"
-#include "distconv/internal/box_rows.h"
+#include "distconv/internal/box_copy.h"
 #include "distconv/internal/mpi_util.h"
 #include "distconv/strided_view.h"
 

@@ -49,9 +49,9 @@ void add_channels(Y* y, Index y_step, const X* x, Index x_step, Index count) {
 }  // namespace
 
 template <typename T>
-void LocalUpsample<T>::forward(const UpsampleFactors& factors,
-                               const StridedView<const T>& src,
-                               const StridedView<T>& dst) {
+void upsample_forward(const Exec<HostSpace>&, const UpsampleFactors& factors,
+                      const StridedView<const T>& src,
+                      const StridedView<T>& dst) {
   const View3<const T> x(src);
   const View3<T> y(dst);
   if (y.empty()) return;
@@ -68,9 +68,9 @@ void LocalUpsample<T>::forward(const UpsampleFactors& factors,
 }
 
 template <typename T>
-void LocalUpsample<T>::backward(const UpsampleFactors& factors,
-                                const StridedView<const T>& diff_dst,
-                                const StridedView<T>& diff_src) {
+void upsample_backward(const Exec<HostSpace>&, const UpsampleFactors& factors,
+                       const StridedView<const T>& diff_dst,
+                       const StridedView<T>& diff_src) {
   const View3<const T> dy(diff_dst);
   const View3<T> dx(diff_src);
   if (dx.empty()) return;
@@ -117,7 +117,13 @@ void LocalUpsample<T>::backward(const UpsampleFactors& factors,
       }
 }
 
-#define DISTCONV_INSTANTIATE(T) template struct LocalUpsample<T>;
+#define DISTCONV_INSTANTIATE(T)                            \
+  template void upsample_forward<T>(                       \
+      const Exec<HostSpace>&, const UpsampleFactors&,      \
+      const StridedView<const T>&, const StridedView<T>&); \
+  template void upsample_backward<T>(                      \
+      const Exec<HostSpace>&, const UpsampleFactors&,      \
+      const StridedView<const T>&, const StridedView<T>&);
 DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
 #undef DISTCONV_INSTANTIATE
 

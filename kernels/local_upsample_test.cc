@@ -1,6 +1,7 @@
-// LocalUpsample against the reference loops on views embedded in halos
-// (either storage order) and dense ones, 1D to 3D, fp32 and fp64: the
-// interiors equal the reference exactly, nothing outside them is written.
+// upsample_forward and upsample_backward against the reference loops on views
+// embedded in halos (either storage order) and dense ones, 1D to 3D, fp32 and
+// fp64: the interiors equal the reference exactly, nothing outside them is
+// written.
 #include "kernels/local_upsample.h"
 
 #include <gtest/gtest.h>
@@ -55,7 +56,7 @@ TYPED_TEST(LocalUpsampleTest, MatchesTheReferenceOnAnyView) {
     x.view.for_each([&](const Shape&, T& v) { v = T(value(rng)); });
     const UpsampleFactors f = upsample_factors(factors);
 
-    LocalUpsample<T>::forward(f, x.view, y.view);
+    upsample_forward<T>(Exec<HostSpace>(), f, x.view, y.view);
     const std::vector<T> xs = testing::dense_of(x.view);
     std::vector<T> want(dst.volume());
     reference::upsample_fwd(desc, src, xs.data(), want.data());
@@ -64,7 +65,7 @@ TYPED_TEST(LocalUpsampleTest, MatchesTheReferenceOnAnyView) {
 
     y.view.for_each([&](const Shape&, T& v) { v = T(value(rng)); });
     testing::Embedded<T> dx = testing::embed<T>(src, rng, dense, order);
-    LocalUpsample<T>::backward(f, y.view, dx.view);
+    upsample_backward<T>(Exec<HostSpace>(), f, y.view, dx.view);
     const std::vector<T> dys = testing::dense_of(y.view);
     std::vector<T> want_dx(src.volume());
     reference::upsample_bwd(desc, src, dys.data(), want_dx.data());
@@ -77,8 +78,9 @@ TYPED_TEST(LocalUpsampleTest, EmptyViewsWriteNothing) {
   using T = TypeParam;
   std::vector<T> x(4, T(1)), y(16, T(-7));
   const UpsampleFactors f = upsample_factors(Shape{2, 2});
-  LocalUpsample<T>::forward(
-      f, StridedView<const T>::contiguous(x.data(), Shape{0, 1, 2, 2}),
+  upsample_forward<T>(
+      Exec<HostSpace>(), f,
+      StridedView<const T>::contiguous(x.data(), Shape{0, 1, 2, 2}),
       StridedView<T>::contiguous(y.data(), Shape{0, 1, 4, 4}));
   for (T v : y) EXPECT_EQ(v, T(-7));
 }

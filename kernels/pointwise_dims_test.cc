@@ -1,8 +1,9 @@
-// PointwiseDims: every element of the extent visited once, with the offsets
-// of one index in every view, for views inside larger channels-last and
-// channels-first buffers and dense; dense views of one layout merge into a
-// single dimension, and channels-last interiors keep C innermost.
-#include "kernels/pointwise_dims.h"
+// PointwiseDims (distconv/internal/pointwise_dims.h): every element of the
+// extent visited once, with the offsets of one index in every view, for views
+// inside larger channels-last and channels-first buffers and dense; dense views
+// of one layout merge into a single dimension, and channels-last interiors keep
+// C innermost.
+#include "distconv/internal/pointwise_dims.h"
 
 #include <gtest/gtest.h>
 
@@ -15,6 +16,10 @@
 
 namespace distconv {
 namespace {
+
+using internal::pointwise_dims;
+using internal::pointwise_offsets;
+using internal::PointwiseDims;
 
 using Offsets = std::array<std::int64_t, 3>;
 

@@ -16,11 +16,11 @@
 #include <optional>
 #include <vector>
 
-#include "layers/convolution.h"
 #include "distconv/dist_tensor.h"
-#include "distconv/internal/box_rows.h"
+#include "distconv/internal/box_copy.h"
 #include "distconv/internal/mpi_util.h"
 #include "distconv/scatter_gather.h"
+#include "layers/convolution.h"
 
 namespace distconv {
 

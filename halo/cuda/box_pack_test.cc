@@ -1,4 +1,4 @@
-// The GPU pack kernels against the host's packing (internal::box_rows.h),
+// The GPU pack kernels against the host's packing (internal::box_copy.h),
 // bit for bit, for every element type: halo-plan boxes and random ones,
 // copy/sum/max, vectorised and unaligned pointers. Skips, visibly, on a
 // machine without a GPU.
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "distconv/device_space.h"
-#include "distconv/internal/box_rows.h"
+#include "distconv/internal/box_copy.h"
 #include "gtest/gtest.h"
 #include "halo/cuda/box_testing.h"
 #include "tests/device_array.h"

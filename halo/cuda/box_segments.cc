@@ -4,38 +4,34 @@
 #include <utility>
 
 #include "distconv/error.h"
+#include "distconv/internal/pointwise_dims.h"
 
 namespace distconv {
 namespace {
 
-BoxSegment segment_of(const Shape& extent, const Shape& strides,
-                      const Box& box, std::int64_t packed_offset) {
-  const int n = extent.ndims();
+BoxSegment segment_of(const Shape& strides, const Box& box,
+                      std::int64_t packed_offset) {
   BoxSegment s{};
   s.packed_offset = packed_offset;
   s.volume = box.volume();
-  for (int d = 0; d < n; ++d) s.array_offset += box.lower[d] * strides[d];
-  // Trailing dimensions the box spans whole join the row (as for_each_row).
-  int last = n - 1;
-  s.row = box.extent[last];
-  while (last > 0 && box.extent[last] == extent[last] &&
-         box.lower[last] == 0) {
-    --last;
-    s.row *= box.extent[last];
+  for (int d = 0; d < box.ndims(); ++d) {
+    s.array_offset += box.lower[d] * strides[d];
   }
-  // Outer dimensions: drop those of one cell, merge those contiguous over
-  // the next one.
-  for (int d = 0; d < last; ++d) {
-    if (box.extent[d] == 1) continue;
-    const int k = s.outer_dims;
-    if (k > 0 && s.stride[k - 1] == box.extent[d] * strides[d]) {
-      s.count[k - 1] *= box.extent[d];
-      s.stride[k - 1] = strides[d];
-      continue;
-    }
-    s.count[k] = box.extent[d];
-    s.stride[k] = strides[d];
-    ++s.outer_dims;
+  // The box's walk (distconv/internal/pointwise_dims.h): dimensions of one
+  // cell dropped, those contiguous over the next merged. Its innermost
+  // dimension is the row where contiguous (trailing dimensions the box
+  // spans whole joined to it), else the rows are single cells. At most
+  // kMaxOuterDims remain outside the row: all of a box's dimensions remain
+  // only where the last is one cell, and then that one is dropped.
+  const internal::PointwiseDims<1> walk =
+      internal::pointwise_dims<1>(box.extent, {strides});
+  const int inner = walk.count - 1;
+  const bool contiguous = walk.stride[0][inner] == 1;
+  s.row = contiguous ? walk.extent[inner] : 1;
+  s.outer_dims = contiguous ? inner : walk.count;
+  for (int d = 0; d < s.outer_dims; ++d) {
+    s.count[d] = walk.extent[d];
+    s.stride[d] = walk.stride[0][d];
   }
   return s;
 }
@@ -92,8 +88,7 @@ BoxSegments make_box_segments(const Shape& extent,
     }
     wave.push_back(w);
     out.boxes.push_back(box);
-    out.segments.push_back(segment_of(extent, strides, box,
-                                      out.packed_volume));
+    out.segments.push_back(segment_of(strides, box, out.packed_volume));
     out.packed_volume += box.volume();
   }
   order_by_wave(wave, out);

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "distconv/error.h"
-#include "distconv/internal/box_rows.h"
+#include "distconv/internal/box_copy.h"
 #include "gtest/gtest.h"
 #include "halo/cuda/box_testing.h"
 

@@ -10,7 +10,7 @@ using internal::launch_pointwise;
 
 template <typename T>
 void launch_activation_forward(const ActivationDesc& desc,
-                               const PointwiseDims<2>& dims, T* dst,
+                               const internal::PointwiseDims<2>& dims, T* dst,
                                const T* src, CUstream_st* stream) {
   if (desc.kind == ActivationKind::kRelu) {
     launch_pointwise(dims, ReluForward<T>{}, stream, "relu", dst, src);
@@ -25,9 +25,9 @@ void launch_activation_forward(const ActivationDesc& desc,
 
 template <typename T>
 void launch_activation_backward(const ActivationDesc& desc,
-                                const PointwiseDims<3>& dims, T* diff_src,
-                                const T* sign_of, const T* diff_dst,
-                                CUstream_st* stream) {
+                                const internal::PointwiseDims<3>& dims,
+                                T* diff_src, const T* sign_of,
+                                const T* diff_dst, CUstream_st* stream) {
   if (desc.kind == ActivationKind::kRelu) {
     launch_pointwise(dims, ReluBackward<T>{}, stream, "relu backward",
                      diff_src, sign_of, diff_dst);
@@ -40,13 +40,13 @@ void launch_activation_backward(const ActivationDesc& desc,
   }
 }
 
-#define DISTCONV_INSTANTIATE(T)                                              \
-  template void launch_activation_forward<T>(                                \
-      const ActivationDesc&, const PointwiseDims<2>&, T*, const T*,          \
-      CUstream_st*);                                                         \
-  template void launch_activation_backward<T>(                               \
-      const ActivationDesc&, const PointwiseDims<3>&, T*, const T*, const T*, \
-      CUstream_st*);
+#define DISTCONV_INSTANTIATE(T)                                               \
+  template void launch_activation_forward<T>(                                 \
+      const ActivationDesc&, const internal::PointwiseDims<2>&, T*, const T*, \
+      CUstream_st*);                                                          \
+  template void launch_activation_backward<T>(                                \
+      const ActivationDesc&, const internal::PointwiseDims<3>&, T*, const T*, \
+      const T*, CUstream_st*);
 DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
 #undef DISTCONV_INSTANTIATE
 

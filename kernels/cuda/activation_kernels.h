@@ -9,7 +9,7 @@
 
 #include "distconv/activation_desc.h"
 #include "distconv/bf16.h"
-#include "kernels/pointwise_dims.h"
+#include "distconv/internal/pointwise_dims.h"
 
 struct CUstream_st;  // cudaStream_t
 
@@ -19,15 +19,15 @@ namespace distconv {
 // Error(kDevice) if the launch fails.
 template <typename T>
 void launch_activation_forward(const ActivationDesc& desc,
-                               const PointwiseDims<2>& dims, T* dst,
+                               const internal::PointwiseDims<2>& dims, T* dst,
                                const T* src, CUstream_st* stream);
 
 // diff_src = activation'(sign_of) * diff_dst; views in that order.
 template <typename T>
 void launch_activation_backward(const ActivationDesc& desc,
-                                const PointwiseDims<3>& dims, T* diff_src,
-                                const T* sign_of, const T* diff_dst,
-                                CUstream_st* stream);
+                                const internal::PointwiseDims<3>& dims,
+                                T* diff_src, const T* sign_of,
+                                const T* diff_dst, CUstream_st* stream);
 
 }  // namespace distconv
 

@@ -9,7 +9,7 @@
 #define DISTCONV_KERNELS_CUDA_ELEMENTWISE_KERNELS_H_
 
 #include "distconv/bf16.h"
-#include "kernels/pointwise_dims.h"
+#include "distconv/internal/pointwise_dims.h"
 
 struct CUstream_st;  // cudaStream_t
 
@@ -17,17 +17,18 @@ namespace distconv {
 
 // dst = a + b; views in that order in `dims`.
 template <typename T>
-void launch_add(const PointwiseDims<3>& dims, T* dst, const T* a, const T* b,
-                CUstream_st* stream);
+void launch_add(const internal::PointwiseDims<3>& dims, T* dst, const T* a,
+                const T* b, CUstream_st* stream);
 
 // dst = src; views in that order.
 template <typename T>
-void launch_copy(const PointwiseDims<2>& dims, T* dst, const T* src,
+void launch_copy(const internal::PointwiseDims<2>& dims, T* dst, const T* src,
                  CUstream_st* stream);
 
 // dst = 0.
 template <typename T>
-void launch_zero(const PointwiseDims<1>& dims, T* dst, CUstream_st* stream);
+void launch_zero(const internal::PointwiseDims<1>& dims, T* dst,
+                 CUstream_st* stream);
 
 }  // namespace distconv
 

@@ -16,8 +16,8 @@
 #include <utility>
 
 #include "distconv/internal/cuda_check.h"
+#include "distconv/internal/pointwise_dims.h"
 #include "kernels/cuda/grid_stride.h"
-#include "kernels/pointwise_dims.h"
 
 namespace distconv::internal {
 

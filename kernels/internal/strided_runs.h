@@ -1,11 +1,11 @@
-// Internal: element-wise loops over strided views on the host, in runs that are
-// contiguous in memory wherever the views allow (in channels-last
+// Internal: element-wise loops over strided views on the host, in runs that
+// are contiguous in memory wherever the views allow (in channels-last
 // interiors at least the C dimension), so that the compiler vectorises the
-// innermost loop: the runs (for_each_run), a transform of K views and
-// zero (copies: kernels/copy_view.h). The dimensions are PointwiseDims's, as
-// the CUDA kernels walk them. Targets including this header compile with
-// POINTWISE_COPTS (kernels/copts.bzl: the loops carry `#pragma omp simd`).
-// Header only.
+// innermost loop: a transform of K views and zero (copies:
+// kernels/copy_view.h), on the runs of for_each_run
+// (distconv/internal/pointwise_dims.h), the walk the CUDA kernels take.
+// Targets including this header compile with POINTWISE_COPTS
+// (kernels/copts.bzl: the loops carry `#pragma omp simd`). Header only.
 //
 //   using CV = StridedView<const float>;
 //   internal::transform([](float a, float b) { return a + b; }, dst,
@@ -18,43 +18,11 @@
 #include <utility>
 
 #include "distconv/error.h"
+#include "distconv/internal/pointwise_dims.h"
 #include "distconv/shape.h"
 #include "distconv/strided_view.h"
-#include "kernels/pointwise_dims.h"
 
 namespace distconv::internal {
-
-// Calls fn(offsets, length, steps) for runs covering every index of
-// `extent` once, where offsets[k] is the run's first element in view k and
-// steps[k] the distance between its consecutive elements there. Runs are
-// as long as every view allows: dimensions are taken outermost first by
-// view 0's strides, and merged where every view steps over the inner one
-// without a gap (PointwiseDims). Nothing is called for an empty extent.
-template <size_t K, typename Fn>
-void for_each_run(const Shape& extent, const std::array<Shape, K>& strides,
-                  Fn fn) {
-  const PointwiseDims<K> dims = pointwise_dims<K>(extent, strides);
-  const int r = dims.count;
-  if (r == 0) return;
-  std::array<Index, K> step{};
-  for (size_t k = 0; k < K; ++k) step[k] = dims.stride[k][r - 1];
-  std::array<Index, kMaxDims> i{};
-  std::array<Index, K> offset{};
-  while (true) {
-    fn(static_cast<const std::array<Index, K>&>(offset), dims.extent[r - 1],
-       static_cast<const std::array<Index, K>&>(step));
-    int d = r - 2;
-    for (; d >= 0; --d) {
-      for (size_t k = 0; k < K; ++k) offset[k] += dims.stride[k][d];
-      if (++i[d] < dims.extent[d]) break;
-      for (size_t k = 0; k < K; ++k) {
-        offset[k] -= dims.stride[k][d] * dims.extent[d];
-      }
-      i[d] = 0;
-    }
-    if (d < 0) return;
-  }
-}
 
 template <typename T, typename Op, typename... Src>
 void contiguous_run(Op op, Index length, T* y, const Src*... x) {

@@ -1,19 +1,10 @@
 // Internal: the activation layer, Activation<T, Space> (see
-// layers/activation.h), written once for every memory space. A space's
-// ActivationBackend runs the element-wise math (kernels/activation_ops.h)
-// over the interiors:
+// layers/activation.h), written once for every memory space: the
+// interiors' element-wise math is the space's activation_forward and
+// activation_backward on its execution context (host:
+// kernels/local_activation.h; GPU: kernels/cuda/space_ops.h).
 //
-//   template <typename T>
-//   struct ActivationBackend<T, HostSpace> {
-//     static void forward(const ActivationDesc&, const ActivationOptions&,
-//                         StridedView<T> dst, StridedView<const T> src);
-//     static void backward(const ActivationDesc&, const ActivationOptions&,
-//                          StridedView<T> diff_src,
-//                          StridedView<const T> sign_of,
-//                          StridedView<const T> diff_dst);
-//   };
-//
-// Included by the .cc that defines a space's backend and instantiates the
+// Included by the .cc that includes a space's calls and instantiates the
 // layer for it: layers/activation.cc (host), layers/device_activation.cc
 // (GPU).
 #ifndef DISTCONV_LAYERS_INTERNAL_ACTIVATION_IMPL_H_
@@ -23,6 +14,7 @@
 #include <utility>
 
 #include "distconv/error.h"
+#include "distconv/exec.h"
 #include "distconv/internal/layer_checks.h"
 #include "layers/activation.h"
 #include "layers/internal/given_plan.h"
@@ -30,9 +22,6 @@
 
 namespace distconv {
 namespace internal {
-
-template <typename T, typename Space>
-struct ActivationBackend;
 
 inline ShardPlan planned_activation(const ProcessGrid& grid,
                                     const ActivationDesc& desc,
@@ -72,9 +61,8 @@ void Activation<T, Space>::forward(const DistTensor<T, Space>& src,
   const std::string name = to_string(desc_.kind);
   internal::require_distribution(src, distribution(), name + ": src");
   internal::require_distribution(dst, distribution(), name + ": dst");
-  internal::ActivationBackend<T, Space>::forward(desc_, options_,
-                                                 dst.interior(),
-                                                 src.interior());
+  activation_forward(internal::exec_on<Space>(options_.stream), desc_,
+                     dst.interior(), src.interior());
 }
 
 template <typename T, typename Space>
@@ -109,9 +97,9 @@ void Activation<T, Space>::backward_from(
                                  name + ": diff_dst");
   internal::require_distribution(diff_src, distribution(),
                                  name + ": diff_src");
-  internal::ActivationBackend<T, Space>::backward(
-      desc_, options_, diff_src.interior(), sign_of.interior(),
-      diff_dst.interior());
+  activation_backward(internal::exec_on<Space>(options_.stream), desc_,
+                      diff_src.interior(), sign_of.interior(),
+                      diff_dst.interior());
 }
 
 }  // namespace distconv

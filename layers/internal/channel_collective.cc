@@ -4,7 +4,7 @@
 
 #include "distconv/element_types.h"
 #include "distconv/error.h"
-#include "distconv/internal/box_rows.h"
+#include "distconv/internal/box_copy.h"
 #include "distconv/internal/mpi_util.h"
 
 namespace distconv::internal {

@@ -1,24 +1,16 @@
 // Internal: the upsampling layer, Upsample<T, Space> (layers/upsample.h),
-// written once for every memory space. A space's UpsampleBackend runs the
-// passes over the interiors:
+// written once for every memory space: the passes over the interiors are
+// the space's upsample_forward and upsample_backward on its execution
+// context (host: kernels/local_upsample.h; GPU: kernels/cuda/space_ops.h).
 //
-//   template <typename T>
-//   struct UpsampleBackend<T, HostSpace> {
-//     static void forward(const UpsampleOptions&, const UpsampleFactors&,
-//                         const StridedView<const T>& src,
-//                         const StridedView<T>& dst);
-//     static void backward(const UpsampleOptions&, const UpsampleFactors&,
-//                          const StridedView<const T>& diff_dst,
-//                          const StridedView<T>& diff_src);
-//   };
-//
-// Included by the .cc that defines a space's backend and instantiates the
+// Included by the .cc that includes a space's calls and instantiates the
 // layer for it: layers/upsample.cc (host), layers/device_upsample.cc (GPU).
 #ifndef DISTCONV_LAYERS_INTERNAL_UPSAMPLE_IMPL_H_
 #define DISTCONV_LAYERS_INTERNAL_UPSAMPLE_IMPL_H_
 
 #include <utility>
 
+#include "distconv/exec.h"
 #include "distconv/internal/layer_checks.h"
 #include "kernels/upsample_geometry.h"
 #include "layers/internal/given_plan.h"
@@ -27,9 +19,6 @@
 
 namespace distconv {
 namespace internal {
-
-template <typename T, typename Space>
-struct UpsampleBackend;
 
 inline ShardPlan planned_upsample(const ProcessGrid& grid,
                                   const UpsampleDesc& desc,
@@ -62,9 +51,9 @@ void Upsample<T, Space>::forward(const DistTensor<T, Space>& src,
                                  DistTensor<T, Space>& dst) const {
   internal::require_distribution(src, src_distribution(), "upsample: src");
   internal::require_distribution(dst, dst_distribution(), "upsample: dst");
-  internal::UpsampleBackend<T, Space>::forward(options_,
-                                               upsample_factors(desc_.factors),
-                                               src.interior(), dst.interior());
+  upsample_forward(internal::exec_on<Space>(options_.stream),
+                   upsample_factors(desc_.factors), src.interior(),
+                   dst.interior());
 }
 
 template <typename T, typename Space>
@@ -74,9 +63,9 @@ void Upsample<T, Space>::backward(const DistTensor<T, Space>& diff_dst,
                                  "upsample: diff_dst");
   internal::require_distribution(diff_src, src_distribution(),
                                  "upsample: diff_src");
-  internal::UpsampleBackend<T, Space>::backward(
-      options_, upsample_factors(desc_.factors), diff_dst.interior(),
-      diff_src.interior());
+  upsample_backward(internal::exec_on<Space>(options_.stream),
+                    upsample_factors(desc_.factors), diff_dst.interior(),
+                    diff_src.interior());
 }
 
 }  // namespace distconv

@@ -1,11 +1,12 @@
-// PointwiseDims<K>: K strided views of one extent as element-wise loops
-// walk them, on the host (kernels/internal/strided_runs.h's runs) and on the
-// GPU (one element per thread, kernels/cuda/pointwise_kernel.h): the
-// dimensions taken outermost first by view 0's strides, extents of 1
-// dropped, and neighbours merged where every view steps over the inner one
-// without a gap, so that the innermost dimension is as long a run as every
-// view allows (in channels-last interiors at least the C dimension).
-// Pure, header only.
+// Internal: the one walk of strided boxes into runs. PointwiseDims<K>: K
+// strided views of one extent as element-wise loops walk them, on the host
+// (for_each_run below: kernels/internal/strided_runs.h's transforms,
+// box_copy.h's packing of boxes) and on the GPU (one element per thread,
+// kernels/cuda/pointwise_kernel.h): the dimensions taken outermost first by
+// view 0's strides, extents of 1 dropped, and neighbours merged where every
+// view steps over the inner one without a gap, so that the innermost
+// dimension is as long a run as every view allows (in channels-last
+// interiors at least the C dimension). Pure, header only.
 //
 //   PointwiseDims<2> d = pointwise_dims<2>(extent, {dst.strides(),
 //                                                   src.strides()});
@@ -14,8 +15,8 @@
 //     pointwise_offsets(d, k, at);
 //     dst[at[0]] = f(src[at[1]]);
 //   }
-#ifndef DISTCONV_KERNELS_POINTWISE_DIMS_H_
-#define DISTCONV_KERNELS_POINTWISE_DIMS_H_
+#ifndef DISTCONV_INTERNAL_POINTWISE_DIMS_H_
+#define DISTCONV_INTERNAL_POINTWISE_DIMS_H_
 
 #include <algorithm>
 #include <array>
@@ -25,7 +26,7 @@
 #include "distconv/internal/host_device.h"
 #include "distconv/shape.h"
 
-namespace distconv {
+namespace distconv::internal {
 
 template <std::size_t K>
 struct PointwiseDims {
@@ -56,9 +57,8 @@ PointwiseDims<K> pointwise_dims(const Shape& extent,
   for (int d = 0; d < n; ++d) {
     if (extent[d] > 1) order[m++] = d;
   }
-  std::stable_sort(order.begin(), order.begin() + m, [&](int a, int b) {
-    return strides[0][a] > strides[0][b];
-  });
+  std::stable_sort(order.begin(), order.begin() + m,
+                   [&](int a, int b) { return strides[0][a] > strides[0][b]; });
   int& r = out.count;
   for (int j = 0; j < m; ++j) {
     const int d = order[j];
@@ -92,6 +92,37 @@ DISTCONV_HOST_DEVICE void pointwise_offsets(const PointwiseDims<K>& d,
   }
 }
 
-}  // namespace distconv
+// Calls fn(offsets, length, steps) for runs covering every index of
+// `extent` once, where offsets[k] is the run's first element in view k and
+// steps[k] the distance between its consecutive elements there: the
+// innermost dimension of pointwise_dims, its outer ones in row-major order.
+// Nothing is called for an empty extent. Host only.
+template <std::size_t K, typename Fn>
+void for_each_run(const Shape& extent, const std::array<Shape, K>& strides,
+                  Fn fn) {
+  const PointwiseDims<K> dims = pointwise_dims<K>(extent, strides);
+  const int r = dims.count;
+  if (r == 0) return;
+  std::array<Index, K> step{};
+  for (std::size_t k = 0; k < K; ++k) step[k] = dims.stride[k][r - 1];
+  std::array<Index, kMaxDims> i{};
+  std::array<Index, K> offset{};
+  while (true) {
+    fn(static_cast<const std::array<Index, K>&>(offset), dims.extent[r - 1],
+       static_cast<const std::array<Index, K>&>(step));
+    int d = r - 2;
+    for (; d >= 0; --d) {
+      for (std::size_t k = 0; k < K; ++k) offset[k] += dims.stride[k][d];
+      if (++i[d] < dims.extent[d]) break;
+      for (std::size_t k = 0; k < K; ++k) {
+        offset[k] -= dims.stride[k][d] * dims.extent[d];
+      }
+      i[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
 
-#endif  // DISTCONV_KERNELS_POINTWISE_DIMS_H_
+}  // namespace distconv::internal
+
+#endif  // DISTCONV_INTERNAL_POINTWISE_DIMS_H_
