@@ -63,8 +63,7 @@ void activation_forward(const Exec<DeviceSpace>& exec,
                         const ActivationDesc& desc,
                         const StridedView<T, DeviceSpace>& dst,
                         const StridedView<const T, DeviceSpace>& src) {
-  require(src.extent() == dst.extent(), ErrorKind::kShapeMismatch,
-          "activation views of different extents, dst ", dst.extent());
+  internal::same_extent(dst.extent(), src.extent());
   launch_activation_forward<T>(
       desc,
       internal::pointwise_dims<2>(dst.extent(), {dst.strides(), src.strides()}),
@@ -78,11 +77,8 @@ void activation_backward(const Exec<DeviceSpace>& exec,
                          const StridedView<T, DeviceSpace>& diff_src,
                          const StridedView<const T, DeviceSpace>& sign_of,
                          const StridedView<const T, DeviceSpace>& diff_dst) {
-  require(sign_of.extent() == diff_src.extent() &&
-              diff_dst.extent() == diff_src.extent(),
-          ErrorKind::kShapeMismatch,
-          "activation views of different extents, diff_src ",
-          diff_src.extent());
+  internal::same_extent(diff_src.extent(), sign_of.extent());
+  internal::same_extent(diff_src.extent(), diff_dst.extent());
   launch_activation_backward<T>(
       desc,
       internal::pointwise_dims<3>(
