@@ -92,7 +92,7 @@ struct LocalConv<T>::Impl {
   // or where the piece is staged in slabs (slab_kernels run).
   std::optional<onednn::Conv> onednn;
   std::string why_not;        // why `requested` does not run
-  std::string why_reference;  // why no oneDNN implementation runs
+  std::string why_reference;  // why channels-last does not run
   mutable std::vector<P> src_scratch, dst_scratch, dw_scratch, db_scratch;
   // 16-bit views staged to fp32 a slab at a time (empty: the whole views
   // at once), and one oneDNN kernel per distinct slab shape.
@@ -267,12 +267,17 @@ LocalConv<T>::LocalConv(const ConvDesc& desc, const Shape& src_extent,
   require(desc.dst_shape(src_extent) == dst_extent, ErrorKind::kShapeMismatch,
           "local convolution of ", src_extent, " gives ",
           desc.dst_shape(src_extent), ", not ", dst_extent);
-  // The one asked for, then channels-last, then the reference loops.
+  // The one asked for, then channels-last, then blocked copies (where
+  // oneDNN refuses channels-last, or a known fault of its kernel rules it
+  // out: kernels/onednn/conv.cc), then the reference loops.
   std::vector<ConvImpl> tries = {impl};
-  if (impl != ConvImpl::kChannelsLast && impl != ConvImpl::kReference) {
-    tries.push_back(ConvImpl::kChannelsLast);
+  for (ConvImpl next : {ConvImpl::kChannelsLast, ConvImpl::kBlocked16,
+                        ConvImpl::kBlocked8, ConvImpl::kReference}) {
+    if (tries.back() != ConvImpl::kReference &&
+        std::find(tries.begin(), tries.end(), next) == tries.end()) {
+      tries.push_back(next);
+    }
   }
-  if (impl != ConvImpl::kReference) tries.push_back(ConvImpl::kReference);
   for (ConvImpl t : tries) {
     std::string why;
     if (t == ConvImpl::kReference) {
@@ -315,7 +320,7 @@ LocalConv<T>::LocalConv(const ConvDesc& desc, const Shape& src_extent,
     }
     if (t == impl) s.why_not = why;
     if (why.empty()) break;
-    s.why_reference = why;
+    if (t == ConvImpl::kChannelsLast) s.why_reference = why;
   }
   // oneDNN runs on channels-last scratch, the reference loops on NCHW.
   s.scratch_order = s.on_onednn() ? StorageOrder::kChannelsLast
@@ -340,17 +345,17 @@ LocalConv<T>& LocalConv<T>::operator=(LocalConv&&) noexcept = default;
 template <typename T>
 std::string LocalConv<T>::implementation() const {
   const Impl& s = *impl_;
+  // Where channels-last was tried after the one asked for, its reason too.
+  const bool twice = !s.why_reference.empty() && s.why_reference != s.why_not;
   const std::string fell_back =
-      s.impl == s.requested ? ""
-                            : std::string(" (") + to_string(s.requested) +
-                                  " does not apply: " + s.why_not + ")";
+      s.impl == s.requested
+          ? ""
+          : std::string(" (") + to_string(s.requested) +
+                " does not apply: " + s.why_not +
+                (twice ? "; channels_last: " + s.why_reference : "") + ")";
   if (!s.on_onednn()) {
-    // Where channels-last was tried after the one asked for, its reason too.
-    const bool twice = !fell_back.empty() && s.why_reference != s.why_not;
     return std::string("reference, staged") + (kNarrow<T> ? " in fp32" : "") +
-           (twice ? fell_back.substr(0, fell_back.size() - 1) +
-                        "; channels_last: " + s.why_reference + ")"
-                  : fell_back);
+           fell_back;
   }
   const char* how[] = {"in place", "per sample", "staged"};
   const std::string slabs =

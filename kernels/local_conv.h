@@ -1,8 +1,9 @@
 // LocalConv<T>: one local convolution (a piece of a rank's shard, from a
 // ConvGeometry window) on strided views of the rank's buffers, planned once.
 // It runs the implementation it is asked for (kernels/conv_impl.h) where
-// that can run the problem on this CPU, else channels-last, else the
-// reference loops; how it reaches the data follows from the views:
+// that can run the problem on this CPU, else channels-last, else blocked
+// copies, else the reference loops; how it reaches the data follows from
+// the views:
 //   - oneDNN in place (float; views dense in channels-last order, N
 //     included): one call on the buffers themselves;
 //   - oneDNN per sample (float; each sample dense): one call per sample;

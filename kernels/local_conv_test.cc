@@ -324,6 +324,78 @@ TYPED_TEST(NarrowLocalConv, InSlabsHoldsBuffersForSlabsOnly) {
   }
 }
 
+// oneDNN 3.2's channels-last 1x1 backward-weights kernel for AVX-512
+// crashes on strided problems with fewer than 16 input channels per group
+// (kernels/onednn/conv.cc), as does its bf16 one: a local kernel asked for
+// channels-last (or the heuristic's) runs blocked copies there instead,
+// not the reference loops, and a bf16 one asked for native16 the fp32
+// kernels on fp32 copies; both give the loops' gradients. Without the
+// guard this test ends in a segmentation fault on such CPUs.
+TEST(LocalConv, StridedOneByOneBackwardWeightsWithFewChannelsRuns) {
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<float> val(-1, 1);
+  for (Index in : {2, 8, 12}) {
+    ConvDesc c = ConvDesc::make(in, 8, {1, 1});
+    c.stride = {2, 2};
+    c.bias = ConvBias::kAdd;
+    const Shape x{1, in, 256, 200}, y = c.dst_shape(x);
+    const Shape xs = dense_strides(x, StorageOrder::kChannelsLast);
+    const Shape ys = dense_strides(y, StorageOrder::kChannelsLast);
+    // Values bf16 holds exactly, for the bf16 kernels below.
+    std::vector<float> xv(x.volume()), dy(y.volume());
+    for (float& v : xv) v = float(bf16(val(rng)));
+    for (float& v : dy) v = float(bf16(val(rng)));
+    // The loops on channels-first copies.
+    const Shape xc = dense_strides(x, StorageOrder::kChannelsFirst);
+    const Shape yc = dense_strides(y, StorageOrder::kChannelsFirst);
+    std::vector<float> x0(x.volume()), dy0(y.volume());
+    copy_view<float>(StridedView<const float>(xv.data(), x, xs),
+                     StridedView<float>(x0.data(), x, xc));
+    copy_view<float>(StridedView<const float>(dy.data(), y, ys),
+                     StridedView<float>(dy0.data(), y, yc));
+    std::vector<float> want(c.weights_shape().volume(), 0.0f), want_b(8, 0.0f);
+    reference::conv_bwd_weights(c, x, x0.data(), y, dy0.data(), want.data(),
+                                want_b.data());
+    for (ConvImpl impl : {ConvImpl::kChannelsLast,
+                          heuristic_conv_impl(c, ConvPass::kBackwardWeights)}) {
+      const LocalConv<float> k(c, x, xs, y, ys, ConvPass::kBackwardWeights,
+                               impl);
+      SCOPED_TRACE(k.implementation());
+      EXPECT_NE(k.impl(), ConvImpl::kReference);
+      std::vector<float> dw(want.size(), 0.0f), db(8, 0.0f);
+      k.backward_weights(StridedView<const float>(xv.data(), x, xs),
+                         StridedView<const float>(dy.data(), y, ys), dw.data(),
+                         db.data());
+      // Sums of `terms` products below 1 in magnitude, added in another
+      // order: twice fp32's epsilon per term at most.
+      const double tol = 2 * 6e-8 * (double(y.volume()) / y[1]);
+      for (size_t i = 0; i < dw.size(); ++i) {
+        ASSERT_NEAR(dw[i], want[i], tol) << "weight gradient " << i;
+      }
+      for (size_t i = 0; i < db.size(); ++i) {
+        ASSERT_NEAR(db[i], want_b[i], tol) << "bias gradient " << i;
+      }
+    }
+    // bf16 asking for oneDNN's own 16-bit kernels: the fp32 kernels on
+    // fp32 copies where those crash.
+    const std::vector<bf16> xb(xv.begin(), xv.end()), dyb(dy.begin(), dy.end());
+    const LocalConv<bf16> k(c, x, xs, y, ys, ConvPass::kBackwardWeights,
+                            ConvImpl::kNative16);
+    SCOPED_TRACE(k.implementation());
+    std::vector<float> dw(want.size(), 0.0f), db(8, 0.0f);
+    k.backward_weights(StridedView<const bf16>(xb.data(), x, xs),
+                       StridedView<const bf16>(dyb.data(), y, ys), dw.data(),
+                       db.data());
+    const double tol = 2 * 6e-8 * (double(y.volume()) / y[1]);
+    for (size_t i = 0; i < dw.size(); ++i) {
+      ASSERT_NEAR(dw[i], want[i], tol) << "bf16 weight gradient " << i;
+    }
+    for (size_t i = 0; i < db.size(); ++i) {
+      ASSERT_NEAR(db[i], want_b[i], tol) << "bf16 bias gradient " << i;
+    }
+  }
+}
+
 // Backward-weights on blocked copies (ConvImpl::kBlocked16 where the CPU
 // has AVX-512, kBlocked8 where it has AVX2) reorders the activations into
 // oneDNN's blocked layout; the result must not change (including
