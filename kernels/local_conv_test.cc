@@ -341,7 +341,7 @@ TEST(LocalConv, StridedOneByOneBackwardWeightsWithFewChannelsRuns) {
     const Shape x{1, in, 256, 200}, y = c.dst_shape(x);
     const Shape xs = dense_strides(x, StorageOrder::kChannelsLast);
     const Shape ys = dense_strides(y, StorageOrder::kChannelsLast);
-    // Values bf16 holds exactly, for the bf16 kernels below.
+    // Values bf16 holds exactly, for the bf16 kernel below.
     std::vector<float> xv(x.volume()), dy(y.volume());
     for (float& v : xv) v = float(bf16(val(rng)));
     for (float& v : dy) v = float(bf16(val(rng)));
@@ -356,18 +356,17 @@ TEST(LocalConv, StridedOneByOneBackwardWeightsWithFewChannelsRuns) {
     std::vector<float> want(c.weights_shape().volume(), 0.0f), want_b(8, 0.0f);
     reference::conv_bwd_weights(c, x, x0.data(), y, dy0.data(), want.data(),
                                 want_b.data());
-    for (ConvImpl impl : {ConvImpl::kChannelsLast,
-                          heuristic_conv_impl(c, ConvPass::kBackwardWeights)}) {
-      const LocalConv<float> k(c, x, xs, y, ys, ConvPass::kBackwardWeights,
-                               impl);
+    // A kernel's gradients against the loops': sums of `terms` products
+    // below 1 in magnitude, added in another order (twice fp32's epsilon
+    // per term at most).
+    auto check = [&](const auto& k, const auto* src, const auto* diff_dst) {
+      using E = std::remove_const_t<std::remove_pointer_t<decltype(src)>>;
       SCOPED_TRACE(k.implementation());
       EXPECT_NE(k.impl(), ConvImpl::kReference);
       std::vector<float> dw(want.size(), 0.0f), db(8, 0.0f);
-      k.backward_weights(StridedView<const float>(xv.data(), x, xs),
-                         StridedView<const float>(dy.data(), y, ys), dw.data(),
+      k.backward_weights(StridedView<const E>(src, x, xs),
+                         StridedView<const E>(diff_dst, y, ys), dw.data(),
                          db.data());
-      // Sums of `terms` products below 1 in magnitude, added in another
-      // order: twice fp32's epsilon per term at most.
       const double tol = 2 * 6e-8 * (double(y.volume()) / y[1]);
       for (size_t i = 0; i < dw.size(); ++i) {
         ASSERT_NEAR(dw[i], want[i], tol) << "weight gradient " << i;
@@ -375,24 +374,19 @@ TEST(LocalConv, StridedOneByOneBackwardWeightsWithFewChannelsRuns) {
       for (size_t i = 0; i < db.size(); ++i) {
         ASSERT_NEAR(db[i], want_b[i], tol) << "bias gradient " << i;
       }
+    };
+    for (ConvImpl impl : {ConvImpl::kChannelsLast,
+                          heuristic_conv_impl(c, ConvPass::kBackwardWeights)}) {
+      check(LocalConv<float>(c, x, xs, y, ys, ConvPass::kBackwardWeights,
+                             impl),
+            xv.data(), dy.data());
     }
     // bf16 asking for oneDNN's own 16-bit kernels: the fp32 kernels on
     // fp32 copies where those crash.
     const std::vector<bf16> xb(xv.begin(), xv.end()), dyb(dy.begin(), dy.end());
-    const LocalConv<bf16> k(c, x, xs, y, ys, ConvPass::kBackwardWeights,
-                            ConvImpl::kNative16);
-    SCOPED_TRACE(k.implementation());
-    std::vector<float> dw(want.size(), 0.0f), db(8, 0.0f);
-    k.backward_weights(StridedView<const bf16>(xb.data(), x, xs),
-                       StridedView<const bf16>(dyb.data(), y, ys), dw.data(),
-                       db.data());
-    const double tol = 2 * 6e-8 * (double(y.volume()) / y[1]);
-    for (size_t i = 0; i < dw.size(); ++i) {
-      ASSERT_NEAR(dw[i], want[i], tol) << "bf16 weight gradient " << i;
-    }
-    for (size_t i = 0; i < db.size(); ++i) {
-      ASSERT_NEAR(db[i], want_b[i], tol) << "bf16 bias gradient " << i;
-    }
+    check(LocalConv<bf16>(c, x, xs, y, ys, ConvPass::kBackwardWeights,
+                          ConvImpl::kNative16),
+          xb.data(), dyb.data());
   }
 }
 
