@@ -3,10 +3,11 @@
 // thread, as the measured search times them (kernels/conv_impl_search.h:
 // one warm-up, the fastest of --reps runs), over --rounds rounds, each
 // round timing the candidates in list order; the views dense channels-last
-// arrays, as a layer on one rank holds them. One JSON line per problem, pass and implementation: the
-// kernel that runs it (LocalConv::implementation()), the median over the
-// rounds of its time in milliseconds, and whether the heuristic
-// (heuristic_local_conv()) runs it. What a candidate falls back to is not
+// arrays, as a layer on one rank holds them. One JSON line per problem,
+// pass and implementation: the kernel that runs it
+// (LocalConv::implementation()), the median over the rounds of its time in
+// milliseconds, and whether the heuristic (heuristic_local_conv()) runs
+// it. What a candidate falls back to is not
 // timed (the search skips it too).
 //
 //   OMP_NUM_THREADS=1 conv_impls --dir=bwd_w --rounds=5 \

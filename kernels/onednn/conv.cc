@@ -170,9 +170,9 @@ std::pair<memory::desc, memory::desc> preferred_layouts(
 // AVX512-BF16, no AMX) on 256x200 inputs: fp32 with 1 to 12 input
 // channels and 1 to 64 output channels, bf16 with 8 and 12, where 16 and
 // more ran (as did every other pass, 3x3 kernels and stride 1 of the same
-// channel counts). The fp32 kernel runs them on blocked layouts. Why a channels-last kernel must not
-// run (`name`: oneDNN's implementation), "" where nothing is known
-// against it.
+// channel counts). The fp32 kernel runs them on blocked layouts. Why a
+// channels-last kernel must not run (`name`: oneDNN's implementation), ""
+// where nothing is known against it.
 std::string known_fault(const ConvDesc& d, ConvPass pass,
                         const std::string& name) {
   if (pass != ConvPass::kBackwardWeights || name.rfind("jit", 0) != 0 ||
@@ -182,9 +182,10 @@ std::string known_fault(const ConvDesc& d, ConvPass pass,
   }
   for (int j = 0; j < d.spatial_dims(); ++j) {
     if (d.stride[j] > 1) {
-      return "oneDNN 3.2's " + name +
+      return "oneDNN's " + name +
              " backward-weights crashes on channels-last strided 1x1 "
-             "problems with fewer than 16 input channels per group";
+             "problems with fewer than 16 input channels per group (seen "
+             "with oneDNN 3.2)";
     }
   }
   return "";
