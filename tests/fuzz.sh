@@ -44,8 +44,7 @@ fuzz() {
 # tracer_crashed WORK: the run ended in LeakSanitizer's tracer crash, its
 # only finding the empty input.
 tracer_crashed() {
-  grep -q "^Tracer caught signal" "$1/log" &&
-    grep -q "LeakSanitizer has encountered a fatal error" "$1/log" || return 1
+  lsan_tracer_crashed "$1/log" || return 1
   local f
   for f in "$1/findings"/*; do
     [[ -e $f ]] || continue

@@ -48,3 +48,11 @@ asan_options_for() {
   fi
 }
 
+# lsan_tracer_crashed LOG: the run logged in LOG ended in LeakSanitizer's
+# own fatal error (its tracer crashed in the leak check at exit) and in no
+# report of a leak, a memory error or a failed test.
+lsan_tracer_crashed() {
+  grep -q "^Tracer caught signal" "$1" &&
+    grep -q "LeakSanitizer has encountered a fatal error" "$1" &&
+    ! grep -qE "ERROR: (LeakSanitizer: detected|AddressSanitizer)|runtime error:|\[  FAILED  \]|^distconv: [0-9]+ passed, [1-9]" "$1"
+}
