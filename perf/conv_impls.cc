@@ -7,13 +7,14 @@
 // pass and implementation: the kernel that runs it
 // (LocalConv::implementation()), the median over the rounds of its time in
 // milliseconds, and whether the heuristic (heuristic_local_conv()) runs
-// it. What a candidate falls back to is not
-// timed (the search skips it too).
+// it. What a candidate falls back to is not timed (the search skips it
+// too).
 //
 //   OMP_NUM_THREADS=1 conv_impls --dir=bwd_w --rounds=5 \
 //       mb1ic16ih1024iw1024oc16oh1024ow1024kh3kw3ph1pw1
 #include <algorithm>
 #include <cstdio>
+#include <exception>
 #include <map>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "kernels/conv_impl.h"
 #include "kernels/conv_impl_search.h"
 #include "kernels/local_conv.h"
+#include "perf/cli_args.h"
 #include "perf/conv_problem.h"
 
 namespace distconv {
@@ -38,13 +40,6 @@ struct Options {
 const char* kUsage =
     "usage: conv_impls [--dir=fwd|bwd_d|bwd_w|all] [--dt=f32|bf16] "
     "[--reps=N] [--rounds=R] PROBLEM...\n";
-
-bool take(const std::string& arg, const char* name, std::string* value) {
-  const std::string prefix = std::string(name) + "=";
-  if (arg.rfind(prefix, 0) != 0) return false;
-  *value = arg.substr(prefix.size());
-  return true;
-}
 
 const char* pass_name(ConvPass pass) {
   return pass == ConvPass::kForward        ? "fwd"
@@ -91,7 +86,7 @@ int main_of(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    std::string v;
+    const char* v = nullptr;
     if (arg == "--help") {
       std::printf(
           "%s"
@@ -112,10 +107,13 @@ int main_of(int argc, char** argv) {
           kUsage, o.dir.c_str(), o.dt.c_str(), o.reps, o.rounds);
       return 0;
     }
-    if (take(arg, "--dir", &o.dir) || take(arg, "--dt", &o.dt)) {
-    } else if (take(arg, "--reps", &v)) {
+    if ((v = option_value(arg, "--dir="))) {
+      o.dir = v;
+    } else if ((v = option_value(arg, "--dt="))) {
+      o.dt = v;
+    } else if ((v = option_value(arg, "--reps="))) {
       o.reps = std::max(1, std::stoi(v));
-    } else if (take(arg, "--rounds", &v)) {
+    } else if ((v = option_value(arg, "--rounds="))) {
       o.rounds = std::max(1, std::stoi(v));
     } else if (!arg.empty() && arg[0] == '-') {
       std::fprintf(stderr, "conv_impls: unknown option %s\n%s", arg.c_str(),
@@ -152,7 +150,7 @@ int main_of(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return distconv::main_of(argc, argv);
-  } catch (const distconv::Error& e) {
+  } catch (const std::exception& e) {  // distconv::Error; a bad number
     std::fprintf(stderr, "conv_impls: %s\n", e.what());
     return 1;
   }
