@@ -94,10 +94,12 @@ void count_rows(const LossCellDesc& d, const Shape& extent,
 
 }  // namespace
 
-template <typename T, typename Target>
-std::vector<double> LocalLoss<T, Target>::sums(
-    const LossCellDesc& d, LossTerms what, const StridedView<const T>& x,
-    const StridedView<const Target>& t) {
+template <typename T>
+template <typename Target>
+std::vector<double> LocalLoss<T>::sums(
+    LossTerms what, const StridedView<const T>& x,
+    const StridedView<const Target>& t) const {
+  const LossCellDesc& d = cells_;
   SampleSums out(x.extent()[0]);
   if (what == LossTerms::kCountsOnly) {
     count_rows(d, x.extent(), t, out);
@@ -118,10 +120,12 @@ std::vector<double> LocalLoss<T, Target>::sums(
   return std::move(out.values);
 }
 
-template <typename T, typename Target>
-std::vector<double> LocalLoss<T, Target>::sums_and_gradient(
-    const LossCellDesc& d, double w, const StridedView<const T>& x,
-    const StridedView<const Target>& t, const StridedView<T>& dx) {
+template <typename T>
+template <typename Target>
+std::vector<double> LocalLoss<T>::sums_and_gradient(
+    double w, const StridedView<const T>& x, const StridedView<const Target>& t,
+    const StridedView<T>& dx) const {
+  const LossCellDesc& d = cells_;
   SampleSums out(x.extent()[0]);
   if (d.kind != LossKind::kMeanSquaredError) {
     cross_entropy_rows(d, w, internal::RowOutputs::kTermsAndGradient, x, t, &dx,
@@ -139,11 +143,12 @@ std::vector<double> LocalLoss<T, Target>::sums_and_gradient(
   return std::move(out.values);
 }
 
-template <typename T, typename Target>
-void LocalLoss<T, Target>::gradient(const LossCellDesc& d, double w,
-                                    const StridedView<const T>& x,
-                                    const StridedView<const Target>& t,
-                                    const StridedView<T>& dx) {
+template <typename T>
+template <typename Target>
+void LocalLoss<T>::gradient(double w, const StridedView<const T>& x,
+                            const StridedView<const Target>& t,
+                            const StridedView<T>& dx) const {
+  const LossCellDesc& d = cells_;
   if (d.kind != LossKind::kMeanSquaredError) {
     cross_entropy_rows(d, w, internal::RowOutputs::kGradient, x, t, &dx,
                        static_cast<SampleSums*>(nullptr));
@@ -158,10 +163,23 @@ void LocalLoss<T, Target>::gradient(const LossCellDesc& d, double w,
       });
 }
 
-#define DISTCONV_INSTANTIATE(T)    \
-  template struct LocalLoss<T, T>; \
-  template struct LocalLoss<T, std::int64_t>;
+// Every member for both kinds of target.
+#define DISTCONV_TARGET(T, Target)                                           \
+  template std::vector<double> LocalLoss<T>::sums(                           \
+      LossTerms, const StridedView<const T>&,                                \
+      const StridedView<const Target>&) const;                               \
+  template std::vector<double> LocalLoss<T>::sums_and_gradient(              \
+      double, const StridedView<const T>&, const StridedView<const Target>&, \
+      const StridedView<T>&) const;                                          \
+  template void LocalLoss<T>::gradient(double, const StridedView<const T>&,  \
+                                       const StridedView<const Target>&,     \
+                                       const StridedView<T>&) const;
+#define DISTCONV_INSTANTIATE(T) \
+  template class LocalLoss<T>;  \
+  DISTCONV_TARGET(T, T)         \
+  DISTCONV_TARGET(T, std::int64_t)
 DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
 #undef DISTCONV_INSTANTIATE
+#undef DISTCONV_TARGET
 
 }  // namespace distconv

@@ -68,8 +68,8 @@ void check(const LossDesc& desc, const Shape& shape, bool dense,
       reference::loss_fwd(sum, shape, xs.data(), ts.data(), per_sample.data());
 
   const LossCellDesc cells = loss_cell_desc(desc, classes);
-  const std::vector<double> sums = LocalLoss<T, Target>::sums(
-      cells, LossTerms::kLossesAndCounts, x.view, t.view);
+  const std::vector<double> sums = LocalLoss<T>(cells).template sums<Target>(
+      LossTerms::kLossesAndCounts, x.view, t.view);
   ASSERT_EQ(sums.size(), static_cast<size_t>(2 * n + 1));
   double all = 0;
   for (Index i = 0; i < n; ++i) {
@@ -82,15 +82,16 @@ void check(const LossDesc& desc, const Shape& shape, bool dense,
   // The reference's gradient of the sum, i.e. w = 1.
   std::vector<T> want(shape.volume());
   reference::loss_bwd(sum, shape, xs.data(), ts.data(), want.data());
-  LocalLoss<T, Target>::gradient(cells, 1.0, x.view, t.view, dx.view);
+  LocalLoss<T>(cells).template gradient<Target>(1.0, x.view, t.view, dx.view);
   const std::vector<T> got = row_major(dx.view);
   for (size_t i = 0; i < want.size(); ++i) {
     EXPECT_NEAR(got[i], want[i], tol * (1 + std::abs(double(want[i]))));
   }
   // In one pass: the same sums and the same gradient, bit for bit.
   testing::Embedded<T> dx2 = testing::embed<T>(shape, rng, dense, order);
-  const std::vector<double> fused = LocalLoss<T, Target>::sums_and_gradient(
-      cells, 1.0, x.view, t.view, dx2.view);
+  const std::vector<double> fused =
+      LocalLoss<T>(cells).template sums_and_gradient<Target>(1.0, x.view,
+                                                             t.view, dx2.view);
   EXPECT_EQ(fused, sums);
   EXPECT_EQ(row_major(dx2.view), got);
 }
@@ -170,8 +171,8 @@ TEST(LocalLoss, RowLoopsMatchTheCellFunctions) {
           });
       // In place: the gradient overwrites the prediction.
       const std::vector<double> sums =
-          LocalLoss<double, std::int64_t>::sums_and_gradient(d, w, x.view,
-                                                             t.view, x.view);
+          LocalLoss<double>(d).sums_and_gradient<std::int64_t>(w, x.view,
+                                                               t.view, x.view);
       double got_loss = 0, got_count = 0;
       for (Index n = 0; n < shape[0]; ++n) {
         got_loss += sums[n];
@@ -230,19 +231,19 @@ void check_narrow(std::mt19937_64& rng) {
     };
     std::vector<double> sums, sums_f;
     if (kind == LossKind::kCrossEntropyIndices) {
-      sums = LocalLoss<T, std::int64_t>::sums_and_gradient(
-          d, 0.5, view(std::as_const(x).data(), shape),
+      sums = LocalLoss<T>(d).template sums_and_gradient<std::int64_t>(
+          0.5, view(std::as_const(x).data(), shape),
           view(std::as_const(ti).data(), target_shape), view(dx.data(), shape));
-      sums_f = LocalLoss<float, std::int64_t>::sums_and_gradient(
-          d, 0.5, view(xf.data(), shape),
+      sums_f = LocalLoss<float>(d).sums_and_gradient<std::int64_t>(
+          0.5, view(xf.data(), shape),
           view(std::as_const(ti).data(), target_shape),
           view(dxf.data(), shape));
     } else {
-      sums = LocalLoss<T, T>::sums_and_gradient(
-          d, 0.5, view(std::as_const(x).data(), shape),
+      sums = LocalLoss<T>(d).template sums_and_gradient<T>(
+          0.5, view(std::as_const(x).data(), shape),
           view(std::as_const(tv).data(), target_shape), view(dx.data(), shape));
-      sums_f = LocalLoss<float, float>::sums_and_gradient(
-          d, 0.5, view(xf.data(), shape), view(tf.data(), target_shape),
+      sums_f = LocalLoss<float>(d).sums_and_gradient<float>(
+          0.5, view(xf.data(), shape), view(tf.data(), target_shape),
           view(dxf.data(), shape));
     }
     ASSERT_EQ(sums.size(), sums_f.size());
@@ -273,10 +274,12 @@ TEST(LocalLoss, CountsBadAndIgnoredClassIndices) {
   std::vector<double> x(shape.volume(), 0.5);
   // Sample 0: a counted index and a bad one; sample 1: ignored, counted.
   std::vector<std::int64_t> t = {1, 3, -100, 2};
-  const std::vector<double> sums = LocalLoss<double, std::int64_t>::sums(
-      loss_cell_desc(desc, 3), LossTerms::kCountsOnly,
-      StridedView<const double>::contiguous(x.data(), shape),
-      StridedView<const std::int64_t>::contiguous(t.data(), Shape{2, 1, 1, 2}));
+  const std::vector<double> sums =
+      LocalLoss<double>(loss_cell_desc(desc, 3))
+          .sums(LossTerms::kCountsOnly,
+                StridedView<const double>::contiguous(x.data(), shape),
+                StridedView<const std::int64_t>::contiguous(t.data(),
+                                                            Shape{2, 1, 1, 2}));
   ASSERT_EQ(sums.size(), 5u);
   EXPECT_EQ(sums[2], 1);  // sample 0's count
   EXPECT_EQ(sums[3], 1);  // sample 1's count

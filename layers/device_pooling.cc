@@ -13,11 +13,11 @@ namespace distconv {
 namespace internal {
 
 template <typename T>
-struct PoolBackend<T, DeviceSpace> {
-  using Kernel = CudaPool<T>;
-  static Kernel kernel(const PoolKernelCall& k, const HaloSetupOptions& h) {
-    return Kernel(k.desc, k.src_extent, k.src_strides, k.dst_extent,
-                  k.dst_strides, h.stream);
+struct SpaceKernel<PoolKernelCall, T, DeviceSpace> {
+  using type = CudaPool<T>;
+  static type make(const Exec<DeviceSpace>& exec, const PoolKernelCall& k) {
+    return type(k.desc, k.src_extent, k.src_strides, k.dst_extent,
+                k.dst_strides, exec.stream());
   }
 };
 

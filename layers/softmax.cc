@@ -2,8 +2,6 @@
 // on the interiors. The layer itself is layers/internal/softmax_impl.h.
 #include "layers/softmax.h"
 
-#include <string>
-
 #include "distconv/element_types.h"
 #include "kernels/local_softmax.h"
 #include "layers/internal/softmax_impl.h"
@@ -12,22 +10,11 @@ namespace distconv {
 namespace internal {
 
 template <typename T>
-class SoftmaxBackend<T, HostSpace> {
- public:
-  SoftmaxBackend(const SoftmaxOptions& o, const Box& shard)
-      : kernel_(o.kind, shard.extent) {}
-
-  void forward(const StridedView<const T>& x, const StridedView<T>& y) {
-    kernel_.forward(x, y);
+struct SpaceKernel<SoftmaxKernelCall, T, HostSpace> {
+  using type = LocalSoftmax<T>;
+  static type make(const Exec<HostSpace>&, const SoftmaxKernelCall& c) {
+    return type(c.kind, c.extent);
   }
-  void backward(const StridedView<const T>& y, const StridedView<const T>& dy,
-                const StridedView<T>& dx) {
-    kernel_.backward(y, dy, dx);
-  }
-  std::string describe() const { return kernel_.describe(); }
-
- private:
-  LocalSoftmax<T> kernel_;
 };
 
 }  // namespace internal

@@ -1,36 +1,17 @@
 // Internal: the loss layer, Loss<T, Space> (layers/loss.h), written once
 // for every memory space: the checks and the reductions over ranks (in
-// double, on the host) are this file's. A space's LossBackend runs the
-// per-cell passes over the interiors (kernels/channel_cells.h's cell
-// functions):
+// double, on the host) are this file's. The per-cell passes over the
+// interiors (kernels/channel_cells.h's cell functions) run the space's
+// kernel for the layer's LossCellDesc (layers/internal/space_kernel.h),
+// with the interface below: kernels/local_loss.h in host memory,
+// kernels/cuda/loss.h on the GPU. Its sums are 2 * samples + 1 values,
+// samples = x.extent()[0]: per sample n of x, [n] the sum of its cells'
+// terms and [samples + n] their count; last, the count of bad class
+// indices.
 //
-//   template <typename T>
-//   class LossBackend<T, HostSpace> {
-//    public:
-//     explicit LossBackend(const LossOptions&);
-//     // 2 * samples + 1 values, samples = x.extent()[0]: per sample n of
-//     // x, [n] the sum of its cells' terms and [samples + n] their count;
-//     // last, the count of bad class indices.
-//     template <typename Target>
-//     std::vector<double> sums(const LossCellDesc&, LossTerms,
-//                              const StridedView<const T>& x,
-//                              const StridedView<const Target>& t);
-//     // dx = the gradient scaled by w.
-//     template <typename Target>
-//     void gradient(const LossCellDesc&, double w,
-//                   const StridedView<const T>& x,
-//                   const StridedView<const Target>& t,
-//                   const StridedView<T>& dx);
-//     // sums(kLossesAndCounts) and gradient(), the same values.
-//     template <typename Target>
-//     std::vector<double> sums_and_gradient(const LossCellDesc&, double w,
-//                                           const StridedView<const T>& x,
-//                                           const StridedView<const Target>& t,
-//                                           const StridedView<T>& dx);
-//   };
-//
-// Included by the .cc that defines a space's backend and instantiates the
-// layer for it: layers/loss.cc (host), layers/device_loss.cc (GPU).
+// Included by the .cc that specialises SpaceKernel for a space and
+// instantiates the layer for it: layers/loss.cc (host),
+// layers/device_loss.cc (GPU).
 #ifndef DISTCONV_LAYERS_INTERNAL_LOSS_IMPL_H_
 #define DISTCONV_LAYERS_INTERNAL_LOSS_IMPL_H_
 
@@ -42,17 +23,43 @@
 #include <vector>
 
 #include "distconv/error.h"
+#include "distconv/exec.h"
 #include "distconv/internal/layer_checks.h"
 #include "distconv/internal/mpi_util.h"
+#include "distconv/strided_view.h"
 #include "kernels/channel_cells.h"
 #include "layers/internal/given_plan.h"
+#include "layers/internal/space_kernel.h"
 #include "layers/loss.h"
 
 namespace distconv {
 namespace internal {
 
-template <typename T, typename Space>
-class LossBackend;
+// The passes for targets of class indices and of the prediction's type.
+template <>
+struct KernelInterface<LossCellDesc> {
+  template <typename K, typename T, typename Space, typename Target>
+  using for_target = decltype(
+      // the sums over the cells of x and t
+      std::vector<double>(std::declval<K&>().sums(
+          LossTerms::kLossesAndCounts,
+          std::declval<const StridedView<const T, Space>&>(),
+          std::declval<const StridedView<const Target, Space>&>())),
+      // dx = the gradient scaled by w
+      std::declval<K&>().gradient(
+          1.0, std::declval<const StridedView<const T, Space>&>(),
+          std::declval<const StridedView<const Target, Space>&>(),
+          std::declval<const StridedView<T, Space>&>()),
+      // sums(kLossesAndCounts) and gradient(), the same values
+      std::vector<double>(std::declval<K&>().sums_and_gradient(
+          1.0, std::declval<const StridedView<const T, Space>&>(),
+          std::declval<const StridedView<const Target, Space>&>(),
+          std::declval<const StridedView<T, Space>&>())));
+  template <typename K, typename T, typename Space>
+  using passes =
+      decltype(std::declval<for_target<K, T, Space, T>>(),
+               std::declval<for_target<K, T, Space, std::int64_t>>());
+};
 
 inline void sum_over_ranks(std::vector<double>& values, MPI_Comm comm) {
   check_mpi(
@@ -79,7 +86,7 @@ struct Loss<T, Space>::Impl {
   Box shard;
   LossCellDesc cells;
   std::vector<double> sample_losses;
-  internal::LossBackend<T, Space> backend;
+  internal::SpaceKernelOf<LossCellDesc, T, Space> kernel;
   LayerStats stats;  // allreduce_wait_s: in sum_over_ranks
 
   Impl(const ProcessGrid& g, const LossDesc& d, ShardPlan p,
@@ -93,7 +100,8 @@ struct Loss<T, Space>::Impl {
         shard(plan.shard("prediction")),
         cells(loss_cell_desc(desc, prediction.global_shape()[1])),
         sample_losses(shard.extent[0], 0.0),
-        backend(options) {}
+        kernel(internal::make_kernel<T>(
+            internal::exec_on<Space>(options.stream), cells)) {}
 
   // Sums `values` over `comm`, timed into stats.
   void sum_over_ranks(std::vector<double>& values, MPI_Comm comm) {
@@ -140,11 +148,11 @@ struct Loss<T, Space>::Impl {
       check(tt, target_layout, "target");
     });
     // Per sample: sums, then counts; then the count of bad indices.
-    return reduced(backend.sums(cells, LossTerms::kLossesAndCounts,
-                                xt.interior(), tt.interior()));
+    return reduced(
+        kernel.sums(LossTerms::kLossesAndCounts, xt.interior(), tt.interior()));
   }
 
-  // The loss from this rank's per-sample sums and counts (the backend's
+  // The loss from this rank's per-sample sums and counts (the kernel's
   // sums): sample_losses set, the total returned.
   double reduced(std::vector<double> local) {
     const Index samples = shard.extent[0];
@@ -176,8 +184,8 @@ struct Loss<T, Space>::Impl {
     if (desc.takes_indices()) {
       // Data-dependent: the counted cells and the bad indices, globally.
       const Index samples = shard.extent[0];
-      const std::vector<double> local = backend.sums(
-          cells, LossTerms::kCountsOnly, xt.interior(), tt.interior());
+      const std::vector<double> local =
+          kernel.sums(LossTerms::kCountsOnly, xt.interior(), tt.interior());
       std::vector<double> both(2, 0.0);
       for (Index n = 0; n < samples; ++n) both[0] += local[samples + n];
       both[1] = local[2 * samples];
@@ -200,7 +208,7 @@ struct Loss<T, Space>::Impl {
       check(dxt, prediction_layout, "diff_prediction");
     });
     const double w = gradient_scale(xt, tt);
-    backend.gradient(cells, w, xt.interior(), tt.interior(), dxt.interior());
+    kernel.gradient(w, xt.interior(), tt.interior(), dxt.interior());
   }
 
   // forward() and backward() in one pass over the cells. The gradient's
@@ -217,8 +225,8 @@ struct Loss<T, Space>::Impl {
       check(dxt, prediction_layout, "diff_prediction");
     });
     const double w = gradient_scale(xt, tt);
-    return reduced(backend.sums_and_gradient(cells, w, xt.interior(),
-                                             tt.interior(), dxt.interior()));
+    return reduced(kernel.sums_and_gradient(w, xt.interior(), tt.interior(),
+                                            dxt.interior()));
   }
 };
 

@@ -1,22 +1,19 @@
 // Internal: the pooling layer's executor, Pooling<T, Space> (see
-// layers/pooling.h), written once for every memory space. A space's
-// PoolBackend says what runs the plan's leaves there:
-//
-//   template <typename T>
-//   struct PoolBackend<T, HostSpace> {
-//     using Kernel = LocalPool<T>;       // forward, backward on views
-//     static Kernel kernel(const PoolKernelCall&, const HaloSetupOptions&);
-//     // Host memory only: the plan's kernel calls set to the
-//     // implementations the ranks agree on after timing them (collective).
-//     static void choose(MPI_Comm, PoolPlan&, const PoolImplSearchOptions&);
-//   };
+// layers/pooling.h), written once for every memory space. The plan's
+// leaves run the space's kernel for each PoolKernelCall
+// (layers/internal/space_kernel.h), with the interface below: LocalPool
+// in host memory (kernels/local_pool.h), CudaPool on the GPU
+// (kernels/cuda/pool.h). In host memory a measured kernel choice first
+// sets the plan's calls to the implementations the ranks agree on after
+// timing them (choose_pool_impls, collective; layers/pooling.cc).
 //
 // The orchestration (checks on every rank, the halo exchange before the
 // kernel forward, the reverse exchange summing halo contributions home
 // after it backward) is this file's, the same for every space; reading
 // in place (ConvInput::kInPlace: pieces, frames) is host memory's only.
-// Included by the .cc that defines a space's backend and instantiates the layer
-// for it: layers/pooling.cc (host), layers/device_pooling.cc (GPU).
+// Included by the .cc that specialises SpaceKernel for a space and
+// instantiates the layer for it: layers/pooling.cc (host),
+// layers/device_pooling.cc (GPU).
 #ifndef DISTCONV_LAYERS_INTERNAL_POOLING_IMPL_H_
 #define DISTCONV_LAYERS_INTERNAL_POOLING_IMPL_H_
 
@@ -34,14 +31,36 @@
 #include "kernels/space_ops.h"
 #include "layers/internal/given_plan.h"
 #include "layers/internal/plan_fingerprints.h"
+#include "layers/internal/space_kernel.h"
 #include "layers/internal/window_frames.h"
 #include "layers/pooling.h"
 
 namespace distconv {
 namespace internal {
 
-template <typename T, typename Space>
-struct PoolBackend;
+template <>
+struct KernelInterface<PoolKernelCall> {
+  template <typename K, typename T, typename Space>
+  using passes = decltype(
+      // dst from src
+      std::declval<const K&>().forward(
+          std::declval<const StridedView<const T, Space>&>(),
+          std::declval<const StridedView<T, Space>&>()),
+      // diff_src from src and diff_dst
+      std::declval<const K&>().backward(
+          std::declval<const StridedView<const T, Space>&>(),
+          std::declval<const StridedView<const T, Space>&>(),
+          std::declval<const StridedView<T, Space>&>()),
+      // what runs the passes
+      std::string(std::declval<const K&>().implementation()));
+};
+
+// Host memory: each of the plan's kernel calls set to the implementation
+// the ranks agree on, from the cache of `timing` or timed (collective over
+// comm).
+template <typename T>
+void choose_pool_impls(MPI_Comm comm, PoolPlan& plan,
+                       const PoolImplSearchOptions& timing);
 
 }  // namespace internal
 
@@ -50,14 +69,13 @@ struct PoolBackend;
 // the window; in place, one per piece); and the state between passes.
 template <typename T, typename Space>
 struct Pooling<T, Space>::Impl {
-  using Backend = internal::PoolBackend<T, Space>;
-  using Kernel = typename Backend::Kernel;
+  using Kernel = internal::SpaceKernelOf<PoolKernelCall, T, Space>;
   using Tensor = DistTensor<T, Space>;
   static constexpr bool kHost = std::is_same_v<Space, HostSpace>;
 
+  Exec<Space> exec;
   const ProcessGrid* grid;
   PoolPlan plan;
-  HaloSetupOptions options;
   HaloExchange<T, Space> halo;
   std::optional<Kernel> kernel;  // none: no outputs here, or in place
   std::vector<Kernel> pieces;    // in place: the pieces' kernels
@@ -67,25 +85,26 @@ struct Pooling<T, Space>::Impl {
 
   Impl(const ProcessGrid& g, PoolPlan p, const HaloSetupOptions& config,
        const PoolImplSearchOptions& timing)
-      : grid(&g),
+      : exec(internal::exec_on<Space>(config.stream)),
+        grid(&g),
         plan(std::move(p)),
-        options(config),
         halo(g, plan.src_layout(), config) {
     if (plan.search == ConvImplSearch::kMeasured) {
       require(kHost, ErrorKind::kUnsupported,
               "pooling: a measured kernel choice is for host memory "
               "(device memory runs its CUDA kernels)");
-      if constexpr (kHost) Backend::choose(g.comm(), plan, timing);
+      if constexpr (kHost)
+        internal::choose_pool_impls<T>(g.comm(), plan, timing);
     }
     if (plan.in_place()) {
       require(kHost, ErrorKind::kUnsupported,
               "pooling reads its input in place (ConvInput::kInPlace) in "
               "host memory only; plan it with ConvInput::kHaloBuffer");
       for (const PoolKernelCall& k : plan.piece_kernels) {
-        pieces.push_back(Backend::kernel(k, config));
+        pieces.push_back(internal::make_kernel<T>(exec, k));
       }
     } else if (const auto& k = plan.kernel) {
-      kernel.emplace(Backend::kernel(*k, config));
+      kernel.emplace(internal::make_kernel<T>(exec, *k));
     }
   }
 
@@ -246,7 +265,7 @@ void Pooling<T, Space>::backward(const DistTensor<T, Space>& src,
     s.check_backward_order();
   });
   if (w.zero_first) {
-    zero<T>(internal::exec_on<Space>(s.options.stream), diff_src.buffer());
+    zero<T>(s.exec, diff_src.buffer());
   }
   if (s.kernel) {
     s.kernel->backward(src.buffer().subview(w.haloed_local),

@@ -1,20 +1,12 @@
 // Internal: the softmax layer, Softmax<T, Space> (layers/softmax.h),
-// written once for every memory space. A space's SoftmaxBackend runs the
-// passes over the interiors:
+// written once for every memory space. The passes over the interiors run
+// the space's kernel for a SoftmaxKernelCall (layers/internal/
+// space_kernel.h), with the interface below: kernels/local_softmax.h in
+// host memory, kernels/cuda/softmax.h on the GPU.
 //
-//   template <typename T>
-//   class SoftmaxBackend<T, HostSpace> {
-//    public:
-//     SoftmaxBackend(const SoftmaxOptions&, const Box& shard);
-//     void forward(const StridedView<const T>& src, const StridedView<T>& dst);
-//     void backward(const StridedView<const T>& dst,
-//                   const StridedView<const T>& diff_dst,
-//                   const StridedView<T>& diff_src);
-//     std::string describe() const;  // what runs the passes
-//   };
-//
-// Included by the .cc that defines a space's backend and instantiates the
-// layer for it: layers/softmax.cc (host), layers/device_softmax.cc (GPU).
+// Included by the .cc that specialises SpaceKernel for a space and
+// instantiates the layer for it: layers/softmax.cc (host),
+// layers/device_softmax.cc (GPU).
 #ifndef DISTCONV_LAYERS_INTERNAL_SOFTMAX_IMPL_H_
 #define DISTCONV_LAYERS_INTERNAL_SOFTMAX_IMPL_H_
 
@@ -23,15 +15,38 @@
 #include <utility>
 
 #include "distconv/error.h"
+#include "distconv/exec.h"
 #include "distconv/internal/layer_checks.h"
+#include "distconv/strided_view.h"
 #include "layers/internal/given_plan.h"
+#include "layers/internal/space_kernel.h"
 #include "layers/softmax.h"
 
 namespace distconv {
 namespace internal {
 
-template <typename T, typename Space>
-class SoftmaxBackend;
+// A rank's softmax: over views of the shard's extent.
+struct SoftmaxKernelCall {
+  SoftmaxKind kind;
+  Shape extent;
+};
+
+template <>
+struct KernelInterface<SoftmaxKernelCall> {
+  template <typename K, typename T, typename Space>
+  using passes = decltype(
+      // dst from src
+      std::declval<const K&>().forward(
+          std::declval<const StridedView<const T, Space>&>(),
+          std::declval<const StridedView<T, Space>&>()),
+      // diff_src from dst and diff_dst
+      std::declval<const K&>().backward(
+          std::declval<const StridedView<const T, Space>&>(),
+          std::declval<const StridedView<const T, Space>&>(),
+          std::declval<const StridedView<T, Space>&>()),
+      // what runs the passes
+      std::string(std::declval<const K&>().describe()));
+};
 
 }  // namespace internal
 
@@ -42,7 +57,7 @@ struct Softmax<T, Space>::Impl {
   const Distribution& dist;
   const HaloLayout& layout;
   Box shard;
-  internal::SoftmaxBackend<T, Space> backend;
+  internal::SpaceKernelOf<internal::SoftmaxKernelCall, T, Space> kernel;
 
   Impl(ShardPlan p, const SoftmaxOptions& o)
       : kind(o.kind),
@@ -50,7 +65,9 @@ struct Softmax<T, Space>::Impl {
         dist(plan.layout("src").distribution()),
         layout(plan.layout("src")),
         shard(plan.shard("src")),
-        backend(o, shard) {}
+        kernel(internal::make_kernel<T>(
+            internal::exec_on<Space>(o.stream),
+            internal::SoftmaxKernelCall{o.kind, shard.extent})) {}
 
   void check(const DistTensor<T, Space>& t, const char* what) const {
     require(t.layout().distribution() == dist, ErrorKind::kShapeMismatch, what,
@@ -117,7 +134,7 @@ void Softmax<T, Space>::forward(const DistTensor<T, Space>& src,
   Impl& s = impl();
   s.check(src, "src");
   s.check(dst, "dst");
-  s.backend.forward(src.interior(), dst.interior());
+  s.kernel.forward(src.interior(), dst.interior());
 }
 
 template <typename T, typename Space>
@@ -128,14 +145,14 @@ void Softmax<T, Space>::backward(const DistTensor<T, Space>& dst,
   s.check(dst, "dst");
   s.check(diff_dst, "diff_dst");
   s.check(diff_src, "diff_src");
-  s.backend.backward(dst.interior(), diff_dst.interior(), diff_src.interior());
+  s.kernel.backward(dst.interior(), diff_dst.interior(), diff_src.interior());
 }
 
 template <typename T, typename Space>
 std::string Softmax<T, Space>::describe() const {
   const Impl& s = impl();
   std::ostringstream out;
-  out << to_string(s.kind) << " " << s.shard << ": " << s.backend.describe()
+  out << to_string(s.kind) << " " << s.shard << ": " << s.kernel.describe()
       << "\n";
   return out.str();
 }
