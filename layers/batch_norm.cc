@@ -3,9 +3,6 @@
 // layers/internal/batch_norm_impl.h.
 #include "layers/batch_norm.h"
 
-#include <algorithm>
-#include <vector>
-
 #include "distconv/element_types.h"
 #include "kernels/local_batch_norm.h"
 #include "layers/internal/batch_norm_impl.h"
@@ -14,19 +11,10 @@ namespace distconv {
 namespace internal {
 
 template <typename T>
-struct BatchNormBackend<T, HostSpace> {
-  using Kernel = LocalBatchNorm<T>;
-  using P = Compute<T>;
-  static Kernel kernel(Index channels, const BatchNormDeviceOptions&) {
-    return Kernel(channels);
-  }
-  static const P* read(const BatchNormDeviceOptions&, const P* p, Index,
-                       std::vector<P>&) {
-    return p;
-  }
-  static void write(const BatchNormDeviceOptions&, const std::vector<P>& from,
-                    P* to) {
-    std::copy(from.begin(), from.end(), to);
+struct SpaceKernel<BatchNormKernelCall, T, HostSpace> {
+  using type = LocalBatchNorm<T>;
+  static type make(const Exec<HostSpace>&, const BatchNormKernelCall& c) {
+    return type(c.channels);
   }
 };
 

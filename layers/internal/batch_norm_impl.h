@@ -1,27 +1,15 @@
 // Internal: the batch normalisation layer, BatchNorm<T, Space> (see
-// layers/batch_norm.h), written once for every memory space. A space's
-// BatchNormBackend says what runs the plan's per-channel passes there and
-// how the caller's parameter arrays are read and written:
-//
-//   template <typename T>
-//   struct BatchNormBackend<T, HostSpace> {
-//     using Kernel = LocalBatchNorm<T>;  // moments, affine, gradient_sums,
-//                                        // diff_src; per-channel arrays of
-//                                        // doubles on the host
-//     static Kernel kernel(Index channels, const BatchNormDeviceOptions&);
-//     // The n values of a caller's array, readable on the host (the array
-//     // itself, or a copy in `copy`).
-//     static const Compute<T>* read(const BatchNormDeviceOptions&,
-//                                   const Compute<T>* p, Index n,
-//                                   std::vector<Compute<T>>& copy);
-//     // The caller's array = `from` (host values).
-//     static void write(const BatchNormDeviceOptions&,
-//                       const std::vector<Compute<T>>& from, Compute<T>* to);
-//   };
+// layers/batch_norm.h), written once for every memory space. The plan's
+// per-channel passes run the space's kernel for a BatchNormKernelCall
+// (layers/internal/space_kernel.h), with the interface below:
+// LocalBatchNorm in host memory (kernels/local_batch_norm.h; a fused ReLU
+// runs in its passes), CudaBatchNorm on the GPU (kernels/cuda/batch_norm.h).
+// The caller's parameter arrays are read and written from the host
+// (layers/internal/host_values.h).
 //
 // The statistics, their reductions across the set and the running
 // statistics are this file's, in double on the host, the same for every
-// space. Included by the .cc that defines a space's backend and
+// space. Included by the .cc that specialises SpaceKernel for a space and
 // instantiates the layer for it: layers/batch_norm.cc (host),
 // layers/device_batch_norm.cc (GPU).
 #ifndef DISTCONV_LAYERS_INTERNAL_BATCH_NORM_IMPL_H_
@@ -36,18 +24,54 @@
 #include <vector>
 
 #include "distconv/error.h"
+#include "distconv/exec.h"
 #include "distconv/internal/layer_checks.h"
 #include "distconv/internal/mpi_util.h"
 #include "kernels/norm_activation.h"
 #include "layers/batch_norm.h"
 #include "layers/internal/given_plan.h"
+#include "layers/internal/host_values.h"
 #include "layers/internal/plan_fingerprints.h"
+#include "layers/internal/space_kernel.h"
 
 namespace distconv {
 namespace internal {
 
-template <typename T, typename Space>
-struct BatchNormBackend;
+// A rank's per-channel passes: over channels-last arrays of `channels`
+// channels (the rank's block).
+struct BatchNormKernelCall {
+  Index channels;
+};
+
+// Per-channel arrays of doubles on the host; the arrays x, dy, y, dx in
+// the space's memory.
+template <>
+struct KernelInterface<BatchNormKernelCall> {
+  template <typename K, typename T, typename Space>
+  using passes = decltype(
+      // sums[c] and squared deviations m2[c] of x's channels
+      std::declval<K&>().moments(std::declval<const T*>(), Index(),
+                                 std::declval<double*>(),
+                                 std::declval<double*>()),
+      // y = (x - mean) a + b
+      std::declval<K&>().affine(
+          std::declval<const T*>(), Index(), std::declval<const double*>(),
+          std::declval<const double*>(), std::declval<const double*>(),
+          std::declval<T*>()),
+      // sum dy, sum dy (x - mean)
+      std::declval<K&>().gradient_sums(
+          std::declval<const T*>(), std::declval<const T*>(), Index(),
+          std::declval<const double*>(), std::declval<double*>(),
+          std::declval<double*>()),
+      // dx = a ((dy - dy_mean) - (x - mean) k)
+      std::declval<K&>().diff_src(
+          std::declval<const T*>(), std::declval<const T*>(), Index(),
+          std::declval<const double*>(), std::declval<const double*>(),
+          std::declval<const double*>(), std::declval<const double*>(),
+          std::declval<T*>()),
+      // what runs them
+      std::string(K::implementation()));
+};
 
 }  // namespace internal
 
@@ -58,12 +82,16 @@ struct BatchNorm<T, Space>::Impl {
   BatchNormPlan plan;  // options.mode: the current mode (set_mode)
   // The set's communicator; MPI_COMM_NULL when the set is this rank alone.
   MPI_Comm comm = MPI_COMM_NULL;
-  using Backend = internal::BatchNormBackend<T, Space>;
+  using Kernel =
+      internal::SpaceKernelOf<internal::BatchNormKernelCall, T, Space>;
   using P = Compute<T>;  // scale, shift and their gradients
   // Host memory: a fused ReLU runs in the kernels' passes.
   static constexpr bool kHost = std::is_same_v<Space, HostSpace>;
-  BatchNormDeviceOptions device;
-  typename Backend::Kernel kernel;
+  // What a failed copy of the parameter arrays names.
+  static constexpr const char* kParameters = "batch normalisation parameters";
+  static constexpr const char* kGradients = "batch normalisation gradients";
+  Exec<Space> exec;
+  Kernel kernel;
 
   std::vector<double> running_mean, running_variance;
   std::vector<double> batch_mean, batch_variance;
@@ -82,16 +110,17 @@ struct BatchNorm<T, Space>::Impl {
   // With a fused ReLU: the last forward's a and b, which backward's gate
   // recomputes the normalised values with.
   std::vector<double> relu_a, relu_b;
-  // Host copies of the caller's parameter arrays (Backend::read) and the
-  // parameter gradients before Backend::write.
+  // Host copies of the caller's parameter arrays (host_values) and the
+  // parameter gradients before store_host_values.
   std::vector<P> scale_copy, shift_copy, diff_scale_out, diff_shift_out;
   LayerStats stats;  // allreduce_wait_s: in allreduce_sums
 
   Impl(const ProcessGrid& grid, BatchNormPlan p,
        const BatchNormDeviceOptions& d)
       : plan(std::move(p)),
-        device(d),
-        kernel(Backend::kernel(plan.local_channels, d)) {
+        exec(internal::exec_on<Space>(d.stream)),
+        kernel(internal::make_kernel<T>(
+            exec, internal::BatchNormKernelCall{plan.local_channels})) {
     if (plan.communicates()) {
       comm = plan.options.stats == BatchNormStats::kSampleBlock
                  ? grid.sample_comm()
@@ -207,8 +236,10 @@ struct BatchNorm<T, Space>::Impl {
       }
     }
     if (plan.elements == 0) return;
-    const P* scale_h = Backend::read(device, scale, plan.channels, scale_copy);
-    const P* shift_h = Backend::read(device, shift, plan.channels, shift_copy);
+    const P* scale_h = internal::host_values(exec, scale, plan.channels,
+                                             scale_copy, kParameters);
+    const P* shift_h = internal::host_values(exec, shift, plan.channels,
+                                             shift_copy, kParameters);
     for (Index ch = plan.stats_begin; ch < plan.stats_end; ++ch) {
       coef_a[ch] = double(scale_h[ch]) * used_inv_std[ch];
       coef_b[ch] = double(shift_h[ch]);
@@ -261,7 +292,8 @@ struct BatchNorm<T, Space>::Impl {
       allreduce_sums(2 * plan.channels);
     }
     const double n = double(plan.count);
-    const P* scale_h = Backend::read(device, scale, plan.channels, scale_copy);
+    const P* scale_h = internal::host_values(exec, scale, plan.channels,
+                                             scale_copy, kParameters);
     // Channels outside the set's statistics (kShard, channels split) keep
     // their zeros.
     for (Index ch = plan.stats_begin; ch < plan.stats_end; ++ch) {
@@ -276,8 +308,8 @@ struct BatchNorm<T, Space>::Impl {
         coef_c[ch] = used_inv_std[ch] * sum_dy_xhat / n;
       }
     }
-    Backend::write(device, diff_shift_out, diff_shift);
-    Backend::write(device, diff_scale_out, diff_scale);
+    internal::store_host_values(exec, diff_shift_out, diff_shift, kGradients);
+    internal::store_host_values(exec, diff_scale_out, diff_scale, kGradients);
     if (plan.elements == 0) return;
     const double* f[4] = {used_mean.data() + c0, coef_a.data() + c0,
                           coef_b.data() + c0, coef_c.data() + c0};
@@ -441,8 +473,8 @@ std::string BatchNorm<T, Space>::describe() const {
   const BatchNormPlan& p = impl().plan;
   std::ostringstream out;
   out << p.describe() << ": channels-last loops ("
-      << Impl::Backend::Kernel::implementation() << "), " << p.channels
-      << " channels, " << p.elements << " values here\n";
+      << Impl::Kernel::implementation() << "), " << p.channels << " channels, "
+      << p.elements << " values here\n";
   return out.str();
 }
 

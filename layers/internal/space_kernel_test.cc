@@ -10,9 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "kernels/local_batch_norm.h"
 #include "kernels/local_loss.h"
 #include "kernels/local_pool.h"
 #include "kernels/local_softmax.h"
+#include "layers/internal/batch_norm_impl.h"
 #include "layers/internal/loss_impl.h"
 #include "layers/internal/pooling_impl.h"
 #include "layers/internal/softmax_impl.h"
@@ -94,6 +96,24 @@ static_assert(
     !kHasInterface<PoolKernelCall, GoodSoftmax<float>, float, HostSpace>);
 static_assert(
     !kHasInterface<PoolKernelCall, LocalPool<float>, float, OtherSpace>);
+
+// Batch normalisation's passes on raw arrays; its implementation() is a
+// static member (the layer names it without a kernel).
+struct NoDiffSrc {
+  void moments(const float*, Index, double*, double*);
+  void affine(const float*, Index, const double*, const double*, const double*,
+              float*);
+  void gradient_sums(const float*, const float*, Index, const double*, double*,
+                     double*);
+  static std::string implementation() { return "stand-in"; }
+};
+static_assert(kHasInterface<BatchNormKernelCall, LocalBatchNorm<float>, float,
+                            HostSpace>);
+static_assert(
+    kHasInterface<BatchNormKernelCall, LocalBatchNorm<bf16>, bf16, HostSpace>);
+static_assert(!kHasInterface<BatchNormKernelCall, NoDiffSrc, float, HostSpace>);
+static_assert(!kHasInterface<BatchNormKernelCall, LocalBatchNorm<float>, double,
+                             HostSpace>);
 
 }  // namespace
 
