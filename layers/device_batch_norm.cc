@@ -1,7 +1,7 @@
 // The batch normalisation layer in GPU memory (BatchNorm<T, DeviceSpace>):
 // CudaBatchNorm's passes on the stream of the device options; scale, shift
 // and their gradients in device memory, staged through the host
-// (layers/internal/host_values.h). The layer itself is
+// (layers/internal/host_staging.h). The layer itself is
 // layers/internal/batch_norm_impl.h. Built only with --config=cuda.
 #include "distconv/device_space.h"
 #include "distconv/element_types.h"

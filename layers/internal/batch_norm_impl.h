@@ -5,7 +5,7 @@
 // LocalBatchNorm in host memory (kernels/local_batch_norm.h; a fused ReLU
 // runs in its passes), CudaBatchNorm on the GPU (kernels/cuda/batch_norm.h).
 // The caller's parameter arrays are read and written from the host
-// (layers/internal/host_values.h).
+// (layers/internal/host_staging.h).
 //
 // The statistics, their reductions across the set and the running
 // statistics are this file's, in double on the host, the same for every
@@ -30,7 +30,7 @@
 #include "kernels/norm_activation.h"
 #include "layers/batch_norm.h"
 #include "layers/internal/given_plan.h"
-#include "layers/internal/host_values.h"
+#include "layers/internal/host_staging.h"
 #include "layers/internal/plan_fingerprints.h"
 #include "layers/internal/space_kernel.h"
 

@@ -1,9 +1,8 @@
 // Internal: copies between device memory and pageable host memory on a
 // stream, for the layers in GPU memory whose collectives run on the host
-// (channel collectives, redistribution, batch normalisation's parameters:
-// host_values and store_host_values on the GPU's context,
-// layers/internal/host_values.h, are defined here). Built only with
-// --config=cuda.
+// (channel collectives; on an execution context, redistribution and batch
+// normalisation's parameters: layers/internal/host_staging.h, whose GPU
+// functions are defined here). Built only with --config=cuda.
 #ifndef DISTCONV_LAYERS_INTERNAL_DEVICE_STAGING_H_
 #define DISTCONV_LAYERS_INTERNAL_DEVICE_STAGING_H_
 

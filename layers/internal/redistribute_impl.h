@@ -2,8 +2,8 @@
 // device memory (layers/redistribute.cc instantiates them for the host,
 // layers/device_redistribute.cc for the GPU). The plan and the MPI
 // messages are the same in both; a space's copies (kernels/space_ops.h)
-// pack and unpack the boxes, and RedistributionStaging<Space> moves device
-// messages through the host.
+// pack and unpack the boxes, and device messages pass through the host on
+// the space's context (layers/internal/host_staging.h).
 #ifndef DISTCONV_LAYERS_INTERNAL_REDISTRIBUTE_IMPL_H_
 #define DISTCONV_LAYERS_INTERNAL_REDISTRIBUTE_IMPL_H_
 
@@ -14,10 +14,12 @@
 #include <vector>
 
 #include "distconv/error.h"
+#include "distconv/exec.h"
 #include "distconv/internal/agreement.h"
 #include "distconv/internal/layer_checks.h"
 #include "distconv/internal/mpi_util.h"
 #include "distconv/strided_view.h"
+#include "layers/internal/host_staging.h"
 #include "layers/internal/pointwise.h"
 #include "layers/redistribute.h"
 
@@ -36,13 +38,6 @@ void require_same_ranks(const ProcessGrid& src, const ProcessGrid& dst);
 // Checks together on all ranks what each rank sees only for itself: the
 // size of its messages against MPI's int counts (kUnsupported).
 void require_int_counts(MPI_Comm comm, const RedistributionPlan& plan);
-
-// How device messages pass through the host; HostSpace needs none.
-//   to_host(stream, host, device, bytes): queued on `stream` and waited for.
-//   to_device(stream, device, host, bytes): queued on `stream` and waited
-//     for (the next move receives into `host` again).
-template <typename Space>
-struct RedistributionStaging;
 
 // The view of `global` (a box inside the tensor's shard, global
 // coordinates) in the tensor's buffer.
@@ -222,8 +217,7 @@ void Redistribution<T, Space>::move(
     DistTensor<T, Space>& to, T* out_buf, T* in_buf, T* out_dev, T* in_dev) {
   using internal::packed_view;
   using internal::shard_view;
-  CUstream_st* const stream = options_.stream;
-  const Exec<Space> exec = internal::exec_on<Space>(stream);
+  const Exec<Space> exec = internal::exec_on<Space>(options_.stream);
   // Messages travel in the sender's storage order: packing is then a copy
   // of contiguous runs, and only a receiver of the other order transposes.
   const StorageOrder order = from.layout().storage_order();
@@ -239,8 +233,8 @@ void Redistribution<T, Space>::move(
   }
   if constexpr (!kHost) {
     if (out_off.back() > 0) {
-      internal::RedistributionStaging<Space>::to_host(
-          stream, out_buf, out_dev, sizeof(T) * out_off.back());
+      internal::stage_to_host(exec, out_buf, out_dev,
+                              sizeof(T) * out_off.back(), "redistribution");
     }
   }
   post(out, out_off, in, in_off, out_buf, in_buf);
@@ -265,8 +259,10 @@ void Redistribution<T, Space>::move(
   } else {
     internal::wait_all(static_cast<int>(in.size()), requests_.data());
     if (in_off.back() > 0) {
-      internal::RedistributionStaging<Space>::to_device(
-          stream, in_dev, in_buf, sizeof(T) * in_off.back());
+      internal::stage_to_device(exec, in_dev, in_buf, sizeof(T) * in_off.back(),
+                                "redistribution");
+      // The next move receives into in_buf again.
+      internal::wait_for(exec, "redistribution: the received messages");
     }
     for (size_t i = 0; i < in.size(); ++i) unpack(static_cast<int>(i));
   }
