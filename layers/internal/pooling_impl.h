@@ -41,18 +41,10 @@ namespace internal {
 template <>
 struct KernelInterface<PoolKernelCall> {
   template <typename K, typename T, typename Space>
-  using passes = decltype(
-      // dst from src
-      std::declval<const K&>().forward(
-          std::declval<const StridedView<const T, Space>&>(),
-          std::declval<const StridedView<T, Space>&>()),
-      // diff_src from src and diff_dst
-      std::declval<const K&>().backward(
-          std::declval<const StridedView<const T, Space>&>(),
-          std::declval<const StridedView<const T, Space>&>(),
-          std::declval<const StridedView<T, Space>&>()),
-      // what runs the passes
-      std::string(std::declval<const K&>().implementation()));
+  // forward(src, dst); backward(src, diff_dst, diff_src); what runs them
+  using passes =
+      decltype(std::declval<ForwardBackward<K, T, Space>>(),
+               std::string(std::declval<const K&>().implementation()));
 };
 
 // Host memory: each of the plan's kernel calls set to the implementation

@@ -34,18 +34,9 @@ struct SoftmaxKernelCall {
 template <>
 struct KernelInterface<SoftmaxKernelCall> {
   template <typename K, typename T, typename Space>
-  using passes = decltype(
-      // dst from src
-      std::declval<const K&>().forward(
-          std::declval<const StridedView<const T, Space>&>(),
-          std::declval<const StridedView<T, Space>&>()),
-      // diff_src from dst and diff_dst
-      std::declval<const K&>().backward(
-          std::declval<const StridedView<const T, Space>&>(),
-          std::declval<const StridedView<const T, Space>&>(),
-          std::declval<const StridedView<T, Space>&>()),
-      // what runs the passes
-      std::string(std::declval<const K&>().describe()));
+  // forward(src, dst); backward(dst, diff_dst, diff_src); what runs them
+  using passes = decltype(std::declval<ForwardBackward<K, T, Space>>(),
+                          std::string(std::declval<const K&>().describe()));
 };
 
 }  // namespace internal

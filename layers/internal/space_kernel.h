@@ -24,8 +24,10 @@
 #define DISTCONV_LAYERS_INTERNAL_SPACE_KERNEL_H_
 
 #include <type_traits>
+#include <utility>
 
 #include "distconv/exec.h"
+#include "distconv/strided_view.h"
 
 namespace distconv::internal {
 
@@ -40,6 +42,19 @@ struct KernelInterface;
 
 template <typename Call, typename T, typename Space>
 using SpaceKernelOf = typename SpaceKernel<Call, T, Space>::type;
+
+// The two passes of a layer that maps src to dst (forward(src, dst)) and
+// back (backward(a, b, diff_src): two read-only views, the gradient
+// written), on the space's views; part of such layers' interfaces.
+template <typename K, typename T, typename Space>
+using ForwardBackward =
+    decltype(std::declval<const K&>().forward(
+                 std::declval<const StridedView<const T, Space>&>(),
+                 std::declval<const StridedView<T, Space>&>()),
+             std::declval<const K&>().backward(
+                 std::declval<const StridedView<const T, Space>&>(),
+                 std::declval<const StridedView<const T, Space>&>(),
+                 std::declval<const StridedView<T, Space>&>()));
 
 template <typename Void, template <typename...> class Op, typename... Args>
 struct Detected : std::false_type {};
