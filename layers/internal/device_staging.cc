@@ -34,8 +34,7 @@ void stage_to_device(const Exec<DeviceSpace>& exec, void* device,
 }
 
 void wait_for(const Exec<DeviceSpace>& exec, const char* what) {
-  check_cuda(cudaStreamSynchronize(exec.stream()), what,
-             ": waiting for the stream");
+  check_cuda(cudaStreamSynchronize(exec.stream()), what);
 }
 
 }  // namespace distconv::internal

@@ -32,7 +32,8 @@ void stage_to_host(const Exec<DeviceSpace>& exec, void* host,
 // returns once they are staged, before they have landed.
 void stage_to_device(const Exec<DeviceSpace>& exec, void* device,
                      const void* host, std::size_t bytes, const char* what);
-// GPU memory: waits for the work queued on the context's stream.
+// GPU memory: waits for the work queued on the context's stream; `what`
+// names the wait.
 void wait_for(const Exec<DeviceSpace>& exec, const char* what);
 
 template <typename P>

@@ -84,7 +84,6 @@ struct Loss<T, Space>::Impl {
   const HaloLayout& prediction_layout;
   const HaloLayout& target_layout;
   Box shard;
-  LossCellDesc cells;
   std::vector<double> sample_losses;
   internal::SpaceKernelOf<LossCellDesc, T, Space> kernel;
   LayerStats stats;  // allreduce_wait_s: in sum_over_ranks
@@ -98,10 +97,10 @@ struct Loss<T, Space>::Impl {
         prediction_layout(plan.layout("prediction")),
         target_layout(plan.layout("target")),
         shard(plan.shard("prediction")),
-        cells(loss_cell_desc(desc, prediction.global_shape()[1])),
         sample_losses(shard.extent[0], 0.0),
         kernel(internal::make_kernel<T>(
-            internal::exec_on<Space>(options.stream), cells)) {}
+            internal::exec_on<Space>(options.stream),
+            loss_cell_desc(desc, prediction.global_shape()[1]))) {}
 
   // Sums `values` over `comm`, timed into stats.
   void sum_over_ranks(std::vector<double>& values, MPI_Comm comm) {

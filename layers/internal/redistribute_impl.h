@@ -262,7 +262,8 @@ void Redistribution<T, Space>::move(
       internal::stage_to_device(exec, in_dev, in_buf, sizeof(T) * in_off.back(),
                                 "redistribution");
       // The next move receives into in_buf again.
-      internal::wait_for(exec, "redistribution: the received messages");
+      internal::wait_for(exec,
+                         "redistribution: waiting for the received messages");
     }
     for (size_t i = 0; i < in.size(); ++i) unpack(static_cast<int>(i));
   }
