@@ -20,7 +20,7 @@
 #include "distconv/internal/mpi_util.h"
 #include "distconv/memory_space.h"
 #include "halo/halo_exchange.h"
-#include "halo/shared_inbox.h"
+#include "halo/internal/shared_inbox.h"
 #include "halo/transport.h"
 
 namespace distconv::internal {

@@ -3,7 +3,7 @@
 // gives too, and writes into a peer's inbox arrive there. With --hosts=N (tests/two_hosts_test.sh
 // passes it) the job must span exactly N hosts, so that a launch that
 // fell back to one host cannot pass for two.
-#include "halo/shared_inbox.h"
+#include "halo/internal/shared_inbox.h"
 
 #include <gtest/gtest.h>
 #include <mpi.h>

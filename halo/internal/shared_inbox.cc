@@ -1,4 +1,4 @@
-#include "halo/shared_inbox.h"
+#include "halo/internal/shared_inbox.h"
 
 #include <numeric>
 

@@ -8,8 +8,8 @@
 //     std::memcpy(inbox.of(peer) + offset, data, n);
 //     inbox.sync();      // then notify the peer, e.g. a zero-byte message
 //   }
-#ifndef DISTCONV_HALO_SHARED_INBOX_H_
-#define DISTCONV_HALO_SHARED_INBOX_H_
+#ifndef DISTCONV_HALO_INTERNAL_SHARED_INBOX_H_
+#define DISTCONV_HALO_INTERNAL_SHARED_INBOX_H_
 
 #include <mpi.h>
 
@@ -47,4 +47,4 @@ class SharedInbox {
 
 }  // namespace distconv
 
-#endif  // DISTCONV_HALO_SHARED_INBOX_H_
+#endif  // DISTCONV_HALO_INTERNAL_SHARED_INBOX_H_
