@@ -29,7 +29,6 @@ class LocalLoss {
  public:
   explicit LocalLoss(const LossCellDesc& cells) : cells_(cells) {}
 
-  const LossCellDesc& cells() const { return cells_; }
   // Each cell's loss_cell_term (or loss_cell_count), summed per sample.
   // kCountsOnly counts class indices (Target an integer); with any other
   // target it counts nothing.

@@ -34,7 +34,6 @@ class CudaLoss {
   CudaLoss(const LossCellDesc& cells, CUstream_st* stream)
       : cells_(cells), stream_(stream) {}
 
-  const LossCellDesc& cells() const { return cells_; }
   template <typename Target>
   std::vector<double> sums(LossTerms what, const ConstView<T>& x,
                            const ConstView<Target>& t);

@@ -4,7 +4,7 @@
 #include "distconv/internal/cuda_check.h"
 #include "distconv/internal/mpi_util.h"
 #include "halo/nccl_comm.h"
-#include "layers/internal/device_staging.h"
+#include "layers/internal/host_staging.h"
 
 namespace distconv::internal {
 namespace {
@@ -13,12 +13,13 @@ constexpr const char* kWhat = "channel collective";
 
 template <typename T>
 void to_host(cudaStream_t stream, T* host, const T* device, Index n) {
-  stage_to_host(stream, host, device, sizeof(T) * n, kWhat);
+  stage_to_host(Exec<DeviceSpace>(stream), host, device, sizeof(T) * n, kWhat);
 }
 
 template <typename T>
 void to_device(cudaStream_t stream, T* device, const T* host, Index n) {
-  stage_to_device(stream, device, host, sizeof(T) * n, kWhat);
+  stage_to_device(Exec<DeviceSpace>(stream), device, host, sizeof(T) * n,
+                  kWhat);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Internal: moving a layer's arrays between a memory space and the host,
 // on the space's execution context, for the layers whose collectives or
 // per-channel arithmetic run on the host (batch normalisation's
-// parameters, redistribution's messages).
+// parameters, redistribution's messages, the GPU's channel collectives).
 //
 //   const float* s = host_values(exec, scale, n, copy, "scale");
 //   store_host_values(exec, diff_scale_on_host, diff_scale, "gradients");
