@@ -4,18 +4,22 @@
 //
 //   Exec<HostSpace>: work runs at once, on the calling thread.
 //   Exec<DeviceSpace>: work is queued on a CUDA stream the caller owns
-//     (a framework's), which must outlive the context; the context owns
-//     nothing. This header includes no CUDA header (a cudaStream_t is a
-//     CUstream_st*), so it compiles in every build.
+//     (a framework's), which must outlive the context and every layer
+//     made with it; the context owns nothing. Made without a stream, it
+//     names CUDA's legacy default stream. This header includes no CUDA
+//     header (a cudaStream_t is a CUstream_st*), so it compiles in every
+//     build.
+//
+// Every layer takes its space's context as its last argument (a copy is
+// kept; the default is the host's, or the GPU's legacy default stream):
 //
 //   const Exec<HostSpace> host;
 //   zero(host, shard.interior());          // kernels/space_ops.h
 //   const Exec<DeviceSpace> gpu(stream);
 //   zero(gpu, device_shard.interior());    // kernels/cuda/space_ops.h
+//   Activation<float, DeviceSpace> relu(grid, desc, dist, gpu);
 #ifndef DISTCONV_EXEC_H_
 #define DISTCONV_EXEC_H_
-
-#include <type_traits>
 
 #include "distconv/memory_space.h"
 
@@ -37,29 +41,16 @@ class Exec<HostSpace> {
 template <>
 class Exec<DeviceSpace> {
  public:
-  // nullptr is CUDA's default stream.
+  // CUDA's legacy default stream.
+  Exec() = default;
+  // nullptr is the legacy default stream too.
   explicit Exec(CUstream_st* stream) : stream_(stream) {}
   CUstream_st* stream() const { return stream_; }
 
  private:
-  CUstream_st* stream_;
+  CUstream_st* stream_ = nullptr;
 };
 
-namespace internal {
-
-// The context of a layer whose options name a stream (their `stream`
-// field: the GPU's; the host has none to take, and ignores it).
-template <typename Space>
-Exec<Space> exec_on(CUstream_st* stream) {
-  if constexpr (std::is_same_v<Space, HostSpace>) {
-    (void)stream;
-    return Exec<HostSpace>();
-  } else {
-    return Exec<Space>(stream);
-  }
-}
-
-}  // namespace internal
 }  // namespace distconv
 
 #endif  // DISTCONV_EXEC_H_

@@ -245,9 +245,9 @@ TEST_F(DeviceHalo, RepeatedExchangesOnTheCallersStream) {
   for (HaloTransport t : transports()) {
     HaloSetupOptions config;
     config.transport = t;
-    config.stream = stream;
-    HaloExchange<float, DeviceSpace> ha(grid, layout, config),
-        hb(grid, layout, config);
+    const Exec<DeviceSpace> exec(stream);
+    HaloExchange<float, DeviceSpace> ha(grid, layout, config, exec),
+        hb(grid, layout, config, exec);
     DistTensor<float> host(grid, layout);
     DistTensor<float, DeviceSpace> a(grid, layout), b(grid, layout),
         scratch(grid, layout);

@@ -123,11 +123,11 @@ class DeviceTransport final : public Transport {
 
   DeviceTransport(const ProcessGrid& grid, const HaloLayout& l,
                   const HaloPlan& p, HaloTransport t,
-                  const HaloSetupOptions& config)
+                  const HaloSetupOptions& config, const Exec<DeviceSpace>& exec)
       : layout(l),
         plan(p),
         transport(t),
-        stream(config.stream),
+        stream(exec.stream()),
         send_off(packed_offsets(plan.sends)),
         recv_off(packed_offsets(plan.recvs)) {
     validate_collectively<T>(grid.comm(), plan, transport);
@@ -355,22 +355,24 @@ class DeviceTransport final : public Transport {
 }  // namespace
 
 template <typename T>
-std::unique_ptr<Transport> make_device_transport(
-    const ProcessGrid& grid, const HaloLayout& layout, const HaloPlan& plan,
-    const HaloSetupOptions& setup) {
+TransportPtr make_device_transport(const ProcessGrid& grid,
+                                   const HaloLayout& layout,
+                                   const HaloPlan& plan,
+                                   const HaloSetupOptions& setup,
+                                   const Exec<DeviceSpace>& exec) {
   const HaloTransport transport =
       resolve_transport(setup.transport, HaloTransport::kHostStaged,
                         {HaloTransport::kHostStaged, HaloTransport::kNccl,
                          HaloTransport::kCudaIpc},
                         DeviceSpace::kName);
-  return std::make_unique<DeviceTransport<T>>(grid, layout, plan, transport,
-                                              setup);
+  return TransportPtr(
+      new DeviceTransport<T>(grid, layout, plan, transport, setup, exec));
 }
 
-#define DISTCONV_DEVICE_TRANSPORT(T)                            \
-  template std::unique_ptr<Transport> make_device_transport<T>( \
-      const ProcessGrid&, const HaloLayout&, const HaloPlan&,   \
-      const HaloSetupOptions&);
+#define DISTCONV_DEVICE_TRANSPORT(T)                          \
+  template TransportPtr make_device_transport<T>(             \
+      const ProcessGrid&, const HaloLayout&, const HaloPlan&, \
+      const HaloSetupOptions&, const Exec<DeviceSpace>&);
 DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_DEVICE_TRANSPORT)
 DISTCONV_DEVICE_TRANSPORT(__half)
 DISTCONV_DEVICE_TRANSPORT(__nv_bfloat16)

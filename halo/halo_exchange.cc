@@ -68,11 +68,11 @@ void free_requests(std::vector<MPI_Request>& requests) noexcept {
 struct HaloExchangeCore::State {
   HaloLayout layout;
   HaloPlan plan;
-  std::unique_ptr<Transport> transport;
+  TransportPtr transport;
   bool in_flight = false;
 
   State(const ProcessGrid& grid, const HaloLayout& l,
-        const HaloSetupOptions& setup, MakeTransport make)
+        const HaloSetupOptions& setup, const MakeTransport& make)
       : layout(l), plan(make_halo_plan(l, grid.rank())) {
     transport = make(grid, layout, plan, setup);
   }
@@ -87,10 +87,14 @@ struct HaloExchangeCore::State {
   }
 };
 
+void TransportDeleter::operator()(Transport* transport) const {
+  delete transport;
+}
+
 HaloExchangeCore::HaloExchangeCore(const ProcessGrid& grid,
                                    const HaloLayout& layout,
                                    const HaloSetupOptions& setup,
-                                   MakeTransport make,
+                                   const MakeTransport& make,
                                    std::size_t element_size,
                                    const char* space) {
   run_collectively(grid.comm(), [&] { check_halo_grid(layout, grid); });

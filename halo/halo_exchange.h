@@ -13,8 +13,8 @@
 //   // GPU memory, on the caller's stream, over NCCL.
 //   HaloSetupOptions setup;
 //   setup.transport = HaloTransport::kNccl;
-//   setup.stream = stream;
-//   HaloExchange<float, DeviceSpace> gpu_halo(grid, y.layout(), setup);
+//   HaloExchange<float, DeviceSpace> gpu_halo(grid, y.layout(), setup,
+//                                             Exec<DeviceSpace>(stream));
 //
 // Forward copies owners' shard cells into the halos of the parts that read
 // them (halo cells past an open boundary are left as they are). Reverse is
@@ -32,7 +32,8 @@
 // and destroy it together; the grid (and a given stream or communicator)
 // must outlive it.
 //
-// Device memory: boxes are packed on the setup's stream; messages travel on
+// Device memory: boxes are packed on the stream of the exchange's
+// Exec<DeviceSpace> (its last argument); messages travel on
 // the exchange's own high-priority stream, which waits for the pack through
 // an event, so kernels the caller queues after start() overlap the
 // transfer; wait() makes the stream wait for the arrivals and queues their
@@ -54,6 +55,7 @@
 #include <type_traits>
 
 #include "distconv/dist_tensor.h"
+#include "distconv/exec.h"
 #include "distconv/halo_layout.h"
 #include "distconv/memory_space.h"
 #include "distconv/pimpl.h"
@@ -66,45 +68,67 @@ namespace internal {
 
 class Transport;  // halo/transport.h
 
+// Owns a transport; its deleter is defined where Transport is complete
+// (halo/halo_exchange.cc), so that code here may destroy one.
+struct TransportDeleter {
+  void operator()(Transport* transport) const;
+};
+using TransportPtr = std::unique_ptr<Transport, TransportDeleter>;
+
 // The transports of each memory space, for buffers of T: defined where
 // they are (halo/host_transport.cc; halo/device_transport.cc, CUDA builds
 // only).
 template <typename T>
-std::unique_ptr<Transport> make_host_transport(const ProcessGrid& grid,
-                                               const HaloLayout& layout,
-                                               const HaloPlan& plan,
-                                               const HaloSetupOptions& setup);
+TransportPtr make_host_transport(const ProcessGrid& grid,
+                                 const HaloLayout& layout, const HaloPlan& plan,
+                                 const HaloSetupOptions& setup);
 template <typename T>
-std::unique_ptr<Transport> make_device_transport(const ProcessGrid& grid,
-                                                 const HaloLayout& layout,
-                                                 const HaloPlan& plan,
-                                                 const HaloSetupOptions& setup);
+TransportPtr make_device_transport(const ProcessGrid& grid,
+                                   const HaloLayout& layout,
+                                   const HaloPlan& plan,
+                                   const HaloSetupOptions& setup,
+                                   const Exec<DeviceSpace>& exec);
 
-// The factory of Space's transports for buffers of T, chosen at compile
-// time: builds the transport setup.transport names; collective over the
-// grid.
+// Builds the transport setup.transport names; collective over the grid.
+class MakeTransport {
+ public:
+  virtual TransportPtr operator()(const ProcessGrid& grid,
+                                  const HaloLayout& layout,
+                                  const HaloPlan& plan,
+                                  const HaloSetupOptions& setup) const = 0;
+
+ protected:
+  ~MakeTransport() = default;
+};
+
+// Space's transports for buffers of T, in `exec`'s context.
 template <typename T, typename Space>
-constexpr auto transport_factory() {
-  if constexpr (std::is_same_v<Space, HostSpace>) {
-    return &make_host_transport<T>;
-  } else {
-    return &make_device_transport<T>;
+class SpaceTransports final : public MakeTransport {
+ public:
+  explicit SpaceTransports(const Exec<Space>& exec) : exec_(exec) {}
+  TransportPtr operator()(const ProcessGrid& grid, const HaloLayout& layout,
+                          const HaloPlan& plan,
+                          const HaloSetupOptions& setup) const override {
+    if constexpr (std::is_same_v<Space, HostSpace>) {
+      return make_host_transport<T>(grid, layout, plan, setup);
+    } else {
+      return make_device_transport<T>(grid, layout, plan, setup, exec_);
+    }
   }
-}
+
+ private:
+  Exec<Space> exec_;
+};
 
 // What every HaloExchange is, whatever its element type and memory space:
 // the plan, the checks of each call, the in-flight state and the recovery
 // from a failed start() (see halo/transport.h).
 class HaloExchangeCore {
  public:
-  using MakeTransport = std::unique_ptr<Transport> (*)(const ProcessGrid&,
-                                                       const HaloLayout&,
-                                                       const HaloPlan&,
-                                                       const HaloSetupOptions&);
   // Collective: every rank must pass the same layout, transport, element
   // size and memory space (else the same Error(kGridMismatch) everywhere).
   HaloExchangeCore(const ProcessGrid& grid, const HaloLayout& layout,
-                   const HaloSetupOptions& setup, MakeTransport make,
+                   const HaloSetupOptions& setup, const MakeTransport& make,
                    std::size_t element_size, const char* space);
 
   const HaloPlan& plan() const;
@@ -132,8 +156,8 @@ class HaloExchange {
   // GPU, for kNccl with ranks sharing a GPU, or for kCudaIpc with ranks on
   // several nodes; kDevice where a CUDA or NCCL call fails on some rank.
   HaloExchange(const ProcessGrid& grid, const HaloLayout& layout,
-               const HaloSetupOptions& setup = {})
-      : core_(grid, layout, setup, internal::transport_factory<T, Space>(),
+               const HaloSetupOptions& setup = {}, const Exec<Space>& exec = {})
+      : core_(grid, layout, setup, internal::SpaceTransports<T, Space>(exec),
               sizeof(T), Space::kName) {}
   // Destroying an exchange in flight completes it (collectively).
 

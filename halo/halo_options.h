@@ -2,7 +2,8 @@
 //
 //   HaloSetupOptions  fixed at construction: how messages travel (the
 //                     transport) and the resources it uses (a shared-memory
-//                     group, a CUDA stream, an NCCL communicator).
+//                     group, an NCCL communicator; the CUDA stream is the
+//                     exchange's Exec<DeviceSpace>, distconv/exec.h).
 //   HaloCallOptions   given to each start()/exchange(): forward (owners'
 //                     cells into the halos that read them) or reverse (halo
 //                     contributions summed, or maxed, into their owners).
@@ -15,10 +16,8 @@
 
 #include <mpi.h>
 
-// The CUDA runtime's and NCCL's handle types, declared here so that this
-// header needs neither: a cudaStream_t is a CUstream_st*, an ncclComm_t an
-// ncclComm*.
-struct CUstream_st;
+// NCCL's handle type, declared here so that this header needs no NCCL
+// header: an ncclComm_t is an ncclComm*.
 struct ncclComm;
 
 namespace distconv {
@@ -85,9 +84,6 @@ struct HaloSetupOptions {
   // of the grid (those of it on this rank's node do); MPI_COMM_NULL means
   // every rank on the same node.
   MPI_Comm shared_memory_comm = MPI_COMM_NULL;
-  // Device memory: the CUDA stream (a cudaStream_t) all GPU work of
-  // start() and wait() is ordered on; null is the legacy default stream.
-  CUstream_st* stream = nullptr;
   // kNccl: a communicator (an ncclComm_t) over the grid's ranks with the
   // grid's rank numbering, owned by the caller (a framework's). Null: the
   // exchange makes one from the grid's communicator, collectively, and

@@ -394,21 +394,20 @@ class HostTransport final : public Transport {
 }  // namespace
 
 template <typename T>
-std::unique_ptr<Transport> make_host_transport(const ProcessGrid& grid,
-                                               const HaloLayout& layout,
-                                               const HaloPlan& plan,
-                                               const HaloSetupOptions& setup) {
+TransportPtr make_host_transport(const ProcessGrid& grid,
+                                 const HaloLayout& layout, const HaloPlan& plan,
+                                 const HaloSetupOptions& setup) {
   const HaloTransport transport = resolve_transport(
       setup.transport, HaloTransport::kSharedMemory,
       {HaloTransport::kSharedMemory, HaloTransport::kPackedBuffers,
        HaloTransport::kMpiDatatypes},
       HostSpace::kName);
-  return std::make_unique<HostTransport<T>>(grid, layout, plan, transport,
-                                            setup);
+  return TransportPtr(
+      new HostTransport<T>(grid, layout, plan, transport, setup));
 }
 
 #define DISTCONV_HOST_TRANSPORT(T)                            \
-  template std::unique_ptr<Transport> make_host_transport<T>( \
+  template TransportPtr make_host_transport<T>(               \
       const ProcessGrid&, const HaloLayout&, const HaloPlan&, \
       const HaloSetupOptions&);
 DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_HOST_TRANSPORT)

@@ -27,7 +27,8 @@
 //
 // GPU memory (Activation<T, DeviceSpace>, docs/gpu.md): the same on
 // DistTensor<T, DeviceSpace>, one CUDA thread per element (the host's math
-// bit for bit), queued on ActivationOptions::stream.
+// bit for bit), queued on the stream of the layer's Exec<DeviceSpace>
+// (distconv/exec.h), its last argument.
 //
 // Validation uses global information only (descriptions and
 // distributions), so bad input throws the same distconv::Error on every
@@ -38,20 +39,13 @@
 #include "distconv/activation_desc.h"
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
+#include "distconv/exec.h"
 #include "distconv/halo_layout.h"
 #include "distconv/memory_space.h"
 #include "distconv/process_grid.h"
 #include "layers/shard_plan.h"
 
-struct CUstream_st;  // cudaStream_t
-
 namespace distconv {
-
-struct ActivationOptions {
-  // Device memory: the CUDA stream (a cudaStream_t) the passes are queued
-  // on; null is the legacy default stream. Unused in host memory.
-  CUstream_st* stream = nullptr;
-};
 
 // Defined for every element type of distconv/element_types.h in host memory
 // (//layers:activation) and in device memory (Activation<T, DeviceSpace>,
@@ -62,11 +56,11 @@ class Activation {
  public:
   // `dist` is (N, C, spatial...) with 1 to 3 spatial dimensions.
   Activation(const ProcessGrid& grid, const ActivationDesc& desc,
-             const Distribution& dist, const ActivationOptions& options = {});
+             const Distribution& dist, const Exec<Space>& exec = {});
   // Runs a plan made beforehand by plan_activation(desc, ...); checked on
   // every rank together (made for this rank, grid and description).
   Activation(const ProcessGrid& grid, const ActivationDesc& desc,
-             ShardPlan plan, const ActivationOptions& options = {});
+             ShardPlan plan, const Exec<Space>& exec = {});
 
   const ActivationDesc& desc() const { return desc_; }
   // The distribution of every tensor the layer takes.
@@ -96,7 +90,7 @@ class Activation {
 
   ActivationDesc desc_;
   ShardPlan plan_;
-  ActivationOptions options_;
+  Exec<Space> exec_;
 };
 
 }  // namespace distconv

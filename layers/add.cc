@@ -7,11 +7,12 @@
 
 namespace distconv {
 
-#define DISTCONV_INSTANTIATE(T)                                             \
+#define DISTCONV_INSTANTIATE(T)                                               \
   template void add<T, HostSpace>(const DistTensor<T>&, const DistTensor<T>&, \
-                                  DistTensor<T>&, const AddOptions&);       \
-  template void add_backward<T, HostSpace>(                                 \
-      const DistTensor<T>&, DistTensor<T>&, DistTensor<T>&, const AddOptions&);
+                                  DistTensor<T>&, const Exec<HostSpace>&);    \
+  template void add_backward<T, HostSpace>(const DistTensor<T>&,              \
+                                           DistTensor<T>&, DistTensor<T>&,    \
+                                           const Exec<HostSpace>&);
 DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
 #undef DISTCONV_INSTANTIATE
 

@@ -18,7 +18,8 @@
 //
 // GPU memory: the same on DistTensor<T, DeviceSpace> (float, double;
 // target //layers:device_add, built only with --config=cuda), one CUDA
-// thread per element, queued on AddOptions::stream.
+// thread per element, queued on the stream of the Exec<DeviceSpace>
+// (distconv/exec.h) passed last.
 //
 // A distribution mismatch throws the same kShapeMismatch on every rank
 // (distributions are global information).
@@ -26,30 +27,23 @@
 #define DISTCONV_LAYERS_ADD_H_
 
 #include "distconv/dist_tensor.h"
+#include "distconv/exec.h"
 #include "distconv/memory_space.h"
 
-struct CUstream_st;  // cudaStream_t
-
 namespace distconv {
-
-struct AddOptions {
-  // Device memory: the CUDA stream (a cudaStream_t) the work is queued
-  // on; null is the legacy default stream. Unused in host memory.
-  CUstream_st* stream = nullptr;
-};
 
 // Defined for every element type of distconv/element_types.h in host and device
 // memory.
 template <typename T, typename Space>
 void add(const DistTensor<T, Space>& a, const DistTensor<T, Space>& b,
-         DistTensor<T, Space>& dst, const AddOptions& options = {});
+         DistTensor<T, Space>& dst, const Exec<Space>& exec = {});
 
 // diff_a = diff_b = diff_dst; either may be diff_dst itself (nothing is
 // copied there).
 template <typename T, typename Space>
 void add_backward(const DistTensor<T, Space>& diff_dst,
                   DistTensor<T, Space>& diff_a, DistTensor<T, Space>& diff_b,
-                  const AddOptions& options = {});
+                  const Exec<Space>& exec = {});
 
 }  // namespace distconv
 

@@ -68,7 +68,8 @@
 //
 // GPU memory (BatchNorm<T, DeviceSpace>, docs/gpu.md): the same plan and
 // passes on DistTensor<T, DeviceSpace>, with scale, shift and their
-// gradients in device memory, queued on BatchNormDeviceOptions::stream.
+// gradients in device memory, queued on the stream of the layer's
+// Exec<DeviceSpace> (distconv/exec.h), its last argument.
 // The per-channel sums run on the device (double, in a fixed order) and
 // travel through the host for the reductions over the set and for the
 // per-channel factors, which are computed on the host from scale (and
@@ -92,6 +93,7 @@
 
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
+#include "distconv/exec.h"
 #include "distconv/halo_layout.h"
 #include "distconv/memory_space.h"
 #include "distconv/pimpl.h"
@@ -99,15 +101,7 @@
 #include "layers/batch_norm_plan.h"
 #include "layers/layer_stats.h"
 
-struct CUstream_st;  // cudaStream_t
-
 namespace distconv {
-
-// Where a layer in device memory queues its work; unused in host memory.
-struct BatchNormDeviceOptions {
-  // A cudaStream_t; null is the legacy default stream.
-  CUstream_st* stream = nullptr;
-};
 
 // Defined for every element type of distconv/element_types.h in host memory
 // (bf16 and fp16: fp32 scale, shift and gradients; statistics in double as for
@@ -120,12 +114,11 @@ class BatchNorm {
   using Param = Compute<T>;  // scale, shift and their gradients
 
   BatchNorm(const ProcessGrid& grid, const Distribution& src,
-            const BatchNormOptions& options = {},
-            const BatchNormDeviceOptions& device = {});
+            const BatchNormOptions& options = {}, const Exec<Space>& exec = {});
   // Runs a plan made beforehand for this rank (plan_batch_norm(src,
   // grid.rank(), options)).
   BatchNorm(const ProcessGrid& grid, BatchNormPlan plan,
-            const BatchNormDeviceOptions& device = {});
+            const Exec<Space>& exec = {});
 
   // The plan it runs; options.mode is the current mode (set_mode()).
   const BatchNormPlan& plan() const;

@@ -37,7 +37,8 @@
 // GPU memory (Concat<T, DeviceSpace>, Slice<T, DeviceSpace>; float and
 // double; target //layers:device_concat, built only with --config=cuda):
 // the same on DistTensor<T, DeviceSpace>, one CUDA kernel per input (or
-// channel range), one thread per element, queued on ConcatOptions::stream.
+// channel range), one thread per element, queued on the stream of the
+// layer's Exec<DeviceSpace> (distconv/exec.h), its last argument.
 //
 // Validation uses global information only (distributions, ranges), so bad
 // input throws the same distconv::Error on every rank.
@@ -48,21 +49,13 @@
 
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
+#include "distconv/exec.h"
 #include "distconv/halo_layout.h"
 #include "distconv/memory_space.h"
 #include "distconv/process_grid.h"
 #include "layers/shard_plan.h"  // ChannelRange, OtherChannels
 
-struct CUstream_st;  // cudaStream_t
-
 namespace distconv {
-
-// Of Concat and Slice.
-struct ConcatOptions {
-  // Device memory: the CUDA stream (a cudaStream_t) the passes are queued
-  // on; null is the legacy default stream. Unused in host memory.
-  CUstream_st* stream = nullptr;
-};
 
 // Defined for every element type of distconv/element_types.h in host and device
 // memory.
@@ -71,11 +64,10 @@ class Concat {
  public:
   // The inputs' distributions, in output channel order (at least one).
   Concat(const ProcessGrid& grid, const std::vector<Distribution>& srcs,
-         const ConcatOptions& options = {});
+         const Exec<Space>& exec = {});
   // Runs a plan made beforehand by plan_concat; checked on every rank
   // together (made for this rank and grid).
-  Concat(const ProcessGrid& grid, ShardPlan plan,
-         const ConcatOptions& options = {});
+  Concat(const ProcessGrid& grid, ShardPlan plan, const Exec<Space>& exec = {});
 
   int num_srcs() const { return static_cast<int>(plan_.tensors.size()) - 1; }
   const Distribution& src_distribution(int i) const;
@@ -100,7 +92,7 @@ class Concat {
  private:
   ShardPlan plan_;
   std::vector<Index> offsets_;  // num_srcs() + 1 channel offsets
-  ConcatOptions options_;
+  Exec<Space> exec_;
 };
 
 // Defined for every element type of distconv/element_types.h in host and device
@@ -110,11 +102,11 @@ class Slice {
  public:
   // 0 <= range.begin <= range.end <= C of `src`.
   Slice(const ProcessGrid& grid, const ChannelRange& range,
-        const Distribution& src, const ConcatOptions& options = {});
+        const Distribution& src, const Exec<Space>& exec = {});
   // Runs a plan made beforehand by plan_slice(range, ...); checked on every
   // rank together (made for this rank, grid and range).
   Slice(const ProcessGrid& grid, const ChannelRange& range, ShardPlan plan,
-        const ConcatOptions& options = {});
+        const Exec<Space>& exec = {});
 
   const ChannelRange& range() const { return range_; }
   const Distribution& src_distribution() const {
@@ -140,7 +132,7 @@ class Slice {
  private:
   ChannelRange range_;
   ShardPlan plan_;
-  ConcatOptions options_;
+  Exec<Space> exec_;
 };
 
 }  // namespace distconv

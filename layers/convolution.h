@@ -72,14 +72,15 @@
 //
 // Supported: 2D and 3D, any kernel, stride, dilation, asymmetric padding
 // (zeros or circular, per dimension), groups, bias; grids splitting N, C
-// and any spatial dimensions, uneven and empty shards. fp32 runs on oneDNN; fp64 on the reference kernels
-// (oneDNN has no fp64 convolution).
+// and any spatial dimensions, uneven and empty shards. fp32 runs on oneDNN;
+// fp64 on the reference kernels (oneDNN has no fp64 convolution).
 //
 // GPU memory (Convolution<T, DeviceSpace>, docs/gpu.md): the same plan and
 // passes on DistTensor<T, DeviceSpace>, with weights, bias and gradients
 // as device arrays, through cuDNN (ConvolutionOptions::gpu: strict fp32 or
-// TF32, heuristic or timed algorithm choice), all queued on
-// ConvolutionOptions::halo.stream, on every grid the host layer takes
+// TF32, heuristic or timed algorithm choice), all queued on the stream of
+// the layer's Exec<DeviceSpace> (distconv/exec.h), its last argument, on
+// every grid the host layer takes
 // (channel splits through layers/internal/device_channel_collective.h).
 //
 // Destroying the layer completes a gradient allreduce still in flight.
@@ -100,9 +101,10 @@
 #include "distconv/conv_geometry.h"
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
+#include "distconv/exec.h"
 #include "distconv/halo_layout.h"
-#include "distconv/pimpl.h"
 #include "distconv/memory_space.h"
+#include "distconv/pimpl.h"
 #include "distconv/process_grid.h"
 #include "layers/conv_options.h"
 #include "layers/conv_plan.h"
@@ -121,13 +123,14 @@ class Convolution {
 
   // Plans this rank's part (plan_convolution) and makes what it runs on.
   Convolution(const ProcessGrid& grid, const ConvDesc& desc,
-              const Distribution& src, const ConvolutionOptions& options = {});
+              const Distribution& src, const ConvolutionOptions& options = {},
+              const Exec<Space>& exec = {});
   // Runs a plan made beforehand for this rank of `grid`, its halos
   // travelling as `halo` says (the transport the plan was made for), its
   // kernels chosen as `cpu` says (the search the plan was made for).
   Convolution(const ProcessGrid& grid, ConvPlan plan,
               const HaloSetupOptions& halo = {}, const GpuConvOptions& gpu = {},
-              const CpuConvOptions& cpu = {});
+              const CpuConvOptions& cpu = {}, const Exec<Space>& exec = {});
 
   const ConvPlan& plan() const;
   const ConvGeometry& geometry() const;

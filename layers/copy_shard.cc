@@ -30,11 +30,10 @@ void copy_shard(const DistTensor<T>& from, const StridedView<T>& to) {
   copy_view<T>(from.interior(), to);
 }
 
-#define DISTCONV_INSTANTIATE(T)                                      \
-  template void copy_shard<T, HostSpace>(                            \
-      const DistTensor<T>&, DistTensor<T>&, const CopyShardOptions&); \
-  template void copy_shard<T>(const StridedView<const T>&,           \
-                              DistTensor<T>&);                       \
+#define DISTCONV_INSTANTIATE(T)                                                \
+  template void copy_shard<T, HostSpace>(const DistTensor<T>&, DistTensor<T>&, \
+                                         const Exec<HostSpace>&);              \
+  template void copy_shard<T>(const StridedView<const T>&, DistTensor<T>&);    \
   template void copy_shard<T>(const DistTensor<T>&, const StridedView<T>&);
 DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
 DISTCONV_FOR_EACH_LABEL_TYPE(DISTCONV_INSTANTIATE)

@@ -11,7 +11,8 @@
 //
 // GPU memory (float and double; target //layers:device_copy_shard, built
 // only with --config=cuda): the tensor overload on DistTensor<T,
-// DeviceSpace>, one CUDA kernel queued on CopyShardOptions::stream.
+// DeviceSpace>, one CUDA kernel queued on the stream of the
+// Exec<DeviceSpace> (distconv/exec.h) passed last.
 //
 // The view overloads copy between this rank's shard interior and a tensor
 // of the shard's extent held elsewhere with any strides (a framework's
@@ -21,22 +22,15 @@
 #define DISTCONV_LAYERS_COPY_SHARD_H_
 
 #include "distconv/dist_tensor.h"
-
-struct CUstream_st;  // cudaStream_t
+#include "distconv/exec.h"
 
 namespace distconv {
-
-struct CopyShardOptions {
-  // Device memory: the CUDA stream (a cudaStream_t) the copy is queued on;
-  // null is the legacy default stream. Unused in host memory.
-  CUstream_st* stream = nullptr;
-};
 
 // Defined for every element type of distconv/element_types.h in host and device
 // memory, and for int32_t, int64_t and uint8_t in host memory.
 template <typename T, typename Space>
 void copy_shard(const DistTensor<T, Space>& from, DistTensor<T, Space>& to,
-                const CopyShardOptions& options = {});
+                const Exec<Space>& exec = {});
 // Host memory: float, double, bf16, fp16, int32_t, int64_t and uint8_t.
 template <typename T>
 void copy_shard(const StridedView<const T>& from, DistTensor<T>& to);

@@ -64,7 +64,8 @@
 // device memory: cuDNN runs the adjoint convolution's passes (algorithms
 // and arithmetic from GpuConvOptions, as the convolution's), cuDNN tensor
 // operations zero, add the bias and sum its gradient, all on the stream of
-// the halo options, and the halos travel over the device transports.
+// the layer's Exec<DeviceSpace> (distconv/exec.h), its last argument, and
+// the halos travel over the device transports.
 //
 // Destroying the layer completes a gradient allreduce still in flight.
 // The constructor is collective over the grid and validates from global
@@ -83,6 +84,7 @@
 #include "distconv/deconv_desc.h"
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
+#include "distconv/exec.h"
 #include "distconv/halo_layout.h"
 #include "distconv/memory_space.h"
 #include "distconv/pimpl.h"
@@ -107,13 +109,14 @@ class Deconvolution {
   Deconvolution(const ProcessGrid& grid, const DeconvDesc& desc,
                 const Distribution& src,
                 const DeconvolutionOptions& options = {},
-                const GpuConvOptions& gpu = {});
+                const GpuConvOptions& gpu = {}, const Exec<Space>& exec = {});
   // Runs a plan made beforehand for this rank (plan_deconvolution(desc,
   // src, grid.rank(), options)); `halo` and `cpu`: the options' halo
   // configuration and kernel choice.
   Deconvolution(const ProcessGrid& grid, DeconvPlan plan,
                 const HaloSetupOptions& halo = {},
-                const GpuConvOptions& gpu = {}, const CpuConvOptions& cpu = {});
+                const GpuConvOptions& gpu = {}, const CpuConvOptions& cpu = {},
+                const Exec<Space>& exec = {});
 
   const DeconvPlan& plan() const;
   const DeconvDesc& desc() const;

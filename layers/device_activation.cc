@@ -1,6 +1,6 @@
 // The activation layer in GPU memory (Activation<T, DeviceSpace>): CUDA
-// kernels over the interiors (kernels/cuda/space_ops.h), on
-// ActivationOptions::stream. The layer itself is
+// kernels over the interiors (kernels/cuda/space_ops.h), on the stream of
+// the layer's Exec<DeviceSpace>. The layer itself is
 // layers/internal/activation_impl.h. Built only with --config=cuda.
 #include "distconv/device_space.h"
 #include "distconv/element_types.h"

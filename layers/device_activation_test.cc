@@ -41,10 +41,9 @@ void Check(const Shape& global, const Shape& g, const ActivationDesc& desc) {
   ProcessGrid grid(MPI_COMM_WORLD, g);
   const Distribution dist(global, g);
   const testing::DeviceStream stream;
-  ActivationOptions options;
-  options.stream = stream.get();
   const Activation<T> host(grid, desc, dist);
-  const Activation<T, DeviceSpace> dev(grid, desc, dist, options);
+  const Activation<T, DeviceSpace> dev(grid, desc, dist,
+                                       Exec<DeviceSpace>(stream.get()));
   // Four layouts: the plain one, halos of 1 and 2 (channels-last), halos
   // of 1 channels-first.
   const int n = global.ndims();

@@ -8,14 +8,13 @@
 
 namespace distconv {
 
-#define DISTCONV_INSTANTIATE(T)                                            \
-  template void add<T, DeviceSpace>(const DistTensor<T, DeviceSpace>&,     \
-                                    const DistTensor<T, DeviceSpace>&,     \
-                                    DistTensor<T, DeviceSpace>&,           \
-                                    const AddOptions&);                    \
-  template void add_backward<T, DeviceSpace>(                              \
-      const DistTensor<T, DeviceSpace>&, DistTensor<T, DeviceSpace>&,      \
-      DistTensor<T, DeviceSpace>&, const AddOptions&);
+#define DISTCONV_INSTANTIATE(T)                                             \
+  template void add<T, DeviceSpace>(                                        \
+      const DistTensor<T, DeviceSpace>&, const DistTensor<T, DeviceSpace>&, \
+      DistTensor<T, DeviceSpace>&, const Exec<DeviceSpace>&);               \
+  template void add_backward<T, DeviceSpace>(                               \
+      const DistTensor<T, DeviceSpace>&, DistTensor<T, DeviceSpace>&,       \
+      DistTensor<T, DeviceSpace>&, const Exec<DeviceSpace>&);
 DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
 #undef DISTCONV_INSTANTIATE
 

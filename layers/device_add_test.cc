@@ -33,8 +33,7 @@ void Check(const Shape& global, const Shape& g) {
   ProcessGrid grid(MPI_COMM_WORLD, g);
   const Distribution dist(global, g);
   const testing::DeviceStream stream;
-  AddOptions options;
-  options.stream = stream.get();
+  const Exec<DeviceSpace> exec(stream.get());
   const HaloLayout plain(dist);
   const HaloLayout h1 = testing::with_halos(dist, 1);
   const HaloLayout h2_first =
@@ -51,18 +50,18 @@ void Check(const Shape& global, const Shape& g) {
        yd = to_device(grid, y), dad = to_device(grid, da),
        dbd = to_device(grid, db);
   add(a, b, y);
-  add(ad, bd, yd, options);
+  add(ad, bd, yd, exec);
   add_backward(a, da, db);  // a as the output gradient
-  add_backward(ad, dad, dbd, options);
+  add_backward(ad, dad, dbd, exec);
   stream.synchronize();
   expect_same_buffer(y, yd, "add");
   expect_same_buffer(da, dad, "add backward: diff_a");
   expect_same_buffer(db, dbd, "add backward: diff_b");
   // In place: a += b; diff_a is diff_dst itself.
   add(a, b, a);
-  add(ad, bd, ad, options);
+  add(ad, bd, ad, exec);
   add_backward(b, b, db);
-  add_backward(bd, bd, dbd, options);
+  add_backward(bd, bd, dbd, exec);
   stream.synchronize();
   expect_same_buffer(a, ad, "add in place");
   expect_same_buffer(b, bd, "add backward in place");

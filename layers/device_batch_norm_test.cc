@@ -57,10 +57,9 @@ void Check(const Shape& global, const Shape& g, BatchNormStats stats,
   const testing::DeviceStream stream;
   BatchNormOptions options;
   options.stats = stats;
-  BatchNormDeviceOptions device;
-  device.stream = stream.get();
   BatchNorm<T> host(grid, dist, options);
-  BatchNorm<T, DeviceSpace> dev(grid, dist, options, device);
+  BatchNorm<T, DeviceSpace> dev(grid, dist, options,
+                                Exec<DeviceSpace>(stream.get()));
   const Index c = global[1];
   const unsigned seed = 17 * static_cast<unsigned>(world_rank()) + 1;
   using P = Compute<T>;  // scale, shift and their gradients

@@ -58,12 +58,11 @@ void Check(const Shape& shape, const std::vector<Index>& channels,
   SCOPED_TRACE(::testing::Message() << "shape " << shape << ", grid " << g);
   ProcessGrid grid(MPI_COMM_WORLD, g);
   const testing::DeviceStream stream;
-  ConcatOptions options;
-  options.stream = stream.get();
+  const Exec<DeviceSpace> exec(stream.get());
   std::vector<Distribution> dists;
   for (Index c : channels) dists.emplace_back(with_c(shape, c), g);
   const Concat<T> host(grid, dists);
-  const Concat<T, DeviceSpace> dev(grid, dists, options);
+  const Concat<T, DeviceSpace> dev(grid, dists, exec);
   std::mt19937_64 rng(3 + world_rank());
   std::vector<Tensors<T>> x, dx;
   std::vector<const DistTensor<T>*> xh;
@@ -93,7 +92,7 @@ void Check(const Shape& shape, const std::vector<Index>& channels,
   for (const ChannelRange& r :
        {middle, ChannelRange{0, out.global_shape()[1]}}) {
     const Slice<T> hs(grid, r, out);
-    const Slice<T, DeviceSpace> ds(grid, r, out, options);
+    const Slice<T, DeviceSpace> ds(grid, r, out, exec);
     Tensors<T> piece = random_tensors<T>(
         grid, with_halos(hs.dst_distribution(), 1, StorageOrder::kChannelsLast),
         rng);

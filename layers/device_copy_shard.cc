@@ -11,7 +11,7 @@ namespace distconv {
 #define DISTCONV_INSTANTIATE(T)                                               \
   template void copy_shard<T, DeviceSpace>(const DistTensor<T, DeviceSpace>&, \
                                            DistTensor<T, DeviceSpace>&,       \
-                                           const CopyShardOptions&);
+                                           const Exec<DeviceSpace>&);
 DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
 #undef DISTCONV_INSTANTIATE
 

@@ -43,8 +43,7 @@ HaloLayout with(const Distribution& dist, Index lower, Index upper,
 template <typename T>
 void expect_same_copies(const Shape& global) {
   const testing::DeviceStream stream;
-  CopyShardOptions options;
-  options.stream = stream.get();
+  const Exec<DeviceSpace> exec(stream.get());
   for (const Shape& g : testing::one_split_grids(global.ndims())) {
     const ProcessGrid grid(MPI_COMM_WORLD, g);
     const Distribution dist(global, g);
@@ -57,7 +56,7 @@ void expect_same_copies(const Shape& global) {
     DistTensor<T, DeviceSpace> xd = testing::to_device(grid, x);
     DistTensor<T, DeviceSpace> yd = testing::to_device(grid, y);
     copy_shard(x, y);
-    copy_shard(xd, yd, options);
+    copy_shard(xd, yd, exec);
     stream.synchronize();
     SCOPED_TRACE(::testing::Message() << "global " << global << " grid " << g);
     testing::expect_same_buffer(y, yd, "copy_shard");

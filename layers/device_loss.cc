@@ -1,6 +1,6 @@
 // The loss layer in GPU memory (Loss<T, DeviceSpace>): kernels/cuda/loss.h
-// over the interiors, on LossOptions::stream; each sample's sums come back
-// to the host (one wait for the stream) for the reductions over ranks. The
+// over the interiors, on the layer's Exec<DeviceSpace>; each sample's sums come
+// back to the host (one wait for the stream) for the reductions over ranks. The
 // layer itself is layers/internal/loss_impl.h. Built only with
 // --config=cuda.
 #include "distconv/device_space.h"

@@ -61,11 +61,9 @@ void Check(const LossDesc& desc, const Shape& global, const Shape& g) {
                << ", global " << global << ", grid " << g);
   ProcessGrid grid(MPI_COMM_WORLD, g);
   const testing::DeviceStream stream;
-  LossOptions options;
-  options.stream = stream.get();
   const Distribution dist(global, g);
   Loss<T> host(grid, desc, dist);
-  Loss<T, DeviceSpace> dev(grid, desc, dist, options);
+  Loss<T, DeviceSpace> dev(grid, desc, dist, Exec<DeviceSpace>(stream.get()));
   std::mt19937_64 rng(29 + world_rank());
   std::uniform_real_distribution<double> val(-4, 4);
   DistTensor<T> x(grid, with_halos(dist, 1, StorageOrder::kChannelsFirst));

@@ -161,10 +161,9 @@ TEST_F(DevicePooling, RunsOnTheCallersStreamAndRefusesBackwardFirst) {
   ProcessGrid grid(MPI_COMM_WORLD, g);
   const Distribution dist(Shape{1, 3, 4 * world_size() + 1, 7}, g);
   const PoolDesc desc = window(2, 3, 2, 1, 1);
-  PoolingOptions options;
-  options.halo.stream = stream.get();
   Pooling<float> host(grid, desc, dist);
-  Pooling<float, DeviceSpace> dev(grid, desc, dist, options);
+  Pooling<float, DeviceSpace> dev(grid, desc, dist, {},
+                                  Exec<DeviceSpace>(stream.get()));
   DistTensor<float> x(grid, host.src_layout()), y(grid, host.dst_layout());
   DistTensor<float> dy(grid, host.diff_dst_layout()),
       dx(grid, host.diff_src_layout());

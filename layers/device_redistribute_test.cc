@@ -70,9 +70,8 @@ void expect_same_moves(const Shape& global, const Shape& from_grid,
   const HaloLayout from = layout_over(global, from_grid, from_variant);
   const HaloLayout to = layout_over(global, to_grid, to_variant);
   Redistribution<T> host(gf, from, gt, to);
-  RedistributionOptions options;
-  options.stream = stream.get();
-  Redistribution<T, DeviceSpace> dev(gf, from, gt, to, options);
+  Redistribution<T, DeviceSpace> dev(gf, from, gt, to,
+                                     Exec<DeviceSpace>(stream.get()));
   SCOPED_TRACE(::testing::Message()
                << "global " << global << " from " << from_grid << " ("
                << from_variant << ") to " << to_grid << " (" << to_variant

@@ -1,5 +1,6 @@
 // The softmax layer in GPU memory (Softmax<T, DeviceSpace>):
-// kernels/cuda/softmax.h over the interiors, on SoftmaxOptions::stream.
+// kernels/cuda/softmax.h over the interiors, on the stream of the layer's
+// Exec<DeviceSpace>.
 // The layer itself is layers/internal/softmax_impl.h. Built only with
 // --config=cuda.
 #include "distconv/device_space.h"

@@ -77,8 +77,8 @@ void Check(SoftmaxKind kind, const Shape& global, const Shape& g) {
   options.kind = kind;
   const Distribution dist(global, g);
   Softmax<T> host(grid, dist, options);
-  options.stream = stream.get();
-  Softmax<T, DeviceSpace> dev(grid, dist, options);
+  Softmax<T, DeviceSpace> dev(grid, dist, options,
+                              Exec<DeviceSpace>(stream.get()));
   std::mt19937_64 rng(17 + world_rank());
   const HaloLayout& plan = host.src_layout();
   // The host runs its loops in double on these ...

@@ -33,12 +33,10 @@ void Check(const Shape& global, const Shape& factors, const Shape& g) {
                                     << factors << ", grid " << g);
   ProcessGrid grid(MPI_COMM_WORLD, g);
   const testing::DeviceStream stream;
-  UpsampleOptions options;
-  options.stream = stream.get();
   const Distribution dist(global, g);
   const Upsample<T> host(grid, UpsampleDesc{factors}, dist);
   const Upsample<T, DeviceSpace> dev(grid, UpsampleDesc{factors}, dist,
-                                     options);
+                                     Exec<DeviceSpace>(stream.get()));
   std::mt19937_64 rng(5 + world_rank());
   std::uniform_real_distribution<double> val(-2, 2);
   auto fill = [&](DistTensor<T>& t) {

@@ -54,12 +54,13 @@
 // //layers:device_loss, --config=cuda): the same layer on DistTensor<T,
 // DeviceSpace> predictions and DistTensor<T or std::int64_t, DeviceSpace>
 // targets, its cells computed by CUDA kernels running the host loops' own
-// cell functions (kernels/channel_cells.h) in double, queued on
-// LossOptions::stream. forward() sums each sample's terms on the GPU in a
-// fixed order (the same sums run after run), then waits for the stream to
-// bring them to the host for the reductions over ranks; backward() with
-// class indices waits likewise for the count of counted cells. Results
-// within an ulp or so of the host's (the GPU's exp and log).
+// cell functions (kernels/channel_cells.h) in double, queued on the
+// stream of the layer's Exec<DeviceSpace> (its last argument). forward() sums
+// each sample's terms on the GPU in a fixed order (the same sums run after
+// run), then waits for the stream to bring them to the host for the reductions
+// over ranks; backward() with class indices waits likewise for the count of
+// counted cells. Results within an ulp or so of the host's (the GPU's exp and
+// log).
 //
 // Supported: 2D and 3D, grids splitting N and any spatial dimensions,
 // uneven and empty shards (a rank with no cells adds nothing and still
@@ -79,23 +80,16 @@
 
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
+#include "distconv/exec.h"
 #include "distconv/halo_layout.h"
+#include "distconv/loss_desc.h"
 #include "distconv/memory_space.h"
 #include "distconv/pimpl.h"
-#include "distconv/loss_desc.h"
 #include "distconv/process_grid.h"
 #include "layers/layer_stats.h"
 #include "layers/shard_plan.h"
 
-struct CUstream_st;  // cudaStream_t
-
 namespace distconv {
-
-struct LossOptions {
-  // Device memory: the CUDA stream (a cudaStream_t) the passes are queued
-  // on; null is the legacy default stream. Unused in host memory.
-  CUstream_st* stream = nullptr;
-};
 
 // Defined for every element type of distconv/element_types.h predictions (bf16
 // and fp16 reduced in double) in host and GPU memory.
@@ -103,11 +97,11 @@ template <typename T, typename Space = HostSpace>
 class Loss {
  public:
   Loss(const ProcessGrid& grid, const LossDesc& desc,
-       const Distribution& prediction, const LossOptions& options = {});
+       const Distribution& prediction, const Exec<Space>& exec = {});
   // Runs a plan made beforehand by plan_loss(desc, ...); checked on every
   // rank together (made for this rank, grid and description).
   Loss(const ProcessGrid& grid, const LossDesc& desc, ShardPlan plan,
-       const LossOptions& options = {});
+       const Exec<Space>& exec = {});
 
   const LossDesc& desc() const;
   // Channels-last, no halos.

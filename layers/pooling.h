@@ -58,7 +58,8 @@
 // GPU memory (Pooling<T, DeviceSpace>, docs/gpu.md): the same plan and
 // passes on DistTensor<T, DeviceSpace> through CUDA kernels (CudaPool: the
 // reference's results bit for bit, ties and NaNs included), all queued on
-// PoolingOptions::halo.stream, halos over the device transports. Every
+// the stream of the layer's Exec<DeviceSpace> (distconv/exec.h), its last
+// argument, halos over the device transports. Every
 // grid the host layer takes.
 //
 // The constructor is collective over the grid and validates from global
@@ -76,6 +77,7 @@
 #include "distconv/conv_geometry.h"
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
+#include "distconv/exec.h"
 #include "distconv/halo_layout.h"
 #include "distconv/memory_space.h"
 #include "distconv/pimpl.h"
@@ -95,14 +97,16 @@ template <typename T, typename Space = HostSpace>
 class Pooling {
  public:
   Pooling(const ProcessGrid& grid, const PoolDesc& desc,
-          const Distribution& src, const PoolingOptions& options = {});
+          const Distribution& src, const PoolingOptions& options = {},
+          const Exec<Space>& exec = {});
   // Runs a plan made beforehand for this rank (plan_pooling(desc, src,
   // grid.rank(), options)); `halo` and `timing`: the options' halo
   // configuration and, for a measured kernel choice, how candidates are
   // timed.
   Pooling(const ProcessGrid& grid, PoolPlan plan,
           const HaloSetupOptions& halo = {},
-          const PoolImplSearchOptions& timing = {});
+          const PoolImplSearchOptions& timing = {},
+          const Exec<Space>& exec = {});
 
   const PoolPlan& plan() const;
   const PoolDesc& desc() const;

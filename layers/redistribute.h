@@ -57,7 +57,8 @@
 // //layers:device_redistribute, built only with --config=cuda): the same
 // plan and messages on DistTensor<T, DeviceSpace>. Messages are packed on
 // the GPU into one device buffer, staged through the host for MPI, and
-// unpacked on the GPU, all ordered on RedistributionOptions::stream after
+// unpacked on the GPU, all ordered on the stream of the layer's
+// Exec<DeviceSpace> (distconv/exec.h), its last argument, after
 // the work queued there before: forward() and backward() may return with
 // the source still being read and the destination written on that stream
 // (work queued after them there sees the result).
@@ -72,11 +73,10 @@
 #include "distconv/box.h"
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
+#include "distconv/exec.h"
 #include "distconv/halo_layout.h"
 #include "distconv/memory_space.h"
 #include "distconv/process_grid.h"
-
-struct CUstream_st;  // cudaStream_t
 
 namespace distconv {
 
@@ -104,12 +104,6 @@ struct RedistributionPlan {
 RedistributionPlan plan_redistribution(const Distribution& from,
                                        const Distribution& to, int part);
 
-struct RedistributionOptions {
-  // Device memory: the CUDA stream (a cudaStream_t) the moves are ordered
-  // on; null is the legacy default stream. Unused in host memory.
-  CUstream_st* stream = nullptr;
-};
-
 // Defined for every element type of distconv/element_types.h in host and device
 // memory, and for int32_t, int64_t and uint8_t (labels, masks) in host memory
 // (cells are copied, never summed).
@@ -120,7 +114,7 @@ class Redistribution {
   // in the same order (e.g. both made from one communicator).
   Redistribution(const ProcessGrid& src_grid, const HaloLayout& src_layout,
                  const ProcessGrid& dst_grid, const HaloLayout& dst_layout,
-                 const RedistributionOptions& options = {});
+                 const Exec<Space>& exec = {});
   ~Redistribution();
   Redistribution(Redistribution&& other) noexcept;
   Redistribution& operator=(Redistribution&& other) noexcept;
@@ -165,7 +159,7 @@ class Redistribution {
   HaloLayout src_layout_;
   HaloLayout dst_layout_;
   RedistributionPlan plan_;
-  RedistributionOptions options_;
+  Exec<Space> exec_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   std::vector<Index> send_off_, recv_off_;  // of plan_.sends, plan_.recvs
   // Host memory: the messages. Device memory: their host staging.

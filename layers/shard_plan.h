@@ -29,8 +29,6 @@
 #include "distconv/loss_desc.h"
 #include "distconv/upsample_desc.h"
 
-struct CUstream_st;  // cudaStream_t
-
 namespace distconv {
 
 // Channels [begin, end) of a tensor (concat and slice).
@@ -48,10 +46,6 @@ enum class OtherChannels { kZero, kKeep };
 
 struct SoftmaxOptions {
   SoftmaxKind kind = SoftmaxKind::kSoftmax;
-  // Device memory: the CUDA stream (a cudaStream_t) the passes are queued
-  // on; null is the legacy default stream. Unused in host memory and by
-  // the plan.
-  CUstream_st* stream = nullptr;
 };
 
 // One tensor of the plan. Gradients share their tensor's entry.

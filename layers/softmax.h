@@ -34,8 +34,9 @@
 // //layers:device_softmax, --config=cuda): the same layer on
 // DistTensor<T, DeviceSpace>, one CUDA thread per (n, spatial) cell running
 // the host loops' own cell functions (kernels/channel_cells.h) in double,
-// queued on SoftmaxOptions::stream; results within an ulp or so of the
-// host's (the GPU's exp and log).
+// queued on the stream of the layer's Exec<DeviceSpace> (its last
+// argument); results within an ulp or so of the host's (the GPU's exp and
+// log).
 //
 // Supported: 2D and 3D, grids splitting N and any spatial dimensions,
 // uneven and empty shards. Not supported: a grid splitting channels
@@ -50,10 +51,11 @@
 
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
+#include "distconv/exec.h"
 #include "distconv/halo_layout.h"
+#include "distconv/loss_desc.h"
 #include "distconv/memory_space.h"
 #include "distconv/pimpl.h"
-#include "distconv/loss_desc.h"
 #include "distconv/process_grid.h"
 #include "layers/shard_plan.h"  // SoftmaxOptions
 
@@ -65,11 +67,11 @@ template <typename T, typename Space = HostSpace>
 class Softmax {
  public:
   Softmax(const ProcessGrid& grid, const Distribution& src,
-          const SoftmaxOptions& options = {});
+          const SoftmaxOptions& options = {}, const Exec<Space>& exec = {});
   // Runs a plan made beforehand by plan_softmax(..., options); checked on
   // every rank together (made for this rank, grid and options).
   Softmax(const ProcessGrid& grid, ShardPlan plan,
-          const SoftmaxOptions& options = {});
+          const SoftmaxOptions& options = {}, const Exec<Space>& exec = {});
 
   SoftmaxKind kind() const;
   const Distribution& distribution() const;  // of all four tensors

@@ -28,7 +28,8 @@
 // //layers:device_upsample, built only with --config=cuda): the same on
 // DistTensor<T, DeviceSpace>, one CUDA thread per output cell (forward)
 // or input cell (backward, summing its block in the host's order, so the
-// results are the host's bit for bit), queued on UpsampleOptions::stream.
+// results are the host's bit for bit), queued on the stream of the
+// layer's Exec<DeviceSpace> (distconv/exec.h), its last argument.
 //
 // Validation uses global information only, so bad input throws the same
 // distconv::Error on every rank.
@@ -37,21 +38,14 @@
 
 #include "distconv/dist_tensor.h"
 #include "distconv/distribution.h"
+#include "distconv/exec.h"
 #include "distconv/halo_layout.h"
 #include "distconv/memory_space.h"
 #include "distconv/process_grid.h"
 #include "distconv/upsample_desc.h"
 #include "layers/shard_plan.h"
 
-struct CUstream_st;  // cudaStream_t
-
 namespace distconv {
-
-struct UpsampleOptions {
-  // Device memory: the CUDA stream (a cudaStream_t) the passes are queued
-  // on; null is the legacy default stream. Unused in host memory.
-  CUstream_st* stream = nullptr;
-};
 
 // Defined for every element type of distconv/element_types.h in host and device
 // memory.
@@ -59,11 +53,11 @@ template <typename T, typename Space = HostSpace>
 class Upsample {
  public:
   Upsample(const ProcessGrid& grid, const UpsampleDesc& desc,
-           const Distribution& src, const UpsampleOptions& options = {});
+           const Distribution& src, const Exec<Space>& exec = {});
   // Runs a plan made beforehand by plan_upsample(desc, ...); checked on
   // every rank together (made for this rank, grid and description).
   Upsample(const ProcessGrid& grid, const UpsampleDesc& desc, ShardPlan plan,
-           const UpsampleOptions& options = {});
+           const Exec<Space>& exec = {});
 
   const UpsampleDesc& desc() const { return desc_; }
   const Distribution& src_distribution() const {
@@ -88,7 +82,7 @@ class Upsample {
  private:
   UpsampleDesc desc_;
   ShardPlan plan_;
-  UpsampleOptions options_;
+  Exec<Space> exec_;
 };
 
 }  // namespace distconv

@@ -17,8 +17,8 @@ template <typename T>
 BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   const Shape shape = problem.src_shape;
   ProcessGrid grid(MPI_COMM_WORLD, grid_for(o, shape, world_ranks(), problem));
-  LayerCase<T, HostSpace> c = make_bnorm_case<T, HostSpace>(problem, grid,
-                                                            nullptr);
+  LayerCase<T, HostSpace> c =
+      make_bnorm_case<T, HostSpace>(problem, grid, Exec<HostSpace>());
   // The reference in P (fp32 for bf16) on the same inputs; y and dx are
   // rounded to T. The layer does not report its allreduces' waits:
   // comm_wait_ms is 0.

@@ -21,7 +21,7 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   ProcessGrid grid(MPI_COMM_WORLD,
                    grid_for(o, src_shape, world_ranks(), problem));
   LayerCase<T, HostSpace> c =
-      make_deconv_case<T, HostSpace>(o, problem, grid, nullptr);
+      make_deconv_case<T, HostSpace>(o, problem, grid, Exec<HostSpace>());
   // The reference in P (fp32 for bf16) on the same inputs; y and dx are
   // rounded to T. Only what the passes wrote (y always: see
   // case_result_written).

@@ -1,7 +1,7 @@
 // distconv_bench --eltwise's layers as LayerCases in either memory space:
 // ReLU, leaky ReLU, add, channel concat, nearest upsampling. Inputs: x
 // (and x2 for add and concat), dy; outputs: y, dx (and dx2). In device
-// memory the work is queued on `stream`.
+// memory the work is queued on `exec`'s stream.
 #ifndef DISTCONV_PERF_ELTWISE_CASE_H_
 #define DISTCONV_PERF_ELTWISE_CASE_H_
 
@@ -42,7 +42,7 @@ inline Shape eltwise_dst_shape(EltwiseAlg alg, const Shape& src) {
 template <typename T, typename Space>
 LayerCase<T, Space> make_eltwise_case(EltwiseAlg alg, const ProcessGrid& grid,
                                       const Shape& shape,
-                                      CUstream_st* stream = nullptr) {
+                                      const Exec<Space>& exec = {}) {
   LayerCase<T, Space> c;
   const Distribution dist(shape, grid.shape());
   auto in = [&](const char* n, const HaloLayout& l) -> DistTensor<T, Space>& {
@@ -54,10 +54,8 @@ LayerCase<T, Space> make_eltwise_case(EltwiseAlg alg, const ProcessGrid& grid,
   switch (alg) {
     case EltwiseAlg::kRelu:
     case EltwiseAlg::kLeakyRelu: {
-      ActivationOptions options;
-      options.stream = stream;
       auto act = std::make_shared<Activation<T, Space>>(
-          grid, eltwise_activation(alg), dist, options);
+          grid, eltwise_activation(alg), dist, exec);
       DistTensor<T, Space>& x = in("x", act->layout());
       DistTensor<T, Space>& dy = in("dy", act->layout());
       DistTensor<T, Space>& y = out("y", act->layout());
@@ -70,26 +68,22 @@ LayerCase<T, Space> make_eltwise_case(EltwiseAlg alg, const ProcessGrid& grid,
     case EltwiseAlg::kAdd: {
       const HaloLayout l =
           HaloLayout(dist).with_storage(StorageOrder::kChannelsLast);
-      AddOptions options;
-      options.stream = stream;
       DistTensor<T, Space>& a = in("x", l);
       DistTensor<T, Space>& b = in("x2", l);
       DistTensor<T, Space>& dy = in("dy", l);
       DistTensor<T, Space>& y = out("y", l);
       DistTensor<T, Space>& da = out("dx", l);
       DistTensor<T, Space>& db = out("dx2", l);
-      c.forward = [&a, &b, &y, options] { add(a, b, y, options); };
-      c.backward_data = [&dy, &da, &db, options] {
-        add_backward(dy, da, db, options);
+      c.forward = [&a, &b, &y, exec] { add(a, b, y, exec); };
+      c.backward_data = [&dy, &da, &db, exec] {
+        add_backward(dy, da, db, exec);
       };
       c.plan = "add: each rank's shard alone; backward copies dy twice\n";
       break;
     }
     case EltwiseAlg::kConcat: {
-      ConcatOptions options;
-      options.stream = stream;
       auto cat = std::make_shared<Concat<T, Space>>(
-          grid, std::vector<Distribution>{dist, dist}, options);
+          grid, std::vector<Distribution>{dist, dist}, exec);
       DistTensor<T, Space>& a = in("x", cat->src_layout(0));
       DistTensor<T, Space>& b = in("x2", cat->src_layout(1));
       DistTensor<T, Space>& dy = in("dy", cat->dst_layout());
@@ -104,10 +98,8 @@ LayerCase<T, Space> make_eltwise_case(EltwiseAlg alg, const ProcessGrid& grid,
       break;
     }
     case EltwiseAlg::kUpsample: {
-      UpsampleOptions options;
-      options.stream = stream;
       auto up = std::make_shared<Upsample<T, Space>>(
-          grid, eltwise_upsample(shape), dist, options);
+          grid, eltwise_upsample(shape), dist, exec);
       DistTensor<T, Space>& x = in("x", up->src_layout());
       DistTensor<T, Space>& dy = in("dy", up->dst_layout());
       DistTensor<T, Space>& y = out("y", up->dst_layout());

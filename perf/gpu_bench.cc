@@ -120,8 +120,8 @@ BenchResult run_layer(const BenchOptions& o, const ConvProblem& p) {
   ProcessGrid grid(MPI_COMM_WORLD,
                    grid_for(o, p.src_shape, world_ranks(), p));
   Stream stream;
-  LayerCase<T, DeviceSpace> dev =
-      make_layer_case<T, DeviceSpace>(o, p, grid, stream.get());
+  LayerCase<T, DeviceSpace> dev = make_layer_case<T, DeviceSpace>(
+      o, p, grid, Exec<DeviceSpace>(stream.get()));
   print_plan(o, grid.rank(), dev.plan);
   const bool fwd = runs_pass(o.dir, BenchDir::kForward);
   auto run = [&] {
@@ -145,7 +145,7 @@ BenchResult run_layer(const BenchOptions& o, const ConvProblem& p) {
     return r;
   }
   LayerCase<T, HostSpace> host =
-      make_layer_case<T, HostSpace>(o, p, grid, nullptr);
+      make_layer_case<T, HostSpace>(o, p, grid, Exec<HostSpace>());
   unsigned seed = 1;
   for (std::size_t i = 0; i < host.inputs.size(); ++i) {
     fill_random(*host.inputs[i].tensor, seed++);

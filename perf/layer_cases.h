@@ -2,17 +2,19 @@
 // space, built from the options and one problem: the convolution and the
 // transposed convolution with bias, pooling, batch normalisation (training,
 // scale and shift) and the --eltwise layers. In device memory the work is
-// queued on `stream` (the layers' options carry it); the parameters get
+// queued on the stream of `exec`, passed to every layer; the parameters get
 // the same random values in either space.
 //
 //   LayerCase<float, DeviceSpace> dev =
-//       make_layer_case<float, DeviceSpace>(o, problem, grid, stream);
+//       make_layer_case<float, DeviceSpace>(o, problem, grid,
+//                                           Exec<DeviceSpace>(stream));
 #ifndef DISTCONV_PERF_LAYER_CASES_H_
 #define DISTCONV_PERF_LAYER_CASES_H_
 
 #include <memory>
 
 #include "distconv/dist_tensor.h"
+#include "distconv/exec.h"
 #include "layers/batch_norm.h"
 #include "layers/convolution.h"
 #include "layers/deconvolution.h"
@@ -112,18 +114,17 @@ CpuConvOptions bench_cpu_options(const BenchOptions& o) {
 template <typename T, typename Space>
 LayerCase<T, Space> make_conv_case(const BenchOptions& o, const ConvProblem& p,
                                    const ProcessGrid& grid,
-                                   CUstream_st* stream) {
+                                   const Exec<Space>& exec) {
   ConvDesc desc = p.desc;
   desc.bias = ConvBias::kAdd;
   ConvolutionOptions options;
   options.overlap = o.overlap;
   options.channels = o.channels;
   options.channel_blocks = o.channel_blocks;
-  options.halo.stream = stream;
   options.halo.transport = bench_transport<Space>(o);
   options.gpu.math = o.gpu_math;
   auto conv = std::make_shared<Convolution<T, Space>>(
-      grid, desc, Distribution(p.src_shape, grid.shape()), options);
+      grid, desc, Distribution(p.src_shape, grid.shape()), options, exec);
   LayerCase<T, Space> c;
   // A layer splitting channels takes this rank's blocks of the parameters.
   add_weighted_passes(conv, grid, conv->weights_block().extent,
@@ -135,19 +136,18 @@ template <typename T, typename Space>
 LayerCase<T, Space> make_deconv_case(const BenchOptions& o,
                                      const ConvProblem& p,
                                      const ProcessGrid& grid,
-                                     CUstream_st* stream) {
+                                     const Exec<Space>& exec) {
   DeconvDesc desc = deconv_desc(p);
   desc.bias = ConvBias::kAdd;
   DeconvolutionOptions options;
-  options.halo.stream = stream;
   options.halo.transport = bench_transport<Space>(o);
   options.input = bench_input<Space>(o);
   options.cpu = bench_cpu_options<Space>(o);
   GpuConvOptions gpu;
   gpu.math = o.gpu_math;
   auto deconv = std::make_shared<Deconvolution<T, Space>>(
-      grid, desc, Distribution(deconv_src_shape(p), grid.shape()), options,
-      gpu);
+      grid, desc, Distribution(deconv_src_shape(p), grid.shape()), options, gpu,
+      exec);
   LayerCase<T, Space> c;
   if (deconv->plan().input != ConvInput::kInPlace) {
     add_weighted_passes(deconv, grid, desc.weights_shape(), desc.out_channels,
@@ -180,9 +180,8 @@ LayerCase<T, Space> make_deconv_case(const BenchOptions& o,
 template <typename T, typename Space>
 LayerCase<T, Space> make_pool_case(const BenchOptions& o, const ConvProblem& p,
                                    const ProcessGrid& grid,
-                                   CUstream_st* stream) {
+                                   const Exec<Space>& exec) {
   PoolingOptions options;
-  options.halo.stream = stream;
   options.halo.transport = bench_transport<Space>(o);
   options.input = bench_input<Space>(o);
   if (Space::kHostAccessible && o.device == BenchDevice::kCpu) {
@@ -192,7 +191,7 @@ LayerCase<T, Space> make_pool_case(const BenchOptions& o, const ConvProblem& p,
   }
   auto pool = std::make_shared<Pooling<T, Space>>(
       grid, pool_desc(p, o.alg), Distribution(p.src_shape, grid.shape()),
-      options);
+      options, exec);
   LayerCase<T, Space> c;
   if (options.input == ConvInput::kInPlace) {
     // The input and its gradient in shards without halos, the halos in
@@ -230,15 +229,13 @@ LayerCase<T, Space> make_pool_case(const BenchOptions& o, const ConvProblem& p,
 template <typename T, typename Space>
 LayerCase<T, Space> make_bnorm_case(const ConvProblem& p,
                                     const ProcessGrid& grid,
-                                    CUstream_st* stream) {
+                                    const Exec<Space>& exec) {
   using P = Compute<T>;
   const Index channels = p.src_shape[1];
   BatchNormOptions options;
   options.epsilon = kBnormEpsilon;
-  BatchNormDeviceOptions device;
-  device.stream = stream;
   auto bn = std::make_shared<BatchNorm<T, Space>>(
-      grid, Distribution(p.src_shape, grid.shape()), options, device);
+      grid, Distribution(p.src_shape, grid.shape()), options, exec);
   LayerCase<T, Space> c;
   DistTensor<T, Space>& x = c.input("x", grid, bn->src_layout());
   DistTensor<T, Space>& dy = c.input("dy", grid, bn->diff_dst_layout());
@@ -258,19 +255,18 @@ LayerCase<T, Space> make_bnorm_case(const ConvProblem& p,
 }
 
 template <typename T, typename Space>
-LayerCase<T, Space> make_layer_case(const BenchOptions& o,
-                                    const ConvProblem& p,
+LayerCase<T, Space> make_layer_case(const BenchOptions& o, const ConvProblem& p,
                                     const ProcessGrid& grid,
-                                    CUstream_st* stream) {
+                                    const Exec<Space>& exec) {
   switch (o.driver) {
     case ProblemKind::kConvolution:
-      return make_conv_case<T, Space>(o, p, grid, stream);
+      return make_conv_case<T, Space>(o, p, grid, exec);
     case ProblemKind::kDeconvolution:
-      return make_deconv_case<T, Space>(o, p, grid, stream);
+      return make_deconv_case<T, Space>(o, p, grid, exec);
     case ProblemKind::kPooling:
-      return make_pool_case<T, Space>(o, p, grid, stream);
+      return make_pool_case<T, Space>(o, p, grid, exec);
     case ProblemKind::kBatchNorm:
-      return make_bnorm_case<T, Space>(p, grid, stream);
+      return make_bnorm_case<T, Space>(p, grid, exec);
     case ProblemKind::kGroupNorm:  // host only (perf/gnorm_bench.cc)
       require(false, ErrorKind::kUnsupported,
               "--gnorm has no case in device memory");
@@ -282,7 +278,7 @@ LayerCase<T, Space> make_layer_case(const BenchOptions& o,
     case ProblemKind::kElementwise:
       break;
   }
-  return make_eltwise_case<T, Space>(o.eltwise_alg, grid, p.src_shape, stream);
+  return make_eltwise_case<T, Space>(o.eltwise_alg, grid, p.src_shape, exec);
 }
 
 }  // namespace distconv

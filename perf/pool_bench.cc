@@ -19,7 +19,7 @@ BenchResult run_distconv(const BenchOptions& o, const ConvProblem& problem) {
   ProcessGrid grid(MPI_COMM_WORLD,
                    grid_for(o, src_shape, world_ranks(), problem));
   LayerCase<T, HostSpace> c =
-      make_pool_case<T, HostSpace>(o, problem, grid, nullptr);
+      make_pool_case<T, HostSpace>(o, problem, grid, Exec<HostSpace>());
   // The reference in Compute<T> (fp32 for bf16) on the same inputs.
   using P = Compute<T>;
   auto reference = [&](BenchDir, const std::vector<std::vector<P>>& in,

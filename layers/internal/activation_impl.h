@@ -38,16 +38,16 @@ template <typename T, typename Space>
 Activation<T, Space>::Activation(const ProcessGrid& grid,
                                  const ActivationDesc& desc,
                                  const Distribution& dist,
-                                 const ActivationOptions& options)
+                                 const Exec<Space>& exec)
     : desc_(desc),
       plan_(internal::planned_activation(grid, desc, dist)),
-      options_(options) {}
+      exec_(exec) {}
 
 template <typename T, typename Space>
 Activation<T, Space>::Activation(const ProcessGrid& grid,
                                  const ActivationDesc& desc, ShardPlan plan,
-                                 const ActivationOptions& options)
-    : desc_(desc), plan_(std::move(plan)), options_(options) {
+                                 const Exec<Space>& exec)
+    : desc_(desc), plan_(std::move(plan)), exec_(exec) {
   internal::check_given_shard_plan<T, Space>(
       grid, plan_, [&] {
     return plan_activation(desc_, plan_.layout("src").distribution(),
@@ -61,8 +61,7 @@ void Activation<T, Space>::forward(const DistTensor<T, Space>& src,
   const std::string name = to_string(desc_.kind);
   internal::require_distribution(src, distribution(), name + ": src");
   internal::require_distribution(dst, distribution(), name + ": dst");
-  activation_forward(internal::exec_on<Space>(options_.stream), desc_,
-                     dst.interior(), src.interior());
+  activation_forward(exec_, desc_, dst.interior(), src.interior());
 }
 
 template <typename T, typename Space>
@@ -97,8 +96,7 @@ void Activation<T, Space>::backward_from(
                                  name + ": diff_dst");
   internal::require_distribution(diff_src, distribution(),
                                  name + ": diff_src");
-  activation_backward(internal::exec_on<Space>(options_.stream), desc_,
-                      diff_src.interior(), sign_of.interior(),
+  activation_backward(exec_, desc_, diff_src.interior(), sign_of.interior(),
                       diff_dst.interior());
 }
 

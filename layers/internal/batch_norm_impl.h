@@ -115,10 +115,9 @@ struct BatchNorm<T, Space>::Impl {
   std::vector<P> scale_copy, shift_copy, diff_scale_out, diff_shift_out;
   LayerStats stats;  // allreduce_wait_s: in allreduce_sums
 
-  Impl(const ProcessGrid& grid, BatchNormPlan p,
-       const BatchNormDeviceOptions& d)
+  Impl(const ProcessGrid& grid, BatchNormPlan p, const Exec<Space>& e)
       : plan(std::move(p)),
-        exec(internal::exec_on<Space>(d.stream)),
+        exec(e),
         kernel(internal::make_kernel<T>(
             exec, internal::BatchNormKernelCall{plan.local_channels})) {
     if (plan.communicates()) {
@@ -323,19 +322,21 @@ struct BatchNorm<T, Space>::Impl {
 };
 
 template <typename T, typename Space>
-BatchNorm<T, Space>::BatchNorm(const ProcessGrid& grid,
-                               const Distribution& src,
+BatchNorm<T, Space>::BatchNorm(const ProcessGrid& grid, const Distribution& src,
                                const BatchNormOptions& options,
-                               const BatchNormDeviceOptions& device)
-    : BatchNorm(grid, internal::plan_collectively(grid, [&] {
-                  internal::check_grid(src, grid.shape(), "input");
-                  return plan_batch_norm(src, grid.rank(), options);
-                }),
-                device) {}
+                               const Exec<Space>& exec)
+    : BatchNorm(grid,
+                internal::plan_collectively(
+                    grid,
+                    [&] {
+                      internal::check_grid(src, grid.shape(), "input");
+                      return plan_batch_norm(src, grid.rank(), options);
+                    }),
+                exec) {}
 
 template <typename T, typename Space>
 BatchNorm<T, Space>::BatchNorm(const ProcessGrid& grid, BatchNormPlan plan,
-                               const BatchNormDeviceOptions& device) {
+                               const Exec<Space>& exec) {
   internal::check_given_plan(
       grid, plan.layout.distribution(), plan.rank,
       internal::layer_fingerprint<T, Space>(plan));
@@ -348,7 +349,7 @@ BatchNorm<T, Space>::BatchNorm(const ProcessGrid& grid, BatchNormPlan plan,
   // fails on every rank.
   internal::run_collectively(grid.comm(), [&] {
     impl_ = internal::Pimpl<Impl>::make("batch normalisation", grid,
-                                        std::move(plan), device);
+                                        std::move(plan), exec);
   });
 }
 

@@ -108,15 +108,15 @@ inline ShardPlan planned_concat(const ProcessGrid& grid,
 template <typename T, typename Space>
 Concat<T, Space>::Concat(const ProcessGrid& grid,
                          const std::vector<Distribution>& srcs,
-                         const ConcatOptions& options)
+                         const Exec<Space>& exec)
     : plan_(internal::planned_concat(grid, srcs)),
       offsets_(concat_offsets(plan_)),
-      options_(options) {}
+      exec_(exec) {}
 
 template <typename T, typename Space>
 Concat<T, Space>::Concat(const ProcessGrid& grid, ShardPlan plan,
-                         const ConcatOptions& options)
-    : plan_(std::move(plan)), options_(options) {
+                         const Exec<Space>& exec)
+    : plan_(std::move(plan)), exec_(exec) {
   internal::check_given_shard_plan<T, Space>(
       grid, plan_, [&] {
         std::vector<Distribution> srcs;
@@ -151,7 +151,6 @@ template <typename T, typename Space>
 void Concat<T, Space>::forward(
     const std::vector<const DistTensor<T, Space>*>& srcs,
     DistTensor<T, Space>& dst) const {
-  const Exec<Space> exec = internal::exec_on<Space>(options_.stream);
   require(static_cast<int>(srcs.size()) == num_srcs(),
           ErrorKind::kInvalidArgument, "concat: planned for ", num_srcs(),
           " inputs, forward got ", srcs.size());
@@ -167,7 +166,7 @@ void Concat<T, Space>::forward(
   const StridedView<T, Space> y = dst.interior();
   internal::for_each_part<Space>(
       y.extent(), offsets_, [&](size_t i, const Box& part, const Box& range) {
-        copy<T>(exec, x[i].subview(part), y.subview(range));
+        copy<T>(exec_, x[i].subview(part), y.subview(range));
       });
 }
 
@@ -175,7 +174,6 @@ template <typename T, typename Space>
 void Concat<T, Space>::backward(
     const DistTensor<T, Space>& diff_dst,
     const std::vector<DistTensor<T, Space>*>& diff_srcs) const {
-  const Exec<Space> exec = internal::exec_on<Space>(options_.stream);
   require(static_cast<int>(diff_srcs.size()) == num_srcs(),
           ErrorKind::kInvalidArgument, "concat: planned for ", num_srcs(),
           " inputs, backward got ", diff_srcs.size(), " gradients");
@@ -194,22 +192,22 @@ void Concat<T, Space>::backward(
   const StridedView<const T, Space> dy = diff_dst.interior();
   internal::for_each_part<Space>(
       dy.extent(), offsets_, [&](size_t i, const Box& part, const Box& range) {
-        copy<T>(exec, dy.subview(range), dx[i].subview(part));
+        copy<T>(exec_, dy.subview(range), dx[i].subview(part));
       });
 }
 
 template <typename T, typename Space>
 Slice<T, Space>::Slice(const ProcessGrid& grid, const ChannelRange& range,
-                       const Distribution& src, const ConcatOptions& options)
-    : range_(range), options_(options) {
+                       const Distribution& src, const Exec<Space>& exec)
+    : range_(range), exec_(exec) {
   internal::check_grid(src, grid.shape(), "slice:");
   plan_ = plan_slice(range, src, grid.rank());
 }
 
 template <typename T, typename Space>
 Slice<T, Space>::Slice(const ProcessGrid& grid, const ChannelRange& range,
-                       ShardPlan plan, const ConcatOptions& options)
-    : range_(range), plan_(std::move(plan)), options_(options) {
+                       ShardPlan plan, const Exec<Space>& exec)
+    : range_(range), plan_(std::move(plan)), exec_(exec) {
   internal::check_given_shard_plan<T, Space>(
       grid, plan_,
       [&] { return plan_slice(range_, src_distribution(), plan_.rank); });
@@ -218,10 +216,9 @@ Slice<T, Space>::Slice(const ProcessGrid& grid, const ChannelRange& range,
 template <typename T, typename Space>
 void Slice<T, Space>::forward(const DistTensor<T, Space>& src,
                               DistTensor<T, Space>& dst) const {
-  const Exec<Space> exec = internal::exec_on<Space>(options_.stream);
   internal::require_distribution(src, src_distribution(), "slice: src");
   internal::require_distribution(dst, dst_distribution(), "slice: dst");
-  copy<T>(exec,
+  copy<T>(exec_,
           internal::channel_view(src.interior(), range_.begin, range_.size()),
           dst.interior());
 }
@@ -230,7 +227,6 @@ template <typename T, typename Space>
 void Slice<T, Space>::backward(const DistTensor<T, Space>& diff_dst,
                                DistTensor<T, Space>& diff_src,
                                OtherChannels other) const {
-  const Exec<Space> exec = internal::exec_on<Space>(options_.stream);
   require(other == OtherChannels::kZero || other == OtherChannels::kKeep,
           ErrorKind::kInvalidArgument, "slice: unknown OtherChannels value ",
           static_cast<int>(other));
@@ -240,7 +236,7 @@ void Slice<T, Space>::backward(const DistTensor<T, Space>& diff_dst,
                                  "slice: diff_src");
   const StridedView<T, Space> dx = diff_src.interior();
   if (other == OtherChannels::kKeep) {
-    copy<T>(exec, diff_dst.interior(),
+    copy<T>(exec_, diff_dst.interior(),
             internal::channel_view(dx, range_.begin, range_.size()));
     return;
   }
@@ -251,9 +247,9 @@ void Slice<T, Space>::backward(const DistTensor<T, Space>& diff_dst,
       dx.extent(), {0, range_.begin, range_.end, channels},
       [&](size_t i, const Box& part, const Box& range) {
         if (i == 1) {
-          copy<T>(exec, dy.subview(part), dx.subview(range));
+          copy<T>(exec_, dy.subview(part), dx.subview(range));
         } else {
-          zero<T>(exec, dx.subview(range));
+          zero<T>(exec_, dx.subview(range));
         }
       });
 }

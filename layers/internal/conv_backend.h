@@ -7,9 +7,9 @@
 //     struct Kernel : LocalConv<T>;             // forward, backward_data,
 //                                               // backward_weights on views
 //     using Grads = GradientSum<Compute<T>>;    // the gradient allreduce
-//     struct Context;                           // made from the options,
-//                                               // with the space's
-//                                               // Exec<Space> exec (zero,
+//     struct Context;                           // made from the layer's
+//                                               // Exec<Space> and options,
+//                                               // keeping the Exec (zero,
 //                                               // copy: kernels/space_ops.h)
 //     using Channels = ChannelCollective<T>;    // channel parallelism's
 //                                               // allgather, reduce_scatter

@@ -26,7 +26,8 @@ template <typename T, typename Space>
 Convolution<T, Space>::Convolution(const ProcessGrid& grid,
                                    const ConvDesc& desc,
                                    const Distribution& src,
-                                   const ConvolutionOptions& options)
+                                   const ConvolutionOptions& options,
+                                   const Exec<Space>& exec)
     : Convolution(grid,
                   internal::plan_collectively(
                       grid,
@@ -35,13 +36,14 @@ Convolution<T, Space>::Convolution(const ProcessGrid& grid,
                         return plan_convolution(desc, src, grid.rank(),
                                                 options);
                       }),
-                  options.halo, options.gpu, options.cpu) {}
+                  options.halo, options.gpu, options.cpu, exec) {}
 
 template <typename T, typename Space>
 Convolution<T, Space>::Convolution(const ProcessGrid& grid, ConvPlan plan,
                                    const HaloSetupOptions& halo,
                                    const GpuConvOptions& gpu,
-                                   const CpuConvOptions& cpu) {
+                                   const CpuConvOptions& cpu,
+                                   const Exec<Space>& exec) {
   // Checked together: a plan made for another rank or grid on one rank
   // throws on every rank, before any collective.
   internal::check_given_plan(
@@ -55,7 +57,7 @@ Convolution<T, Space>::Convolution(const ProcessGrid& grid, ConvPlan plan,
                 "than the one given");
       });
   impl_ = internal::Pimpl<Impl>::make("convolution", grid, std::move(plan),
-                                      halo, gpu, cpu);
+                                      halo, gpu, cpu, exec);
 }
 
 template <typename T, typename Space>

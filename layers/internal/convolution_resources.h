@@ -72,8 +72,9 @@ struct Convolution<T, Space>::Impl {
   typename Backend::Context context;
 
   Impl(const ProcessGrid& g, ConvPlan p, const HaloSetupOptions& halo,
-       const GpuConvOptions& gpu, const CpuConvOptions& cpu)
-      : grid(&g), plan(std::move(p)), context(halo, gpu, cpu) {
+       const GpuConvOptions& gpu, const CpuConvOptions& cpu,
+       const Exec<Space>& exec)
+      : grid(&g), plan(std::move(p)), context(exec, halo, gpu, cpu) {
     if (plan.channels.split) {
       check_counts();
       slice.emplace(g.slice(1), plan.slice_shape);
@@ -86,12 +87,13 @@ struct Convolution<T, Space>::Impl {
       dy_piece.resize(plan.dy_piece_size);
     }
     x_halo.emplace(x_full ? *slice : g,
-                   x_full ? x_full->layout() : plan.src_layout, halo);
+                   x_full ? x_full->layout() : plan.src_layout, halo, exec);
     dy_halo.emplace(dy_full ? *slice : g,
-                    dy_full ? dy_full->layout() : plan.diff_dst_layout, halo);
+                    dy_full ? dy_full->layout() : plan.diff_dst_layout, halo,
+                    exec);
     if (plan.diff_src_folded) {
       dx_folded.emplace(g, *plan.diff_src_folded);
-      dx_fold.emplace(g, *plan.diff_src_folded, halo);
+      dx_fold.emplace(g, *plan.diff_src_folded, halo, exec);
     }
     grads.emplace(
         context, g.slice(1), plan.weights_block.extent.volume(),

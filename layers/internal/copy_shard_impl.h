@@ -11,12 +11,11 @@ namespace distconv {
 
 template <typename T, typename Space>
 void copy_shard(const DistTensor<T, Space>& from, DistTensor<T, Space>& to,
-                const CopyShardOptions& options) {
+                const Exec<Space>& exec) {
   internal::require_distribution(to, from.layout().distribution(),
                                  "copy_shard: to");
   if (&from != &to) {
-    copy<T>(internal::exec_on<Space>(options.stream), from.interior(),
-            to.interior());
+    copy<T>(exec, from.interior(), to.interior());
   }
 }
 

@@ -52,11 +52,12 @@ struct Deconvolution<T, Space>::Impl {
   DeconvStats stats;
 
   Impl(const ProcessGrid& g, DeconvPlan p, const HaloSetupOptions& config,
-       const GpuConvOptions& gpu, const CpuConvOptions& cpu)
+       const GpuConvOptions& gpu, const CpuConvOptions& cpu,
+       const Exec<Space>& exec)
       : grid(&g),
         plan(std::move(p)),
-        context(config, gpu, cpu),
-        halo(g, plan.dst_layout(), config),
+        context(exec, config, gpu, cpu),
+        halo(g, plan.dst_layout(), config, exec),
         grads(context, g.comm(), plan.desc.weights_shape().volume(),
               plan.desc.bias == ConvBias::kAdd ? plan.desc.out_channels : 0) {
     if (plan.in_place()) {
@@ -145,7 +146,8 @@ Deconvolution<T, Space>::Deconvolution(const ProcessGrid& grid,
                                        const DeconvDesc& desc,
                                        const Distribution& src,
                                        const DeconvolutionOptions& options,
-                                       const GpuConvOptions& gpu)
+                                       const GpuConvOptions& gpu,
+                                       const Exec<Space>& exec)
     : Deconvolution(grid,
                     internal::plan_collectively(
                         grid,
@@ -154,13 +156,14 @@ Deconvolution<T, Space>::Deconvolution(const ProcessGrid& grid,
                           return plan_deconvolution(desc, src, grid.rank(),
                                                     options);
                         }),
-                    options.halo, gpu, options.cpu) {}
+                    options.halo, gpu, options.cpu, exec) {}
 
 template <typename T, typename Space>
 Deconvolution<T, Space>::Deconvolution(const ProcessGrid& grid, DeconvPlan plan,
                                        const HaloSetupOptions& halo,
                                        const GpuConvOptions& gpu,
-                                       const CpuConvOptions& cpu) {
+                                       const CpuConvOptions& cpu,
+                                       const Exec<Space>& exec) {
   internal::check_given_plan(
       grid, plan.src_layout().distribution(), plan.rank,
       internal::layer_fingerprint<T, Space>(plan), [&] {
@@ -169,7 +172,7 @@ Deconvolution<T, Space>::Deconvolution(const ProcessGrid& grid, DeconvPlan plan,
                 "choice than the one given");
       });
   impl_ = internal::Pimpl<Impl>::make("transposed convolution", grid,
-                                      std::move(plan), halo, gpu, cpu);
+                                      std::move(plan), halo, gpu, cpu, exec);
 }
 
 template <typename T, typename Space>

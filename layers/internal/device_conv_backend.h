@@ -1,8 +1,8 @@
 // Internal: ConvBackend<T, DeviceSpace> (layers/internal/conv_backend.h):
 // cuDNN kernels (CudnnConv) and per-channel operations on the stream of
-// the halo options, gradients summed by DeviceGradientSum, channel blocks
-// gathered and summed by DeviceChannelCollective (over NCCL with the NCCL
-// halo transport, else staged through the host). GPU builds only.
+// the layer's Exec<DeviceSpace>, gradients summed by DeviceGradientSum, channel
+// blocks gathered and summed by DeviceChannelCollective (over NCCL with the
+// NCCL halo transport, else staged through the host). GPU builds only.
 #ifndef DISTCONV_LAYERS_INTERNAL_DEVICE_CONV_BACKEND_H_
 #define DISTCONV_LAYERS_INTERNAL_DEVICE_CONV_BACKEND_H_
 
@@ -45,9 +45,9 @@ struct ConvBackend<T, DeviceSpace> {
     // communicators of the layer's own, one per MPI communicator, in the
     // order made (the same on every rank) and destroyed in reverse.
     std::vector<std::pair<MPI_Comm, NcclComm>> channel_nccl;
-    Context(const HaloSetupOptions& h, const GpuConvOptions& options,
-            const CpuConvOptions&)
-        : exec(h.stream), cudnn(h.stream), gpu(options), halo(h) {}
+    Context(const Exec<DeviceSpace>& e, const HaloSetupOptions& h,
+            const GpuConvOptions& options, const CpuConvOptions&)
+        : exec(e), cudnn(e.stream()), gpu(options), halo(h) {}
     Context(const Context&) = delete;
     Context& operator=(const Context&) = delete;
     ~Context() {

@@ -51,9 +51,9 @@ struct ConvBackend<T, HostSpace> {
     float ms;
   };
   struct Context {
-    Context(const HaloSetupOptions&, const GpuConvOptions&,
-            const CpuConvOptions& c)
-        : cpu(c) {}
+    Context(const Exec<HostSpace>& e, const HaloSetupOptions&,
+            const GpuConvOptions&, const CpuConvOptions& c)
+        : exec(e), cpu(c) {}
     Exec<HostSpace> exec;  // zero, copy: kernels/space_ops.h
     CpuConvOptions cpu;
     // Measured with no cache of the caller's: this layer's choices, so

@@ -89,7 +89,7 @@ struct Loss<T, Space>::Impl {
   LayerStats stats;  // allreduce_wait_s: in sum_over_ranks
 
   Impl(const ProcessGrid& g, const LossDesc& d, ShardPlan p,
-       const LossOptions& options)
+       const Exec<Space>& exec)
       : grid(&g),
         desc(d),
         plan(std::move(p)),
@@ -99,8 +99,7 @@ struct Loss<T, Space>::Impl {
         shard(plan.shard("prediction")),
         sample_losses(shard.extent[0], 0.0),
         kernel(internal::make_kernel<T>(
-            internal::exec_on<Space>(options.stream),
-            loss_cell_desc(desc, prediction.global_shape()[1]))) {}
+            exec, loss_cell_desc(desc, prediction.global_shape()[1]))) {}
 
   // Sums `values` over `comm`, timed into stats.
   void sum_over_ranks(std::vector<double>& values, MPI_Comm comm) {
@@ -231,22 +230,21 @@ struct Loss<T, Space>::Impl {
 
 template <typename T, typename Space>
 Loss<T, Space>::Loss(const ProcessGrid& grid, const LossDesc& desc,
-                     const Distribution& prediction,
-                     const LossOptions& options) {
+                     const Distribution& prediction, const Exec<Space>& exec) {
   desc.validate(prediction.global_shape());
   internal::check_grid(prediction, grid.shape(), "prediction");
   impl_ = internal::Pimpl<Impl>::make(
-      "loss", grid, desc, plan_loss(desc, prediction, grid.rank()), options);
+      "loss", grid, desc, plan_loss(desc, prediction, grid.rank()), exec);
 }
 
 template <typename T, typename Space>
 Loss<T, Space>::Loss(const ProcessGrid& grid, const LossDesc& desc,
-                     ShardPlan plan, const LossOptions& options) {
+                     ShardPlan plan, const Exec<Space>& exec) {
   internal::check_given_shard_plan<T, Space>(grid, plan, [&] {
     return plan_loss(desc, plan.layout("prediction").distribution(), plan.rank);
   });
   impl_ =
-      internal::Pimpl<Impl>::make("loss", grid, desc, std::move(plan), options);
+      internal::Pimpl<Impl>::make("loss", grid, desc, std::move(plan), exec);
 }
 
 template <typename T, typename Space>

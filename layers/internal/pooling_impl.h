@@ -76,11 +76,11 @@ struct Pooling<T, Space>::Impl {
   PoolStats stats;
 
   Impl(const ProcessGrid& g, PoolPlan p, const HaloSetupOptions& config,
-       const PoolImplSearchOptions& timing)
-      : exec(internal::exec_on<Space>(config.stream)),
+       const PoolImplSearchOptions& timing, const Exec<Space>& e)
+      : exec(e),
         grid(&g),
         plan(std::move(p)),
-        halo(g, plan.src_layout(), config) {
+        halo(g, plan.src_layout(), config, e) {
     if (plan.search == ConvImplSearch::kMeasured) {
       require(kHost, ErrorKind::kUnsupported,
               "pooling: a measured kernel choice is for host memory "
@@ -159,7 +159,8 @@ struct Pooling<T, Space>::Impl {
 template <typename T, typename Space>
 Pooling<T, Space>::Pooling(const ProcessGrid& grid, const PoolDesc& desc,
                            const Distribution& src,
-                           const PoolingOptions& options)
+                           const PoolingOptions& options,
+                           const Exec<Space>& exec)
     : Pooling(grid,
               internal::plan_collectively(
                   grid,
@@ -167,16 +168,17 @@ Pooling<T, Space>::Pooling(const ProcessGrid& grid, const PoolDesc& desc,
                     internal::check_grid(src, grid.shape(), "input");
                     return plan_pooling(desc, src, grid.rank(), options);
                   }),
-              options.halo, options.timing) {}
+              options.halo, options.timing, exec) {}
 
 template <typename T, typename Space>
 Pooling<T, Space>::Pooling(const ProcessGrid& grid, PoolPlan plan,
                            const HaloSetupOptions& halo,
-                           const PoolImplSearchOptions& timing) {
+                           const PoolImplSearchOptions& timing,
+                           const Exec<Space>& exec) {
   internal::check_given_plan(grid, plan.src_layout().distribution(), plan.rank,
                              internal::layer_fingerprint<T, Space>(plan));
   impl_ = internal::Pimpl<Impl>::make("pooling", grid, std::move(plan), halo,
-                                      timing);
+                                      timing, exec);
 }
 
 template <typename T, typename Space>

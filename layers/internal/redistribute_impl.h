@@ -66,8 +66,8 @@ Redistribution<T, Space>::Redistribution(const ProcessGrid& src_grid,
                                          const HaloLayout& src_layout,
                                          const ProcessGrid& dst_grid,
                                          const HaloLayout& dst_layout,
-                                         const RedistributionOptions& options)
-    : src_layout_(src_layout), dst_layout_(dst_layout), options_(options) {
+                                         const Exec<Space>& exec)
+    : src_layout_(src_layout), dst_layout_(dst_layout), exec_(exec) {
   internal::run_collectively(src_grid.comm(), [&] {
     internal::require_same_ranks(src_grid, dst_grid);
     internal::check_grid(src_layout.distribution(), src_grid.shape(),
@@ -111,7 +111,7 @@ Redistribution<T, Space>::Redistribution(Redistribution&& other) noexcept
     : src_layout_(std::move(other.src_layout_)),
       dst_layout_(std::move(other.dst_layout_)),
       plan_(std::move(other.plan_)),
-      options_(other.options_),
+      exec_(other.exec_),
       comm_(std::exchange(other.comm_, MPI_COMM_NULL)),
       send_off_(std::move(other.send_off_)),
       recv_off_(std::move(other.recv_off_)),
@@ -128,7 +128,7 @@ Redistribution<T, Space>& Redistribution<T, Space>::operator=(
     src_layout_ = std::move(other.src_layout_);
     dst_layout_ = std::move(other.dst_layout_);
     plan_ = std::move(other.plan_);
-    options_ = other.options_;
+    exec_ = other.exec_;
     comm_ = std::exchange(other.comm_, MPI_COMM_NULL);
     send_off_ = std::move(other.send_off_);
     recv_off_ = std::move(other.recv_off_);
@@ -217,7 +217,7 @@ void Redistribution<T, Space>::move(
     DistTensor<T, Space>& to, T* out_buf, T* in_buf, T* out_dev, T* in_dev) {
   using internal::packed_view;
   using internal::shard_view;
-  const Exec<Space> exec = internal::exec_on<Space>(options_.stream);
+  const Exec<Space>& exec = exec_;
   // Messages travel in the sender's storage order: packing is then a copy
   // of contiguous runs, and only a receiver of the other order transposes.
   const StorageOrder order = from.layout().storage_order();

@@ -50,15 +50,14 @@ struct Softmax<T, Space>::Impl {
   Box shard;
   internal::SpaceKernelOf<internal::SoftmaxKernelCall, T, Space> kernel;
 
-  Impl(ShardPlan p, const SoftmaxOptions& o)
+  Impl(ShardPlan p, const SoftmaxOptions& o, const Exec<Space>& exec)
       : kind(o.kind),
         plan(std::move(p)),
         dist(plan.layout("src").distribution()),
         layout(plan.layout("src")),
         shard(plan.shard("src")),
         kernel(internal::make_kernel<T>(
-            internal::exec_on<Space>(o.stream),
-            internal::SoftmaxKernelCall{o.kind, shard.extent})) {}
+            exec, internal::SoftmaxKernelCall{o.kind, shard.extent})) {}
 
   void check(const DistTensor<T, Space>& t, const char* what) const {
     require(t.layout().distribution() == dist, ErrorKind::kShapeMismatch, what,
@@ -71,23 +70,26 @@ struct Softmax<T, Space>::Impl {
 
 template <typename T, typename Space>
 Softmax<T, Space>::Softmax(const ProcessGrid& grid, const Distribution& src,
-                           const SoftmaxOptions& options) {
+                           const SoftmaxOptions& options,
+                           const Exec<Space>& exec) {
   const Shape& shape = src.global_shape();
   require(shape.ndims() == 4 || shape.ndims() == 5, ErrorKind::kInvalidArgument,
           "softmax input shape ", shape,
           " is not (N, C, H, W) or (N, C, D, H, W)");
   internal::check_grid(src, grid.shape(), "input");
   impl_ = internal::Pimpl<Impl>::make(
-      "softmax", plan_softmax(src, grid.rank(), options), options);
+      "softmax", plan_softmax(src, grid.rank(), options), options, exec);
 }
 
 template <typename T, typename Space>
 Softmax<T, Space>::Softmax(const ProcessGrid& grid, ShardPlan plan,
-                           const SoftmaxOptions& options) {
+                           const SoftmaxOptions& options,
+                           const Exec<Space>& exec) {
   internal::check_given_shard_plan<T, Space>(grid, plan, [&] {
     return plan_softmax(plan.layout("src").distribution(), plan.rank, options);
   });
-  impl_ = internal::Pimpl<Impl>::make("softmax", std::move(plan), options);
+  impl_ =
+      internal::Pimpl<Impl>::make("softmax", std::move(plan), options, exec);
 }
 
 template <typename T, typename Space>

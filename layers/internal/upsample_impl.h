@@ -31,16 +31,15 @@ inline ShardPlan planned_upsample(const ProcessGrid& grid,
 
 template <typename T, typename Space>
 Upsample<T, Space>::Upsample(const ProcessGrid& grid, const UpsampleDesc& desc,
-                             const Distribution& src,
-                             const UpsampleOptions& options)
+                             const Distribution& src, const Exec<Space>& exec)
     : desc_(desc),
       plan_(internal::planned_upsample(grid, desc, src)),
-      options_(options) {}
+      exec_(exec) {}
 
 template <typename T, typename Space>
 Upsample<T, Space>::Upsample(const ProcessGrid& grid, const UpsampleDesc& desc,
-                             ShardPlan plan, const UpsampleOptions& options)
-    : desc_(desc), plan_(std::move(plan)), options_(options) {
+                             ShardPlan plan, const Exec<Space>& exec)
+    : desc_(desc), plan_(std::move(plan)), exec_(exec) {
   internal::check_given_shard_plan<T, Space>(grid, plan_, [&] {
     return plan_upsample(desc_, src_distribution(), plan_.rank);
   });
@@ -51,8 +50,7 @@ void Upsample<T, Space>::forward(const DistTensor<T, Space>& src,
                                  DistTensor<T, Space>& dst) const {
   internal::require_distribution(src, src_distribution(), "upsample: src");
   internal::require_distribution(dst, dst_distribution(), "upsample: dst");
-  upsample_forward(internal::exec_on<Space>(options_.stream),
-                   upsample_factors(desc_.factors), src.interior(),
+  upsample_forward(exec_, upsample_factors(desc_.factors), src.interior(),
                    dst.interior());
 }
 
@@ -63,8 +61,7 @@ void Upsample<T, Space>::backward(const DistTensor<T, Space>& diff_dst,
                                  "upsample: diff_dst");
   internal::require_distribution(diff_src, src_distribution(),
                                  "upsample: diff_src");
-  upsample_backward(internal::exec_on<Space>(options_.stream),
-                    upsample_factors(desc_.factors), diff_dst.interior(),
+  upsample_backward(exec_, upsample_factors(desc_.factors), diff_dst.interior(),
                     diff_src.interior());
 }
 
