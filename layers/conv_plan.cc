@@ -6,6 +6,7 @@
 #include "distconv/error.h"
 #include "distconv/internal/layer_checks.h"
 #include "halo/halo_plan.h"
+#include "layers/internal/channel_plan.h"
 
 namespace distconv {
 namespace {
@@ -23,7 +24,7 @@ class Planner {
 
   void buffers() {
     const ConvDesc& desc = p_.desc();
-    const internal::ChannelPlan& c = p_.channels;
+    const ChannelBlocks& c = p_.channels;
     Index first_c = 0, first_f = 0;  // of this member's blocks
     if (c.split) {
       const Shape grid = p_.src_layout.distribution().grid_shape();
@@ -363,7 +364,7 @@ ConvPlan plan_convolution(const ConvDesc& desc, const Distribution& src,
                           int rank, const ConvolutionOptions& options) {
   internal::check_plan_rank(src, rank);
   ConvGeometry geometry(desc, src.global_shape());
-  internal::ChannelPlan channels = channel_plan(geometry, src, options);
+  ChannelBlocks channels = channel_plan(geometry, src, options);
   Distribution dst = with_filter_pieces(geometry.dst_distribution(src),
                                         channels, desc.out_channels);
   HaloLayout src_layout = chosen_layout(

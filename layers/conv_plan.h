@@ -37,9 +37,9 @@
 #include "distconv/shape.h"
 #include "distconv/strided_view.h"
 #include "kernels/conv_pass.h"
+#include "layers/channel_blocks.h"
 #include "layers/conv_kernel_call.h"
 #include "layers/conv_options.h"
-#include "layers/channel_plan.h"
 
 namespace distconv {
 
@@ -112,7 +112,7 @@ struct ConvPlan {
   HaloTransport transport = HaloTransport::kDefault;  // options.halo's
   // How the kernels choose (options.cpu.search; every rank alike).
   ConvImplSearch search = ConvImplSearch::kHeuristic;
-  internal::ChannelPlan channels;
+  ChannelBlocks channels;
   Distribution dst;  // lined up with the input's distribution
   HaloLayout src_layout, dst_layout, diff_dst_layout, diff_src_layout;
   // Circular padding only: the input gradient with halos at the periodic

@@ -1,4 +1,4 @@
-#include "layers/channel_plan.h"
+#include "layers/internal/channel_plan.h"
 
 #include <utility>
 #include <vector>
@@ -7,9 +7,9 @@
 
 namespace distconv::internal {
 
-ChannelPlan channel_plan(const ConvGeometry &g, const Distribution &src,
-                         const ConvolutionOptions &o) {
-  ChannelPlan c;
+ChannelBlocks channel_plan(const ConvGeometry &g, const Distribution &src,
+                           const ConvolutionOptions &o) {
+  ChannelBlocks c;
   if (g.channel_split(src) != ChannelSplit::kInsideGroups) return c;
   c.split = true;
   const int p = static_cast<int>(src.grid_shape()[1]);
@@ -38,7 +38,7 @@ ChannelPlan channel_plan(const ConvGeometry &g, const Distribution &src,
   return c;
 }
 
-Distribution with_filter_pieces(const Distribution &d, const ChannelPlan &c,
+Distribution with_filter_pieces(const Distribution &d, const ChannelBlocks &c,
                                 Index filters) {
   if (!c.split) return d;
   const BlockPartition blocks = BlockPartition::balanced(filters, c.pf);

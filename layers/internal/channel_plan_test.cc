@@ -1,6 +1,6 @@
 // The channel-parallel index math: the scheme's pc x pf, the output's
 // filter pieces, the piece permutation, and the full-channel layouts.
-#include "layers/channel_plan.h"
+#include "layers/internal/channel_plan.h"
 
 #include <gtest/gtest.h>
 
@@ -24,7 +24,7 @@ ConvGeometry geometry(Index c, Index f, Index groups = 1) {
   return ConvGeometry(d, Shape{1, c, 8, 8});
 }
 
-ChannelPlan plan_for(int p, ChannelParallelism scheme, int blocks = 0) {
+ChannelBlocks plan_for(int p, ChannelParallelism scheme, int blocks = 0) {
   ConvolutionOptions o;
   o.channels = scheme;
   o.channel_blocks = blocks;
@@ -33,16 +33,16 @@ ChannelPlan plan_for(int p, ChannelParallelism scheme, int blocks = 0) {
 
 TEST(ChannelPlan, SchemesAreShapesOfTheChannelGroup) {
   using CP = ChannelParallelism;
-  const ChannelPlan out = plan_for(6, CP::kStationaryOutput);
+  const ChannelBlocks out = plan_for(6, CP::kStationaryOutput);
   EXPECT_TRUE(out.split);
   EXPECT_EQ(out.pc, 1);
   EXPECT_EQ(out.pf, 6);
-  const ChannelPlan in = plan_for(6, CP::kStationaryInput);
+  const ChannelBlocks in = plan_for(6, CP::kStationaryInput);
   EXPECT_EQ(in.pc, 6);
   EXPECT_EQ(in.pf, 1);
   // Stationary weights: the squarest split with pc <= pf, or as asked.
   for (auto [p, pc] : {std::pair{4, 2}, {6, 2}, {8, 2}, {9, 3}, {7, 1}}) {
-    const ChannelPlan w = plan_for(p, CP::kStationaryWeights);
+    const ChannelBlocks w = plan_for(p, CP::kStationaryWeights);
     EXPECT_EQ(w.pc, pc) << p;
     EXPECT_EQ(w.pc * w.pf, p) << p;
   }
@@ -72,7 +72,7 @@ TEST(ChannelPlan, NoSplitWithoutCutGroups) {
 
 TEST(ChannelPlan, PieceOwnersAndMakersAreInversePermutations) {
   for (auto [pc, pf] : {std::pair{1, 5}, {5, 1}, {2, 3}, {3, 2}, {4, 4}}) {
-    ChannelPlan c;
+    ChannelBlocks c;
     c.split = true;
     c.pc = pc;
     c.pf = pf;
@@ -88,7 +88,7 @@ TEST(ChannelPlan, PieceOwnersAndMakersAreInversePermutations) {
 }
 
 TEST(ChannelPlan, FilterPiecesAreBlocksCutIntoPieces) {
-  ChannelPlan c;
+  ChannelBlocks c;
   c.split = true;
   c.pc = 2;
   c.pf = 3;
