@@ -1,5 +1,6 @@
 // The batch normalisation layer in GPU memory (BatchNorm<T, DeviceSpace>):
-// CudaBatchNorm's passes on the stream of the device options; scale, shift
+// CudaBatchNorm's passes on the stream of the layer's Exec<DeviceSpace>;
+// scale, shift
 // and their gradients in device memory, staged through the host
 // (layers/internal/host_staging.h). The layer itself is
 // layers/internal/batch_norm_impl.h. Built only with --config=cuda.

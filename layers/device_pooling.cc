@@ -1,5 +1,6 @@
 // The pooling layer in GPU memory (Pooling<T, DeviceSpace>): CudaPool
-// kernels on the stream of the halo options, halos over the device
+// kernels on the stream of the layer's Exec<DeviceSpace>, halos over the
+// device
 // transports. The executor itself is layers/internal/pooling_impl.h. Built
 // only with --config=cuda.
 #include "distconv/device_space.h"

@@ -1,7 +1,8 @@
 // Redistribution in GPU memory (Redistribution<T, DeviceSpace>): the host
 // layer's plan and messages (layers/internal/redistribute_impl.h), boxes
 // packed and unpacked by the element-wise CUDA copies, messages staged
-// through the host on the options' stream (layers/internal/host_staging.h).
+// through the host on the stream of the layer's Exec<DeviceSpace>
+// (layers/internal/host_staging.h).
 // Built only with --config=cuda.
 #include "distconv/device_space.h"
 #include "distconv/element_types.h"
