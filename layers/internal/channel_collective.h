@@ -26,8 +26,9 @@
 #include <vector>
 
 #include "distconv/box.h"
-#include "distconv/internal/mpi_util.h"
 #include "distconv/distribution.h"
+#include "distconv/exec.h"
+#include "distconv/internal/mpi_util.h"
 #include "distconv/shape.h"
 
 namespace distconv::internal {
@@ -76,5 +77,18 @@ void sendrecv(MPI_Comm comm, const T* send, Index n_send, int to, T* recv,
               Index n_recv, int from);
 
 }  // namespace distconv::internal
+
+namespace distconv {
+
+// The same in a memory space's context, what code written once for every
+// space calls (found by argument-dependent lookup on the context): here
+// on host arrays; on device arrays in device_channel_collective.h.
+template <typename T>
+void sendrecv(const Exec<HostSpace>&, MPI_Comm comm, const T* send,
+              Index n_send, int to, T* recv, Index n_recv, int from) {
+  internal::sendrecv(comm, send, n_send, to, recv, n_recv, from);
+}
+
+}  // namespace distconv
 
 #endif  // DISTCONV_LAYERS_INTERNAL_CHANNEL_COLLECTIVE_H_

@@ -20,9 +20,11 @@
 //     static void fill_bias(const Context&, view, bias);  // or 0
 //     static void add_per_channel(const Context&, view, values);
 //     static void sum_per_channel(const Context&, view, sums);
-//     static void swap(Context&, comm, send, n_send, to, recv, n_recv,
-//                      from);                   // MPI_Sendrecv
 //   };
+//
+// Two members exchange pieces with the space's sendrecv on the context's
+// Exec (layers/internal/channel_collective.h; the GPU's in
+// layers/internal/device_channel_collective.h).
 //
 // Defined in layers/internal/host_conv_backend.h (oneDNN and reference
 // kernels, MPI gradient sums) and layers/internal/device_conv_backend.h

@@ -449,8 +449,8 @@ struct Convolution<T, Space>::Impl {
   // member `from` (counts checked by check_counts).
   void swap_piece(const T* send, Index n_send, int to, T* recv, Index n_recv,
                   int from) {
-    Backend::swap(context, members->comm(), send, n_send, to, recv, n_recv,
-                  from);
+    sendrecv(context.exec, members->comm(), send, n_send, to, recv, n_recv,
+             from);
   }
 
   template <typename Fn>

@@ -122,23 +122,30 @@ void DeviceChannelCollective<T>::reduce_scatter(const T* full, T* block) {
   });
 }
 
+}  // namespace distconv::internal
+
+namespace distconv {
+
 template <typename T>
-void staged_sendrecv(cudaStream_t stream, MPI_Comm comm, const T* send,
-                     Index n_send, int to, T* recv, Index n_recv, int from) {
+void sendrecv(const Exec<DeviceSpace>& exec, MPI_Comm comm, const T* send,
+              Index n_send, int to, T* recv, Index n_recv, int from) {
+  using internal::to_device;
+  using internal::to_host;
+  cudaStream_t stream = exec.stream();
   std::vector<T> out(n_send), in(n_recv);
   to_host(stream, out.data(), send, n_send);
-  sendrecv(comm, out.data(), n_send, to, in.data(), n_recv, from);
+  internal::sendrecv(comm, out.data(), n_send, to, in.data(), n_recv, from);
   to_device(stream, recv, in.data(), n_recv);
   // `in` is freed on return: the copy must have read it.
-  check_cuda(cudaStreamSynchronize(stream),
-             "channel collective: waiting for the stream");
+  internal::check_cuda(cudaStreamSynchronize(stream),
+                       "channel collective: waiting for the stream");
 }
 
 #define DISTCONV_INSTANTIATE(T)                                               \
-  template class DeviceChannelCollective<T>;                                  \
-  template void staged_sendrecv(cudaStream_t, MPI_Comm, const T*, Index, int, \
-                                T*, Index, int);
+  template class internal::DeviceChannelCollective<T>;                        \
+  template void sendrecv(const Exec<DeviceSpace>&, MPI_Comm, const T*, Index, \
+                         int, T*, Index, int);
 DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)
 #undef DISTCONV_INSTANTIATE
 
-}  // namespace distconv::internal
+}  // namespace distconv

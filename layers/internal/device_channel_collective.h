@@ -7,7 +7,8 @@
 // (cudaMemcpy2DAsync) place each block at its channels. Without one, each
 // copies its input to the host on the stream, waits for it, runs the host
 // collective there and queues the result's copy back to the device.
-// staged_sendrecv does the latter for one exchange between two members.
+// sendrecv on an Exec<DeviceSpace> does the latter for one exchange
+// between two members.
 // Built only with --config=cuda.
 //
 //   DeviceChannelCollective<float> gather(stream, grid.along(1),
@@ -71,13 +72,17 @@ class DeviceChannelCollective {
   std::vector<T> block_, full_;  // else: host staging
 };
 
-// sendrecv (channel_collective.h) on device arrays, staged through the
-// host: waits for the stream before sending, and for the received
-// elements' copy to the device.
-template <typename T>
-void staged_sendrecv(cudaStream_t stream, MPI_Comm comm, const T* send,
-                     Index n_send, int to, T* recv, Index n_recv, int from);
-
 }  // namespace distconv::internal
+
+namespace distconv {
+
+// sendrecv (channel_collective.h) on device arrays, staged through the
+// host: waits for the context's stream before sending, and for the
+// received elements' copy to the device.
+template <typename T>
+void sendrecv(const Exec<DeviceSpace>& exec, MPI_Comm comm, const T* send,
+              Index n_send, int to, T* recv, Index n_recv, int from);
+
+}  // namespace distconv
 
 #endif  // DISTCONV_LAYERS_INTERNAL_DEVICE_CHANNEL_COLLECTIVE_H_

@@ -158,11 +158,6 @@ struct ConvBackend<T, DeviceSpace> {
   static void sum_per_channel(const Context& c, const ConstView& v, P* sums) {
     cudnn_sum_per_channel(c.cudnn, v, sums);
   }
-  static void swap(Context& c, MPI_Comm comm, const T* send, Index n_send,
-                   int to, T* recv, Index n_recv, int from) {
-    staged_sendrecv(c.cudnn.stream(), comm, send, n_send, to, recv, n_recv,
-                    from);
-  }
 };
 
 }  // namespace distconv::internal

@@ -145,10 +145,6 @@ struct ConvBackend<T, HostSpace> {
                               P* sums) {
     internal::sum_per_channel(v, sums);
   }
-  static void swap(Context&, MPI_Comm comm, const T* send, Index n_send,
-                   int to, T* recv, Index n_recv, int from) {
-    sendrecv(comm, send, n_send, to, recv, n_recv, from);
-  }
 };
 
 }  // namespace distconv::internal
