@@ -129,16 +129,14 @@ namespace distconv {
 template <typename T>
 void sendrecv(const Exec<DeviceSpace>& exec, MPI_Comm comm, const T* send,
               Index n_send, int to, T* recv, Index n_recv, int from) {
-  using internal::to_device;
-  using internal::to_host;
-  cudaStream_t stream = exec.stream();
   std::vector<T> out(n_send), in(n_recv);
-  to_host(stream, out.data(), send, n_send);
+  internal::stage_to_host(exec, out.data(), send, sizeof(T) * out.size(),
+                          internal::kWhat);
   internal::sendrecv(comm, out.data(), n_send, to, in.data(), n_recv, from);
-  to_device(stream, recv, in.data(), n_recv);
+  internal::stage_to_device(exec, recv, in.data(), sizeof(T) * in.size(),
+                            internal::kWhat);
   // `in` is freed on return: the copy must have read it.
-  internal::check_cuda(cudaStreamSynchronize(stream),
-                       "channel collective: waiting for the stream");
+  internal::wait_for(exec, "channel collective: waiting for the stream");
 }
 
 #define DISTCONV_INSTANTIATE(T)                                               \
