@@ -90,6 +90,42 @@ TYPED_TEST(SpaceOps, ZeroCopyAndSumMatchElementLoops) {
   }
 }
 
+TYPED_TEST(SpaceOps, PerChannelFillAddAndSumMatchElementLoops) {
+  using T = TypeParam;
+  using P = Compute<T>;
+  const Exec<HostSpace> exec;
+  const T outside = T(-7);
+  for (const Shape& extent : kExtents) {
+    for (StorageOrder order : kOrders) {
+      SCOPED_TRACE(extent.to_string() + " " + order_name(order));
+      const Index channels = extent[1];
+      std::vector<P> values(channels);
+      for (Index c = 0; c < channels; ++c) values[c] = P(3 * c - 5);
+      testing::Padded<T> y(extent, 1, order, outside);
+      fill_indices(y.view, 3);
+      fill_per_channel<T>(exec, y.view, nullptr);
+      y.view.for_each([&](const Shape&, T& v) { EXPECT_EQ(v, T(0)); });
+      fill_per_channel<T>(exec, y.view, values.data());
+      y.view.for_each(
+          [&](const Shape& i, T& v) { EXPECT_EQ(v, T(values[i[1]])); });
+      expect_outside_untouched(y, outside);
+      fill_indices(y.view, 4);
+      testing::Padded<T> before(extent, 0, order, outside);
+      copy<T>(exec, StridedView<const T>(y.view), before.view);
+      add_per_channel<T>(exec, y.view, values.data());
+      y.view.for_each([&](const Shape& i, T& v) {
+        EXPECT_EQ(v, T(float(before.view(i)) + float(values[i[1]])));
+      });
+      expect_outside_untouched(y, outside);
+      // The sums add to what the array held.
+      std::vector<P> sums(channels, P(1)), want(channels, P(1));
+      y.view.for_each([&](const Shape& i, T& v) { want[i[1]] += P(v); });
+      sum_per_channel<T>(exec, StridedView<const T>(y.view), sums.data());
+      for (Index c = 0; c < channels; ++c) EXPECT_EQ(sums[c], want[c]);
+    }
+  }
+}
+
 // zero and copy serve the label types too (class labels moved between
 // distributions).
 #define SPACE_OPS_TEST_LABEL(T) , T

@@ -1,12 +1,12 @@
 // The convolution in GPU memory (Convolution<T, DeviceSpace>): the
 // executor (layers/internal/convolution_impl.h) on cuDNN
-// (layers/internal/device_conv_backend.h), halos over the device
+// (layers/internal/device_conv_kernels.h), halos over the device
 // transports. Built only with --config=cuda.
 #include "distconv/device_space.h"
 #include "distconv/element_types.h"
 #include "layers/convolution.h"
 #include "layers/internal/convolution_impl.h"
-#include "layers/internal/device_conv_backend.h"
+#include "layers/internal/device_conv_kernels.h"
 
 namespace distconv {
 

@@ -1,12 +1,12 @@
 // The transposed convolution in GPU memory (Deconvolution<T,
 // DeviceSpace>): the executor (layers/internal/deconvolution_impl.h) on
-// cuDNN (layers/internal/device_conv_backend.h), halos over the device
+// cuDNN (layers/internal/device_conv_kernels.h), halos over the device
 // transports. Built only with --config=cuda.
 #include "distconv/device_space.h"
 #include "distconv/element_types.h"
 #include "layers/deconvolution.h"
 #include "layers/internal/deconvolution_impl.h"
-#include "layers/internal/device_conv_backend.h"
+#include "layers/internal/device_conv_kernels.h"
 
 namespace distconv {
 

@@ -3,17 +3,21 @@
 // bias, views inside larger channels-last and channels-first buffers (as a
 // shard sits inside its halos). fp64 to 1e-10, fp32 to 1e-5; TF32, bf16
 // and fp16 (fp32 weights, 16-bit tensors) within their rounding. Skips,
-// visibly, on a machine without a GPU.
+// visibly, on a machine without a GPU. Also the cuDNN context an
+// execution context and its copies share (cudnn_context()).
 #include "kernels/cudnn/conv.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <random>
 #include <vector>
 
 #include "distconv/device_space.h"
+#include "distconv/exec.h"
+#include "kernels/cudnn/cudnn_context.h"
 #include "kernels/device_view_testing.h"
 #include "kernels/reference/conv.h"
 #include "kernels/view_testing.h"
@@ -237,6 +241,27 @@ TEST(CudnnConv, AnOutputOfTheWrongSizeIsRefused) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kUnsupported) << e.what();
   }
+}
+
+// A context and its copies share one cuDNN context (handle, workspace),
+// bound to the context's stream; another context has its own, which
+// lives as long as a copy of it does.
+TEST(CudnnContext, CopiesOfAnExecShareOne) {
+  SKIP_WITHOUT_GPU();
+  const Exec<DeviceSpace> a;
+  const Exec<DeviceSpace> copy = a;
+  CudnnContext& ctx = cudnn_context(a);
+  EXPECT_EQ(&ctx, &cudnn_context(copy));
+  EXPECT_EQ(ctx.stream(), a.stream());
+  ctx.reserve(1024);
+  EXPECT_GE(cudnn_context(copy).workspace_size(), 1024u);
+  std::optional<Exec<DeviceSpace>> other;
+  other.emplace();
+  CudnnContext* theirs = &cudnn_context(*other);
+  EXPECT_NE(theirs, &ctx);
+  const Exec<DeviceSpace> kept = *other;
+  other.reset();
+  EXPECT_EQ(&cudnn_context(kept), theirs);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <memory>
+
 #include "distconv/internal/cuda_check.h"
 
 namespace distconv {
@@ -56,6 +58,12 @@ void CudnnContext::reserve(std::size_t bytes) {
 void* CudnnContext::scratch(std::size_t bytes) const {
   grow(stream_, scratch_, scratch_size_, bytes, "scratch array");
   return scratch_;
+}
+
+CudnnContext& cudnn_context(const Exec<DeviceSpace>& exec) {
+  std::shared_ptr<void>& slot = exec.resources().cudnn;
+  if (!slot) slot = std::make_shared<CudnnContext>(exec.stream());
+  return *static_cast<CudnnContext*>(slot.get());
 }
 
 }  // namespace distconv

@@ -9,6 +9,11 @@
 //
 // Not thread-safe: the kernels of one context run one after another on its
 // stream. The stream must outlive the context.
+//
+// The layers take theirs from their Exec<DeviceSpace> (distconv/exec.h):
+// cudnn_context(exec) makes it on first use, bound to the context's
+// stream, and every copy of that Exec shares it (one handle, one
+// workspace).
 #ifndef DISTCONV_KERNELS_CUDNN_CUDNN_CONTEXT_H_
 #define DISTCONV_KERNELS_CUDNN_CUDNN_CONTEXT_H_
 
@@ -17,6 +22,7 @@
 #include <cstddef>
 
 #include "distconv/error.h"
+#include "distconv/exec.h"
 
 namespace distconv {
 
@@ -54,6 +60,10 @@ class CudnnContext {
   mutable void* scratch_ = nullptr;
   mutable std::size_t scratch_size_ = 0;
 };
+
+// The cuDNN context `exec` and its copies share, made on the first call
+// (Error(kDevice) where cuDNN cannot start; the next call tries again).
+CudnnContext& cudnn_context(const Exec<DeviceSpace>& exec);
 
 }  // namespace distconv
 

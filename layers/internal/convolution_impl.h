@@ -1,7 +1,8 @@
 // Internal: the convolution's executor, Convolution<T, Space> (see
-// layers/convolution.h), written once for every memory space. A space's
-// ConvBackend (layers/internal/conv_backend.h) runs the plan's leaves
-// there.
+// layers/convolution.h), written once for every memory space: what it
+// takes from a space (its kernels and collectives,
+// layers/internal/conv_kernels.h, and the primitives on its Exec) runs the
+// plan's leaves there.
 //
 // The orchestration (pieces, halos started before the interior and waited
 // for before the boundary, channel collectives, the gradient allreduce
@@ -9,7 +10,7 @@
 // Convolution<T, Space>::Impl (layers/internal/convolution_resources.h),
 // the same for every space; this file defines the layer's members over it.
 // Included by the .cc that instantiates the layer for a space with its
-// backend: layers/convolution.cc (host), layers/device_convolution.cc
+// kernels: layers/convolution.cc (host), layers/device_convolution.cc
 // (GPU).
 #ifndef DISTCONV_LAYERS_INTERNAL_CONVOLUTION_IMPL_H_
 #define DISTCONV_LAYERS_INTERNAL_CONVOLUTION_IMPL_H_

@@ -19,9 +19,10 @@
 #include "halo/halo_exchange.h"
 #include "kernels/space_ops.h"
 #include "layers/convolution.h"
-#include "layers/internal/conv_backend.h"
+#include "layers/internal/conv_kernels.h"
 #include "layers/internal/given_plan.h"
 #include "layers/internal/plan_fingerprints.h"
+#include "layers/internal/space_kernel.h"
 
 namespace distconv {
 namespace internal {
@@ -39,13 +40,18 @@ std::string describe_run(const ConvPiece& p, const std::optional<Kernel>& k) {
 // allreduce; and the state between passes.
 template <typename T, typename Space>
 struct Convolution<T, Space>::Impl {
-  using Backend = internal::ConvBackend<T, Space>;
-  using Kernel = typename Backend::Kernel;
+  using Comms = internal::ConvComms<T, Space>;
+  using Kernel = internal::SpaceKernelOf<ConvKernelCall, T, Space>;
   using Kernels = std::vector<std::optional<Kernel>>;
   using P = Compute<T>;  // weights, bias, gradients
 
+  // First, so that it outlives the kernels (the GPU's share its cuDNN
+  // handle and workspace).
+  Exec<Space> exec;
   const ProcessGrid* grid;
   ConvPlan plan;
+  GpuConvOptions gpu;  // the GPU's cuDNN kernels'
+  Comms comms;
   // Channel parallelism only: the ranks sharing this rank's channel
   // coordinate; the channel group as a pc x pf grid; the tensors holding
   // a member's channel block (x, dx) and filter block (y, dy), the
@@ -53,9 +59,8 @@ struct Convolution<T, Space>::Impl {
   // way between members.
   std::optional<ProcessGrid> slice, members;
   std::optional<DistTensor<T, Space>> x_full, y_full, dy_full, dx_full;
-  std::optional<typename Backend::Channels> x_gather, y_sum, dy_gather,
-      dx_sum;
-  typename Backend::Array y_piece, dy_piece;
+  std::optional<typename Comms::Channels> x_gather, y_sum, dy_gather, dx_sum;
+  typename Comms::Array y_piece, dy_piece;
   // The src tensor forward() gathered, and the diff_dst tensor a backward
   // pass gathered since (null: none).
   const DistTensor<T, Space>* gathered_x = nullptr;
@@ -67,14 +72,17 @@ struct Convolution<T, Space>::Impl {
   std::optional<HaloExchange<T, Space>> dx_fold;
   Kernels forward_early, forward_late, data_early, data_late;
   Kernels weights_early, weights_late;
-  std::optional<typename Backend::Grads> grads;  // weights, then bias
+  std::optional<typename Comms::Grads> grads;  // weights, then bias
   ConvStats stats;
-  typename Backend::Context context;
 
   Impl(const ProcessGrid& g, ConvPlan p, const HaloSetupOptions& halo,
-       const GpuConvOptions& gpu, const CpuConvOptions& cpu,
-       const Exec<Space>& exec)
-      : grid(&g), plan(std::move(p)), context(exec, halo, gpu, cpu) {
+       const GpuConvOptions& gpu_options, const CpuConvOptions& cpu,
+       const Exec<Space>& e)
+      : exec(e),
+        grid(&g),
+        plan(std::move(p)),
+        gpu(gpu_options),
+        comms(e, halo) {
     if (plan.channels.split) {
       check_counts();
       slice.emplace(g.slice(1), plan.slice_shape);
@@ -96,8 +104,20 @@ struct Convolution<T, Space>::Impl {
       dx_fold.emplace(g, *plan.diff_src_folded, halo, exec);
     }
     grads.emplace(
-        context, g.slice(1), plan.weights_block.extent.volume(),
+        comms, g.slice(1), plan.weights_block.extent.volume(),
         desc().bias == ConvBias::kAdd ? plan.bias_block.extent.volume() : 0);
+    // The implementations to run (the host's measured search: collective),
+    // then the kernels, then the ranks' agreement on the GPU's choices.
+    std::vector<ConvKernelCall*> calls;
+    for (std::vector<ConvPiece>* ps :
+         {&plan.weights_early, &plan.weights_late, &plan.forward_early,
+          &plan.forward_late, &plan.data_early, &plan.data_late}) {
+      for (ConvPiece& piece : *ps) {
+        if (piece.kernel) calls.push_back(&*piece.kernel);
+      }
+    }
+    KernelCache own;  // measured, no cache of the caller's: this layer's
+    internal::choose_conv_impls<T>(exec, g.comm(), calls, cpu, own);
     forward_early = make_kernels(plan.forward_early);
     forward_late = make_kernels(plan.forward_late);
     data_early = make_kernels(plan.data_early);
@@ -109,7 +129,7 @@ struct Convolution<T, Space>::Impl {
                         &forward_late, &data_early, &data_late}) {
       for (std::optional<Kernel>& k : *ks) all.push_back(&k);
     }
-    Backend::agree(context, g.comm(), all);
+    internal::agree_conv_kernels(exec, g.comm(), all);
   }
 
   // The local kernels of `pieces`, in order.
@@ -117,7 +137,9 @@ struct Convolution<T, Space>::Impl {
     Kernels kernels;
     kernels.reserve(pieces.size());
     for (const ConvPiece& p : pieces) {
-      kernels.push_back(Backend::kernel(context, p.kernel));
+      std::optional<Kernel> k;
+      if (p.kernel) k.emplace(internal::make_kernel<T>(exec, *p.kernel, gpu));
+      kernels.push_back(std::move(k));
     }
     return kernels;
   }
@@ -127,12 +149,12 @@ struct Convolution<T, Space>::Impl {
   // The tensor and collective of a full-channel tensor of the plan.
   void full_tensor(const std::optional<ConvChannelTensor>& planned,
                    std::optional<DistTensor<T, Space>>& tensor,
-                   std::optional<typename Backend::Channels>& coll) {
+                   std::optional<typename Comms::Channels>& coll) {
     if (!planned) return;
     tensor.emplace(*slice, planned->layout);
     const Index n = planned->block.extent();
-    coll.emplace(context, members->along(planned->members_dim),
-                 planned->block, n > 0 ? tensor->size() / n : 0);
+    coll.emplace(comms, members->along(planned->members_dim), planned->block,
+                 n > 0 ? tensor->size() / n : 0);
   }
 
   // The channel collectives count in int: every rank agrees (collectively,
@@ -162,7 +184,7 @@ struct Convolution<T, Space>::Impl {
     const StridedView<T, Space> out =
         plan.y_buf.template view<Space>(y, p.out_local);
     if (!k) {  // the outputs read padding (or no channel) only
-      Backend::fill_bias(context, out, b);
+      fill_per_channel<T>(exec, out, b);
       return;
     }
     k->forward(in.template view<Space>(x, p.in_local), w, b, out);
@@ -172,9 +194,7 @@ struct Convolution<T, Space>::Impl {
   void run_data(const ConvPiece& p, const std::optional<Kernel>& k,
                 const ConvBuffer& in, const T* dy, const P* w, T* dx) const {
     if (p.zero_first) {
-      Backend::fill_bias(context,
-                         plan.dx_buf.template view<Space>(dx, p.target_local),
-                         nullptr);
+      zero<T>(exec, plan.dx_buf.template view<Space>(dx, p.target_local));
     }
     if (k) {
       k->backward_data(in.template view<Space>(dy, p.in_local), w,
@@ -193,7 +213,7 @@ struct Convolution<T, Space>::Impl {
       k->backward_weights(x_in.template view<Space>(x, p.in_local), dd, dw,
                           db);
     } else if (db != nullptr) {  // outputs that read padding only
-      Backend::sum_per_channel(context, dd, db);
+      sum_per_channel<T>(exec, dd, db);
     }
   }
 
@@ -203,7 +223,7 @@ struct Convolution<T, Space>::Impl {
                   const T* from, const ConvBuffer& buf, T* frame) const {
     const Shape shift = buf.box.lower - shard.box.lower;
     for (const Box& b : boxes) {
-      copy<T>(context.exec, shard.template view<Space>(from, b.shifted(shift)),
+      copy<T>(exec, shard.template view<Space>(from, b.shifted(shift)),
               buf.template view<Space>(frame, b));
     }
   }
@@ -347,7 +367,7 @@ struct Convolution<T, Space>::Impl {
                    piece_maker());
       });
       if (bias != nullptr) {
-        Backend::add_per_channel(context, dst.interior(), bias);
+        add_per_channel<T>(exec, dst.interior(), bias);
       }
     }
   }
@@ -385,7 +405,7 @@ struct Convolution<T, Space>::Impl {
     if (dx_fold) {
       stats.halo_wait_s += dx_fold->exchange(
           own, {HaloDirection::kReverse, HaloReduction::kSum});
-      copy<T>(context.exec, own.interior(), diff_src.interior());
+      copy<T>(exec, own.interior(), diff_src.interior());
     }
   }
 
@@ -420,7 +440,7 @@ struct Convolution<T, Space>::Impl {
                   dy, grads->weights(), kernel_db);
     }
     if (dy_full && db != nullptr) {
-      Backend::sum_per_channel(context, diff_dst.interior(), db);
+      sum_per_channel<T>(exec, diff_dst.interior(), db);
     }
     grads->start(diff_weights, diff_bias);
   }
@@ -449,8 +469,7 @@ struct Convolution<T, Space>::Impl {
   // member `from` (counts checked by check_counts).
   void swap_piece(const T* send, Index n_send, int to, T* recv, Index n_recv,
                   int from) {
-    sendrecv(context.exec, members->comm(), send, n_send, to, recv, n_recv,
-             from);
+    sendrecv(exec, members->comm(), send, n_send, to, recv, n_recv, from);
   }
 
   template <typename Fn>

@@ -1,10 +1,10 @@
 // Internal: the transposed convolution's executor, Deconvolution<T,
 // Space> (layers/deconvolution.h), written once for every memory space on
-// the convolution's backends (layers/internal/conv_backend.h): the
-// adjoint convolution's kernels, per-channel operations and gradient sums
-// of the space; reading and writing the output side in place
+// what the convolution takes from a space (layers/internal/conv_kernels.h):
+// the adjoint convolution's kernels, per-channel primitives and gradient
+// sums of the space; reading and writing the output side in place
 // (ConvInput::kInPlace: pieces, frames) is host memory's only. Included by the
-// .cc that instantiates the layer for a space with its backend:
+// .cc that instantiates the layer for a space with its kernels:
 // layers/deconvolution.cc (host), layers/device_deconvolution.cc (GPU).
 #ifndef DISTCONV_LAYERS_INTERNAL_DECONVOLUTION_IMPL_H_
 #define DISTCONV_LAYERS_INTERNAL_DECONVOLUTION_IMPL_H_
@@ -22,9 +22,10 @@
 #include "halo/halo_exchange.h"
 #include "kernels/space_ops.h"
 #include "layers/deconvolution.h"
-#include "layers/internal/conv_backend.h"
+#include "layers/internal/conv_kernels.h"
 #include "layers/internal/given_plan.h"
 #include "layers/internal/plan_fingerprints.h"
+#include "layers/internal/space_kernel.h"
 #include "layers/internal/window_frames.h"
 
 namespace distconv {
@@ -33,57 +34,87 @@ namespace distconv {
 // on diff_dst), the local kernels and the gradient allreduce.
 template <typename T, typename Space>
 struct Deconvolution<T, Space>::Impl {
-  using Backend = internal::ConvBackend<T, Space>;
-  using Kernel = typename Backend::Kernel;
+  using Comms = internal::ConvComms<T, Space>;
+  using Kernel = internal::SpaceKernelOf<ConvKernelCall, T, Space>;
   using Tensor = DistTensor<T, Space>;
   static constexpr bool kHost = std::is_same_v<Space, HostSpace>;
   struct PieceKernels {
     std::optional<Kernel> forward, data, weights;
   };
 
+  // First, so that it outlives the kernels (the GPU's share its cuDNN
+  // handle and workspace).
+  Exec<Space> exec;
   const ProcessGrid* grid;
   DeconvPlan plan;
-  typename Backend::Context context;
+  Comms comms;
   HaloExchange<T, Space> halo;
   std::optional<Kernel> forward_kernel, data_kernel, weights_kernel;
   std::vector<PieceKernels> pieces;  // in place: per piece
   std::vector<T> scratch;            // in place: a boundary piece's output
-  typename Backend::Grads grads;     // weights, then bias
+  typename Comms::Grads grads;       // weights, then bias
   DeconvStats stats;
 
   Impl(const ProcessGrid& g, DeconvPlan p, const HaloSetupOptions& config,
        const GpuConvOptions& gpu, const CpuConvOptions& cpu,
-       const Exec<Space>& exec)
-      : grid(&g),
+       const Exec<Space>& e)
+      : exec(e),
+        grid(&g),
         plan(std::move(p)),
-        context(exec, config, gpu, cpu),
-        halo(g, plan.dst_layout(), config, exec),
-        grads(context, g.comm(), plan.desc.weights_shape().volume(),
+        comms(e, config),
+        halo(g, plan.dst_layout(), config, e),
+        grads(comms, g.comm(), plan.desc.weights_shape().volume(),
               plan.desc.bias == ConvBias::kAdd ? plan.desc.out_channels : 0) {
     if (plan.in_place()) {
       require(kHost, ErrorKind::kUnsupported,
               "the transposed convolution reads and writes its output side "
               "in place (ConvInput::kInPlace) in host memory only; plan it "
               "with ConvInput::kHaloBuffer");
-      std::vector<std::optional<Kernel>*> all;
-      pieces.reserve(plan.piece_kernels.size());
-      for (const DeconvPieceKernels& k : plan.piece_kernels) {
-        pieces.push_back({Backend::kernel(context, k.forward),
-                          Backend::kernel(context, k.data),
-                          Backend::kernel(context, k.weights)});
-        PieceKernels& p = pieces.back();
-        for (auto* kernel : {&p.forward, &p.data, &p.weights}) {
-          all.push_back(kernel);
-        }
-      }
-      Backend::agree(context, g.comm(), all);
-      return;
     }
-    forward_kernel = Backend::kernel(context, plan.forward_kernel);
-    data_kernel = Backend::kernel(context, plan.data_kernel);
-    weights_kernel = Backend::kernel(context, plan.weights_kernel);
-    Backend::agree(context, g.comm(),
-                   {&forward_kernel, &data_kernel, &weights_kernel});
+    // The implementations to run (the host's measured search: collective),
+    // then the kernels, then the ranks' agreement on the GPU's choices. In
+    // place, the pieces' kernels run; otherwise the window's.
+    std::vector<ConvKernelCall*> calls;
+    for (DeconvPieceKernels& k : plan.piece_kernels) {
+      for (ConvKernelCall* c : {&k.forward, &k.data, &k.weights}) {
+        calls.push_back(c);
+      }
+    }
+    if (!plan.in_place()) {
+      for (auto* c :
+           {&plan.forward_kernel, &plan.data_kernel, &plan.weights_kernel}) {
+        if (*c) calls.push_back(&**c);
+      }
+    }
+    KernelCache own;  // measured, no cache of the caller's: this layer's
+    internal::choose_conv_impls<T>(exec, g.comm(), calls, cpu, own);
+    std::vector<std::optional<Kernel>*> all;
+    pieces.reserve(plan.piece_kernels.size());
+    for (const DeconvPieceKernels& k : plan.piece_kernels) {
+      pieces.push_back(
+          {make(k.forward, gpu), make(k.data, gpu), make(k.weights, gpu)});
+      PieceKernels& p = pieces.back();
+      for (auto* kernel : {&p.forward, &p.data, &p.weights}) {
+        all.push_back(kernel);
+      }
+    }
+    if (!plan.in_place()) {
+      forward_kernel = make(plan.forward_kernel, gpu);
+      data_kernel = make(plan.data_kernel, gpu);
+      weights_kernel = make(plan.weights_kernel, gpu);
+      for (auto* kernel : {&forward_kernel, &data_kernel, &weights_kernel}) {
+        all.push_back(kernel);
+      }
+    }
+    internal::agree_conv_kernels(exec, g.comm(), all);
+  }
+
+  // The kernel of a call (none without one).
+  std::optional<Kernel> make(const std::optional<ConvKernelCall>& call,
+                             const GpuConvOptions& gpu) const {
+    std::optional<Kernel> k;
+    if (call) k.emplace(internal::make_kernel<T>(exec, *call, gpu));
+    return k;
   }
 
   const HaloLayout& haloed_side(bool in_place) const {
@@ -260,7 +291,7 @@ void Deconvolution<T, Space>::forward_pass(const DistTensor<T, Space>& src,
   if (dst_frame) {
     s.forward_in_place(src, weights, dst, *dst_frame);
   } else {
-    if (w.zero_first) zero<T>(s.context.exec, dst.buffer());
+    if (w.zero_first) zero<T>(s.exec, dst.buffer());
     if (s.forward_kernel) {
       s.forward_kernel->backward_data(src.buffer().subview(w.plain_local),
                                       weights, dst.view(w.haloed_local));
@@ -268,7 +299,7 @@ void Deconvolution<T, Space>::forward_pass(const DistTensor<T, Space>& src,
     s.stats.halo_wait_s +=
         s.halo.exchange(dst, {HaloDirection::kReverse, HaloReduction::kSum});
   }
-  if (has_bias) Impl::Backend::add_per_channel(s.context, dst.interior(), bias);
+  if (has_bias) add_per_channel<T>(s.exec, dst.interior(), bias);
 }
 
 template <typename T, typename Space>
@@ -304,7 +335,7 @@ void Deconvolution<T, Space>::data_pass(const DistTensor<T, Space>& diff_dst,
   });
   if (frame) {
     for (const Box& r : s.plan.frames->plain_rest) {
-      zero<T>(s.context.exec, diff_src.view(r));
+      zero<T>(s.exec, diff_src.view(r));
     }
     s.read_in_place(
         diff_dst, *frame,
@@ -321,7 +352,7 @@ void Deconvolution<T, Space>::data_pass(const DistTensor<T, Space>& diff_dst,
   if (s.data_kernel) {
     s.data_kernel->forward(haloed->view(w.haloed_local), weights, nullptr, out);
   } else {  // the inputs reach padding only (or there are none)
-    zero<T>(s.context.exec, out);
+    zero<T>(s.exec, out);
   }
 }
 
@@ -381,7 +412,7 @@ void Deconvolution<T, Space>::weights_pass(const DistTensor<T, Space>& src,
     }
   }
   if (Param* db = s.grads.bias()) {
-    Impl::Backend::sum_per_channel(s.context, diff_dst.interior(), db);
+    sum_per_channel<T>(s.exec, diff_dst.interior(), db);
   }
   s.grads.start(diff_weights, diff_bias);
 }

@@ -74,6 +74,18 @@ SpaceKernelOf<Call, T, Space> make_kernel(const Exec<Space>& exec,
   return SpaceKernel<Call, T, Space>::make(exec, call);
 }
 
+// The same for a kernel that takes options of the layer's besides (the
+// convolution's: the GPU's cuDNN options).
+template <typename T, typename Call, typename Space, typename Options>
+SpaceKernelOf<Call, T, Space> make_kernel(const Exec<Space>& exec,
+                                          const Call& call,
+                                          const Options& options) {
+  static_assert(kHasInterface<Call, SpaceKernelOf<Call, T, Space>, T, Space>,
+                "this space's kernel lacks a call of the layer's interface "
+                "(KernelInterface<Call>::passes)");
+  return SpaceKernel<Call, T, Space>::make(exec, call, options);
+}
+
 }  // namespace distconv::internal
 
 #endif  // DISTCONV_LAYERS_INTERNAL_SPACE_KERNEL_H_
