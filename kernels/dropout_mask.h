@@ -13,6 +13,12 @@
 
 namespace distconv {
 
+// What one draw of the mask covers (torch.nn's Dropout, Dropout2d/3d).
+enum class DropoutKind {
+  kElements,  // each element on its own (Dropout)
+  kChannels,  // each channel of each sample whole (Dropout2d, Dropout3d)
+};
+
 // SplitMix64's output function of a 64-bit state.
 inline std::uint64_t splitmix64(std::uint64_t z) {
   z += 0x9E3779B97F4A7C15ull;

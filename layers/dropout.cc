@@ -6,7 +6,7 @@
 #include "distconv/element_types.h"
 #include "distconv/error.h"
 #include "distconv/internal/layer_checks.h"
-#include "kernels/dropout_mask.h"
+#include "kernels/local_dropout.h"
 
 namespace distconv {
 
@@ -37,25 +37,8 @@ void Dropout<T>::apply(const DistTensor<T>& from, DistTensor<T>& to,
               to.layout().distribution() == dist,
           ErrorKind::kShapeMismatch, "dropout of tensors of another "
           "distribution than ", dist.describe());
-  const double p = desc_.p;
-  const double scale = p < 1 ? 1.0 / (1.0 - p) : 0.0;
-  const Shape& global = dist.global_shape();
-  const Shape lower = from.shard().lower;
-  const auto in = from.interior();
-  const bool channels = desc_.kind == DropoutKind::kChannels;
-  to.interior().for_each([&](const Shape& i, T& out) {
-    std::uint64_t index = 0;
-    if (channels) {
-      index = static_cast<std::uint64_t>((i[0] + lower[0]) * global[1] + i[1] +
-                                         lower[1]);
-    } else {
-      for (int d = 0; d < global.ndims(); ++d) {
-        index = index * static_cast<std::uint64_t>(global[d]) +
-                static_cast<std::uint64_t>(i[d] + lower[d]);
-      }
-    }
-    out = dropout_keep(seed, index, p) ? T(double(in(i)) * scale) : T(0);
-  });
+  dropout_apply<T>(from.interior(), to.interior(), from.shard().lower,
+                   dist.global_shape(), desc_.kind, desc_.p, seed);
 }
 
 template <typename T>

@@ -28,13 +28,11 @@
 #include "distconv/distribution.h"
 #include "distconv/halo_layout.h"
 #include "distconv/process_grid.h"
+#include "kernels/dropout_mask.h"
 
 namespace distconv {
 
-enum class DropoutKind {
-  kElements,  // each element on its own (Dropout)
-  kChannels,  // each channel of each sample whole (Dropout2d, Dropout3d)
-};
+// DropoutKind (kElements, kChannels): kernels/dropout_mask.h.
 
 struct DropoutDesc {
   double p = 0.5;  // the probability of dropping, in [0, 1]
