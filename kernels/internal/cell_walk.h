@@ -77,7 +77,8 @@ void for_each_view_row(const StridedView<T>& v, Fn fn) {
 // v(n, c, ...) += values[c] in every cell (a bias; values may be of the
 // compute type, fp32 for bf16 cells). A row at a time: channel by channel
 // along the row where its cells are adjacent (channels first), else cell
-// by cell.
+// by cell (with the channels adjacent, channels-last, a unit-stride loop
+// the compiler vectorises without gathers).
 template <typename T, typename P>
 void add_per_channel(const StridedView<T>& v, const P* values) {
   const Index channels = v.extent()[1], sc = v.strides()[1];
@@ -91,6 +92,14 @@ void add_per_channel(const StridedView<T>& v, const P* values) {
       }
       return;
     }
+    if (sc == 1) {  // channels-last: each cell's channels adjacent
+      for (Index j = 0; j < cells; ++j) {
+        T* x = row + j * sw;
+#pragma omp simd
+        for (Index c = 0; c < channels; ++c) x[c] = x[c] + values[c];
+      }
+      return;
+    }
     for (Index j = 0; j < cells; ++j) {
       T* x = row + j * sw;
 #pragma omp simd
@@ -101,9 +110,17 @@ void add_per_channel(const StridedView<T>& v, const P* values) {
   });
 }
 
+// Up to this many channels, sum_per_channel sums a channels-last row in a
+// local array.
+inline constexpr Index kRowSumChannels = 64;
+
 // sums[c] += v(n, c, ...) over every cell (a bias gradient), summed in the
-// type of sums: where a row's cells are adjacent (channels first), each
-// channel's row is summed on its own first (in vector lanes), then added.
+// type of sums: each channel's row (its cells along the view's last
+// dimension) is summed on its own first, then added: in vector lanes
+// where a row's cells are adjacent (channels first), in a local array
+// across the cells where their channels are (channels-last, up to
+// kRowSumChannels), else cell by cell.
+
 template <typename T, typename P>
 void sum_per_channel(const StridedView<const T>& v, P* sums) {
   const Index channels = v.extent()[1], sc = v.strides()[1];
@@ -116,6 +133,18 @@ void sum_per_channel(const StridedView<const T>& v, P* sums) {
         for (Index j = 0; j < cells; ++j) s += x[j];
         sums[c] += s;
       }
+      return;
+    }
+    if (sc == 1 && channels <= kRowSumChannels) {
+      // Channels-last: each cell's channels adjacent, summed in a local
+      // array (which the compiler knows no cell aliases).
+      P acc[kRowSumChannels] = {};
+      for (Index j = 0; j < cells; ++j) {
+        const T* x = row + j * sw;
+#pragma omp simd
+        for (Index c = 0; c < channels; ++c) acc[c] += x[c];
+      }
+      for (Index c = 0; c < channels; ++c) sums[c] += acc[c];
       return;
     }
     for (Index j = 0; j < cells; ++j) {

@@ -17,8 +17,10 @@
 namespace distconv::internal {
 namespace {
 
+// Channel counts within and past kRowSumChannels (70).
 const Shape kShapes[] = {Shape{2, 3, 4, 5}, Shape{1, 5, 2, 3, 70},
-                         Shape{3, 1, 1, 1}, Shape{2, 4, 0, 3}};
+                         Shape{3, 1, 1, 1}, Shape{2, 4, 0, 3},
+                         Shape{2, 70, 3, 2}};
 const StorageOrder kOrders[] = {StorageOrder::kChannelsLast,
                                 StorageOrder::kChannelsFirst};
 
