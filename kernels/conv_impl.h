@@ -69,7 +69,7 @@ std::string conv_impl_excluded(ConvImpl impl, const ConvDesc& desc,
 // picks those blocks); channels-last otherwise (16-channel blocked copies only
 // when asked for or measured faster). A kernel that cannot run it (oneDNN
 // refuses, fp64) falls back to channels-last, then blocked copies, then the
-// reference loops. (bf16 and fp16 pieces: heuristic_local_conv() in
+// reference loops. (bf16 and fp16 pieces: heuristic_local_conv_impl() in
 // kernels/local_conv.h.)
 ConvImpl heuristic_conv_impl(const ConvDesc& desc, ConvPass pass);
 

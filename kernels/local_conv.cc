@@ -493,26 +493,26 @@ void LocalConv<T>::backward_weights(StridedView<const T> src,
 }
 
 template <typename T>
-LocalConv<T> heuristic_local_conv(const ConvDesc& desc, const Shape& src_extent,
-                                  const Shape& src_strides,
-                                  const Shape& dst_extent,
-                                  const Shape& dst_strides, ConvPass pass,
-                                  ConvImpl planned) {
+ConvImpl heuristic_local_conv_impl(const ConvDesc& desc,
+                                   const Shape& src_extent,
+                                   const Shape& src_strides,
+                                   const Shape& dst_extent,
+                                   const Shape& dst_strides, ConvPass pass,
+                                   ConvImpl planned) {
   if constexpr (kNarrow<T>) {
-    LocalConv<T> native(desc, src_extent, src_strides, dst_extent, dst_strides,
-                        pass, ConvImpl::kNative16);
+    const LocalConv<T> native(desc, src_extent, src_strides, dst_extent,
+                              dst_strides, pass, ConvImpl::kNative16);
     if (native.impl() == ConvImpl::kNative16 &&
         native.implementation().find("amx") != std::string::npos) {
-      return native;
+      return ConvImpl::kNative16;
     }
   }
-  return LocalConv<T>(desc, src_extent, src_strides, dst_extent, dst_strides,
-                      pass, planned);
+  return planned;
 }
 
 #define DISTCONV_INSTANTIATE(T)                                                \
   template class LocalConv<T>;                                                 \
-  template LocalConv<T> heuristic_local_conv<T>(                               \
+  template ConvImpl heuristic_local_conv_impl<T>(                              \
       const ConvDesc&, const Shape&, const Shape&, const Shape&, const Shape&, \
       ConvPass, ConvImpl);
 DISTCONV_FOR_EACH_ELEMENT_TYPE(DISTCONV_INSTANTIATE)

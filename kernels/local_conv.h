@@ -97,14 +97,15 @@ class LocalConv {
 // there its 16-bit kernels ran 2.5-7x faster than the fp32 ones on the
 // standard problems, where on CPUs without AMX they ran from half to twice
 // fp32's speed (docs/performance.md), a choice left to the measured search.
-// The kernel the heuristic runs for a piece: that, or `planned` (each
-// kernel built once).
+// For 16-bit pieces it makes a native16 kernel to see where oneDNN runs
+// it; other pieces make nothing.
 template <typename T>
-LocalConv<T> heuristic_local_conv(const ConvDesc& desc, const Shape& src_extent,
-                                  const Shape& src_strides,
-                                  const Shape& dst_extent,
-                                  const Shape& dst_strides, ConvPass pass,
-                                  ConvImpl planned);
+ConvImpl heuristic_local_conv_impl(const ConvDesc& desc,
+                                   const Shape& src_extent,
+                                   const Shape& src_strides,
+                                   const Shape& dst_extent,
+                                   const Shape& dst_strides, ConvPass pass,
+                                   ConvImpl planned);
 
 }  // namespace distconv
 

@@ -6,7 +6,7 @@
 // arrays, as a layer on one rank holds them. One JSON line per problem,
 // pass and implementation: the kernel that runs it
 // (LocalConv::implementation()), the median over the rounds of its time in
-// milliseconds, and whether the heuristic (heuristic_local_conv()) runs
+// milliseconds, and whether the heuristic (heuristic_local_conv_impl()) runs
 // it. What a candidate falls back to is not timed (the search skips it
 // too).
 //
@@ -68,7 +68,7 @@ void run(const Options& o, const ConvProblem& p, ConvPass pass) {
         time_conv_impl_list<T>(d, x, xs, y, ys, pass, search);
     for (const ConvImplTiming& t : round) times[t.impl].push_back(t.ms);
   }
-  const LocalConv<T> heuristic = heuristic_local_conv<T>(
+  const ConvImpl heuristic = heuristic_local_conv_impl<T>(
       d, x, xs, y, ys, pass, heuristic_conv_impl(d, pass));
   for (const auto& [impl, ms] : times) {
     const LocalConv<T> k(d, x, xs, y, ys, pass, impl);
@@ -78,7 +78,7 @@ void run(const Options& o, const ConvProblem& p, ConvPass pass) {
         "%s}\n",
         to_string(p).c_str(), pass_name(pass), o.dt.c_str(), to_string(impl),
         k.implementation().c_str(), median(ms),
-        heuristic.impl() == impl ? "true" : "false");
+        heuristic == impl ? "true" : "false");
   }
 }
 

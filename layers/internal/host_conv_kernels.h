@@ -39,7 +39,7 @@ struct SpaceKernel<ConvKernelCall, T, HostSpace> {
 };
 
 // heuristic: the plan's implementations (16-bit calls: native16 where
-// heuristic_local_conv() takes it). measured: for each call the cache's
+// heuristic_local_conv_impl() takes it). measured: for each call the cache's
 // choice (the caller's, else `own`), else the fastest this rank times
 // (then in the cache, so that the layer's other calls of the problem take
 // it); then, for each problem, the fastest any rank found
@@ -51,10 +51,9 @@ void choose_conv_impls(const Exec<HostSpace>&, MPI_Comm comm,
   if (cpu.search == ConvImplSearch::kHeuristic) {
     if constexpr (kNarrow<T>) {
       for (ConvKernelCall* c : calls) {
-        c->impl = heuristic_local_conv<T>(c->desc, c->src_extent,
-                                          c->src_strides, c->dst_extent,
-                                          c->dst_strides, c->pass, c->impl)
-                      .impl();
+        c->impl = heuristic_local_conv_impl<T>(
+            c->desc, c->src_extent, c->src_strides, c->dst_extent,
+            c->dst_strides, c->pass, c->impl);
       }
     }
     return;
