@@ -65,25 +65,16 @@ template <typename Call, typename K, typename T, typename Space>
 inline constexpr bool kHasInterface =
     Detected<void, KernelInterface<Call>::template passes, K, T, Space>::value;
 
-template <typename T, typename Call, typename Space>
-SpaceKernelOf<Call, T, Space> make_kernel(const Exec<Space>& exec,
-                                          const Call& call) {
-  static_assert(kHasInterface<Call, SpaceKernelOf<Call, T, Space>, T, Space>,
-                "this space's kernel lacks a call of the layer's interface "
-                "(KernelInterface<Call>::passes)");
-  return SpaceKernel<Call, T, Space>::make(exec, call);
-}
-
-// The same for a kernel that takes options of the layer's besides (the
-// convolution's: the GPU's cuDNN options).
-template <typename T, typename Call, typename Space, typename Options>
+// `options`: what a layer's kernel takes besides (the convolution's: the
+// GPU's cuDNN options), passed on to make().
+template <typename T, typename Call, typename Space, typename... Options>
 SpaceKernelOf<Call, T, Space> make_kernel(const Exec<Space>& exec,
                                           const Call& call,
-                                          const Options& options) {
+                                          const Options&... options) {
   static_assert(kHasInterface<Call, SpaceKernelOf<Call, T, Space>, T, Space>,
                 "this space's kernel lacks a call of the layer's interface "
                 "(KernelInterface<Call>::passes)");
-  return SpaceKernel<Call, T, Space>::make(exec, call, options);
+  return SpaceKernel<Call, T, Space>::make(exec, call, options...);
 }
 
 }  // namespace distconv::internal
