@@ -118,6 +118,20 @@ ConvImpl heuristic_conv_impl(const ConvDesc& d, ConvPass pass) {
   return ConvImpl::kChannelsLast;
 }
 
+CpuVendor this_cpu_vendor() {
+#if defined(__x86_64__) || defined(__i386__)
+  if (__builtin_cpu_is("amd")) return CpuVendor::kAmd;
+#endif
+  return CpuVendor::kOther;
+}
+
+bool heuristic_takes_native16(const std::string& implementation,
+                              CpuVendor vendor) {
+  if (implementation.find("amx") != std::string::npos) return true;
+  return vendor == CpuVendor::kAmd &&
+         implementation.find("avx512_core_bf16") != std::string::npos;
+}
+
 const char* to_string(ConvImplSearch search) {
   return search == ConvImplSearch::kMeasured ? "measured" : "heuristic";
 }

@@ -73,6 +73,27 @@ std::string conv_impl_excluded(ConvImpl impl, const ConvDesc& desc,
 // kernels/local_conv.h.)
 ConvImpl heuristic_conv_impl(const ConvDesc& desc, ConvPass pass);
 
+// The CPU makers whose cores the heuristic tells apart.
+enum class CpuVendor { kAmd, kOther };
+
+// The maker of the CPU this runs on.
+CpuVendor this_cpu_vendor();
+
+// Whether the heuristic runs a bf16 or fp16 piece on oneDNN's own 16-bit
+// kernel (kNative16) rather than the fp32 kernels on fp32 copies, given
+// the kernel oneDNN runs it with (`implementation`, LocalConv's
+// implementation() of a native16 kernel) on a CPU of `vendor`: where that
+// kernel runs on AMX tiles, or on AVX512-BF16 instructions
+// ("avx512_core_bf16") of an AMD CPU. Measured with oneDNN 3.2, one thread,
+// every pass of the standard problems and of the examples' convolutions
+// (docs/performance.md): on AMX tiles 2.5-7x faster than the fp32 layer; on
+// AVX512-BF16 an AMD EPYC (Zen 4) ran them 1.5-2.6x faster than fp32
+// kernels on fp32 copies (Zen 5 with oneDNN 2.6: 2.1-2.2x forward), where
+// an Intel Xeon without AMX ran them at half to 0.85 of that speed. Other
+// CPUs run fp32 kernels, and the measured search times native16 too.
+bool heuristic_takes_native16(const std::string& implementation,
+                              CpuVendor vendor);
+
 enum class ConvImplSearch {
   // heuristic_conv_impl(): no run at plan time.
   kHeuristic,

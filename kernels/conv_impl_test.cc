@@ -297,6 +297,49 @@ TEST(ConvImpl, HeuristicFollowsItsRules) {
             ConvImpl::kChannelsLast);
 }
 
+// 16-bit pieces on oneDNN's own kernels: on AMX tiles on any CPU, on
+// AVX512-BF16 only on AMD's; never where oneDNN names another kernel.
+TEST(ConvImpl, HeuristicTakesNative16WhereItsKernelIsFast) {
+  for (CpuVendor v : {CpuVendor::kAmd, CpuVendor::kOther}) {
+    EXPECT_TRUE(
+        heuristic_takes_native16("brgconv:avx512_core_amx, in place", v));
+    EXPECT_FALSE(heuristic_takes_native16("brgconv:avx2, in place", v));
+    EXPECT_FALSE(heuristic_takes_native16(
+        "native16 does not apply: oneDNN has no bf16 convolution", v));
+  }
+  for (const char* bf16_kernel :
+       {"brgconv:avx512_core_bf16, in place",
+        "brg_fwd:avx512_core_bf16+brgconv:avx512_core_bf16, in place",
+        "jit_bf16:avx512_core_bf16, per sample"}) {
+    EXPECT_TRUE(heuristic_takes_native16(bf16_kernel, CpuVendor::kAmd));
+    EXPECT_FALSE(heuristic_takes_native16(bf16_kernel, CpuVendor::kOther));
+  }
+}
+
+// heuristic_local_conv_impl() follows that rule on this CPU: native16 for
+// a bf16 piece exactly where the rule takes the kernel oneDNN runs for it,
+// the planned implementation otherwise and for fp32.
+TEST(ConvImpl, HeuristicLocalImplFollowsTheRuleOnThisCpu) {
+  ConvDesc d = ConvDesc::make(16, 16, {3, 3});
+  d.padding_lower = d.padding_upper = {1, 1};
+  const Shape x{2, 16, 12, 12};
+  const Shape xs = dense_strides(x, StorageOrder::kChannelsLast);
+  const Shape y = d.dst_shape(x);
+  const Shape ys = dense_strides(y, StorageOrder::kChannelsLast);
+  for (ConvPass pass : kPasses) {
+    const ConvImpl planned = heuristic_conv_impl(d, pass);
+    const LocalConv<bf16> native(d, x, xs, y, ys, pass, ConvImpl::kNative16);
+    SCOPED_TRACE(native.implementation());
+    const bool takes =
+        native.impl() == ConvImpl::kNative16 &&
+        heuristic_takes_native16(native.implementation(), this_cpu_vendor());
+    EXPECT_EQ(heuristic_local_conv_impl<bf16>(d, x, xs, y, ys, pass, planned),
+              takes ? ConvImpl::kNative16 : planned);
+    EXPECT_EQ(heuristic_local_conv_impl<float>(d, x, xs, y, ys, pass, planned),
+              planned);
+  }
+}
+
 TEST(ConvImpl, NamesRoundTrip) {
   for (ConvPass pass : kPasses) {
     const std::vector<ConvImpl> list = conv_impl_list(pass);

@@ -503,7 +503,7 @@ ConvImpl heuristic_local_conv_impl(const ConvDesc& desc,
     const LocalConv<T> native(desc, src_extent, src_strides, dst_extent,
                               dst_strides, pass, ConvImpl::kNative16);
     if (native.impl() == ConvImpl::kNative16 &&
-        native.implementation().find("amx") != std::string::npos) {
+        heuristic_takes_native16(native.implementation(), this_cpu_vendor())) {
       return ConvImpl::kNative16;
     }
   }

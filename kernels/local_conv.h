@@ -93,12 +93,11 @@ class LocalConv {
 
 // The heuristic's implementation for a piece of T: `planned` (the plan's
 // heuristic_conv_impl(), the same for every element type), except that
-// bf16 and fp16 pieces take native16 where oneDNN runs it on AMX tiles:
-// there its 16-bit kernels ran 2.5-7x faster than the fp32 ones on the
-// standard problems, where on CPUs without AMX they ran from half to twice
-// fp32's speed (docs/performance.md), a choice left to the measured search.
-// For 16-bit pieces it makes a native16 kernel to see where oneDNN runs
-// it; other pieces make nothing.
+// bf16 and fp16 pieces take native16 where heuristic_takes_native16()
+// says oneDNN's 16-bit kernel for it is the faster (kernels/conv_impl.h:
+// on AMX tiles, or AVX512-BF16 on AMD CPUs), a choice otherwise left to
+// the measured search. For 16-bit pieces it makes a native16 kernel to
+// see which kernel oneDNN runs; other pieces make nothing.
 template <typename T>
 ConvImpl heuristic_local_conv_impl(const ConvDesc& desc,
                                    const Shape& src_extent,

@@ -5,9 +5,10 @@
 # hits every configuration, each round starting one configuration later
 # than the one before and every other round in reverse order:
 #   distconv fp32 and bf16 on 1 rank x 1 thread, and on 2 ranks (H split);
-#   bf16 both with the heuristic's kernels (fp32 kernels on fp32 copies)
-#   and with --kernel-choice=measured (oneDNN's own bf16 kernels where
-#   they are faster on this CPU)
+#   bf16 both with the heuristic's kernels (oneDNN's own bf16 kernels on
+#   AMX tiles and on AMD's AVX512-BF16, fp32 kernels on fp32 copies
+#   elsewhere) and with --kernel-choice=measured (oneDNN's own bf16
+#   kernels where they time faster on this CPU)
 #   oneDNN bf16 on 1 and 2 threads (where oneDNN has bf16 kernels for this
 #   CPU; otherwise its error, naming the type, is printed)
 # Prints each run's JSON line, then medians over the rounds and the ratios
