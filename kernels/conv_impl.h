@@ -85,10 +85,11 @@ CpuVendor this_cpu_vendor();
 // implementation() of a native16 kernel) on a CPU of `vendor`: where that
 // kernel runs on AMX tiles, or on AVX512-BF16 instructions
 // ("avx512_core_bf16") of an AMD CPU. Measured with oneDNN 3.2, one thread,
-// every pass of the standard problems and of the examples' convolutions
+// on the standard problems and the examples' convolutions
 // (docs/performance.md): on AMX tiles 2.5-7x faster than the fp32 layer; on
-// AVX512-BF16 an AMD EPYC (Zen 4) ran them 1.5-2.6x faster than fp32
-// kernels on fp32 copies (Zen 5 with oneDNN 2.6: 2.1-2.2x forward), where
+// AVX512-BF16 an AMD EPYC (Zen 4) ran them 1.4-2.3x faster than fp32
+// kernels on fp32 copies in every pass but one (9% behind; Zen 5 with
+// oneDNN 2.6: 2.1-2.2x forward), where
 // an Intel Xeon without AMX ran them at half to 0.85 of that speed. Other
 // CPUs run fp32 kernels, and the measured search times native16 too.
 bool heuristic_takes_native16(const std::string& implementation,
