@@ -28,7 +28,12 @@ constexpr Index kAdjointForwardChannels = 8;
 // 133.0 ms; the layer's whole pass with and without the copies: 119-129
 // vs 148-151 ms), where oneDNN 2.6 on an AMD EPYC had favoured blocked
 // copies from 64 channels per group (148 vs 111 ms). blocked16 stays in
-// the list for --kernel-choice=measured.
+// the list for --kernel-choice=measured. On an AMD EPYC Zen 4 (oneDNN 3.2,
+// 1 thread) blocked copies won by 9-14% on 128-wide images with 64-128
+// channels (8x64->64 128²: 110-113 vs 123-132 ms) and lost by 2-10% on
+// 64- and 256-wide ones with the same channels (8x64->64 64²: 26.8 vs
+// 25.3; 1x64->64 256²: 55.9 vs 50.7), which no rule on channels or sizes
+// separates: the measured search finds them there.
 //
 // On CPUs with AVX2 and no AVX-512, where oneDNN picks 8-channel blocks,
 // backward-weights runs on blocked copies where the input or the output
