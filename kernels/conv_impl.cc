@@ -20,7 +20,30 @@ constexpr ConvImpl kAll[] = {ConvImpl::kNative16,     ConvImpl::kAdjointForward,
 // vs 48.1 ms; 1x16->16 1024²: 22.8 vs 29.8 ms; 3D 1x16->16 64³: 18.2 vs
 // 21.5 ms; 1x8->8 1024²: 12.2 vs 13.2 ms) and lost below (1x16->4 1024²:
 // 6.6 vs 5.9 ms).
+//
+// Only where the output gradient is at least as large as the input
+// gradient in every spatial dimension (a convolution that keeps its extent,
+// or a piece of one with its halo): where the convolution shrinks its
+// input, the adjoint forward pads the output gradient by up to the kernel's
+// extent on each side, and it lost every time measured with oneDNN 3.2 on
+// an AMD EPYC Zen 4 (1 thread, perf/conv_impls --dir=bwd_d, against
+// channels-last): by 1.07-1.22x on windows with no padding (4x64->64 8³
+// to 5³ 4x4x4: 2.91 vs 2.73 ms; 6³ to 4³ 3x3x3: 0.74 vs 0.68; 2x32->32
+// 16² to 8² 9x9: 0.30 vs 0.26), by 3.2-6x where the kernel covers the
+// whole input, which oneDNN's backward-data runs as an inner product
+// (CosmoFlow's dense layer, 4x64->64 4³ to 1³: 0.42-0.58 vs 0.08-0.10 ms;
+// 8³ to 1³: 5.87 vs 1.83; 2x32->64 8² to 1²: 0.27 vs 0.05), where with
+// the extent kept it tied (2x16->16 64² 3x3: 0.33 vs 0.33 ms).
 constexpr Index kAdjointForwardChannels = 8;
+
+// Whether the output (gradient) is smaller than the input in some spatial
+// dimension.
+bool shrinks(const Shape& src_extent, const Shape& dst_extent) {
+  for (int j = 2; j < src_extent.ndims(); ++j) {
+    if (dst_extent[j] < src_extent[j]) return true;
+  }
+  return false;
+}
 
 // Backward-weights runs channels-last: with oneDNN 3.2 on an Intel Xeon
 // (AVX-512, AMX; 1 thread) the channels-last kernel beat the blocked one
@@ -110,9 +133,11 @@ std::string conv_impl_excluded(ConvImpl impl, const ConvDesc& d,
   return "";
 }
 
-ConvImpl heuristic_conv_impl(const ConvDesc& d, ConvPass pass) {
+ConvImpl heuristic_conv_impl(const ConvDesc& d, ConvPass pass,
+                             const Shape& src_extent, const Shape& dst_extent) {
   if (pass == ConvPass::kBackwardData &&
       d.out_channels / d.groups >= kAdjointForwardChannels &&
+      !shrinks(src_extent, dst_extent) &&
       conv_impl_excluded(ConvImpl::kAdjointForward, d, pass).empty()) {
     return ConvImpl::kAdjointForward;
   }

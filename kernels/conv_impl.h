@@ -4,7 +4,8 @@
 // chooses: by that rule, or by timing the candidates when it is planned.
 //
 //   for (ConvImpl impl : conv_impl_list(ConvPass::kBackwardData)) ...
-//   ConvImpl pick = heuristic_conv_impl(local_desc, ConvPass::kBackwardData);
+//   ConvImpl pick = heuristic_conv_impl(local_desc, ConvPass::kBackwardData,
+//                                       src_extent, dst_extent);
 //   CpuConvOptions o;
 //   o.search = ConvImplSearch::kMeasured;   // time them at plan time
 //   o.cache = std::make_shared<KernelCache>();  // shared, savable
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "distconv/conv_desc.h"
+#include "distconv/shape.h"
 #include "kernels/conv_pass.h"
 
 namespace distconv {
@@ -62,8 +64,11 @@ std::vector<ConvImpl> conv_impl_list(ConvPass pass);
 std::string conv_impl_excluded(ConvImpl impl, const ConvDesc& desc,
                                ConvPass pass);
 
-// The choice with no timing: backward-data as the adjoint forward from 8
-// output channels per group where it applies; backward-weights on
+// The choice with no timing, for a call from an input of `src_extent` to an
+// output of `dst_extent` ((n, C or F, spatial...), as LocalConv's):
+// backward-data as the adjoint forward from 8 output channels per group
+// where it applies and the output is nowhere smaller than the input (no
+// window that shrinks it, such as a dense layer's); backward-weights on
 // 8-channel blocked copies where the input or the output has 24 channels
 // per group or more and the CPU has AVX2 but not AVX-512 (where oneDNN
 // picks those blocks); channels-last otherwise (16-channel blocked copies only
@@ -71,7 +76,8 @@ std::string conv_impl_excluded(ConvImpl impl, const ConvDesc& desc,
 // refuses, fp64) falls back to channels-last, then blocked copies, then the
 // reference loops. (bf16 and fp16 pieces: heuristic_local_conv_impl() in
 // kernels/local_conv.h.)
-ConvImpl heuristic_conv_impl(const ConvDesc& desc, ConvPass pass);
+ConvImpl heuristic_conv_impl(const ConvDesc& desc, ConvPass pass,
+                             const Shape& src_extent, const Shape& dst_extent);
 
 // The CPU makers whose cores the heuristic tells apart.
 enum class CpuVendor { kAmd, kOther };

@@ -254,20 +254,25 @@ TEST(ConvImpl, ExcludedImplementationsSayWhy) {
   EXPECT_NE(k.why_not().find("padding"), std::string::npos) << k.why_not();
 }
 
+// The heuristic's pick for `pass` of `d` on a 2 x C x 12 x 12 input.
+ConvImpl heuristic_on_12x12(const ConvDesc& d, ConvPass pass) {
+  const Shape x{2, d.in_channels, 12, 12};
+  return heuristic_conv_impl(d, pass, x, d.dst_shape(x));
+}
+
 TEST(ConvImpl, HeuristicFollowsItsRules) {
   ConvDesc d = ConvDesc::make(16, 16, {3, 3});
   d.padding_lower = d.padding_upper = {1, 1};
-  EXPECT_EQ(heuristic_conv_impl(d, ConvPass::kForward),
-            ConvImpl::kChannelsLast);
-  EXPECT_EQ(heuristic_conv_impl(d, ConvPass::kBackwardData),
+  EXPECT_EQ(heuristic_on_12x12(d, ConvPass::kForward), ConvImpl::kChannelsLast);
+  EXPECT_EQ(heuristic_on_12x12(d, ConvPass::kBackwardData),
             ConvImpl::kAdjointForward);
-  EXPECT_EQ(heuristic_conv_impl(d, ConvPass::kBackwardWeights),
+  EXPECT_EQ(heuristic_on_12x12(d, ConvPass::kBackwardWeights),
             ConvImpl::kChannelsLast);
   d.stride = {2, 2};
-  EXPECT_EQ(heuristic_conv_impl(d, ConvPass::kBackwardData),
+  EXPECT_EQ(heuristic_on_12x12(d, ConvPass::kBackwardData),
             ConvImpl::kChannelsLast);
   ConvDesc narrow = ConvDesc::make(16, 4, {3, 3});
-  EXPECT_EQ(heuristic_conv_impl(narrow, ConvPass::kBackwardData),
+  EXPECT_EQ(heuristic_on_12x12(narrow, ConvPass::kBackwardData),
             ConvImpl::kChannelsLast);
   // 16-channel blocked copies only when asked for or measured faster;
   // 8-channel ones for backward-weights where the input or the output has
@@ -275,25 +280,49 @@ TEST(ConvImpl, HeuristicFollowsItsRules) {
   // AVX-512).
   ConvDesc wide = ConvDesc::make(64, 64, {3, 3});
   for (ConvPass pass : kPasses) {
-    EXPECT_NE(heuristic_conv_impl(wide, pass), ConvImpl::kBlocked16);
+    EXPECT_NE(heuristic_on_12x12(wide, pass), ConvImpl::kBlocked16);
   }
-  EXPECT_EQ(heuristic_conv_impl(wide, ConvPass::kForward),
+  EXPECT_EQ(heuristic_on_12x12(wide, ConvPass::kForward),
             ConvImpl::kChannelsLast);
   const bool avx2_only =
       __builtin_cpu_supports("avx2") && !__builtin_cpu_supports("avx512f");
-  EXPECT_EQ(heuristic_conv_impl(wide, ConvPass::kBackwardWeights),
+  EXPECT_EQ(heuristic_on_12x12(wide, ConvPass::kBackwardWeights),
             avx2_only ? ConvImpl::kBlocked8 : ConvImpl::kChannelsLast);
   ConvDesc grouped = ConvDesc::make(64, 64, {3, 3});
   grouped.groups = 4;  // 16 channels per group
-  EXPECT_EQ(heuristic_conv_impl(grouped, ConvPass::kBackwardWeights),
+  EXPECT_EQ(heuristic_on_12x12(grouped, ConvPass::kBackwardWeights),
             ConvImpl::kChannelsLast);
   for (const ConvDesc& one_wide :
        {ConvDesc::make(64, 16, {3, 3}), ConvDesc::make(8, 32, {3, 3})}) {
-    EXPECT_EQ(heuristic_conv_impl(one_wide, ConvPass::kBackwardWeights),
+    EXPECT_EQ(heuristic_on_12x12(one_wide, ConvPass::kBackwardWeights),
               avx2_only ? ConvImpl::kBlocked8 : ConvImpl::kChannelsLast);
   }
-  EXPECT_EQ(heuristic_conv_impl(ConvDesc::make(18, 16, {3, 3}),
-                                ConvPass::kBackwardWeights),
+  EXPECT_EQ(heuristic_on_12x12(ConvDesc::make(18, 16, {3, 3}),
+                               ConvPass::kBackwardWeights),
+            ConvImpl::kChannelsLast);
+}
+
+// Backward-data as the adjoint forward only where the output gradient is
+// nowhere smaller than the input gradient: not for windows that shrink the
+// input (no padding, a kernel covering the whole input: a dense layer),
+// but for a piece whose output gradient carries a halo.
+TEST(ConvImpl, HeuristicKeepsTheAdjointForwardToWindowsThatKeepTheExtent) {
+  const ConvPass bwd_d = ConvPass::kBackwardData;
+  ConvDesc same = ConvDesc::make(16, 16, {3, 3});
+  same.padding_lower = same.padding_upper = {1, 1};
+  EXPECT_EQ(heuristic_on_12x12(same, bwd_d), ConvImpl::kAdjointForward);
+  EXPECT_EQ(heuristic_on_12x12(ConvDesc::make(16, 16, {3, 3}), bwd_d),
+            ConvImpl::kChannelsLast);
+  EXPECT_EQ(heuristic_on_12x12(ConvDesc::make(16, 16, {12, 12}), bwd_d),
+            ConvImpl::kChannelsLast);
+  ConvDesc piece = ConvDesc::make(16, 16, {3, 3});
+  piece.padding_lower = piece.padding_upper = {2, 1};  // 5 rows from 7
+  EXPECT_EQ(heuristic_conv_impl(piece, bwd_d, Shape{2, 16, 5, 12},
+                                Shape{2, 16, 7, 12}),
+            ConvImpl::kAdjointForward);
+  const ConvDesc dense3d = ConvDesc::make(64, 64, {4, 4, 4});
+  EXPECT_EQ(heuristic_conv_impl(dense3d, bwd_d, Shape{4, 64, 4, 4, 4},
+                                Shape{4, 64, 1, 1, 1}),
             ConvImpl::kChannelsLast);
 }
 
@@ -327,7 +356,7 @@ TEST(ConvImpl, HeuristicLocalImplFollowsTheRuleOnThisCpu) {
   const Shape y = d.dst_shape(x);
   const Shape ys = dense_strides(y, StorageOrder::kChannelsLast);
   for (ConvPass pass : kPasses) {
-    const ConvImpl planned = heuristic_conv_impl(d, pass);
+    const ConvImpl planned = heuristic_conv_impl(d, pass, x, y);
     const LocalConv<bf16> native(d, x, xs, y, ys, pass, ConvImpl::kNative16);
     SCOPED_TRACE(native.implementation());
     const bool takes =

@@ -251,7 +251,7 @@ LocalConv<T>::LocalConv(const ConvDesc& desc, const Shape& src_extent,
                         const Shape& src_strides, const Shape& dst_extent,
                         const Shape& dst_strides, ConvPass pass)
     : LocalConv(desc, src_extent, src_strides, dst_extent, dst_strides, pass,
-                heuristic_conv_impl(desc, pass)) {}
+                heuristic_conv_impl(desc, pass, src_extent, dst_extent)) {}
 
 template <typename T>
 LocalConv<T>::LocalConv(const ConvDesc& desc, const Shape& src_extent,

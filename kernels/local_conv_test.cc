@@ -304,7 +304,7 @@ TYPED_TEST(NarrowLocalConv, InSlabsHoldsBuffersForSlabsOnly) {
     const Index piece = Index{4} * (x.volume() + y.volume());  // fp32 bytes
     for (ConvPass pass : {ConvPass::kForward, ConvPass::kBackwardData,
                           ConvPass::kBackwardWeights}) {
-      for (ConvImpl impl : {heuristic_conv_impl(c, pass), blocked}) {
+      for (ConvImpl impl : {heuristic_conv_impl(c, pass, x, y), blocked}) {
         const LocalConv<N> h(c, x, xs, y, ys, pass, impl);
         SCOPED_TRACE(::testing::Message() << x << ": " << h.implementation()
                                           << ", " << h.held_bytes() << " B");
@@ -375,8 +375,9 @@ TEST(LocalConv, StridedOneByOneBackwardWeightsWithFewChannelsRuns) {
         ASSERT_NEAR(db[i], want_b[i], tol) << "bias gradient " << i;
       }
     };
-    for (ConvImpl impl : {ConvImpl::kChannelsLast,
-                          heuristic_conv_impl(c, ConvPass::kBackwardWeights)}) {
+    for (ConvImpl impl :
+         {ConvImpl::kChannelsLast,
+          heuristic_conv_impl(c, ConvPass::kBackwardWeights, x, y)}) {
       check(LocalConv<float>(c, x, xs, y, ys, ConvPass::kBackwardWeights,
                              impl),
             xv.data(), dy.data());

@@ -20,9 +20,10 @@ struct ConvKernelCall {
   // layer with ConvImplSearch::kMeasured runs what its ranks timed instead.
   ConvImpl impl = ConvImpl::kChannelsLast;
   // FLOPs of the call, 2 per multiply-add: forward and backward-weights
-  // over the output cells (dst_extent), backward-data over the input
-  // gradient cells it writes (src_extent; with stride s, 1/prod(s) of the
-  // taps land on each).
+  // over the output cells (dst_extent), every tap of their windows;
+  // backward-data over the input gradient cells it writes (src_extent;
+  // with stride s, 1/prod(s) of the taps land on each), in each dimension
+  // no more than the output cells' taps (a window that shrinks the input).
   double flops() const;
 };
 bool operator==(const ConvKernelCall& a, const ConvKernelCall& b);

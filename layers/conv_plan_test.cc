@@ -229,6 +229,28 @@ TEST(ConvPlan, RanksShareEachPassExactly) {
   }
 }
 
+// Backward-data's FLOPs are the forward's where the window shrinks the
+// input (no padding; a kernel covering the whole input, a dense layer's),
+// not its input cells times every tap.
+TEST(ConvPlan, BackwardDataCountsTheWindowsTapsWhereItShrinksTheInput) {
+  const ConvDesc dense = ConvDesc::make(64, 32, {4, 4, 4});
+  const Shape x{4, 64, 4, 4, 4}, y{4, 32, 1, 1, 1};
+  const Shape xs = dense_strides(x, StorageOrder::kChannelsLast);
+  const Shape ys = dense_strides(y, StorageOrder::kChannelsLast);
+  const double fwd =
+      planned_call(dense, x, xs, y, ys, ConvPass::kForward).flops();
+  EXPECT_DOUBLE_EQ(fwd, 2.0 * 4 * 32 * 64 * 64);
+  EXPECT_DOUBLE_EQ(
+      planned_call(dense, x, xs, y, ys, ConvPass::kBackwardData).flops(), fwd);
+  const ConvDesc valid = ConvDesc::make(8, 16, {3, 3});
+  const Shape v{2, 8, 12, 12}, w{2, 16, 10, 10};
+  const Shape vs = dense_strides(v, StorageOrder::kChannelsLast);
+  const Shape ws = dense_strides(w, StorageOrder::kChannelsLast);
+  EXPECT_DOUBLE_EQ(
+      planned_call(valid, v, vs, w, ws, ConvPass::kBackwardData).flops(),
+      planned_call(valid, v, vs, w, ws, ConvPass::kForward).flops());
+}
+
 // With overlap, the early and late pieces of each pass cover this rank's
 // cells of the pass (outputs forward, inputs backward-data), and every
 // piece stays inside them.

@@ -69,7 +69,7 @@ void run(const Options& o, const ConvProblem& p, ConvPass pass) {
     for (const ConvImplTiming& t : round) times[t.impl].push_back(t.ms);
   }
   const ConvImpl heuristic = heuristic_local_conv_impl<T>(
-      d, x, xs, y, ys, pass, heuristic_conv_impl(d, pass));
+      d, x, xs, y, ys, pass, heuristic_conv_impl(d, pass, x, y));
   for (const auto& [impl, ms] : times) {
     const LocalConv<T> k(d, x, xs, y, ys, pass, impl);
     std::printf(
