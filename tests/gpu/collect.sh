@@ -1,23 +1,36 @@
 #!/bin/bash
-# Builds the GPU tests and benchmarks (--config=cuda) and copies them, with
-# the shared libraries and the Open MPI launcher they need, into one folder
-# that run_on_gpu_machine.sh runs on a machine with a GPU and no Bazel, MPI
-# or network:
-#   tests/gpu/collect.sh DIR            # here (Debian 12, CUDA 13 installed)
-#   ... copy DIR to the GPU machine ...
-#   tests/gpu/run_on_gpu_machine.sh DIR # there
-# Left out, to keep DIR small (about 80 MB, most of it oneDNN and the
-# test binaries): the C and C++ runtime and the GPU driver, which every
-# machine has (the GPU machines' are newer), and cuDNN and NCCL (hundreds
-# of MB), which run_on_gpu_machine.sh finds there (CUDA's own folder, or
-# the nvidia-* Python packages that come with PyTorch).
+# Builds the GPU tests and benchmarks (--config=cuda) and packs them, with
+# the shared libraries and the Open MPI launcher they need, into one
+# compressed archive that tests/gpu/device_check.sh runs on a machine with
+# a GPU and no Bazel, MPI or network:
+#   tests/gpu/collect.sh PACK.tar.gz   # here (Debian 12, CUDA 13 installed)
+#   ... carry PACK.tar.gz to the GPU machine ...
+#   tests/gpu/device_check.sh PACK.tar.gz --budget=360 --out=OUT   # there
+# (collect.sh DIR, a name not ending in .tar.gz, leaves the folder
+# unpacked.) The pack's manifest.txt gives each test the time limit its
+# Bazel target has (mpi_cc_test's timeout_s; a plain cc_test's size).
+# Left out, to keep the pack small (about 80 MB unpacked, most of it
+# oneDNN and the test binaries): the C and C++ runtime and the GPU driver,
+# which every machine has (the GPU machines' are newer), and cuDNN and NCCL
+# (hundreds of MB), which device_check.sh finds there (CUDA's own folder,
+# or the nvidia-* Python packages that come with PyTorch).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-[[ $# -eq 1 ]] || { echo "usage: $0 DIR" >&2; exit 2; }
-out=$1
+if [[ ${1:-} == --help ]]; then
+  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+  exit 0
+fi
+[[ $# -eq 1 && $1 != -* ]] || { echo "usage: $0 PACK.tar.gz | DIR" >&2; exit 2; }
+archive=""
+if [[ $1 == *.tar.gz ]]; then
+  archive=$(realpath -m "$1")
+  out=$(mktemp -d)/pack
+else
+  out=$1
+fi
 
 # name:bazel target of each program. Tests run under mpirun (their main is
-# tests/mpi_test_main.cc); the ranks each runs at are in run_on_gpu_machine.sh.
+# tests/mpi_test_main.cc); the ranks each runs at are in device_check.sh.
 programs=(
   box_segments_test://halo/cuda:box_segments_test
   box_pack_test://halo/cuda:box_pack_test
@@ -85,4 +98,32 @@ cp examples/loss_curve_test.sh tests/gpu/pack_mpirun.sh "$out/bin/"
 # The PyTorch side of the convolution benchmark (run with the GPU
 # machine's own Python).
 cp perf/torch_conv_bench.py "$out/bin/"
-echo "collected into $out: $(du -sh "$out" | cut -f1)"
+cp tests/gpu/device_check.sh "$out/bin/"
+
+# manifest.txt: "name seconds" per test, the time limit of its Bazel
+# target: mpi_cc_test passes timeout_s to mpirun_test.sh (its third
+# argument, for the test main's --timeout_s); a cc_test has its size's.
+for p in "${programs[@]}"; do
+  name=${p%%:*} target=${p#*:}
+  [[ $name == *_test ]] || continue
+  if [[ $target == *_bin ]]; then
+    limit=$(bazel query --output=build "${target%_bin}_np1" 2>/dev/null |
+      sed -n 's/^ *args = \["1", "[^"]*", "\([0-9]*\)".*/\1/p')
+  else
+    size=$(bazel query --output=build "$target" 2>/dev/null |
+      sed -n 's/^ *size = "\([a-z]*\)".*/\1/p')
+    case ${size:-medium} in
+      small) limit=60 ;; medium) limit=300 ;; large) limit=900 ;; *) limit=3600 ;;
+    esac
+  fi
+  [[ -n $limit ]] || { echo "$0: no time limit found for $target" >&2; exit 1; }
+  echo "$name $limit"
+done >"$out/manifest.txt"
+
+if [[ -n $archive ]]; then
+  tar -C "$(dirname "$out")" -czf "$archive" pack
+  rm -rf "$(dirname "$out")"
+  echo "packed into $archive: $(du -h "$archive" | cut -f1)"
+else
+  echo "collected into $out: $(du -sh "$out" | cut -f1)"
+fi

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The GPU pack's stand-in for tests/mpirun_test.sh (the launcher
 # examples/loss_curve_test.sh calls): RANKS ranks of BINARY under the
-# pack's own mpirun (run_on_gpu_machine.sh sets its environment): each rank
+# pack's own mpirun (device_check.sh sets its environment): each rank
 # gives up after TIMEOUT_S seconds (the examples' --timeout_s), and the run
 # is killed 30 s later if it is still there.
 #   pack_mpirun.sh RANKS BINARY TIMEOUT_S [ARGS...]
