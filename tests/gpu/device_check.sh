@@ -71,6 +71,7 @@ fi
 [[ -f $dir/manifest.txt ]] || { echo "$0: $dir has no manifest.txt" >&2; exit 2; }
 summary=$out/summary.txt
 : >"$summary.new"
+rm -f "$out/figures.txt"
 
 # cuDNN and NCCL: CUDA's folder, or PyTorch's nvidia-* Python packages.
 libpath=$dir/lib
@@ -92,13 +93,16 @@ export OMPI_MCA_plm=isolated OMPI_MCA_btl_vader_single_copy_mechanism=none
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none
 export OMP_NUM_THREADS=1
 
-gpu_listed=false
-if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 &&
-    [[ -n $(nvidia-smi -L 2>/dev/null) ]]; then
-  gpu_listed=true
+# The first GPU nvidia-smi lists (none where it fails or lists nothing).
+gpu_name=""
+if command -v nvidia-smi >/dev/null; then
+  gpu_name=$(nvidia-smi -L 2>/dev/null) || gpu_name=""
+  gpu_name=${gpu_name%%$'\n'*}
 fi
+gpu_listed=false
+[[ -n $gpu_name ]] && gpu_listed=true
 
-failed=0 not_run=0
+failed=0
 line() {  # line VERDICT NAME RANKS SECONDS [NOTE]
   local l
   l=$(printf '%-11s %s ranks=%s seconds=%s%s' "$1" "$2" "$3" "$4" "${5:+ $5}")
@@ -121,7 +125,6 @@ item() {
   local left=$((budget - (SECONDS - start)))
   if ((left <= 0)); then
     line "NOT RUN" "$name" "$ranks" 0 "(budget spent)"
-    not_run=$((not_run + 1))
     return 0
   fi
   local cap=$limit cut=false
@@ -203,7 +206,6 @@ PY
     ls "$l"/libcudnn.so.* "$l"/libnccl.so.* "$l"/libcudart.so.* 2>/dev/null
   done | sed 's|.*/||' | sort -u | sed 's/^/found: /'
 } >"$out/machine.txt"
-gpu_name=$(nvidia-smi -L 2>/dev/null | head -1)
 line INFO machine 0 "$((SECONDS - start))" "(${gpu_name:-no GPU listed by nvidia-smi}): $out/machine.txt"
 # Whether the library finds a CUDA device (distconv_bench --device=gpu on
 # a one-cell problem); where it does not, the layer checks, the timed
@@ -353,7 +355,10 @@ for i in "${!timed[@]}"; do
     --device=gpu --mode=perf --json --impl=cudnn "${a[@]}"
   l=$(median_of "$out/logs/distconv_bench_layer${i}_np1.log")
   b=$(median_of "$out/logs/distconv_bench_cudnn${i}_np1.log")
-  if [[ -n $l && -n $b ]] && grep -q "distconv_bench_cudnn$i ranks=1 " "$summary.new"; then
+  # Only from two runs of this check that passed (not an earlier run's logs).
+  if [[ -n $l && -n $b ]] &&
+      grep -q "^PASS  *distconv_bench_layer$i ranks=1 " "$summary.new" &&
+      grep -q "^PASS  *distconv_bench_cudnn$i ranks=1 " "$summary.new"; then
     echo "FIGURE      cudnn/layer $(awk -v b="$b" -v l="$l" 'BEGIN {printf "%.3f", b / l}'): ${timed[$i]} (layer $l ms, cuDNN $b ms)" |
       tee -a "$out/figures.txt"
   fi
