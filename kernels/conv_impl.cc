@@ -74,6 +74,30 @@ bool shrinks(const Shape& src_extent, const Shape& dst_extent) {
 // channels-last).
 constexpr Index kBlocked8Channels = 24;
 
+// On those CPUs also where both sides have 16 or more channels per group
+// in whole 8-channel blocks and the images are at least this wide: on an
+// AMD EPYC Zen 3 (AVX2, oneDNN 3.2, 1 thread, perf/conv_impls --dir=bwd_w,
+// blocked copies against channels-last) blocked copies won by 12-24% on
+// 256- to 1024-wide images (1x16->16 1024²: 97-100 vs 124-127 ms;
+// 1x16->16 512²: 24.1 vs 31.5; 2x16->16 256²: 10.8-11.7 vs 13.1-13.9;
+// 2x16->8 256²: 6.6 vs 7.4) and lost by 10-18% on narrower images or
+// with 8 channels on both sides (8x16->16 64²: 3.7 vs 3.1; 2x8->8 256²:
+// 3.5 vs 3.2; 1x8->8 1024²: 29.9 vs 27.3); with a partly filled block
+// they tied (2x18->16 256²: 16.35 vs 16.34). The AVX2 EPYC above had
+// 2x16->16 256² the other way (10% for channels-last).
+constexpr Index kBlocked8NarrowChannels = 16;
+constexpr Index kBlocked8NarrowWidth = 256;
+
+// Whether backward-weights of `d` on an input of `src_extent` runs on
+// 8-channel blocked copies (CPUs with AVX2 and no AVX-512 only).
+bool blocked8_backward_weights(const ConvDesc& d, const Shape& src_extent) {
+  const Index c = d.in_channels / d.groups, f = d.out_channels / d.groups;
+  if (std::max(c, f) >= kBlocked8Channels) return true;
+  return std::max(c, f) >= kBlocked8NarrowChannels && c % 8 == 0 &&
+         f % 8 == 0 &&
+         src_extent[src_extent.ndims() - 1] >= kBlocked8NarrowWidth;
+}
+
 // oneDNN picks 8-channel blocks where the CPU has AVX2 but no AVX-512.
 bool avx2_without_avx512() {
   return __builtin_cpu_supports("avx2") && !__builtin_cpu_supports("avx512f");
@@ -142,7 +166,7 @@ ConvImpl heuristic_conv_impl(const ConvDesc& d, ConvPass pass,
     return ConvImpl::kAdjointForward;
   }
   if (pass == ConvPass::kBackwardWeights && avx2_without_avx512() &&
-      std::max(d.in_channels, d.out_channels) / d.groups >= kBlocked8Channels) {
+      blocked8_backward_weights(d, src_extent)) {
     return ConvImpl::kBlocked8;
   }
   return ConvImpl::kChannelsLast;

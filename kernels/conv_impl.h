@@ -69,12 +69,13 @@ std::string conv_impl_excluded(ConvImpl impl, const ConvDesc& desc,
 // backward-data as the adjoint forward from 8 output channels per group
 // where it applies and the output is nowhere smaller than the input (no
 // window that shrinks it, such as a dense layer's); backward-weights on
-// 8-channel blocked copies where the input or the output has 24 channels
-// per group or more and the CPU has AVX2 but not AVX-512 (where oneDNN
-// picks those blocks); channels-last otherwise (16-channel blocked copies only
-// when asked for or measured faster). A kernel that cannot run it (oneDNN
-// refuses, fp64) falls back to channels-last, then blocked copies, then the
-// reference loops. (bf16 and fp16 pieces: heuristic_local_conv_impl() in
+// 8-channel blocked copies where the CPU has AVX2 but not AVX-512 (where
+// oneDNN picks those blocks) and the input or the output has 24 channels
+// per group or more, or both have whole 8-channel blocks, one 16 or more,
+// on images at least 256 wide; channels-last otherwise (16-channel blocked
+// copies only when asked for or measured faster). A kernel that cannot run it
+// (oneDNN refuses, fp64) falls back to channels-last, then blocked copies, then
+// the reference loops. (bf16 and fp16 pieces: heuristic_local_conv_impl() in
 // kernels/local_conv.h.)
 ConvImpl heuristic_conv_impl(const ConvDesc& desc, ConvPass pass,
                              const Shape& src_extent, const Shape& dst_extent);

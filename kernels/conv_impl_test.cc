@@ -300,6 +300,24 @@ TEST(ConvImpl, HeuristicFollowsItsRules) {
   EXPECT_EQ(heuristic_on_12x12(ConvDesc::make(18, 16, {3, 3}),
                                ConvPass::kBackwardWeights),
             ConvImpl::kChannelsLast);
+  // Narrower sides on AVX2 only: whole 8-channel blocks, one side of 16 or
+  // more, images at least 256 wide.
+  const auto on_256_wide = [](Index c, Index f) {
+    ConvDesc narrow_sides = ConvDesc::make(c, f, {3, 3});
+    narrow_sides.padding_lower = narrow_sides.padding_upper = {1, 1};
+    const Shape x{2, c, 4, 256};
+    return heuristic_conv_impl(narrow_sides, ConvPass::kBackwardWeights, x,
+                               narrow_sides.dst_shape(x));
+  };
+  EXPECT_EQ(on_256_wide(16, 16),
+            avx2_only ? ConvImpl::kBlocked8 : ConvImpl::kChannelsLast);
+  EXPECT_EQ(on_256_wide(16, 8),
+            avx2_only ? ConvImpl::kBlocked8 : ConvImpl::kChannelsLast);
+  EXPECT_EQ(on_256_wide(8, 8), ConvImpl::kChannelsLast);
+  EXPECT_EQ(on_256_wide(18, 16), ConvImpl::kChannelsLast);
+  EXPECT_EQ(heuristic_on_12x12(ConvDesc::make(16, 16, {3, 3}),
+                               ConvPass::kBackwardWeights),
+            ConvImpl::kChannelsLast);
 }
 
 // Backward-data as the adjoint forward only where the output gradient is
