@@ -48,6 +48,43 @@ DISTCONV_INLINE void add8(double* p, const V8& v) {
   std::memcpy(p, &t, sizeof t);
 }
 
+// The reductions' accumulators as vectors of the CPU's width: V8 (one
+// zmm) with AVX-512, V4 (one ymm) otherwise. GCC keeps a V8 that lives
+// across loop iterations in memory where the CPU has no 64-byte
+// registers, moving it through general registers element by element: on
+// an AMD EPYC with AVX2 the moments ran at 2.3 GB/s that way
+// (perf/batch_norm_passes_bench), a quarter of a read's speed.
+typedef double V4 __attribute__((vector_size(32)));
+typedef float F4 __attribute__((vector_size(16)));
+
+// Eight or four doubles from p (doubles, or floats widened).
+template <typename V>
+DISTCONV_INLINE V load_v(const double* p) {
+  V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <typename V>
+DISTCONV_INLINE V load_v(const float* p) {
+  if constexpr (sizeof(V) == sizeof(V8)) {
+    return load8(p);
+  } else {
+    F4 v;
+    std::memcpy(&v, p, sizeof v);
+    return __builtin_convertvector(v, V4);
+  }
+}
+template <typename V>
+DISTCONV_INLINE void add_v(double* p, const V& v) {
+  const V t = load_v<V>(p) + v;
+  std::memcpy(p, &t, sizeof t);
+}
+// Doubles per V, and V's per 16-value block.
+template <typename V>
+inline constexpr int kLanes = int(sizeof(V) / sizeof(double));
+template <typename V>
+inline constexpr int kParts = 16 / kLanes<V>;
+
 // How elementwise passes write: plain stores, or non-temporal ones.
 enum class Stores { kPlain, kStreaming };
 
@@ -69,6 +106,12 @@ DISTCONV_INLINE void store8(double* p, const V8& v) {
 #endif
   std::memcpy(p, &v, sizeof v);
 }
+DISTCONV_INLINE F8 load_f8(const float* p) {
+  F8 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
 // Sixteen floats at a time, for float's elementwise passes.
 typedef float F16 __attribute__((vector_size(64)));
 
@@ -111,6 +154,14 @@ DISTCONV_INLINE V8 gate(const V8& z, const V8& g) {
 }
 DISTCONV_INLINE F16 gate(const F16& z, const F16& g) {
   const F16 zero{};
+  return z > zero ? g : zero;
+}
+DISTCONV_INLINE V4 gate(const V4& z, const V4& g) {
+  const V4 zero{};
+  return z > zero ? g : zero;
+}
+DISTCONV_INLINE F8 gate(const F8& z, const F8& g) {
+  const F8 zero{};
   return z > zero ? g : zero;
 }
 DISTCONV_INLINE double gate(double z, double g) { return z > 0 ? g : 0.0; }
@@ -191,9 +242,12 @@ struct AffineFloat {
 template <typename T>
 struct Ungated {
   const T* dy;
-  DISTCONV_INLINE void dy16(const T*, Index i, Index, V8* lo, V8* hi) const {
-    *lo = load8(dy + i);
-    *hi = load8(dy + i + 8);
+  // The block's 16 values of dy at i as kParts<V> vectors.
+  template <typename V>
+  DISTCONV_INLINE void dy16(const T*, Index i, Index, V* parts) const {
+    for (int h = 0; h < kParts<V>; ++h) {
+      parts[h] = load_v<V>(dy + i + kLanes<V> * h);
+    }
   }
   DISTCONV_INLINE double dy1(const T*, Index i, Index) const {
     return double(dy[i]);
@@ -202,13 +256,14 @@ struct Ungated {
 
 struct ReluGateDouble {
   const double *dy, *mean, *a, *b;
-  DISTCONV_INLINE void dy16(const double* x, Index i, Index j0, V8* lo,
-                            V8* hi) const {
-    for (int h = 0; h < 2; ++h) {
-      const Index at = i + 8 * h, j = j0 + 8 * h;
-      const V8 z =
-          (load8(x + at) - load8(mean + j)) * load8(a + j) + load8(b + j);
-      (h == 0 ? *lo : *hi) = gate(z, load8(dy + at));
+  template <typename V>
+  DISTCONV_INLINE void dy16(const double* x, Index i, Index j0,
+                            V* parts) const {
+    for (int h = 0; h < kParts<V>; ++h) {
+      const Index at = i + kLanes<V> * h, j = j0 + kLanes<V> * h;
+      const V z = (load_v<V>(x + at) - load_v<V>(mean + j)) * load_v<V>(a + j) +
+                  load_v<V>(b + j);
+      parts[h] = gate(z, load_v<V>(dy + at));
     }
   }
   DISTCONV_INLINE double dy1(const double* x, Index i, Index j) const {
@@ -218,11 +273,27 @@ struct ReluGateDouble {
 
 struct ReluGateFloat {
   const float *dy, *mean_hi, *mean_lo, *a, *b;
-  DISTCONV_INLINE void dy16(const float* x, Index i, Index j0, V8* lo,
-                            V8* hi) const {
-    const F16 d = (load16(x + i) - load16(mean_hi + j0)) - load16(mean_lo + j0);
-    const F16 z = d * load16(a + j0) + load16(b + j0);
-    widen(gate(z, load16(dy + i)), lo, hi);
+  template <typename V>
+  DISTCONV_INLINE void dy16(const float* x, Index i, Index j0, V* parts) const {
+    if constexpr (sizeof(V) == sizeof(V8)) {
+      const F16 d =
+          (load16(x + i) - load16(mean_hi + j0)) - load16(mean_lo + j0);
+      const F16 z = d * load16(a + j0) + load16(b + j0);
+      widen(gate(z, load16(dy + i)), &parts[0], &parts[1]);
+    } else {
+      // Eight floats (one ymm) at a time, each widened to two V4.
+      for (int h = 0; h < 2; ++h) {
+        const Index at = i + 8 * h, j = j0 + 8 * h;
+        const F8 d =
+            (load_f8(x + at) - load_f8(mean_hi + j)) - load_f8(mean_lo + j);
+        const F8 g =
+            gate(d * load_f8(a + j) + load_f8(b + j), load_f8(dy + at));
+        F4 q[2];
+        std::memcpy(q, &g, sizeof q);
+        parts[2 * h] = __builtin_convertvector(q[0], V4);
+        parts[2 * h + 1] = __builtin_convertvector(q[1], V4);
+      }
+    }
   }
   DISTCONV_INLINE double dy1(const float* x, Index i, Index j) const {
     const float z = ((x[i] - mean_hi[j]) - mean_lo[j]) * a[j] + b[j];
@@ -320,6 +391,81 @@ struct DiffSrcFloat {
     }
     const float e = (g - dy_mean_hi[j]) - dy_mean_lo[j];
     dx[i] = a[j] * (e - d * k[j]);
+  }
+};
+
+// The reductions' functors (for_each_strip in local_batch_norm.cc): f.add(acc,
+// data offset, position) adds a chunk's 16 values at a position to acc,
+// f.store(acc, position) adds acc to the totals, f.scalar(offset, position)
+// adds one value of a partial chunk.
+
+// Sums of deviations from a shift, and of their squares, accumulated in
+// V (V8 or V4: batch_norm_blocks.h).
+template <typename T, typename V>
+struct ShiftedMoments {
+  const T* x;
+  const double* shift;
+  double *sum_dev, *sum_sq;
+  using Vec = V;
+  struct Acc {
+    V d[kParts<V>], q[kParts<V>];
+  };
+  DISTCONV_INLINE void add(Acc& a, Index i, Index j0) const {
+#pragma GCC unroll 4
+    for (int h = 0; h < kParts<V>; ++h) {
+      const Index o = kLanes<V> * h;
+      const V d = load_v<V>(x + i + o) - load_v<V>(shift + j0 + o);
+      a.d[h] += d;
+      a.q[h] += d * d;
+    }
+  }
+  DISTCONV_INLINE void store(const Acc& a, Index j0) const {
+#pragma GCC unroll 4
+    for (int h = 0; h < kParts<V>; ++h) {
+      add_v(sum_dev + j0 + kLanes<V> * h, a.d[h]);
+      add_v(sum_sq + j0 + kLanes<V> * h, a.q[h]);
+    }
+  }
+  DISTCONV_INLINE void scalar(Index i, Index j) const {
+    const double d = double(x[i]) - shift[j];
+    sum_dev[j] += d;
+    sum_sq[j] += d * d;
+  }
+};
+
+// Gate: Ungated<T> or a ReLU gate (kernels/internal/batch_norm_blocks.h),
+// which says what dy the sums see.
+template <typename T, typename Gate, typename V>
+struct GradientSums {
+  const T* x;
+  Gate g;
+  const double* mean;
+  double *sum_dy, *sum_dy_dev;
+  using Vec = V;
+  struct Acc {
+    V g[kParts<V>], gd[kParts<V>];
+  };
+  DISTCONV_INLINE void add(Acc& a, Index i, Index j0) const {
+    V dy[kParts<V>];
+    g.dy16(x, i, j0, dy);
+#pragma GCC unroll 4
+    for (int h = 0; h < kParts<V>; ++h) {
+      const Index o = kLanes<V> * h;
+      a.g[h] += dy[h];
+      a.gd[h] += dy[h] * (load_v<V>(x + i + o) - load_v<V>(mean + j0 + o));
+    }
+  }
+  DISTCONV_INLINE void store(const Acc& a, Index j0) const {
+#pragma GCC unroll 4
+    for (int h = 0; h < kParts<V>; ++h) {
+      add_v(sum_dy + j0 + kLanes<V> * h, a.g[h]);
+      add_v(sum_dy_dev + j0 + kLanes<V> * h, a.gd[h]);
+    }
+  }
+  DISTCONV_INLINE void scalar(Index i, Index j) const {
+    const double gv = g.dy1(x, i, j);
+    sum_dy[j] += gv;
+    sum_dy_dev[j] += gv * (double(x[i]) - mean[j]);
   }
 };
 
