@@ -20,6 +20,21 @@ namespace {
 
 enum class Mode { kInPlace, kPerSample, kStaged };
 
+// What slabs run on: fp32 copies of the 16-bit views, or the fp32 views
+// themselves (dense channels-last: a slab of them is one dense array).
+enum class SlabData { kStagedInFp32, kOnTheViews };
+
+// Whether `box` of a dense channels-last array of `extent` is one dense
+// array itself: every channel and every cell of the spatial dimensions
+// after the first, and all of the first where it spans several samples.
+bool contiguous(const Box& box, const Shape& extent) {
+  for (int j = 1; j < extent.ndims(); ++j) {
+    if (j == 2 && box.extent[0] == 1) continue;
+    if (box.lower[j] != 0 || box.extent[j] != extent[j]) return false;
+  }
+  return true;
+}
+
 bool dense_from(const Shape& extent, const Shape& strides, int from) {
   return is_dense(extent, strides, StorageOrder::kChannelsLast, from);
 }
@@ -168,12 +183,14 @@ struct LocalConv<T>::Impl {
   // Splits the pass's rows (forward, backward-weights: the output's;
   // backward-data: the input's; the first spatial dimension) into slabs
   // whose fp32 copies fit a share of the L2 cache, each with a oneDNN
-  // kernel of `impl` for its shape, and sizes the scratch to the largest
-  // slab. Plans none, and says false (the whole views are to be staged at
-  // once), where one slab would hold them, where the padding is circular,
-  // where a slab's window is not the whole slab (inputs no output reads),
-  // or where oneDNN cannot run a slab's shape with `impl`.
-  bool plan_slabs(ConvImpl impl) {
+  // kernel of `impl` for its shape, and with kStagedInFp32 sizes the
+  // scratch to the largest slab (kOnTheViews: the slabs run on the views
+  // themselves, whole samples only where they are dense together). Plans
+  // none, and says false (the whole piece in one call), where one slab
+  // would hold them, where the padding is circular, where a slab's window
+  // is not the whole slab (inputs no output reads), or where oneDNN
+  // cannot run a slab's shape with `impl`.
+  bool plan_slabs(ConvImpl impl, SlabData data) {
     if (src_extent.ndims() < 3 || any_circular(desc.padding_mode)) {
       return false;
     }
@@ -186,7 +203,10 @@ struct LocalConv<T>::Impl {
     if (bytes <= target || samples == 0 || rows == 0) return false;
     // Whole samples while one fits, else rows of one sample.
     const Index per_sample = bytes / samples;
-    const Index sample_step = std::max<Index>(1, target / per_sample);
+    const Index sample_step =
+        data == SlabData::kOnTheViews && mode == Mode::kPerSample
+            ? 1
+            : std::max<Index>(1, target / per_sample);
     const Index row_step =
         sample_step > 1
             ? rows
@@ -208,6 +228,10 @@ struct LocalConv<T>::Impl {
         if (w.src.empty() || w.dst.empty() || (by_src ? w.src : w.dst) != box) {
           return false;
         }
+        if (data == SlabData::kOnTheViews &&
+            !(contiguous(w.src, src_extent) && contiguous(w.dst, dst_extent))) {
+          return false;  // a window trimmed in a dimension a slab keeps
+        }
         std::size_t k = 0;
         while (k < kernels.size() && !kernels[k].runs(w)) ++k;
         if (k == kernels.size()) {
@@ -228,8 +252,10 @@ struct LocalConv<T>::Impl {
     }
     slabs = std::move(planned);
     slab_kernels = std::move(kernels);
-    src_scratch.resize(src_size);
-    dst_scratch.resize(dst_size);
+    if (data == SlabData::kStagedInFp32) {
+      src_scratch.resize(src_size);
+      dst_scratch.resize(dst_size);
+    }
     return true;
   }
 
@@ -302,7 +328,14 @@ LocalConv<T>::LocalConv(const ConvDesc& desc, const Shape& src_extent,
           // would not fit the cache (no kernel for the whole piece then).
           bool in_slabs = false;
           if constexpr (kNarrow<T>) {
-            in_slabs = !native && s.mode == Mode::kStaged && s.plan_slabs(t);
+            in_slabs = !native && s.mode == Mode::kStaged &&
+                       s.plan_slabs(t, SlabData::kStagedInFp32);
+          } else {
+            // Blocked copies of slabs held in the cache, on the views.
+            in_slabs =
+                (t == ConvImpl::kBlocked8 || t == ConvImpl::kBlocked16) &&
+                s.mode != Mode::kStaged &&
+                s.plan_slabs(t, SlabData::kOnTheViews);
           }
           if (!in_slabs) {
             s.onednn.emplace(desc, with_batch(src_extent, n),
@@ -406,7 +439,12 @@ void LocalConv<T>::forward(StridedView<const T> src, const Param* weights,
   }
   if constexpr (std::is_same_v<T, Param>) {
     if (s.mode != Mode::kStaged) {
-      for (Index n = 0; n < s.calls(src); ++n) {
+      for (const Slab& slab : s.slabs) {
+        s.dense_forward(&s.slab_kernels[slab.kernel].conv,
+                        src.subview(slab.window.src).data(), weights, bias,
+                        dst.subview(slab.window.dst).data());
+      }
+      for (Index n = 0; s.slabs.empty() && n < s.calls(src); ++n) {
         s.dense_forward(s.whole(), at(src, n), weights, bias, at(dst, n));
       }
       return;
@@ -438,7 +476,12 @@ void LocalConv<T>::backward_data(StridedView<const T> diff_dst,
   }
   if constexpr (std::is_same_v<T, Param>) {
     if (s.mode != Mode::kStaged) {
-      for (Index n = 0; n < s.calls(diff_src); ++n) {
+      for (const Slab& slab : s.slabs) {
+        s.dense_backward_data(&s.slab_kernels[slab.kernel].conv,
+                              diff_dst.subview(slab.window.dst).data(), weights,
+                              diff_src.subview(slab.window.src).data());
+      }
+      for (Index n = 0; s.slabs.empty() && n < s.calls(diff_src); ++n) {
         s.dense_backward_data(s.whole(), at(diff_dst, n), weights,
                               at(diff_src, n));
       }
@@ -474,7 +517,13 @@ void LocalConv<T>::backward_weights(StridedView<const T> src,
   }
   if constexpr (std::is_same_v<T, Param>) {
     if (s.mode != Mode::kStaged) {
-      for (Index n = 0; n < s.calls(src); ++n) {
+      for (const Slab& slab : s.slabs) {
+        s.dense_backward_weights(&s.slab_kernels[slab.kernel].conv,
+                                 src.subview(slab.window.src).data(),
+                                 diff_dst.subview(slab.window.dst).data());
+        s.add_gradients(diff_weights, diff_bias);
+      }
+      for (Index n = 0; s.slabs.empty() && n < s.calls(src); ++n) {
         s.dense_backward_weights(s.whole(), at(src, n), at(diff_dst, n));
         s.add_gradients(diff_weights, diff_bias);
       }

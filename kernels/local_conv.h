@@ -18,7 +18,9 @@
 // would exceed twice the L2 cache (whole samples, else rows of the first
 // spatial dimension of one sample, each slab a local convolution of its
 // own), so that the copies are read from the cache: the same outputs,
-// the weight gradients summed slab by slab. Weights, bias and their
+// the weight gradients summed slab by slab. fp32 pieces on blocked copies
+// run the same slabs on the views themselves, so that the blocked copies
+// are a slab's and stay in the cache. Weights, bias and their
 // gradients are fp32 (Compute<T>).
 // implementation() names what runs, e.g. "brgconv:avx512_core, in place"
 // or "brgconv:avx2, staged in 128 slabs in fp32",
