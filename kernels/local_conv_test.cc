@@ -382,7 +382,9 @@ TEST(LocalConv, BlockedCopiesInSlabsMatchTheReference) {
         const bool in_slabs =
             got.implementation().find(" slabs") != std::string::npos;
         // (A slab shape oneDNN runs on other blocks keeps the piece whole.)
-        if (&k == &cases[0]) EXPECT_TRUE(in_slabs);
+        if (&k == &cases[0]) {
+          EXPECT_TRUE(in_slabs);
+        }
         slabbed += in_slabs;
         if (pass == ConvPass::kForward) {
           std::vector<float> a(dy.size(), 0.0f), r(dy.size(), 0.0f);
