@@ -261,22 +261,23 @@ DISTCONV_CLONES void affine_pass(const float* x, Index n, Index period,
                            f[3]);
 }
 
-// f: mean, a, dy_mean, k, relu_a, relu_b (the last two for kRelu).
+// f: mean, a, dy_mean, k, relu_a, relu_b (the last two for kRelu; above:
+// the gate's threshold, ReluGate).
 DISTCONV_CLONES void diff_src_pass(const double* x, const double* dy, Index n,
                                    Index period, const double* const* f,
-                                   double* dx, Stores stores,
+                                   double above, double* dx, Stores stores,
                                    NormActivation act) {
   elementwise<DiffSrcDouble>(n, period, stores, act, x, dy, dx, f[0], f[1],
-                             f[2], f[3], f[4], f[5]);
+                             f[2], f[3], f[4], f[5], above);
 }
 
 // f: mean_hi, mean_lo, a, dy_mean_hi, dy_mean_lo, k, relu_a, relu_b.
 DISTCONV_CLONES void diff_src_pass(const float* x, const float* dy, Index n,
                                    Index period, const float* const* f,
-                                   float* dx, Stores stores,
+                                   float above, float* dx, Stores stores,
                                    NormActivation act) {
   elementwise<DiffSrcFloat>(n, period, stores, act, x, dy, dx, f[0], f[1], f[2],
-                            f[3], f[4], f[5], f[6], f[7]);
+                            f[3], f[4], f[5], f[6], f[7], above);
 }
 
 // The default streaming threshold: this core's share of the last-level
@@ -457,14 +458,17 @@ void LocalBatchNorm<T>::gradient_sums(const T* x, const T* dy, Index elements,
     gradient_pass(x, dy, elements, period_, m, total1_.data(), total2_.data());
   } else if constexpr (std::is_same_v<T, float>) {
     split(mean, frep_[0], frep_[1]);
-    const ReluGateFloat gate{dy, frep_[0].data(), frep_[1].data(),
+    const ReluGateFloat gate{dy,
+                             frep_[0].data(),
+                             frep_[1].data(),
                              replicate_float(relu.a, frep_[6]),
-                             replicate_float(relu.b, frep_[7])};
+                             replicate_float(relu.b, frep_[7]),
+                             static_cast<float>(relu.above)};
     gradient_pass(x, gate, elements, period_, m, total1_.data(),
                   total2_.data());
   } else {
     const ReluGateDouble gate{dy, m, replicate(relu.a, rep_[4]),
-                              replicate(relu.b, rep_[5])};
+                              replicate(relu.b, rep_[5]), relu.above};
     gradient_pass(x, gate, elements, period_, total1_.data(), total2_.data());
   }
   fold(total1_, sum_dy);
@@ -491,7 +495,8 @@ void LocalBatchNorm<T>::diff_src(const T* x, const T* dy, Index elements,
     }
     const float* f[8];
     for (int i = 0; i < 8; ++i) f[i] = frep_[i].data();
-    diff_src_pass(x, dy, elements, period_, f, dx, stores, act);
+    diff_src_pass(x, dy, elements, period_, f, static_cast<float>(relu.above),
+                  dx, stores, act);
   } else {
     const double* f[6] = {replicate(mean, rep_[0]),
                           replicate(a, rep_[1]),
@@ -503,7 +508,7 @@ void LocalBatchNorm<T>::diff_src(const T* x, const T* dy, Index elements,
       replicate(relu.a, rep_[4]);
       replicate(relu.b, rep_[5]);
     }
-    diff_src_pass(x, dy, elements, period_, f, dx, stores, act);
+    diff_src_pass(x, dy, elements, period_, f, relu.above, dx, stores, act);
   }
 }
 

@@ -156,14 +156,17 @@ class NarrowBatchNorm {
     }
   }
   const float* widen(const T* from, Index n, std::vector<float>& to) const;
-  // dy widened into dy_, gated by `relu` (x: the chunk widened).
-  const float* gated(const float* x, const T* dy, Index n, const double* mean,
-                     const ReluGate& relu);
+  // `relu` gating where the forward's output was > +0 once rounded to T.
+  ReluGate narrow_gate(const ReluGate& relu) const;
 
   LocalBatchNorm<float> fp32_;
   Index chunk_;  // a multiple of the channel count
   std::vector<float> x_, dy_, out_;
   std::vector<double> sums_, m2_, mean_;  // one chunk's moments, running mean
+  // The largest float that rounds to +0 in T: the fp32 passes' gate
+  // threshold (ReluGate::above), so that they gate on the sign of the
+  // forward's output as stored in T, in the same sweep.
+  double above_;
 };
 
 template <>

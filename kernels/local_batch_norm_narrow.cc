@@ -1,6 +1,8 @@
 // NarrowBatchNorm<T> (LocalBatchNorm<bf16>, <fp16>): the fp32 passes on
 // fp32 copies of chunks.
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 
 #include "distconv/element_types.h"
 #include "distconv/error.h"
@@ -16,6 +18,22 @@ void narrow(const float* from, Index n, T* to) {
   convert(from, static_cast<std::size_t>(n), to);
 }
 
+// The largest float that rounds to +0 in T (rounding is monotone: a
+// bisection over the positive floats' bits).
+template <typename T>
+float largest_rounding_to_zero() {
+  std::uint32_t lo = 0, hi = 0x7f800000u;  // T(lo) is 0, T(hi) is not
+  while (hi - lo > 1) {
+    const std::uint32_t mid = lo + (hi - lo) / 2;
+    float f;
+    std::memcpy(&f, &mid, sizeof f);
+    (float(T(f)) == 0.0f ? lo : hi) = mid;
+  }
+  float f;
+  std::memcpy(&f, &lo, sizeof f);
+  return f;
+}
+
 }  // namespace
 
 template <typename T>
@@ -25,7 +43,8 @@ NarrowBatchNorm<T>::NarrowBatchNorm(Index channels)
              std::max<Index>(1, kChunkValues / std::max<Index>(1, channels))),
       sums_(channels),
       m2_(channels),
-      mean_(channels) {}
+      mean_(channels),
+      above_(largest_rounding_to_zero<T>()) {}
 
 template <typename T>
 std::string NarrowBatchNorm<T>::implementation() {
@@ -73,17 +92,9 @@ void NarrowBatchNorm<T>::affine(const T* x, Index elements, const double* mean,
 }
 
 template <typename T>
-const float* NarrowBatchNorm<T>::gated(const float* x, const T* dy, Index n,
-                                       const double* mean,
-                                       const ReluGate& relu) {
-  widen(dy, n, dy_);
-  if (relu.a == nullptr) return dy_.data();
-  out_.resize(std::max(out_.size(), size_t(n)));
-  fp32_.affine(x, n, mean, relu.a, relu.b, out_.data());
-  for (Index i = 0; i < n; ++i) {
-    if (!(float(T(out_[i])) > 0.0f)) dy_[i] = 0.0f;
-  }
-  return dy_.data();
+ReluGate NarrowBatchNorm<T>::narrow_gate(const ReluGate& relu) const {
+  if (relu.a == nullptr) return relu;
+  return {relu.a, relu.b, above_};
 }
 
 template <typename T>
@@ -95,9 +106,8 @@ void NarrowBatchNorm<T>::gradient_sums(const T* x, const T* dy, Index elements,
   std::fill(sum_dy, sum_dy + c, 0.0);
   std::fill(sum_dy_dev, sum_dy_dev + c, 0.0);
   chunks(elements, [&](Index s, Index n) {
-    const float* xf = widen(x + s, n, x_);
-    fp32_.gradient_sums(xf, gated(xf, dy + s, n, mean, relu), n, mean,
-                        sums_.data(), m2_.data());
+    fp32_.gradient_sums(widen(x + s, n, x_), widen(dy + s, n, dy_), n, mean,
+                        sums_.data(), m2_.data(), narrow_gate(relu));
     for (Index ch = 0; ch < c; ++ch) {
       sum_dy[ch] += sums_[ch];
       sum_dy_dev[ch] += m2_[ch];
@@ -111,10 +121,9 @@ void NarrowBatchNorm<T>::diff_src(const T* x, const T* dy, Index elements,
                                   const double* dy_mean, const double* k, T* dx,
                                   const ReluGate& relu) {
   chunks(elements, [&](Index s, Index n) {
-    const float* xf = widen(x + s, n, x_);
-    const float* g = gated(xf, dy + s, n, mean, relu);
     out_.resize(std::max(out_.size(), size_t(n)));
-    fp32_.diff_src(xf, g, n, mean, a, dy_mean, k, out_.data());
+    fp32_.diff_src(widen(x + s, n, x_), widen(dy + s, n, dy_), n, mean, a,
+                   dy_mean, k, out_.data(), narrow_gate(relu));
     narrow(out_.data(), n, dx + s);
   });
 }

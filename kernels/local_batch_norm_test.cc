@@ -293,6 +293,55 @@ TYPED_TEST(NarrowBatchNormTest, IsTheFp32KernelOnChunks) {
   }
 }
 
+// Through a fused ReLU the gate is the sign of the forward's output as
+// stored in N: values of (x - mean) a + b in (0, half N's smallest
+// subnormal] round to +0 and close it, values just above open it.
+TYPED_TEST(NarrowBatchNormTest, ReluGatesOnTheRoundedOutput) {
+  using N = TypeParam;
+  const float tiny = float(N::from_bits(1));  // the smallest subnormal
+  const Index channels = 4, rows = 9;
+  const std::vector<double> mean(channels, 0.0), b(channels, 0.0),
+      a = {0.25, 0.5, 0.75, 1.0}, k(channels, 0.0), dy_mean(channels, 0.0);
+  std::vector<N> x(channels * rows), dy(x.size()), y(x.size()),
+      masked(x.size());
+  for (Index r = 0; r < rows; ++r) {
+    for (Index c = 0; c < channels; ++c) {
+      x[r * channels + c] = N(float(r - 4) * tiny);
+      dy[r * channels + c] = N(1.0f + float(r));
+    }
+  }
+  LocalBatchNorm<N> kernel(channels);
+  kernel.affine(x.data(), Index(x.size()), mean.data(), a.data(), b.data(),
+                y.data(), NormActivation::kRelu);
+  Index open = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const bool on = float(y[i]) > 0.0f;
+    masked[i] = on ? dy[i] : N(0.0f);
+    open += on ? 1 : 0;
+  }
+  // 0.25 and 0.5 of the smallest subnormal round to +0, 0.75 of it up.
+  EXPECT_EQ(float(y[5 * channels + 0]), 0.0f);
+  EXPECT_EQ(float(y[5 * channels + 1]), 0.0f);
+  EXPECT_EQ(float(y[5 * channels + 2]), tiny);
+  EXPECT_EQ(open, 2 + 3 + 4 + 4);  // per channel, ties to even
+  const ReluGate relu{a.data(), b.data()};
+  std::vector<double> s1(channels), d1(channels), s2(channels), d2(channels);
+  kernel.gradient_sums(x.data(), dy.data(), Index(x.size()), mean.data(),
+                       s1.data(), d1.data(), relu);
+  kernel.gradient_sums(x.data(), masked.data(), Index(x.size()), mean.data(),
+                       s2.data(), d2.data());
+  EXPECT_EQ(s1, s2);
+  EXPECT_EQ(d1, d2);
+  std::vector<N> dx(x.size()), want(x.size());
+  kernel.diff_src(x.data(), dy.data(), Index(x.size()), mean.data(), a.data(),
+                  dy_mean.data(), k.data(), dx.data(), relu);
+  kernel.diff_src(x.data(), masked.data(), Index(x.size()), mean.data(),
+                  a.data(), dy_mean.data(), k.data(), want.data());
+  for (size_t i = 0; i < x.size(); ++i) {
+    ASSERT_EQ(dx[i].bits(), want[i].bits()) << "diff_src at " << i;
+  }
+}
+
 }  // namespace
 }  // namespace distconv
 

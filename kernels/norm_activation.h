@@ -15,12 +15,17 @@ enum class NormActivation { kNone, kRelu };
 // The backward passes through a ReLU fused into the forward: the forward's
 // per-channel factors a and b (as LocalBatchNorm::affine() took them, the
 // mean being the pass's). dy counts where the forward's normalised value
-// (x - mean) a + b was > 0, recomputed from x as affine() computed it (bit
-// for bit), and 0 elsewhere: the gradient through the ReLU, with no ReLU
-// output read. A gate with null a: no ReLU.
+// z = (x - mean) a + b was > above, recomputed from x as affine() computed
+// it (bit for bit), and 0 elsewhere: the gradient through the ReLU, with
+// no ReLU output read. A gate with null a: no ReLU. `above` is 0 where the
+// forward stored z in the type it computed in; where it rounded z to a
+// narrower type (bf16, fp16), the largest value that rounds to +0 there
+// (kernels/local_batch_norm.h, NarrowBatchNorm), so that the gate is the
+// stored output's sign.
 struct ReluGate {
   const double* a = nullptr;
   const double* b = nullptr;
+  double above = 0.0;
 };
 
 }  // namespace distconv

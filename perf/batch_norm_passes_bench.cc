@@ -3,8 +3,11 @@
 // copies of the same arrays in the same run, so each pass's bandwidth can
 // be read against what the machine streams:
 //   bazel run //perf:batch_norm_passes_bench -- --benchmark_repetitions=3
-// Arguments: channels, values per array (float). bytes_per_second counts
-// every array read or written once per pass.
+// Arguments: channels, values per array. bytes_per_second counts every
+// array read or written once per pass, in its element type (float, or
+// bf16 for the *_bf16 runs: the fp32 passes on fp32 copies of chunks).
+// The *_relu runs are the backward passes through a fused ReLU
+// (ReluGate), as a block of convolution, batch norm and ReLU runs them.
 #include <benchmark/benchmark.h>
 
 #include <cstring>
@@ -15,6 +18,7 @@
 namespace distconv {
 namespace {
 
+template <typename T = float>
 struct Arrays {
   explicit Arrays(benchmark::State& state)
       : channels(state.range(0)),
@@ -23,26 +27,30 @@ struct Arrays {
         dy(static_cast<size_t>(n)),
         dx(static_cast<size_t>(n)),
         per_channel(static_cast<size_t>(channels), 0.5),
+        shift(static_cast<size_t>(channels), -0.5),
         sums(static_cast<size_t>(channels)),
         sums2(static_cast<size_t>(channels)),
         kernel(channels) {
     for (Index i = 0; i < n; ++i) {
-      x[i] = static_cast<float>(i % 7) * 0.25f;
-      dy[i] = static_cast<float>(i % 5) * 0.5f;
+      x[i] = T(static_cast<float>(i % 7) * 0.25f);
+      dy[i] = T(static_cast<float>(i % 5) * 0.5f);
     }
   }
   void count(benchmark::State& state, int arrays) const {
     state.SetBytesProcessed(state.iterations() * arrays * n *
-                            static_cast<int64_t>(sizeof(float)));
+                            static_cast<int64_t>(sizeof(T)));
   }
+  // A ReLU gate that passes about half the values.
+  ReluGate relu() const { return {per_channel.data(), shift.data()}; }
   Index channels, n;
-  std::vector<float> x, dy, dx;
-  std::vector<double> per_channel, sums, sums2;
-  LocalBatchNorm<float> kernel;
+  std::vector<T> x, dy, dx;
+  std::vector<double> per_channel, shift, sums, sums2;
+  LocalBatchNorm<T> kernel;
 };
 
+template <typename T>
 void BM_moments(benchmark::State& state) {
-  Arrays a(state);
+  Arrays<T> a(state);
   for (auto _ : state) {
     a.kernel.moments(a.x.data(), a.n, a.sums.data(), a.sums2.data());
     benchmark::DoNotOptimize(a.sums.data());
@@ -50,8 +58,9 @@ void BM_moments(benchmark::State& state) {
   a.count(state, 1);
 }
 
+template <typename T>
 void BM_affine(benchmark::State& state) {
-  Arrays a(state);
+  Arrays<T> a(state);
   const double* p = a.per_channel.data();
   for (auto _ : state) {
     a.kernel.affine(a.x.data(), a.n, p, p, p, a.dx.data());
@@ -60,8 +69,9 @@ void BM_affine(benchmark::State& state) {
   a.count(state, 2);
 }
 
+template <typename T>
 void BM_gradient_sums(benchmark::State& state) {
-  Arrays a(state);
+  Arrays<T> a(state);
   for (auto _ : state) {
     a.kernel.gradient_sums(a.x.data(), a.dy.data(), a.n, a.per_channel.data(),
                            a.sums.data(), a.sums2.data());
@@ -70,11 +80,35 @@ void BM_gradient_sums(benchmark::State& state) {
   a.count(state, 2);
 }
 
+template <typename T>
 void BM_diff_src(benchmark::State& state) {
-  Arrays a(state);
+  Arrays<T> a(state);
   const double* p = a.per_channel.data();
   for (auto _ : state) {
     a.kernel.diff_src(a.x.data(), a.dy.data(), a.n, p, p, p, p, a.dx.data());
+    benchmark::ClobberMemory();
+  }
+  a.count(state, 3);
+}
+
+template <typename T>
+void BM_gradient_sums_relu(benchmark::State& state) {
+  Arrays<T> a(state);
+  for (auto _ : state) {
+    a.kernel.gradient_sums(a.x.data(), a.dy.data(), a.n, a.per_channel.data(),
+                           a.sums.data(), a.sums2.data(), a.relu());
+    benchmark::DoNotOptimize(a.sums.data());
+  }
+  a.count(state, 2);
+}
+
+template <typename T>
+void BM_diff_src_relu(benchmark::State& state) {
+  Arrays<T> a(state);
+  const double* p = a.per_channel.data();
+  for (auto _ : state) {
+    a.kernel.diff_src(a.x.data(), a.dy.data(), a.n, p, p, p, p, a.dx.data(),
+                      a.relu());
     benchmark::ClobberMemory();
   }
   a.count(state, 3);
@@ -104,7 +138,7 @@ float sum_two(const float* x, const float* y, Index n) {
 }
 
 void BM_read_two_arrays(benchmark::State& state) {
-  Arrays a(state);
+  Arrays<> a(state);
   for (auto _ : state) {
     float s = sum_two(a.x.data(), a.dy.data(), a.n);
     benchmark::DoNotOptimize(s);
@@ -113,7 +147,7 @@ void BM_read_two_arrays(benchmark::State& state) {
 }
 
 void BM_memcpy(benchmark::State& state) {
-  Arrays a(state);
+  Arrays<> a(state);
   for (auto _ : state) {
     std::memcpy(a.dx.data(), a.x.data(), a.n * sizeof(float));
     benchmark::ClobberMemory();
@@ -130,10 +164,18 @@ void Sizes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_read_two_arrays)->Apply(Sizes);
 BENCHMARK(BM_memcpy)->Apply(Sizes);
-BENCHMARK(BM_moments)->Apply(Sizes);
-BENCHMARK(BM_affine)->Apply(Sizes);
-BENCHMARK(BM_gradient_sums)->Apply(Sizes);
-BENCHMARK(BM_diff_src)->Apply(Sizes);
+BENCHMARK_TEMPLATE(BM_moments, float)->Apply(Sizes);
+BENCHMARK_TEMPLATE(BM_affine, float)->Apply(Sizes);
+BENCHMARK_TEMPLATE(BM_gradient_sums, float)->Apply(Sizes);
+BENCHMARK_TEMPLATE(BM_diff_src, float)->Apply(Sizes);
+BENCHMARK_TEMPLATE(BM_gradient_sums_relu, float)->Apply(Sizes);
+BENCHMARK_TEMPLATE(BM_diff_src_relu, float)->Apply(Sizes);
+BENCHMARK_TEMPLATE(BM_moments, bf16)->Apply(Sizes);
+BENCHMARK_TEMPLATE(BM_affine, bf16)->Apply(Sizes);
+BENCHMARK_TEMPLATE(BM_gradient_sums, bf16)->Apply(Sizes);
+BENCHMARK_TEMPLATE(BM_diff_src, bf16)->Apply(Sizes);
+BENCHMARK_TEMPLATE(BM_gradient_sums_relu, bf16)->Apply(Sizes);
+BENCHMARK_TEMPLATE(BM_diff_src_relu, bf16)->Apply(Sizes);
 
 }  // namespace
 }  // namespace distconv

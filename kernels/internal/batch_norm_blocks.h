@@ -137,7 +137,8 @@ DISTCONV_INLINE void store16(float* p, const F16& v) {
 
 // ReLU as the activation layer computes it (kernels/activation_ops.h):
 // +0 where v <= 0, NaN passing through; and its gate, g where the
-// normalised value z > 0, else +0 (NaN z gates to 0).
+// normalised value z > above (ReluGate::above: 0, or the largest value a
+// narrower output type rounds to +0), else +0 (NaN z gates to 0).
 DISTCONV_INLINE V8 relu(const V8& v) {
   const V8 zero{};
   return v <= zero ? zero : v;
@@ -148,24 +149,28 @@ DISTCONV_INLINE F16 relu(const F16& v) {
 }
 DISTCONV_INLINE double relu(double v) { return v <= 0 ? 0.0 : v; }
 DISTCONV_INLINE float relu(float v) { return v <= 0 ? 0.0f : v; }
-DISTCONV_INLINE V8 gate(const V8& z, const V8& g) {
+DISTCONV_INLINE V8 gate(const V8& z, const V8& g, double above) {
   const V8 zero{};
-  return z > zero ? g : zero;
+  return z > zero + above ? g : zero;
 }
-DISTCONV_INLINE F16 gate(const F16& z, const F16& g) {
+DISTCONV_INLINE F16 gate(const F16& z, const F16& g, float above) {
   const F16 zero{};
-  return z > zero ? g : zero;
+  return z > zero + above ? g : zero;
 }
-DISTCONV_INLINE V4 gate(const V4& z, const V4& g) {
+DISTCONV_INLINE V4 gate(const V4& z, const V4& g, double above) {
   const V4 zero{};
-  return z > zero ? g : zero;
+  return z > zero + above ? g : zero;
 }
-DISTCONV_INLINE F8 gate(const F8& z, const F8& g) {
+DISTCONV_INLINE F8 gate(const F8& z, const F8& g, float above) {
   const F8 zero{};
-  return z > zero ? g : zero;
+  return z > zero + above ? g : zero;
 }
-DISTCONV_INLINE double gate(double z, double g) { return z > 0 ? g : 0.0; }
-DISTCONV_INLINE float gate(float z, float g) { return z > 0 ? g : 0.0f; }
+DISTCONV_INLINE double gate(double z, double g, double above) {
+  return z > above ? g : 0.0;
+}
+DISTCONV_INLINE float gate(float z, float g, float above) {
+  return z > above ? g : 0.0f;
+}
 // The two halves of sixteen floats as eight doubles each.
 DISTCONV_INLINE void widen(const F16& v, V8* lo, V8* hi) {
   F8 h[2];
@@ -256,6 +261,7 @@ struct Ungated {
 
 struct ReluGateDouble {
   const double *dy, *mean, *a, *b;
+  double above;
   template <typename V>
   DISTCONV_INLINE void dy16(const double* x, Index i, Index j0,
                             V* parts) const {
@@ -263,23 +269,24 @@ struct ReluGateDouble {
       const Index at = i + kLanes<V> * h, j = j0 + kLanes<V> * h;
       const V z = (load_v<V>(x + at) - load_v<V>(mean + j)) * load_v<V>(a + j) +
                   load_v<V>(b + j);
-      parts[h] = gate(z, load_v<V>(dy + at));
+      parts[h] = gate(z, load_v<V>(dy + at), above);
     }
   }
   DISTCONV_INLINE double dy1(const double* x, Index i, Index j) const {
-    return gate((x[i] - mean[j]) * a[j] + b[j], dy[i]);
+    return gate((x[i] - mean[j]) * a[j] + b[j], dy[i], above);
   }
 };
 
 struct ReluGateFloat {
   const float *dy, *mean_hi, *mean_lo, *a, *b;
+  float above;
   template <typename V>
   DISTCONV_INLINE void dy16(const float* x, Index i, Index j0, V* parts) const {
     if constexpr (sizeof(V) == sizeof(V8)) {
       const F16 d =
           (load16(x + i) - load16(mean_hi + j0)) - load16(mean_lo + j0);
       const F16 z = d * load16(a + j0) + load16(b + j0);
-      widen(gate(z, load16(dy + i)), &parts[0], &parts[1]);
+      widen(gate(z, load16(dy + i), above), &parts[0], &parts[1]);
     } else {
       // Eight floats (one ymm) at a time, each widened to two V4.
       for (int h = 0; h < 2; ++h) {
@@ -287,7 +294,7 @@ struct ReluGateFloat {
         const F8 d =
             (load_f8(x + at) - load_f8(mean_hi + j)) - load_f8(mean_lo + j);
         const F8 g =
-            gate(d * load_f8(a + j) + load_f8(b + j), load_f8(dy + at));
+            gate(d * load_f8(a + j) + load_f8(b + j), load_f8(dy + at), above);
         F4 q[2];
         std::memcpy(q, &g, sizeof q);
         parts[2 * h] = __builtin_convertvector(q[0], V4);
@@ -297,7 +304,7 @@ struct ReluGateFloat {
   }
   DISTCONV_INLINE double dy1(const float* x, Index i, Index j) const {
     const float z = ((x[i] - mean_hi[j]) - mean_lo[j]) * a[j] + b[j];
-    return double(gate(z, dy[i]));
+    return double(gate(z, dy[i], above));
   }
 };
 
@@ -308,6 +315,7 @@ struct DiffSrcDouble {
   const double *x, *dy;
   double* dx;
   const double *mean, *a, *dy_mean, *k, *relu_a, *relu_b;
+  double above;  // the gate's (kRelu)
   struct Factors {
     V8 mean[2], a[2], dy_mean[2], k[2], relu_a[2], relu_b[2];
   };
@@ -333,7 +341,7 @@ struct DiffSrcDouble {
       const V8 d = load8(x + at) - f.mean[h];
       V8 g = load8(dy + at);
       if constexpr (kAct == NormActivation::kRelu) {
-        g = gate(d * f.relu_a[h] + f.relu_b[h], g);
+        g = gate(d * f.relu_a[h] + f.relu_b[h], g, above);
       }
       v[h] = f.a[h] * ((g - f.dy_mean[h]) - d * f.k[h]);
     }
@@ -343,7 +351,7 @@ struct DiffSrcDouble {
     const double d = x[i] - mean[j];
     double g = dy[i];
     if constexpr (kAct == NormActivation::kRelu) {
-      g = gate(d * relu_a[j] + relu_b[j], g);
+      g = gate(d * relu_a[j] + relu_b[j], g, above);
     }
     dx[i] = a[j] * ((g - dy_mean[j]) - d * k[j]);
   }
@@ -356,6 +364,7 @@ struct DiffSrcFloat {
   float* dx;
   const float *mean_hi, *mean_lo, *a, *dy_mean_hi, *dy_mean_lo, *k, *relu_a,
       *relu_b;
+  float above;  // the gate's (kRelu)
   struct Factors {
     F16 mean_hi, mean_lo, a, dy_mean_hi, dy_mean_lo, k, relu_a, relu_b;
   };
@@ -378,7 +387,7 @@ struct DiffSrcFloat {
     const F16 d = (load16(x + i) - f.mean_hi) - f.mean_lo;
     F16 g = load16(dy + i);
     if constexpr (kAct == NormActivation::kRelu) {
-      g = gate(d * f.relu_a + f.relu_b, g);
+      g = gate(d * f.relu_a + f.relu_b, g, above);
     }
     const F16 e = (g - f.dy_mean_hi) - f.dy_mean_lo;
     store16<kStores>(dx + i, f.a * (e - d * f.k));
@@ -387,7 +396,7 @@ struct DiffSrcFloat {
     const float d = (x[i] - mean_hi[j]) - mean_lo[j];
     float g = dy[i];
     if constexpr (kAct == NormActivation::kRelu) {
-      g = gate(d * relu_a[j] + relu_b[j], g);
+      g = gate(d * relu_a[j] + relu_b[j], g, above);
     }
     const float e = (g - dy_mean_hi[j]) - dy_mean_lo[j];
     dx[i] = a[j] * (e - d * k[j]);
