@@ -210,6 +210,7 @@ DISTCONV_INLINE void fence() {
 }
 
 DISTCONV_FOR_EACH_COMPUTE_TYPE(DISTCONV_PASSES)
+DISTCONV_PASSES(bf16)
 #undef DISTCONV_PASSES
 
 // The gradient sums through a ReLU: the gate's factors as the forward's
@@ -220,6 +221,11 @@ DISTCONV_CLONES void gradient_pass(const double* x, ReluGateDouble g, Index n,
   gradient_sums_with(x, g, n, period, g.mean, total1, total2);
 }
 DISTCONV_CLONES void gradient_pass(const float* x, ReluGateFloat g, Index n,
+                                   Index period, const double* mean,
+                                   double* total1, double* total2) {
+  gradient_sums_with(x, g, n, period, mean, total1, total2);
+}
+DISTCONV_CLONES void gradient_pass(const bf16* x, ReluGateBf16 g, Index n,
                                    Index period, const double* mean,
                                    double* total1, double* total2) {
   gradient_sums_with(x, g, n, period, mean, total1, total2);
@@ -261,6 +267,12 @@ DISTCONV_CLONES void affine_pass(const float* x, Index n, Index period,
                            f[3]);
 }
 
+DISTCONV_CLONES void affine_pass(const bf16* x, Index n, Index period,
+                                 const float* const* f, bf16* y, Stores stores,
+                                 NormActivation act) {
+  elementwise<AffineBf16>(n, period, stores, act, x, y, f[0], f[1], f[2], f[3]);
+}
+
 // f: mean, a, dy_mean, k, relu_a, relu_b (the last two for kRelu; above:
 // the gate's threshold, ReluGate).
 DISTCONV_CLONES void diff_src_pass(const double* x, const double* dy, Index n,
@@ -278,6 +290,14 @@ DISTCONV_CLONES void diff_src_pass(const float* x, const float* dy, Index n,
                                    NormActivation act) {
   elementwise<DiffSrcFloat>(n, period, stores, act, x, dy, dx, f[0], f[1], f[2],
                             f[3], f[4], f[5], f[6], f[7], above);
+}
+
+DISTCONV_CLONES void diff_src_pass(const bf16* x, const bf16* dy, Index n,
+                                   Index period, const float* const* f,
+                                   float above, bf16* dx, Stores stores,
+                                   NormActivation act) {
+  elementwise<DiffSrcBf16>(n, period, stores, act, x, dy, dx, f[0], f[1], f[2],
+                           f[3], f[4], f[5], f[6], f[7], above);
 }
 
 // The default streaming threshold: this core's share of the last-level
@@ -318,13 +338,14 @@ template <typename T>
 LocalBatchNorm<T>::LocalBatchNorm(Index channels)
     : channels_(channels),
       period_(period_for(channels)),
-      streaming_threshold_(default_streaming_threshold()) {
+      streaming_threshold_(default_streaming_threshold()),
+      gate_above_(largest_rounding_to_zero<T>()) {
   require(channels >= 0, ErrorKind::kInvalidArgument, "channel count ",
           channels, " must be >= 0");
   total1_.assign(static_cast<size_t>(period_), 0.0);
   total2_.assign(static_cast<size_t>(period_), 0.0);
   for (auto& v : rep_) v.assign(static_cast<size_t>(period_), 0.0);
-  if (std::is_same_v<T, float>) {
+  if (!std::is_same_v<T, double>) {
     for (auto& v : frep_) v.assign(static_cast<size_t>(period_), 0.0f);
   }
   for (auto* v : {&mean_, &shift_, &tile_dev_, &tile_sq_}) {
@@ -434,7 +455,7 @@ void LocalBatchNorm<T>::affine(const T* x, Index elements, const double* mean,
                                NormActivation act) {
   const Stores stores =
       stores_for(y, x, x, elements * Index(sizeof(T)), streaming_threshold_);
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (!std::is_same_v<T, double>) {
     split(mean, frep_[0], frep_[1]);
     const float* f[4] = {frep_[0].data(), frep_[1].data(),
                          replicate_float(a, frep_[2]),
@@ -456,19 +477,19 @@ void LocalBatchNorm<T>::gradient_sums(const T* x, const T* dy, Index elements,
   const double* m = replicate(mean, rep_[0]);
   if (relu.a == nullptr) {
     gradient_pass(x, dy, elements, period_, m, total1_.data(), total2_.data());
-  } else if constexpr (std::is_same_v<T, float>) {
+  } else if constexpr (!std::is_same_v<T, double>) {
     split(mean, frep_[0], frep_[1]);
-    const ReluGateFloat gate{dy,
-                             frep_[0].data(),
-                             frep_[1].data(),
-                             replicate_float(relu.a, frep_[6]),
-                             replicate_float(relu.b, frep_[7]),
-                             static_cast<float>(relu.above)};
+    const ReluGateIn32<T> gate{dy,
+                               frep_[0].data(),
+                               frep_[1].data(),
+                               replicate_float(relu.a, frep_[6]),
+                               replicate_float(relu.b, frep_[7]),
+                               static_cast<float>(gate_above(relu))};
     gradient_pass(x, gate, elements, period_, m, total1_.data(),
                   total2_.data());
   } else {
     const ReluGateDouble gate{dy, m, replicate(relu.a, rep_[4]),
-                              replicate(relu.b, rep_[5]), relu.above};
+                              replicate(relu.b, rep_[5]), gate_above(relu)};
     gradient_pass(x, gate, elements, period_, total1_.data(), total2_.data());
   }
   fold(total1_, sum_dy);
@@ -484,7 +505,7 @@ void LocalBatchNorm<T>::diff_src(const T* x, const T* dy, Index elements,
       stores_for(dx, x, dy, elements * Index(sizeof(T)), streaming_threshold_);
   const NormActivation act =
       relu.a == nullptr ? NormActivation::kNone : NormActivation::kRelu;
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (!std::is_same_v<T, double>) {
     split(mean, frep_[0], frep_[1]);
     replicate_float(a, frep_[2]);
     split(dy_mean, frep_[3], frep_[4]);
@@ -495,8 +516,8 @@ void LocalBatchNorm<T>::diff_src(const T* x, const T* dy, Index elements,
     }
     const float* f[8];
     for (int i = 0; i < 8; ++i) f[i] = frep_[i].data();
-    diff_src_pass(x, dy, elements, period_, f, static_cast<float>(relu.above),
-                  dx, stores, act);
+    diff_src_pass(x, dy, elements, period_, f,
+                  static_cast<float>(gate_above(relu)), dx, stores, act);
   } else {
     const double* f[6] = {replicate(mean, rep_[0]),
                           replicate(a, rep_[1]),
@@ -508,7 +529,8 @@ void LocalBatchNorm<T>::diff_src(const T* x, const T* dy, Index elements,
       replicate(relu.a, rep_[4]);
       replicate(relu.b, rep_[5]);
     }
-    diff_src_pass(x, dy, elements, period_, f, relu.above, dx, stores, act);
+    diff_src_pass(x, dy, elements, period_, f, gate_above(relu), dx, stores,
+                  act);
   }
 }
 
@@ -535,6 +557,7 @@ void LocalBatchNorm<T>::split(const double* per_channel, std::vector<float>& hi,
 
 #define DISTCONV_INSTANTIATE(T) template class LocalBatchNorm<T>;
 DISTCONV_FOR_EACH_COMPUTE_TYPE(DISTCONV_INSTANTIATE)
+DISTCONV_INSTANTIATE(bf16)
 #undef DISTCONV_INSTANTIATE
 
 }  // namespace distconv

@@ -12,22 +12,25 @@
 // passes compute in T: double in double; float in float with the means
 // (of x, and of dy in diff_src) split into two floats (hi + lo), so that
 // x - mean keeps float precision however large the mean is next to the
-// deviation (1e4 + noise); the factors a, b, k are rounded to float.
+// deviation (1e4 + noise); the factors a, b, k are rounded to float. bf16
+// computes as float does on its values widened as they load (exactly),
+// each output rounded once to bf16 as it is stored: the float passes'
+// outputs rounded, bit for bit, with half their memory traffic.
 //
 // Speed: the loops walk the array in chunks of a period L (a multiple of C
 // and of 16) with per-position copies of the per-channel factors, so every
 // block is 16 contiguous values with no modulo, computed on vectors (GCC /
 // Clang vector extensions). Every pass walks groups of chunks strip by
 // strip (up to 64 positions), so the elementwise passes keep a strip's
-// factors in registers as the reductions keep their accumulators. Reductions read memory in order, in strips of
-// up to 64 positions with their accumulators in registers (one pass for
-// each reduction; perf/batch_norm_passes_bench measures them against plain
-// streaming). On x86-64 each pass is
-// compiled for AVX-512, AVX2 and baseline SSE2 and picked at load time
-// (GCC target_clones); implementation() names the choice. Elementwise
-// outputs larger than streaming_threshold() bytes, apart from their inputs
-// and 16-byte aligned, are written with non-temporal stores (no read of
-// the destination's lines first: a third less memory traffic).
+// factors in registers as the reductions keep their accumulators. Reductions
+// read memory in order, in strips of up to 64 positions with their accumulators
+// in registers (one pass for each reduction; perf/batch_norm_passes_bench
+// measures them against plain streaming). On x86-64 each pass is compiled for
+// AVX-512, AVX2 and baseline SSE2 and picked at load time (GCC target_clones);
+// implementation() names the choice. Elementwise outputs larger than
+// streaming_threshold() bytes, apart from their inputs and 16-byte aligned, are
+// written with non-temporal stores (no read of the destination's lines first: a
+// third less memory traffic).
 //
 // Outputs may alias inputs exactly (y == x, dx == dy or x): every value is
 // read before its position is written. Per-channel arrays hold C doubles;
@@ -45,7 +48,7 @@
 
 namespace distconv {
 
-// Defined for float and double.
+// Defined for float, double and bf16 (fp16: NarrowBatchNorm, below).
 template <typename T>
 class LocalBatchNorm {
  public:
@@ -102,7 +105,13 @@ class LocalBatchNorm {
   std::vector<double> total1_, total2_;
   std::vector<double> rep_[6];  // per-position factors of a pass
   std::vector<double> mean_, shift_, tile_dev_, tile_sq_;  // moments()
-  std::vector<float> frep_[8];                             // float's factors
+  std::vector<float> frep_[8];  // float's and bf16's factors
+  // The ReLU gate's threshold: relu.above, at least the largest value that
+  // rounds to +0 in T (bf16: half its smallest subnormal).
+  double gate_above(const ReluGate& relu) const {
+    return std::max(relu.above, gate_above_);
+  }
+  double gate_above_;
 };
 
 namespace internal {
@@ -115,12 +124,12 @@ void merge_moments(Index channels, Index rows, Index part_rows,
                    double* mean, double* m2);
 }  // namespace internal
 
-// bf16 and fp16 (T stored narrower than its Compute<T>, float): the fp32
-// passes on fp32 copies of chunks of the arrays (a whole number of
-// positions, about 64 Ki values each, so the copies stay in cache); each
-// output rounded once. Statistics in double, as for float: the moments of
-// the chunks merge as moments() merges its tiles. LocalBatchNorm<bf16>
-// and LocalBatchNorm<fp16> are this class.
+// fp16 (stored narrower than its Compute<T>, float, and with no vector
+// conversion in the passes): the fp32 passes on fp32 copies of chunks of
+// the arrays (a whole number of positions, about 64 Ki values each, so the
+// copies stay in cache); each output rounded once. Statistics in double,
+// as for float: the moments of the chunks merge as moments() merges its
+// tiles. LocalBatchNorm<fp16> is this class.
 template <typename T>
 class NarrowBatchNorm {
  public:
@@ -169,11 +178,6 @@ class NarrowBatchNorm {
   double above_;
 };
 
-template <>
-class LocalBatchNorm<bf16> : public NarrowBatchNorm<bf16> {
- public:
-  using NarrowBatchNorm<bf16>::NarrowBatchNorm;
-};
 template <>
 class LocalBatchNorm<fp16> : public NarrowBatchNorm<fp16> {
  public:

@@ -1,8 +1,6 @@
-// NarrowBatchNorm<T> (LocalBatchNorm<bf16>, <fp16>): the fp32 passes on
+// NarrowBatchNorm<T> (LocalBatchNorm<fp16>): the fp32 passes on
 // fp32 copies of chunks.
 #include <algorithm>
-#include <cstdint>
-#include <cstring>
 
 #include "distconv/element_types.h"
 #include "distconv/error.h"
@@ -16,22 +14,6 @@ constexpr Index kChunkValues = 1 << 16;
 template <typename T>
 void narrow(const float* from, Index n, T* to) {
   convert(from, static_cast<std::size_t>(n), to);
-}
-
-// The largest float that rounds to +0 in T (rounding is monotone: a
-// bisection over the positive floats' bits).
-template <typename T>
-float largest_rounding_to_zero() {
-  std::uint32_t lo = 0, hi = 0x7f800000u;  // T(lo) is 0, T(hi) is not
-  while (hi - lo > 1) {
-    const std::uint32_t mid = lo + (hi - lo) / 2;
-    float f;
-    std::memcpy(&f, &mid, sizeof f);
-    (float(T(f)) == 0.0f ? lo : hi) = mid;
-  }
-  float f;
-  std::memcpy(&f, &lo, sizeof f);
-  return f;
 }
 
 }  // namespace
@@ -94,7 +76,7 @@ void NarrowBatchNorm<T>::affine(const T* x, Index elements, const double* mean,
 template <typename T>
 ReluGate NarrowBatchNorm<T>::narrow_gate(const ReluGate& relu) const {
   if (relu.a == nullptr) return relu;
-  return {relu.a, relu.b, above_};
+  return {relu.a, relu.b, std::max(relu.above, above_)};
 }
 
 template <typename T>
@@ -128,8 +110,6 @@ void NarrowBatchNorm<T>::diff_src(const T* x, const T* dy, Index elements,
   });
 }
 
-#define DISTCONV_INSTANTIATE(T) template class NarrowBatchNorm<T>;
-DISTCONV_FOR_EACH_NARROW_TYPE(DISTCONV_INSTANTIATE)
-#undef DISTCONV_INSTANTIATE
+template class NarrowBatchNorm<fp16>;
 
 }  // namespace distconv

@@ -217,6 +217,7 @@ void ExpectStreamingChangesNothing() {
 TEST(LocalBatchNorm, StreamingStoresChangeNothing) {
   ExpectStreamingChangesNothing<float>();
   ExpectStreamingChangesNothing<double>();
+  ExpectStreamingChangesNothing<bf16>();
 }
 
 TEST(LocalBatchNorm, NoChannels) {
@@ -232,10 +233,10 @@ TEST(LocalBatchNorm, NoChannels) {
 namespace distconv {
 namespace {
 
-// bf16 and fp16 run the fp32 passes on chunks of fp32 copies: over
-// several chunks, their moments and gradient sums are the fp32 kernel's
-// (in double, merged another way), and their outputs are the fp32 outputs
-// rounded once.
+// bf16 runs the fp32 passes on its values widened as they load, fp16 on
+// chunks of fp32 copies: over several chunks (tiles), their moments and
+// gradient sums are the fp32 kernel's (in double, merged another way), and
+// their outputs are the fp32 outputs rounded once.
 template <typename N>
 class NarrowBatchNormTest : public ::testing::Test {};
 using NarrowTypes = GtestTypes<NarrowTypeList>;
@@ -256,7 +257,9 @@ TYPED_TEST(NarrowBatchNormTest, IsTheFp32KernelOnChunks) {
     std::vector<float> yf(elements), dxf(elements);
     LocalBatchNorm<N> h(channels);
     LocalBatchNorm<float> f(channels);
-    EXPECT_NE(h.implementation().find("fp32"), std::string::npos);
+    // bf16 widens as it loads, fp16 copies chunks.
+    EXPECT_EQ(h.implementation().find("fp32") != std::string::npos,
+              (std::is_same_v<N, fp16>));
     std::vector<double> s1(channels), m1(channels), s2(channels), m2(channels);
     h.moments(xb.data(), elements, s1.data(), m1.data());
     f.moments(xf.data(), elements, s2.data(), m2.data());
@@ -289,6 +292,54 @@ TYPED_TEST(NarrowBatchNormTest, IsTheFp32KernelOnChunks) {
     for (Index i = 0; i < elements; ++i) {
       ASSERT_EQ(yb[i].bits(), N(yf[i]).bits()) << "affine at " << i;
       ASSERT_EQ(dxb[i].bits(), N(dxf[i]).bits()) << "diff_src at " << i;
+    }
+  }
+}
+
+// bf16's passes on every period (channel counts that do and do not divide
+// 16) and partial chunks: the fp32 kernel's outputs on the widened values,
+// rounded once, bit for bit, also in place.
+TEST(Bf16BatchNorm, IsTheFp32KernelRoundedOnEveryPeriod) {
+  for (Index channels : {2, 7, 9, 16, 19, 65, 130}) {
+    for (Index rows : {1, 5, 63, 257}) {
+      SCOPED_TRACE(testing::Message() << channels << " x " << rows);
+      const Index n = channels * rows;
+      const auto xb = random_values<bf16>(n, 21, 2.0),
+                 dyb = random_values<bf16>(n, 22, 0.0);
+      const std::vector<float> xf(xb.begin(), xb.end()),
+          dyf(dyb.begin(), dyb.end());
+      const auto mean = per_channel(channels, 23),
+                 a = per_channel(channels, 24), b = per_channel(channels, 25),
+                 k = per_channel(channels, 26);
+      LocalBatchNorm<bf16> h(channels);
+      LocalBatchNorm<float> f(channels);
+      std::vector<bf16> yb(n), dxb(n);
+      std::vector<float> yf(n), dxf(n);
+      h.affine(xb.data(), n, mean.data(), a.data(), b.data(), yb.data());
+      f.affine(xf.data(), n, mean.data(), a.data(), b.data(), yf.data());
+      h.diff_src(xb.data(), dyb.data(), n, mean.data(), a.data(), b.data(),
+                 k.data(), dxb.data());
+      f.diff_src(xf.data(), dyf.data(), n, mean.data(), a.data(), b.data(),
+                 k.data(), dxf.data());
+      for (Index i = 0; i < n; ++i) {
+        ASSERT_EQ(yb[i].bits(), bf16(yf[i]).bits()) << "affine at " << i;
+        ASSERT_EQ(dxb[i].bits(), bf16(dxf[i]).bits()) << "diff_src at " << i;
+      }
+      std::vector<double> s1(channels), m1(channels), s2(channels),
+          m2(channels);
+      h.gradient_sums(xb.data(), dyb.data(), n, mean.data(), s1.data(),
+                      m1.data());
+      f.gradient_sums(xf.data(), dyf.data(), n, mean.data(), s2.data(),
+                      m2.data());
+      EXPECT_EQ(s1, s2);
+      EXPECT_EQ(m1, m2);
+      h.moments(xb.data(), n, s1.data(), m1.data());
+      f.moments(xf.data(), n, s2.data(), m2.data());
+      EXPECT_EQ(s1, s2);
+      EXPECT_EQ(m1, m2);
+      std::vector<bf16> inout = xb;
+      h.affine(inout.data(), n, mean.data(), a.data(), b.data(), inout.data());
+      for (Index i = 0; i < n; ++i) ASSERT_EQ(inout[i].bits(), yb[i].bits());
     }
   }
 }

@@ -4,14 +4,17 @@ side in one run: the C++ example on P ranks (one oneDNN thread each), the
 torch.nn reference on one process with P threads, one after the other in
 each round.
 
-    perf/step_vs_torch.py [--rounds=3] [--ranks=1,2] EXAMPLE [ARGS...]
+    perf/step_vs_torch.py [--rounds=3] [--ranks=1,2] [--precision=bf16]
+                          EXAMPLE [ARGS...]
 
 EXAMPLE is segmentation (reference: examples/torch_segmentation.py
 --reference) or cosmoflow (reference: perf/torch_cosmoflow.py); ARGS go
 to both (the network's options: --size, --samples, --width, ...; --steps,
 default 10 here too). Both report the mean time of the steps after the
-first. Prints every round, then per rank count the medians over rounds
-and torch.nn / C++ (above 1: the C++ example is faster). Needs `bazel
+first. --precision goes to the C++ example only (its activations in
+bf16; torch.nn stays fp32, and every line says so). Prints every round,
+then per rank count the medians over rounds and torch.nn / C++ (above 1:
+the C++ example is faster). Needs `bazel
 build //examples:segmentation //examples:cosmoflow`; runs from the
 repository root.
 """
@@ -66,8 +69,12 @@ def main():
     a = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     a.add_argument("--rounds", type=int, default=3)
     a.add_argument("--ranks", default="1,2")
+    a.add_argument("--precision", choices=["f32", "bf16"], default="f32",
+                   help="the C++ example's (torch.nn runs fp32)")
     a.add_argument("example", choices=sorted(REFERENCE))
     args, rest = a.parse_known_args()
+    cpp_args = rest + ["--precision=" + args.precision]
+    label = "C++" if args.precision == "f32" else "C++ (bf16)"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [os.path.join(ROOT, "python"), os.path.join(ROOT, "examples")]))
     binary = os.path.join("bazel-bin", "examples", args.example)
@@ -77,18 +84,19 @@ def main():
     for p in (int(v) for v in args.ranks.split(",")):
         rows = []
         for r in range(args.rounds):
-            cpp = cpp_ms(output(MPIRUN + ["-np", str(p), binary] + rest))
+            cpp = cpp_ms(output(MPIRUN + ["-np", str(p), binary] + cpp_args))
             th = torch_ms(output(REFERENCE[args.example] +
                                  ["--threads=%d" % p] + rest, env))
             rows.append((cpp, th))
-            print("%s %s, %d ranks, round %d: C++ %.1f ms/step | torch.nn "
+            print("%s %s, %d ranks, round %d: %s %.1f ms/step | torch.nn "
                   "%d threads %.1f ms/step" % (args.example, " ".join(rest),
-                                               p, r, cpp, p, th), flush=True)
+                                               p, r, label, cpp, p, th),
+                  flush=True)
         cpp, th = (statistics.median(c) for c in zip(*rows))
-        print("== %s %s, %d ranks, medians over %d rounds: C++ %.1f ms/step "
+        print("== %s %s, %d ranks, medians over %d rounds: %s %.1f ms/step "
               "| torch.nn %.1f ms/step | torch.nn / C++ %.2f" % (
-                  args.example, " ".join(rest), p, args.rounds, cpp, th,
-                  th / cpp), flush=True)
+                  args.example, " ".join(rest), p, args.rounds, label, cpp,
+                  th, th / cpp), flush=True)
 
 
 if __name__ == "__main__":

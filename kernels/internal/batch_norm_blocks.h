@@ -1,5 +1,6 @@
 // Internal: the batch-norm loops' blocks (kernels/local_batch_norm.cc):
-// eight doubles or sixteen floats as GCC / Clang vector extensions that
+// eight doubles or sixteen floats (stored as float or bf16,
+// kernels/internal/bf16_vectors.h) as GCC / Clang vector extensions that
 // each target clone lowers to its own registers, unaligned loads, plain or
 // non-temporal stores, and the elementwise passes' arithmetic on one
 // block. Include it from one .cc only: it turns off the -Wpsabi note for
@@ -13,6 +14,7 @@
 #include <cstring>
 
 #include "distconv/shape.h"
+#include "kernels/internal/bf16_vectors.h"
 #include "kernels/local_batch_norm.h"
 
 #if defined(__SSE2__)
@@ -75,6 +77,14 @@ DISTCONV_INLINE V load_v(const float* p) {
   }
 }
 template <typename V>
+DISTCONV_INLINE V load_v(const bf16* p) {
+  if constexpr (sizeof(V) == sizeof(V8)) {
+    return __builtin_convertvector(widen_bf16<F8>(p), V8);
+  } else {
+    return __builtin_convertvector(widen_bf16<F4>(p), V4);
+  }
+}
+template <typename V>
 DISTCONV_INLINE void add_v(double* p, const V& v) {
   const V t = load_v<V>(p) + v;
   std::memcpy(p, &t, sizeof t);
@@ -111,6 +121,7 @@ DISTCONV_INLINE F8 load_f8(const float* p) {
   std::memcpy(&v, p, sizeof v);
   return v;
 }
+DISTCONV_INLINE F8 load_f8(const bf16* p) { return widen_bf16<F8>(p); }
 
 // Sixteen floats at a time, for float's elementwise passes.
 typedef float F16 __attribute__((vector_size(64)));
@@ -133,6 +144,25 @@ DISTCONV_INLINE void store16(float* p, const F16& v) {
   }
 #endif
   std::memcpy(p, &v, sizeof v);
+}
+
+// bf16: sixteen loaded as floats, sixteen floats stored rounded (32 bytes;
+// kStreaming: non-temporal, 16 aligned bytes at a time).
+DISTCONV_INLINE F16 load16(const bf16* p) { return widen_bf16<F16>(p); }
+template <Stores kStores>
+DISTCONV_INLINE void store16(bf16* p, const F16& v) {
+  const U16x16 bits = round_bf16(v);
+#if defined(__SSE2__)
+  if (kStores == Stores::kStreaming) {
+    for (int k = 0; k < 2; ++k) {
+      __m128i h;
+      std::memcpy(&h, reinterpret_cast<const char*>(&bits) + 16 * k, 16);
+      _mm_stream_si128(reinterpret_cast<__m128i*>(p + 8 * k), h);
+    }
+    return;
+  }
+#endif
+  std::memcpy(static_cast<void*>(p), &bits, sizeof bits);
 }
 
 // ReLU as the activation layer computes it (kernels/activation_ops.h):
@@ -215,11 +245,13 @@ struct AffineDouble {
   }
 };
 
-// y = ((x - mean_hi) - mean_lo) * a + b, float; then ReLU for kRelu.
-template <Stores kStores, NormActivation kAct = NormActivation::kNone>
-struct AffineFloat {
-  const float* x;
-  float* y;
+// y = ((x - mean_hi) - mean_lo) * a + b, float, on x and y stored as S
+// (float, or bf16: widened as loaded, rounded once as stored); then ReLU
+// for kRelu.
+template <typename S, Stores kStores, NormActivation kAct>
+struct AffineIn32 {
+  const S* x;
+  S* y;
   const float *mean_hi, *mean_lo, *a, *b;
   struct Factors {
     F16 mean_hi, mean_lo, a, b;
@@ -234,10 +266,14 @@ struct AffineFloat {
     store16<kStores>(y + i, kAct == NormActivation::kRelu ? relu(v) : v);
   }
   DISTCONV_INLINE void scalar(Index i, Index j) const {
-    const float v = ((x[i] - mean_hi[j]) - mean_lo[j]) * a[j] + b[j];
-    y[i] = kAct == NormActivation::kRelu ? relu(v) : v;
+    const float v = ((float(x[i]) - mean_hi[j]) - mean_lo[j]) * a[j] + b[j];
+    y[i] = S(kAct == NormActivation::kRelu ? relu(v) : v);
   }
 };
+template <Stores kStores, NormActivation kAct = NormActivation::kNone>
+using AffineFloat = AffineIn32<float, kStores, kAct>;
+template <Stores kStores, NormActivation kAct = NormActivation::kNone>
+using AffineBf16 = AffineIn32<bf16, kStores, kAct>;
 
 // The output gradient the normalisation's backward sees. Ungated: dy.
 // Through a ReLU (the Relu* gates): dy where the forward's normalised
@@ -277,11 +313,14 @@ struct ReluGateDouble {
   }
 };
 
-struct ReluGateFloat {
-  const float *dy, *mean_hi, *mean_lo, *a, *b;
+// Float's gate on x and dy stored as S (float or bf16).
+template <typename S>
+struct ReluGateIn32 {
+  const S* dy;
+  const float *mean_hi, *mean_lo, *a, *b;
   float above;
   template <typename V>
-  DISTCONV_INLINE void dy16(const float* x, Index i, Index j0, V* parts) const {
+  DISTCONV_INLINE void dy16(const S* x, Index i, Index j0, V* parts) const {
     if constexpr (sizeof(V) == sizeof(V8)) {
       const F16 d =
           (load16(x + i) - load16(mean_hi + j0)) - load16(mean_lo + j0);
@@ -302,11 +341,13 @@ struct ReluGateFloat {
       }
     }
   }
-  DISTCONV_INLINE double dy1(const float* x, Index i, Index j) const {
-    const float z = ((x[i] - mean_hi[j]) - mean_lo[j]) * a[j] + b[j];
-    return double(gate(z, dy[i], above));
+  DISTCONV_INLINE double dy1(const S* x, Index i, Index j) const {
+    const float z = ((float(x[i]) - mean_hi[j]) - mean_lo[j]) * a[j] + b[j];
+    return double(gate(z, float(dy[i]), above));
   }
 };
+using ReluGateFloat = ReluGateIn32<float>;
+using ReluGateBf16 = ReluGateIn32<bf16>;
 
 // dx = a * ((dy - dy_mean) - (x - mean) * k), double; for kRelu, dy gated
 // by the forward's z = (x - mean) * relu_a + relu_b.
@@ -357,11 +398,12 @@ struct DiffSrcDouble {
   }
 };
 
-// The same in float, both means split.
-template <Stores kStores, NormActivation kAct = NormActivation::kNone>
-struct DiffSrcFloat {
-  const float *x, *dy;
-  float* dx;
+// The same in float, both means split, on arrays stored as S (float or
+// bf16).
+template <typename S, Stores kStores, NormActivation kAct>
+struct DiffSrcIn32 {
+  const S *x, *dy;
+  S* dx;
   const float *mean_hi, *mean_lo, *a, *dy_mean_hi, *dy_mean_lo, *k, *relu_a,
       *relu_b;
   float above;  // the gate's (kRelu)
@@ -393,15 +435,19 @@ struct DiffSrcFloat {
     store16<kStores>(dx + i, f.a * (e - d * f.k));
   }
   DISTCONV_INLINE void scalar(Index i, Index j) const {
-    const float d = (x[i] - mean_hi[j]) - mean_lo[j];
-    float g = dy[i];
+    const float d = (float(x[i]) - mean_hi[j]) - mean_lo[j];
+    float g = float(dy[i]);
     if constexpr (kAct == NormActivation::kRelu) {
       g = gate(d * relu_a[j] + relu_b[j], g, above);
     }
     const float e = (g - dy_mean_hi[j]) - dy_mean_lo[j];
-    dx[i] = a[j] * (e - d * k[j]);
+    dx[i] = S(a[j] * (e - d * k[j]));
   }
 };
+template <Stores kStores, NormActivation kAct = NormActivation::kNone>
+using DiffSrcFloat = DiffSrcIn32<float, kStores, kAct>;
+template <Stores kStores, NormActivation kAct = NormActivation::kNone>
+using DiffSrcBf16 = DiffSrcIn32<bf16, kStores, kAct>;
 
 // The reductions' functors (for_each_strip in local_batch_norm.cc): f.add(acc,
 // data offset, position) adds a chunk's 16 values at a position to acc,
