@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstring>
 #include <type_traits>
 
 #include "distconv/element_types.h"
@@ -16,12 +17,78 @@ namespace {
 // slice of a few channels is a run per cell, too short to pay for a call.
 constexpr Index kShortRunBytes = 256;
 
+// Copies `bytes` bytes, a size the compiler knows for the common short
+// runs (channels-last cells of 4 to 64 channels), so that each is a few
+// vector moves rather than a call.
+inline void copy_bytes(void* y, const void* x, std::size_t bytes) {
+  switch (bytes) {
+    case 16:
+      std::memcpy(y, x, 16);
+      return;
+    case 32:
+      std::memcpy(y, x, 32);
+      return;
+    case 64:
+      std::memcpy(y, x, 64);
+      return;
+    case 128:
+      std::memcpy(y, x, 128);
+      return;
+    case 256:
+      std::memcpy(y, x, 256);
+      return;
+    default:
+      std::memcpy(y, x, bytes);
+  }
+}
+
+// Where both views' innermost run is contiguous and short (a channel slice
+// of channels-last cells: concatenation, slicing), copies it run by run
+// along the next dimension in one loop, so that a run costs a copy of a
+// known size rather than a step of the walk; returns false (nothing
+// copied) elsewhere.
+template <typename T>
+bool copy_short_runs(const StridedView<const T>& from,
+                     const StridedView<T>& to) {
+  const internal::PointwiseDims<2> d = internal::pointwise_dims<2>(
+      from.extent(), {from.strides(), to.strides()});
+  const int r = d.count;
+  if (r < 2 || d.stride[0][r - 1] != 1 || d.stride[1][r - 1] != 1 ||
+      d.extent[r - 1] * Index{sizeof(T)} > kShortRunBytes) {
+    return false;
+  }
+  const std::size_t bytes = std::size_t(d.extent[r - 1]) * sizeof(T);
+  Shape outer = Shape::filled(r - 1, 1), from_strides = outer,
+        to_strides = outer;
+  for (int j = 0; j < r - 1; ++j) {
+    outer[j] = d.extent[j];
+    from_strides[j] = d.stride[0][j];
+    to_strides[j] = d.stride[1][j];
+  }
+  const T* a = from.data();
+  T* b = to.data();
+  internal::for_each_run<2>(outer, {from_strides, to_strides},
+                            [&](const std::array<Index, 2>& at, Index len,
+                                const std::array<Index, 2>& step) {
+                              const T* x = a + at[0];
+                              T* y = b + at[1];
+                              for (Index k = 0; k < len; ++k) {
+                                copy_bytes(static_cast<void*>(y + k * step[1]),
+                                           x + k * step[0], bytes);
+                              }
+                            });
+  return true;
+}
+
 }  // namespace
 
 template <typename From, typename To>
 void copy_view(StridedView<const From> from, StridedView<To> to) {
   require(from.extent() == to.extent(), ErrorKind::kShapeMismatch,
           "copy between views of extent ", from.extent(), " and ", to.extent());
+  if constexpr (std::is_same_v<From, To>) {
+    if (copy_short_runs<To>(from, to)) return;
+  }
   // The runs follow `from`'s strides and are as long as both views allow.
   const From* a = from.data();
   To* b = to.data();

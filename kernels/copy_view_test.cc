@@ -1,6 +1,7 @@
 // copy_view against an element-at-a-time copy: every pair of types it is
 // defined for, views embedded in halos in either storage order (runs of
-// every length, unit and non-unit strides), nothing outside the
+// every length, unit and non-unit strides; short channel runs of the
+// sizes copied as known sizes), nothing outside the
 // destination view touched; views of different extents refused.
 #include "kernels/copy_view.h"
 
@@ -27,7 +28,8 @@ void expect_copies() {
   const To outside = To(-7);
   for (const Shape& extent :
        {Shape{2, 3, 4, 5}, Shape{1, 1, 1, 1}, Shape{2, 17, 3, 1, 2},
-        Shape{3, 2, 0, 4}, Shape{1, 40, 6}}) {
+        Shape{3, 2, 0, 4}, Shape{1, 40, 6}, Shape{2, 16, 3, 2},
+        Shape{1, 64, 2, 3}}) {  // 16 and 64 channels: runs of 16-256 bytes
     for (Index pad_from : {0, 1}) {
       for (Index pad_to : {0, 2}) {
         for (StorageOrder order_from : {last, first}) {

@@ -58,7 +58,8 @@ constexpr onednn::ConvData data_of() {
   return onednn::ConvData::kF32;
 }
 
-// One slab of a 16-bit piece staged in slabs: `window` is the local
+// One slab of a piece run in slabs (a 16-bit piece staged in fp32, or an
+// fp32 piece on blocked copies): `window` is the local
 // convolution of the slab (forward and backward-weights: a range of
 // output rows and the inputs they read; backward-data: a range of input
 // rows and the outputs that reach them), run by slab_kernels[kernel].
