@@ -214,21 +214,11 @@ DISTCONV_PASSES(bf16)
 #undef DISTCONV_PASSES
 
 // The gradient sums through a ReLU: the gate's factors as the forward's
-// affine pass had them.
+// affine pass had them (float and bf16: below).
 DISTCONV_CLONES void gradient_pass(const double* x, ReluGateDouble g, Index n,
                                    Index period, double* total1,
                                    double* total2) {
   gradient_sums_with(x, g, n, period, g.mean, total1, total2);
-}
-DISTCONV_CLONES void gradient_pass(const float* x, ReluGateFloat g, Index n,
-                                   Index period, const double* mean,
-                                   double* total1, double* total2) {
-  gradient_sums_with(x, g, n, period, mean, total1, total2);
-}
-DISTCONV_CLONES void gradient_pass(const bf16* x, ReluGateBf16 g, Index n,
-                                   Index period, const double* mean,
-                                   double* total1, double* total2) {
-  gradient_sums_with(x, g, n, period, mean, total1, total2);
 }
 
 // Runs Block<stores, act> (a block struct of batch_norm_blocks.h, made
@@ -260,19 +250,6 @@ DISTCONV_CLONES void affine_pass(const double* x, Index n, Index period,
   elementwise<AffineDouble>(n, period, stores, act, x, y, mean, a, b);
 }
 
-DISTCONV_CLONES void affine_pass(const float* x, Index n, Index period,
-                                 const float* const* f, float* y, Stores stores,
-                                 NormActivation act) {
-  elementwise<AffineFloat>(n, period, stores, act, x, y, f[0], f[1], f[2],
-                           f[3]);
-}
-
-DISTCONV_CLONES void affine_pass(const bf16* x, Index n, Index period,
-                                 const float* const* f, bf16* y, Stores stores,
-                                 NormActivation act) {
-  elementwise<AffineBf16>(n, period, stores, act, x, y, f[0], f[1], f[2], f[3]);
-}
-
 // f: mean, a, dy_mean, k, relu_a, relu_b (the last two for kRelu; above:
 // the gate's threshold, ReluGate).
 DISTCONV_CLONES void diff_src_pass(const double* x, const double* dy, Index n,
@@ -283,22 +260,32 @@ DISTCONV_CLONES void diff_src_pass(const double* x, const double* dy, Index n,
                              f[2], f[3], f[4], f[5], above);
 }
 
-// f: mean_hi, mean_lo, a, dy_mean_hi, dy_mean_lo, k, relu_a, relu_b.
-DISTCONV_CLONES void diff_src_pass(const float* x, const float* dy, Index n,
-                                   Index period, const float* const* f,
-                                   float above, float* dx, Stores stores,
-                                   NormActivation act) {
-  elementwise<DiffSrcFloat>(n, period, stores, act, x, dy, dx, f[0], f[1], f[2],
-                            f[3], f[4], f[5], f[6], f[7], above);
-}
+// The float passes on arrays stored as S (float, or bf16 widened as loaded
+// and rounded as stored), Affine and DiffSrc their blocks: the gradient
+// sums through a ReLU, the affine pass (f: mean_hi, mean_lo, a, b) and
+// the input gradient (f: mean_hi, mean_lo, a, dy_mean_hi, dy_mean_lo, k,
+// relu_a, relu_b).
+#define DISTCONV_FLOAT_PASSES(S, Affine, DiffSrc)                              \
+  DISTCONV_CLONES void gradient_pass(const S* x, ReluGateIn32<S> g, Index n,   \
+                                     Index period, const double* mean,         \
+                                     double* total1, double* total2) {         \
+    gradient_sums_with(x, g, n, period, mean, total1, total2);                 \
+  }                                                                            \
+  DISTCONV_CLONES void affine_pass(const S* x, Index n, Index period,          \
+                                   const float* const* f, S* y, Stores stores, \
+                                   NormActivation act) {                       \
+    elementwise<Affine>(n, period, stores, act, x, y, f[0], f[1], f[2], f[3]); \
+  }                                                                            \
+  DISTCONV_CLONES void diff_src_pass(                                          \
+      const S* x, const S* dy, Index n, Index period, const float* const* f,   \
+      float above, S* dx, Stores stores, NormActivation act) {                 \
+    elementwise<DiffSrc>(n, period, stores, act, x, dy, dx, f[0], f[1], f[2],  \
+                         f[3], f[4], f[5], f[6], f[7], above);                 \
+  }
 
-DISTCONV_CLONES void diff_src_pass(const bf16* x, const bf16* dy, Index n,
-                                   Index period, const float* const* f,
-                                   float above, bf16* dx, Stores stores,
-                                   NormActivation act) {
-  elementwise<DiffSrcBf16>(n, period, stores, act, x, dy, dx, f[0], f[1], f[2],
-                           f[3], f[4], f[5], f[6], f[7], above);
-}
+DISTCONV_FLOAT_PASSES(float, AffineFloat, DiffSrcFloat)
+DISTCONV_FLOAT_PASSES(bf16, AffineBf16, DiffSrcBf16)
+#undef DISTCONV_FLOAT_PASSES
 
 // The default streaming threshold: this core's share of the last-level
 // cache (at least 1 MiB); outputs larger than that would not stay in cache

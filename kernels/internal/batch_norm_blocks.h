@@ -346,8 +346,6 @@ struct ReluGateIn32 {
     return double(gate(z, float(dy[i]), above));
   }
 };
-using ReluGateFloat = ReluGateIn32<float>;
-using ReluGateBf16 = ReluGateIn32<bf16>;
 
 // dx = a * ((dy - dy_mean) - (x - mean) * k), double; for kRelu, dy gated
 // by the forward's z = (x - mean) * relu_a + relu_b.
