@@ -46,37 +46,26 @@ inline void copy_bytes(void* y, const void* x, std::size_t bytes) {
 // of channels-last cells: concatenation, slicing), copies it run by run
 // along the next dimension in one loop, so that a run costs a copy of a
 // known size rather than a step of the walk; returns false (nothing
-// copied) elsewhere.
+// copied) elsewhere. `d`: the views' walk (internal::pointwise_dims).
 template <typename T>
-bool copy_short_runs(const StridedView<const T>& from,
-                     const StridedView<T>& to) {
-  const internal::PointwiseDims<2> d = internal::pointwise_dims<2>(
-      from.extent(), {from.strides(), to.strides()});
+bool copy_short_runs(const internal::PointwiseDims<2>& d, const T* a, T* b) {
   const int r = d.count;
   if (r < 2 || d.stride[0][r - 1] != 1 || d.stride[1][r - 1] != 1 ||
       d.extent[r - 1] * Index{sizeof(T)} > kShortRunBytes) {
     return false;
   }
   const std::size_t bytes = std::size_t(d.extent[r - 1]) * sizeof(T);
-  Shape outer = Shape::filled(r - 1, 1), from_strides = outer,
-        to_strides = outer;
-  for (int j = 0; j < r - 1; ++j) {
-    outer[j] = d.extent[j];
-    from_strides[j] = d.stride[0][j];
-    to_strides[j] = d.stride[1][j];
-  }
-  const T* a = from.data();
-  T* b = to.data();
-  internal::for_each_run<2>(outer, {from_strides, to_strides},
-                            [&](const std::array<Index, 2>& at, Index len,
-                                const std::array<Index, 2>& step) {
-                              const T* x = a + at[0];
-                              T* y = b + at[1];
-                              for (Index k = 0; k < len; ++k) {
-                                copy_bytes(static_cast<void*>(y + k * step[1]),
-                                           x + k * step[0], bytes);
-                              }
-                            });
+  internal::PointwiseDims<2> outer = d;  // the walk less its runs
+  outer.count = r - 1;
+  internal::for_each_run<2>(outer, [&](const std::array<Index, 2>& at,
+                                       Index len,
+                                       const std::array<Index, 2>& step) {
+    const T* x = a + at[0];
+    T* y = b + at[1];
+    for (Index k = 0; k < len; ++k) {
+      copy_bytes(static_cast<void*>(y + k * step[1]), x + k * step[0], bytes);
+    }
+  });
   return true;
 }
 
@@ -86,33 +75,33 @@ template <typename From, typename To>
 void copy_view(StridedView<const From> from, StridedView<To> to) {
   require(from.extent() == to.extent(), ErrorKind::kShapeMismatch,
           "copy between views of extent ", from.extent(), " and ", to.extent());
-  if constexpr (std::is_same_v<From, To>) {
-    if (copy_short_runs<To>(from, to)) return;
-  }
   // The runs follow `from`'s strides and are as long as both views allow.
+  const internal::PointwiseDims<2> dims = internal::pointwise_dims<2>(
+      from.extent(), {from.strides(), to.strides()});
   const From* a = from.data();
   To* b = to.data();
-  internal::for_each_run<2>(
-      from.extent(), {from.strides(), to.strides()},
-      [&](const std::array<Index, 2>& at, Index len,
-          const std::array<Index, 2>& step) {
-        const From* x = a + at[0];
-        To* y = b + at[1];
-        if (step[0] == 1 && step[1] == 1) {  // unit strides: vectorised
-          if constexpr (std::is_same_v<From, To>) {
-            if (len * Index{sizeof(To)} <= kShortRunBytes) {
+  if constexpr (std::is_same_v<From, To>) {
+    if (copy_short_runs<To>(dims, a, b)) return;
+  }
+  internal::for_each_run<2>(dims, [&](const std::array<Index, 2>& at, Index len,
+                                      const std::array<Index, 2>& step) {
+    const From* x = a + at[0];
+    To* y = b + at[1];
+    if (step[0] == 1 && step[1] == 1) {  // unit strides: vectorised
+      if constexpr (std::is_same_v<From, To>) {
+        if (len * Index{sizeof(To)} <= kShortRunBytes) {
 #pragma omp simd
-              for (Index k = 0; k < len; ++k) y[k] = x[k];
-            } else {
-              std::copy_n(x, len, y);
-            }
-          } else {
-            convert(x, static_cast<std::size_t>(len), y);
-          }
+          for (Index k = 0; k < len; ++k) y[k] = x[k];
         } else {
-          for (Index k = 0; k < len; ++k) y[k * step[1]] = x[k * step[0]];
+          std::copy_n(x, len, y);
         }
-      });
+      } else {
+        convert(x, static_cast<std::size_t>(len), y);
+      }
+    } else {
+      for (Index k = 0; k < len; ++k) y[k * step[1]] = x[k * step[0]];
+    }
+  });
 }
 
 #define DISTCONV_INSTANTIATE(T) \

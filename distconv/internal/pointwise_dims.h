@@ -96,11 +96,10 @@ DISTCONV_HOST_DEVICE void pointwise_offsets(const PointwiseDims<K>& d,
 // `extent` once, where offsets[k] is the run's first element in view k and
 // steps[k] the distance between its consecutive elements there: the
 // innermost dimension of pointwise_dims, its outer ones in row-major order.
-// Nothing is called for an empty extent. Host only.
+// Nothing is called for an empty extent. Host only. The second form walks
+// dimensions already taken (pointwise_dims, or its outer ones only).
 template <std::size_t K, typename Fn>
-void for_each_run(const Shape& extent, const std::array<Shape, K>& strides,
-                  Fn fn) {
-  const PointwiseDims<K> dims = pointwise_dims<K>(extent, strides);
+void for_each_run(const PointwiseDims<K>& dims, Fn fn) {
   const int r = dims.count;
   if (r == 0) return;
   std::array<Index, K> step{};
@@ -121,6 +120,11 @@ void for_each_run(const Shape& extent, const std::array<Shape, K>& strides,
     }
     if (d < 0) return;
   }
+}
+template <std::size_t K, typename Fn>
+void for_each_run(const Shape& extent, const std::array<Shape, K>& strides,
+                  Fn fn) {
+  for_each_run<K>(pointwise_dims<K>(extent, strides), fn);
 }
 
 }  // namespace distconv::internal
