@@ -1,13 +1,10 @@
 #include "kernels/space_ops.h"
 
-#include <array>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
-#include <utility>
 
 #include "distconv/element_types.h"
-#include "distconv/error.h"
 #include "distconv/internal/target_clones.h"
 #include "kernels/copy_view.h"
 #include "kernels/internal/cell_walk.h"
@@ -47,21 +44,11 @@ void sum(const Exec<HostSpace>&, const StridedView<T>& dst,
          const StridedView<const T>& a, const StridedView<const T>& b) {
   const auto op = [](T x, T y) { return T(x + y); };
   if constexpr (std::is_same_v<T, bf16>) {
-    require(a.extent() == dst.extent() && b.extent() == dst.extent(),
-            ErrorKind::kShapeMismatch,
-            "element-wise views of different extents, dst ", dst.extent());
-    internal::for_each_run<3>(
-        dst.extent(), {dst.strides(), a.strides(), b.strides()},
-        [&](const std::array<Index, 3>& at, Index len,
-            const std::array<Index, 3>& step) {
-          if (step[0] == 1 && step[1] == 1 && step[2] == 1) {
-            sum_run(a.data() + at[1], b.data() + at[2], std::size_t(len),
-                    dst.data() + at[0]);
-          } else {
-            internal::run(op, len, at, step, std::make_index_sequence<2>(),
-                          dst.data(), a.data(), b.data());
-          }
-        });
+    internal::transform_runs(
+        [](Index n, bf16* y, const bf16* x, const bf16* z) {
+          sum_run(x, z, std::size_t(n), y);
+        },
+        op, dst, a, b);
   } else {
     internal::transform(op, dst, a, b);
   }

@@ -31,17 +31,38 @@ void contiguous_run(Op op, Index length, T* y, const Src*... x) {
   for (Index i = 0; i < length; ++i) y[i] = op(x[i]...);
 }
 
-template <typename T, typename Op, size_t K, size_t... I, typename... Src>
-void run(Op op, Index length, const std::array<Index, K>& offset,
-         const std::array<Index, K>& step, std::index_sequence<I...>, T* y,
-         const Src*... x) {
+// One run: contiguous(length, y, x...) where every view steps by 1, op
+// element by element otherwise.
+template <typename T, typename Contiguous, typename Op, size_t K, size_t... I,
+          typename... Src>
+void run(Contiguous contiguous, Op op, Index length,
+         const std::array<Index, K>& offset, const std::array<Index, K>& step,
+         std::index_sequence<I...>, T* y, const Src*... x) {
   if (step[0] == 1 && ((step[I + 1] == 1) && ...)) {
-    contiguous_run(op, length, y + offset[0], (x + offset[I + 1])...);
+    contiguous(length, y + offset[0], (x + offset[I + 1])...);
   } else {
     for (Index i = 0; i < length; ++i) {
       y[offset[0] + i * step[0]] = op(x[offset[I + 1] + i * step[I + 1]]...);
     }
   }
+}
+
+// transform() below with the contiguous runs given to
+// contiguous(length, y, x...) (a function built per instruction set, say),
+// the others computed by op element by element.
+template <typename T, typename Contiguous, typename Op, typename... Src>
+void transform_runs(Contiguous contiguous, Op op, const StridedView<T>& dst,
+                    const StridedView<const Src>&... src) {
+  constexpr size_t K = 1 + sizeof...(Src);
+  require(((src.extent() == dst.extent()) && ...), ErrorKind::kShapeMismatch,
+          "element-wise views of different extents, dst ", dst.extent());
+  for_each_run<K>(dst.extent(), {dst.strides(), src.strides()...},
+                  [&](const std::array<Index, K>& offset, Index length,
+                      const std::array<Index, K>& step) {
+                    run(contiguous, op, length, offset, step,
+                        std::make_index_sequence<K - 1>(), dst.data(),
+                        src.data()...);
+                  });
 }
 
 // dst(i) = op(src(i)...) for every index i of dst's extent, which every
@@ -50,16 +71,9 @@ void run(Op op, Index length, const std::array<Index, K>& offset,
 template <typename T, typename Op, typename... Src>
 void transform(Op op, const StridedView<T>& dst,
                const StridedView<const Src>&... src) {
-  constexpr size_t K = 1 + sizeof...(Src);
-  require(((src.extent() == dst.extent()) && ...), ErrorKind::kShapeMismatch,
-          "element-wise views of different extents, dst ", dst.extent());
-  for_each_run<K>(dst.extent(), {dst.strides(), src.strides()...},
-                  [&](const std::array<Index, K>& offset, Index length,
-                      const std::array<Index, K>& step) {
-                    run(op, length, offset, step,
-                        std::make_index_sequence<K - 1>(), dst.data(),
-                        src.data()...);
-                  });
+  transform_runs([&](Index length, T* y,
+                     const Src*... x) { contiguous_run(op, length, y, x...); },
+                 op, dst, src...);
 }
 
 // dst = 0.
