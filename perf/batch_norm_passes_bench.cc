@@ -5,8 +5,8 @@
 //   bazel run //perf:batch_norm_passes_bench -- --benchmark_repetitions=3
 // Arguments: channels, values per array. bytes_per_second counts every
 // array read or written once per pass, in its element type (float, or
-// bf16 for the *_bf16 runs: the fp32 passes on fp32 copies of chunks).
-// The *_relu runs are the backward passes through a fused ReLU
+// bf16 for the <bf16> runs: the fp32 arithmetic on bf16 arrays).
+// The kRelu runs are the backward passes through a fused ReLU
 // (ReluGate), as a block of convolution, batch norm and ReLU runs them.
 #include <benchmark/benchmark.h>
 
@@ -69,46 +69,27 @@ void BM_affine(benchmark::State& state) {
   a.count(state, 2);
 }
 
-template <typename T>
+// The backward passes, plain (kNone) or through a fused ReLU (kRelu).
+template <typename T, NormActivation kAct>
 void BM_gradient_sums(benchmark::State& state) {
   Arrays<T> a(state);
+  const ReluGate gate = kAct == NormActivation::kRelu ? a.relu() : ReluGate{};
   for (auto _ : state) {
     a.kernel.gradient_sums(a.x.data(), a.dy.data(), a.n, a.per_channel.data(),
-                           a.sums.data(), a.sums2.data());
+                           a.sums.data(), a.sums2.data(), gate);
     benchmark::DoNotOptimize(a.sums.data());
   }
   a.count(state, 2);
 }
 
-template <typename T>
+template <typename T, NormActivation kAct>
 void BM_diff_src(benchmark::State& state) {
   Arrays<T> a(state);
-  const double* p = a.per_channel.data();
-  for (auto _ : state) {
-    a.kernel.diff_src(a.x.data(), a.dy.data(), a.n, p, p, p, p, a.dx.data());
-    benchmark::ClobberMemory();
-  }
-  a.count(state, 3);
-}
-
-template <typename T>
-void BM_gradient_sums_relu(benchmark::State& state) {
-  Arrays<T> a(state);
-  for (auto _ : state) {
-    a.kernel.gradient_sums(a.x.data(), a.dy.data(), a.n, a.per_channel.data(),
-                           a.sums.data(), a.sums2.data(), a.relu());
-    benchmark::DoNotOptimize(a.sums.data());
-  }
-  a.count(state, 2);
-}
-
-template <typename T>
-void BM_diff_src_relu(benchmark::State& state) {
-  Arrays<T> a(state);
+  const ReluGate gate = kAct == NormActivation::kRelu ? a.relu() : ReluGate{};
   const double* p = a.per_channel.data();
   for (auto _ : state) {
     a.kernel.diff_src(a.x.data(), a.dy.data(), a.n, p, p, p, p, a.dx.data(),
-                      a.relu());
+                      gate);
     benchmark::ClobberMemory();
   }
   a.count(state, 3);
@@ -166,16 +147,20 @@ BENCHMARK(BM_read_two_arrays)->Apply(Sizes);
 BENCHMARK(BM_memcpy)->Apply(Sizes);
 BENCHMARK_TEMPLATE(BM_moments, float)->Apply(Sizes);
 BENCHMARK_TEMPLATE(BM_affine, float)->Apply(Sizes);
-BENCHMARK_TEMPLATE(BM_gradient_sums, float)->Apply(Sizes);
-BENCHMARK_TEMPLATE(BM_diff_src, float)->Apply(Sizes);
-BENCHMARK_TEMPLATE(BM_gradient_sums_relu, float)->Apply(Sizes);
-BENCHMARK_TEMPLATE(BM_diff_src_relu, float)->Apply(Sizes);
+BENCHMARK_TEMPLATE2(BM_gradient_sums, float, NormActivation::kNone)
+    ->Apply(Sizes);
+BENCHMARK_TEMPLATE2(BM_diff_src, float, NormActivation::kNone)->Apply(Sizes);
+BENCHMARK_TEMPLATE2(BM_gradient_sums, float, NormActivation::kRelu)
+    ->Apply(Sizes);
+BENCHMARK_TEMPLATE2(BM_diff_src, float, NormActivation::kRelu)->Apply(Sizes);
 BENCHMARK_TEMPLATE(BM_moments, bf16)->Apply(Sizes);
 BENCHMARK_TEMPLATE(BM_affine, bf16)->Apply(Sizes);
-BENCHMARK_TEMPLATE(BM_gradient_sums, bf16)->Apply(Sizes);
-BENCHMARK_TEMPLATE(BM_diff_src, bf16)->Apply(Sizes);
-BENCHMARK_TEMPLATE(BM_gradient_sums_relu, bf16)->Apply(Sizes);
-BENCHMARK_TEMPLATE(BM_diff_src_relu, bf16)->Apply(Sizes);
+BENCHMARK_TEMPLATE2(BM_gradient_sums, bf16, NormActivation::kNone)
+    ->Apply(Sizes);
+BENCHMARK_TEMPLATE2(BM_diff_src, bf16, NormActivation::kNone)->Apply(Sizes);
+BENCHMARK_TEMPLATE2(BM_gradient_sums, bf16, NormActivation::kRelu)
+    ->Apply(Sizes);
+BENCHMARK_TEMPLATE2(BM_diff_src, bf16, NormActivation::kRelu)->Apply(Sizes);
 
 }  // namespace
 }  // namespace distconv
