@@ -28,6 +28,13 @@ enum class ConvImpl {
   // channels-last arrays (dense views: in place or per sample), weights
   // rounded to the type, weight gradients fp32.
   kNative16,
+  // A dense layer's convolution (the kernel covers the whole input: no
+  // padding, no dilation, groups 1, one output cell) as oneDNN's inner
+  // product, one matrix product, on plain (n, C, spatial...) copies of the
+  // input (or input gradient), the weights as they are: where the
+  // channels-last kernels would reorder the weights on every call, which
+  // for a dense layer are larger than the activations.
+  kInnerProduct,
   // Backward-data with stride 1 as oneDNN's forward kernel on the adjoint
   // problem (weights transposed and flipped, mirrored padding).
   kAdjointForward,
@@ -46,7 +53,7 @@ enum class ConvImpl {
 // The oneDNN implementations other than kNative16 run bf16 and fp16
 // tensors on fp32 copies ("in fp32").
 
-// "native16", "adjoint_forward", "blocked16", "blocked8",
+// "native16", "inner_product", "adjoint_forward", "blocked16", "blocked8",
 // "channels_last", "reference".
 const char* to_string(ConvImpl impl);
 // The impl of a name to_string() gives; throws distconv::Error
@@ -59,10 +66,17 @@ std::vector<ConvImpl> conv_impl_list(ConvPass pass);
 
 // Why `impl` cannot run `pass` of `desc` whatever the CPU (the adjoint
 // needs stride 1 and padding within the dilated kernel; it is a
-// backward-data implementation); "" where nothing rules it out before
-// oneDNN is asked.
+// backward-data implementation; the inner product needs groups 1, no
+// padding and no dilation); "" where nothing rules it out before oneDNN
+// is asked (the inner product's input must also be the kernel's extent:
+// covers_input()).
 std::string conv_impl_excluded(ConvImpl impl, const ConvDesc& desc,
                                ConvPass pass);
+
+// Whether `desc` on an input of `src_extent` ((n, C, spatial...)) is a
+// dense layer kInnerProduct runs: its kernel the input's spatial extent,
+// and nothing conv_impl_excluded() rules out.
+bool covers_input(const ConvDesc& desc, const Shape& src_extent);
 
 // The choice with no timing, for a call from an input of `src_extent` to an
 // output of `dst_extent` ((n, C or F, spatial...), as LocalConv's):

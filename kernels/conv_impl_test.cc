@@ -134,6 +134,12 @@ std::map<ConvPass, std::set<ConvImpl>> check_every_impl(double tol) {
     ConvDesc d3 = ConvDesc::make(c, 16, {3, 3, 3});
     d3.padding_lower = d3.padding_upper = {1, 1, 1};
     problems.push_back({d3, Shape{1, c, 4, 5, 3}});
+    // Dense layers (the kernel covers the input): the inner product's.
+    ConvDesc dense = ConvDesc::make(c, 8, {4, 3});
+    dense.bias = ConvBias::kAdd;
+    problems.push_back({dense, Shape{2, c, 4, 3}});
+    problems.push_back(
+        {ConvDesc::make(c, 16, {2, 3, 2}), Shape{3, c, 2, 3, 2}});
   }
   std::map<ConvPass, std::set<ConvImpl>> ran;
   for (const testing::ConvProblem& p : problems) {
@@ -160,6 +166,9 @@ TEST(ConvImpl, EveryFloatImplementationMatchesTheReference) {
     EXPECT_TRUE(ran.at(pass).count(ConvImpl::kReference));
   }
   EXPECT_TRUE(ran.at(ConvPass::kBackwardData).count(ConvImpl::kAdjointForward));
+  for (ConvPass pass : kPasses) {
+    EXPECT_TRUE(ran.at(pass).count(ConvImpl::kInnerProduct));
+  }
   // oneDNN picks 16-channel blocks with AVX-512, 8-channel ones with AVX2
   // only: each blocked implementation runs where its CPU is.
   std::size_t blocked16 = 0, blocked8 = 0;
@@ -254,6 +263,44 @@ TEST(ConvImpl, ExcludedImplementationsSayWhy) {
   EXPECT_NE(k.why_not().find("padding"), std::string::npos) << k.why_not();
 }
 
+// The inner product: dense layers only, and it says why not.
+TEST(ConvImpl, TheInnerProductRunsDenseLayersOnly) {
+  const ConvDesc dense = ConvDesc::make(8, 4, {3, 2});
+  const Shape x{2, 8, 3, 2};
+  EXPECT_TRUE(covers_input(dense, x));
+  EXPECT_FALSE(covers_input(dense, Shape{2, 8, 3, 3}));
+  EXPECT_FALSE(covers_input(dense, Shape{2, 8, 3, 2, 1}));
+  for (ConvPass pass : kPasses) {
+    EXPECT_EQ(conv_impl_excluded(ConvImpl::kInnerProduct, dense, pass), "");
+  }
+  ConvDesc grouped = dense;
+  grouped.groups = 2;
+  ConvDesc padded = dense;
+  padded.padding_upper = {0, 1};
+  ConvDesc dilated = dense;
+  dilated.dilation = {2, 1};
+  for (const auto& [d, why] :
+       {std::pair{grouped, "groups 1"}, std::pair{padded, "no padding"},
+        std::pair{dilated, "no dilation"}}) {
+    EXPECT_NE(conv_impl_excluded(ConvImpl::kInnerProduct, d, ConvPass::kForward)
+                  .find(why),
+              std::string::npos)
+        << why;
+    EXPECT_FALSE(covers_input(d, x)) << why;
+  }
+  // Asked for on a convolution that does not cover its input, a kernel
+  // falls back to channels-last and says why.
+  const Shape big{2, 8, 5, 2};
+  const Shape y = dense.dst_shape(big);
+  const LocalConv<float> k(dense, big,
+                           dense_strides(big, StorageOrder::kChannelsLast), y,
+                           dense_strides(y, StorageOrder::kChannelsLast),
+                           ConvPass::kForward, ConvImpl::kInnerProduct);
+  EXPECT_EQ(k.impl(), ConvImpl::kChannelsLast);
+  EXPECT_NE(k.why_not().find("dense layers only"), std::string::npos)
+      << k.why_not();
+}
+
 // The heuristic's pick for `pass` of `d` on a 2 x C x 12 x 12 input.
 ConvImpl heuristic_on_12x12(const ConvDesc& d, ConvPass pass) {
   const Shape x{2, d.in_channels, 12, 12};
@@ -332,16 +379,38 @@ TEST(ConvImpl, HeuristicKeepsTheAdjointForwardToWindowsThatKeepTheExtent) {
   EXPECT_EQ(heuristic_on_12x12(ConvDesc::make(16, 16, {3, 3}), bwd_d),
             ConvImpl::kChannelsLast);
   EXPECT_EQ(heuristic_on_12x12(ConvDesc::make(16, 16, {12, 12}), bwd_d),
-            ConvImpl::kChannelsLast);
+            ConvImpl::kInnerProduct);  // a dense layer
   ConvDesc piece = ConvDesc::make(16, 16, {3, 3});
   piece.padding_lower = piece.padding_upper = {2, 1};  // 5 rows from 7
   EXPECT_EQ(heuristic_conv_impl(piece, bwd_d, Shape{2, 16, 5, 12},
                                 Shape{2, 16, 7, 12}),
             ConvImpl::kAdjointForward);
+}
+
+// A dense layer as the inner product in every pass; a window of it that
+// does not cover its input by the other rules (no adjoint: the window
+// shrinks the input).
+TEST(ConvImpl, HeuristicRunsDenseLayersAsTheInnerProduct) {
   const ConvDesc dense3d = ConvDesc::make(64, 64, {4, 4, 4});
-  EXPECT_EQ(heuristic_conv_impl(dense3d, bwd_d, Shape{4, 64, 4, 4, 4},
-                                Shape{4, 64, 1, 1, 1}),
-            ConvImpl::kChannelsLast);
+  const Shape y{4, 64, 1, 1, 1};
+  ConvDesc window = dense3d;
+  window.padding_upper = {2, 0, 0};  // the first 2 of 4 planes
+  for (ConvPass pass : kPasses) {
+    EXPECT_EQ(heuristic_conv_impl(dense3d, pass, Shape{4, 64, 4, 4, 4}, y),
+              ConvImpl::kInnerProduct);
+    EXPECT_EQ(heuristic_conv_impl(dense3d, pass, Shape{256, 64, 4, 4, 4},
+                                  Shape{256, 64, 1, 1, 1}),
+              ConvImpl::kInnerProduct);
+    EXPECT_EQ(heuristic_conv_impl(window, pass, Shape{4, 64, 2, 4, 4}, y),
+              ConvImpl::kChannelsLast);
+  }
+  const Shape x{4, 64, 4, 4, 4};
+  const Shape xs = dense_strides(x, StorageOrder::kChannelsLast);
+  const Shape ys = dense_strides(y, StorageOrder::kChannelsLast);
+  EXPECT_EQ(
+      heuristic_local_conv_impl<bf16>(dense3d, x, xs, y, ys, ConvPass::kForward,
+                                      ConvImpl::kInnerProduct),
+      ConvImpl::kInnerProduct);
 }
 
 // 16-bit pieces on oneDNN's own kernels: on AMX tiles on any CPU, on

@@ -98,7 +98,9 @@ class LocalConv {
 // bf16 and fp16 pieces take native16 where heuristic_takes_native16()
 // says oneDNN's 16-bit kernel for it is the faster (kernels/conv_impl.h:
 // on AMX tiles, or AVX512-BF16 on AMD CPUs), a choice otherwise left to
-// the measured search. For 16-bit pieces it makes a native16 kernel to
+// the measured search, but for a dense layer's inner product (whose fp32
+// copies of the activations cost less than native16's reorder of the
+// weights). For 16-bit pieces it makes a native16 kernel to
 // see which kernel oneDNN runs; other pieces make nothing.
 template <typename T>
 ConvImpl heuristic_local_conv_impl(const ConvDesc& desc,

@@ -111,6 +111,12 @@ struct Conv::Impl {
   // backward-data primitive).
   ConvDesc desc;
   std::vector<float> adjoint_weights;
+  // A dense layer as an inner product: the plain copy of src's side (x or
+  // dx), the caller's channels-last layout of it, and the reorder from it
+  // (forward, backward-weights) or back into it (backward-data).
+  std::vector<float> plain;
+  memory::desc channels_last_md;
+  std::optional<dnnl::reorder> to_plain, from_plain;
 
   // The pass's primitive on src / dst memory descriptors; the primitive's
   // weights (or weight gradients) descriptor and name.
@@ -132,6 +138,37 @@ struct Conv::Impl {
       prim_weights_md = pd.diff_weights_desc();
       name = pd.impl_info_str();
     }
+  }
+
+  // The pass's inner product on plain src and (n, F) dst descriptors.
+  void make_inner_product(const ConvDesc& d, const memory::desc& src,
+                          const memory::desc& dst) {
+    const auto fpd = inner_product_forward_pd(d, src, dst, engine);
+    if (pass == ConvPass::kForward) {
+      prim = dnnl::inner_product_forward(fpd);
+      prim_weights_md = fpd.weights_desc();
+      name = fpd.impl_info_str();
+    } else if (pass == ConvPass::kBackwardData) {
+      const auto pd = inner_product_backward_data_pd(d, src, dst, engine, fpd);
+      prim = dnnl::inner_product_backward_data(pd);
+      prim_weights_md = pd.weights_desc();
+      name = pd.impl_info_str();
+    } else {
+      const auto pd =
+          inner_product_backward_weights_pd(d, src, dst, engine, fpd);
+      prim = dnnl::inner_product_backward_weights(pd);
+      prim_weights_md = pd.diff_weights_desc();
+      name = pd.impl_info_str();
+    }
+  }
+
+  // src (x) as the inner product reads it: its plain copy where planned.
+  const void* plain_src(const void* src) {
+    if (!to_plain) return src;
+    memory from(channels_last_md, engine, const_cast<void*>(src));
+    memory to(src_md, engine, plain.data());
+    to_plain->execute(stream, from, to);
+    return plain.data();
   }
 
   // The weights in the primitive's layout: reordered into the plan's
@@ -232,6 +269,27 @@ Conv::Conv(const ConvDesc& d, const Shape& src_shape, const Shape& dst_shape,
       s.desc = d;
       s.adjoint_weights.resize(d.weights_shape().volume());
       weights_desc = adjoint;
+    } else if (impl == ConvImpl::kInnerProduct) {
+      require(covers_input(d, src_shape), ErrorKind::kUnsupported,
+              "the inner product runs dense layers only (a ", d.kernel,
+              " kernel on a ", src_shape, " input)");
+      const Tag plain = src_shape.ndims() == 4 ? Tag::nchw : Tag::ncdhw;
+      const memory::desc psrc(src.get_dims(), f32, plain);
+      const memory::desc ndst({dst_shape[0], dst_shape[1]}, f32, Tag::nc);
+      s.make_inner_product(d, psrc, ndst);
+      require(!is_reference(s.name), ErrorKind::kUnsupported,
+              "oneDNN has only its reference kernel for this inner product");
+      s.channels_last_md = src;
+      s.src_md = psrc;
+      s.dst_md = ndst;
+      s.plain.assign(src_shape.volume(), 0.0f);
+      const memory cl(src, s.engine, nullptr), pl(psrc, s.engine, nullptr);
+      if (pass == ConvPass::kBackwardData) {
+        s.from_plain.emplace(pl, cl);
+      } else {
+        s.to_plain.emplace(cl, pl);
+      }
+      s.name += " as an inner product on plain copies";
     } else if (impl == ConvImpl::kBlocked16 || impl == ConvImpl::kBlocked8) {
       // Taken only where oneDNN, free to choose, picks these blocks for
       // both activations (and a kernel that is not its reference one).
@@ -293,8 +351,8 @@ std::string Conv::implementation() const { return impl_->name; }
 
 Index Conv::held_bytes() const {
   const Impl& s = *impl_;
-  const std::size_t floats =
-      s.blocked_src.size() + s.blocked_dst.size() + s.adjoint_weights.size();
+  const std::size_t floats = s.blocked_src.size() + s.blocked_dst.size() +
+                             s.adjoint_weights.size() + s.plain.size();
   const std::size_t weights =
       s.prim_weights ? s.prim_weights->get_desc().get_size() : 0;
   return static_cast<Index>(floats * sizeof(float) + weights);
@@ -353,6 +411,7 @@ void Conv::run_forward(const void* src, const float* weights, const float* bias,
                              s.blocked_src.data());
     src = s.blocked_src.data();
   }
+  src = s.plain_src(src);
   std::unordered_map<int, memory> args{
       {DNNL_ARG_SRC, memory(s.src_md, s.engine, const_cast<void*>(src))},
       {DNNL_ARG_WEIGHTS, s.weights_for(weights)},
@@ -390,13 +449,19 @@ void Conv::run_backward_data(const void* diff_dst, const float* weights,
                              s.blocked_dst.data());
     diff_dst = s.blocked_dst.data();
   }
-  s.prim.execute(
-      s.stream,
-      {{DNNL_ARG_DIFF_DST,
-        memory(s.dst_md, s.engine, const_cast<void*>(diff_dst))},
-       {DNNL_ARG_WEIGHTS, s.weights_for(weights)},
-       {DNNL_ARG_DIFF_SRC, memory(s.src_md, s.engine,
-                                  blocked ? s.blocked_src.data() : diff_src)}});
+  void* out = blocked        ? s.blocked_src.data()
+              : s.from_plain ? s.plain.data()
+                             : diff_src;
+  s.prim.execute(s.stream,
+                 {{DNNL_ARG_DIFF_DST,
+                   memory(s.dst_md, s.engine, const_cast<void*>(diff_dst))},
+                  {DNNL_ARG_WEIGHTS, s.weights_for(weights)},
+                  {DNNL_ARG_DIFF_SRC, memory(s.src_md, s.engine, out)}});
+  if (s.from_plain) {
+    memory from(s.src_md, s.engine, out);
+    memory to(s.channels_last_md, s.engine, diff_src);
+    s.from_plain->execute(s.stream, from, to);
+  }
   s.stream.wait();
   if (blocked) {
     blocked_to_channels_last(s.src_shape, s.block, s.blocked_src.data(),
@@ -418,6 +483,7 @@ void Conv::run_backward_weights(const void* src, const void* diff_dst,
     src = s.blocked_src.data();
     diff_dst = s.blocked_dst.data();
   }
+  src = s.plain_src(src);
   std::unordered_map<int, memory> args{
       {DNNL_ARG_SRC, memory(s.src_md, s.engine, const_cast<void*>(src))},
       {DNNL_ARG_DIFF_DST,

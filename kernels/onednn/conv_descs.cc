@@ -94,4 +94,38 @@ dnnl::convolution_backward_weights::primitive_desc backward_weights_pd(
                              s.padding_r, hint);
 }
 
+dnnl::inner_product_forward::primitive_desc inner_product_forward_pd(
+    const ConvDesc& d, const memory::desc& src, const memory::desc& dst,
+    const dnnl::engine& engine) {
+  using Fwd = dnnl::inner_product_forward;
+  const auto prop = dnnl::prop_kind::forward_training;
+  if (has_bias(d)) {
+    return Fwd::primitive_desc(engine, prop, src, plain_weights_desc(d),
+                               bias_desc(d), dst);
+  }
+  return Fwd::primitive_desc(engine, prop, src, plain_weights_desc(d), dst);
+}
+
+dnnl::inner_product_backward_data::primitive_desc
+inner_product_backward_data_pd(
+    const ConvDesc& d, const memory::desc& src, const memory::desc& dst,
+    const dnnl::engine& engine,
+    const dnnl::inner_product_forward::primitive_desc& hint) {
+  return dnnl::inner_product_backward_data::primitive_desc(
+      engine, src, plain_weights_desc(d), dst, hint);
+}
+
+dnnl::inner_product_backward_weights::primitive_desc
+inner_product_backward_weights_pd(
+    const ConvDesc& d, const memory::desc& src, const memory::desc& dst,
+    const dnnl::engine& engine,
+    const dnnl::inner_product_forward::primitive_desc& hint) {
+  using Bww = dnnl::inner_product_backward_weights;
+  if (has_bias(d)) {
+    return Bww::primitive_desc(engine, src, plain_weights_desc(d), bias_desc(d),
+                               dst, hint);
+  }
+  return Bww::primitive_desc(engine, src, plain_weights_desc(d), dst, hint);
+}
+
 }  // namespace distconv::onednn

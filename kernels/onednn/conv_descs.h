@@ -4,7 +4,8 @@
 // descriptors (fixed layouts or format `any`), weights in format `any`,
 // bias (F) when desc.bias == ConvBias::kAdd. The weights are of src's data
 // type (fp32, or bf16 for bf16 activations); weight and bias gradients and
-// the bias are fp32. Throw dnnl::error when oneDNN has no implementation.
+// the bias are fp32; and a dense layer's as an inner product. Throw
+// dnnl::error when oneDNN has no implementation.
 //
 //   const auto fwd = forward_pd(desc, src_md, dst_md, engine);
 //   const auto bwd = backward_data_pd(desc, src_md, dst_md, engine, fwd);
@@ -34,6 +35,23 @@ dnnl::convolution_backward_weights::primitive_desc backward_weights_pd(
     const ConvDesc& desc, const dnnl::memory::desc& src,
     const dnnl::memory::desc& dst, const dnnl::engine& engine,
     const dnnl::convolution_forward::primitive_desc& hint);
+
+// A dense layer's convolution (covers_input(), kernels/conv_impl.h) as
+// oneDNN's inner product: src (or diff_src) plain (n, C, spatial...) fp32,
+// dst (n, F), the weights in their plain layout (no reorder).
+dnnl::inner_product_forward::primitive_desc inner_product_forward_pd(
+    const ConvDesc& desc, const dnnl::memory::desc& src,
+    const dnnl::memory::desc& dst, const dnnl::engine& engine);
+dnnl::inner_product_backward_data::primitive_desc
+inner_product_backward_data_pd(
+    const ConvDesc& desc, const dnnl::memory::desc& src,
+    const dnnl::memory::desc& dst, const dnnl::engine& engine,
+    const dnnl::inner_product_forward::primitive_desc& hint);
+dnnl::inner_product_backward_weights::primitive_desc
+inner_product_backward_weights_pd(
+    const ConvDesc& desc, const dnnl::memory::desc& src,
+    const dnnl::memory::desc& dst, const dnnl::engine& engine,
+    const dnnl::inner_product_forward::primitive_desc& hint);
 
 }  // namespace distconv::onednn
 
