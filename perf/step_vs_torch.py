@@ -5,14 +5,16 @@ torch.nn reference on one process with P threads, one after the other in
 each round.
 
     perf/step_vs_torch.py [--rounds=3] [--ranks=1,2] [--precision=bf16]
-                          EXAMPLE [ARGS...]
+                          [--grid=auto] EXAMPLE [ARGS...]
 
 EXAMPLE is segmentation (reference: examples/torch_segmentation.py
 --reference) or cosmoflow (reference: perf/torch_cosmoflow.py); ARGS go
 to both (the network's options: --size, --samples, --width, ...; --steps,
 default 10 here too). Both report the mean time of the steps after the
 first. --precision goes to the C++ example only (its activations in
-bf16; torch.nn stays fp32, and every line says so). Prints every round,
+bf16; torch.nn stays fp32, and every line says so), as does --grid (its
+layers' process grids: auto, the planner's, or a grid; default the
+example's own). Prints every round,
 then per rank count the medians over rounds and torch.nn / C++ (above 1:
 the C++ example is faster). Needs `bazel
 build //examples:segmentation //examples:cosmoflow`; runs from the
@@ -71,10 +73,15 @@ def main():
     a.add_argument("--ranks", default="1,2")
     a.add_argument("--precision", choices=["f32", "bf16"], default="f32",
                    help="the C++ example's (torch.nn runs fp32)")
+    a.add_argument("--grid", default="",
+                   help="the C++ example's --grid (auto: the planner's)")
     a.add_argument("example", choices=sorted(REFERENCE))
     args, rest = a.parse_known_args()
     cpp_args = rest + ["--precision=" + args.precision]
     label = "C++" if args.precision == "f32" else "C++ (bf16)"
+    if args.grid:
+        cpp_args.append("--grid=" + args.grid)
+        label += " --grid=" + args.grid
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [os.path.join(ROOT, "python"), os.path.join(ROOT, "examples")]))
     binary = os.path.join("bazel-bin", "examples", args.example)
