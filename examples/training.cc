@@ -32,10 +32,16 @@ void Param::fill(float v) {
 
 void Sgd::step(const std::vector<Param*>& params) const {
   for (Param* p : params) {
-    for (size_t i = 0; i < p->value.size(); ++i) {
-      p->velocity[i] =
-          static_cast<float>(momentum * p->velocity[i]) + p->grad[i];
-      p->value[i] -= static_cast<float>(lr * p->velocity[i]);
+    // Vectorised (the scalar loop took 1% of CosmoFlow's step), the same
+    // arithmetic: products in double, rounded to float.
+    float* const value = p->value.data();
+    float* const velocity = p->velocity.data();
+    const float* const grad = p->grad.data();
+    const std::size_t n = p->value.size();
+#pragma omp simd
+    for (std::size_t i = 0; i < n; ++i) {
+      velocity[i] = static_cast<float>(momentum * velocity[i]) + grad[i];
+      value[i] -= static_cast<float>(lr * velocity[i]);
     }
   }
 }
