@@ -160,10 +160,11 @@ std::string conv_impl_excluded(ConvImpl impl, const ConvDesc& d,
   if (impl == ConvImpl::kInnerProduct) {
     if (d.groups != 1) return "the inner product needs groups 1";
     for (int j = 0; j < d.spatial_dims(); ++j) {
-      if (d.padding_lower[j] != 0 || d.padding_upper[j] != 0) {
-        return "the inner product needs no padding";
-      }
       if (d.dilation[j] != 1) return "the inner product needs no dilation";
+      if (is_circular(d.padding_mode, j) &&
+          (d.padding_lower[j] != 0 || d.padding_upper[j] != 0)) {
+        return "the inner product pads with zeros only";
+      }
     }
     return "";
   }
@@ -188,7 +189,12 @@ bool covers_input(const ConvDesc& d, const Shape& src_extent) {
     return false;
   }
   for (int j = 0; j < d.spatial_dims(); ++j) {
-    if (d.kernel[j] != src_extent[j + 2]) return false;
+    const Index padded =
+        d.padding_lower[j] + src_extent[j + 2] + d.padding_upper[j];
+    if (d.kernel[j] != padded || d.padding_lower[j] < 0 ||
+        d.padding_upper[j] < 0) {
+      return false;
+    }
   }
   return true;
 }

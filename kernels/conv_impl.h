@@ -28,12 +28,13 @@ enum class ConvImpl {
   // channels-last arrays (dense views: in place or per sample), weights
   // rounded to the type, weight gradients fp32.
   kNative16,
-  // A dense layer's convolution (the kernel covers the whole input: no
-  // padding, no dilation, groups 1, one output cell) as oneDNN's inner
-  // product, one matrix product, on plain (n, C, spatial...) copies of the
-  // input (or input gradient), the weights as they are: where the
-  // channels-last kernels would reorder the weights on every call, which
-  // for a dense layer are larger than the activations.
+  // A dense layer's convolution (the kernel covers the whole input and its
+  // zero padding, if any: one output cell; no dilation, groups 1; a piece
+  // of a dense layer split over ranks, say) as oneDNN's inner product, one
+  // matrix product, on plain (n, C, kernel...) copies of the padded input
+  // (or input gradient), the weights as they are: where the channels-last
+  // kernels would reorder the weights on every call, which for a dense
+  // layer are larger than the activations.
   kInnerProduct,
   // Backward-data with stride 1 as oneDNN's forward kernel on the adjoint
   // problem (weights transposed and flipped, mirrored padding).
@@ -67,15 +68,15 @@ std::vector<ConvImpl> conv_impl_list(ConvPass pass);
 // Why `impl` cannot run `pass` of `desc` whatever the CPU (the adjoint
 // needs stride 1 and padding within the dilated kernel; it is a
 // backward-data implementation; the inner product needs groups 1, no
-// padding and no dilation); "" where nothing rules it out before oneDNN
-// is asked (the inner product's input must also be the kernel's extent:
-// covers_input()).
+// dilation and zero padding); "" where nothing rules it out before oneDNN
+// is asked (the inner product's padded input must also be the kernel's
+// extent: covers_input()).
 std::string conv_impl_excluded(ConvImpl impl, const ConvDesc& desc,
                                ConvPass pass);
 
 // Whether `desc` on an input of `src_extent` ((n, C, spatial...)) is a
-// dense layer kInnerProduct runs: its kernel the input's spatial extent,
-// and nothing conv_impl_excluded() rules out.
+// dense layer kInnerProduct runs: its kernel the padded input's spatial
+// extent, and nothing conv_impl_excluded() rules out.
 bool covers_input(const ConvDesc& desc, const Shape& src_extent);
 
 // The choice with no timing, for a call from an input of `src_extent` to an

@@ -273,20 +273,25 @@ TEST(ConvImpl, TheInnerProductRunsDenseLayersOnly) {
   for (ConvPass pass : kPasses) {
     EXPECT_EQ(conv_impl_excluded(ConvImpl::kInnerProduct, dense, pass), "");
   }
+  ConvDesc padded = dense;  // a piece: 2 of the kernel's 3 rows
+  padded.padding_lower = {1, 0};
+  EXPECT_TRUE(covers_input(padded, Shape{2, 8, 2, 2}));
+  EXPECT_FALSE(covers_input(padded, x));
   ConvDesc grouped = dense;
   grouped.groups = 2;
-  ConvDesc padded = dense;
-  padded.padding_upper = {0, 1};
+  ConvDesc circular = padded;
+  circular.padding_mode = {PaddingMode::kCircular, PaddingMode::kZeros};
   ConvDesc dilated = dense;
   dilated.dilation = {2, 1};
   for (const auto& [d, why] :
-       {std::pair{grouped, "groups 1"}, std::pair{padded, "no padding"},
+       {std::pair{grouped, "groups 1"}, std::pair{circular, "zeros only"},
         std::pair{dilated, "no dilation"}}) {
     EXPECT_NE(conv_impl_excluded(ConvImpl::kInnerProduct, d, ConvPass::kForward)
                   .find(why),
               std::string::npos)
         << why;
     EXPECT_FALSE(covers_input(d, x)) << why;
+    EXPECT_FALSE(covers_input(d, Shape{2, 8, 2, 2})) << why;
   }
   // Asked for on a convolution that does not cover its input, a kernel
   // falls back to channels-last and says why.
@@ -387,21 +392,24 @@ TEST(ConvImpl, HeuristicKeepsTheAdjointForwardToWindowsThatKeepTheExtent) {
             ConvImpl::kAdjointForward);
 }
 
-// A dense layer as the inner product in every pass; a window of it that
-// does not cover its input by the other rules (no adjoint: the window
-// shrinks the input).
+// A dense layer as the inner product in every pass, pieces of one split
+// over ranks included; a convolution whose kernel does not cover its
+// input by the other rules (no adjoint: the window shrinks the input).
 TEST(ConvImpl, HeuristicRunsDenseLayersAsTheInnerProduct) {
   const ConvDesc dense3d = ConvDesc::make(64, 64, {4, 4, 4});
   const Shape y{4, 64, 1, 1, 1};
-  ConvDesc window = dense3d;
-  window.padding_upper = {2, 0, 0};  // the first 2 of 4 planes
+  ConvDesc piece = dense3d;
+  piece.padding_upper = {2, 0, 0};  // the first 2 of 4 planes
   for (ConvPass pass : kPasses) {
     EXPECT_EQ(heuristic_conv_impl(dense3d, pass, Shape{4, 64, 4, 4, 4}, y),
               ConvImpl::kInnerProduct);
     EXPECT_EQ(heuristic_conv_impl(dense3d, pass, Shape{256, 64, 4, 4, 4},
                                   Shape{256, 64, 1, 1, 1}),
               ConvImpl::kInnerProduct);
-    EXPECT_EQ(heuristic_conv_impl(window, pass, Shape{4, 64, 2, 4, 4}, y),
+    EXPECT_EQ(heuristic_conv_impl(piece, pass, Shape{4, 64, 2, 4, 4}, y),
+              ConvImpl::kInnerProduct);
+    EXPECT_EQ(heuristic_conv_impl(dense3d, pass, Shape{4, 64, 5, 4, 4},
+                                  Shape{4, 64, 2, 1, 1}),
               ConvImpl::kChannelsLast);
   }
   const Shape x{4, 64, 4, 4, 4};

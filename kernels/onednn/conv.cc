@@ -115,7 +115,7 @@ struct Conv::Impl {
   // dx), the caller's channels-last layout of it, and the reorder from it
   // (forward, backward-weights) or back into it (backward-data).
   std::vector<float> plain;
-  memory::desc channels_last_md;
+  memory::desc channels_last_md, plain_block_md;  // the caller's cells
   std::optional<dnnl::reorder> to_plain, from_plain;
 
   // The pass's primitive on src / dst memory descriptors; the primitive's
@@ -166,7 +166,7 @@ struct Conv::Impl {
   const void* plain_src(const void* src) {
     if (!to_plain) return src;
     memory from(channels_last_md, engine, const_cast<void*>(src));
-    memory to(src_md, engine, plain.data());
+    memory to(plain_block_md, engine, plain.data());
     to_plain->execute(stream, from, to);
     return plain.data();
   }
@@ -272,18 +272,32 @@ Conv::Conv(const ConvDesc& d, const Shape& src_shape, const Shape& dst_shape,
     } else if (impl == ConvImpl::kInnerProduct) {
       require(covers_input(d, src_shape), ErrorKind::kUnsupported,
               "the inner product runs dense layers only (a ", d.kernel,
-              " kernel on a ", src_shape, " input)");
+              " kernel on a ", src_shape, " input padded by ", d.padding_lower,
+              " and ", d.padding_upper, ")");
+      // The padded input in plain layout; the caller's cells are a block
+      // of it, the padding stays zero.
       const Tag plain = src_shape.ndims() == 4 ? Tag::nchw : Tag::ncdhw;
-      const memory::desc psrc(src.get_dims(), f32, plain);
+      memory::dims padded = src.get_dims(), offsets(padded.size(), 0);
+      for (int j = 0; j < d.spatial_dims(); ++j) {
+        padded[j + 2] = d.kernel[j];
+        offsets[j + 2] = d.padding_lower[j];
+      }
+      const memory::desc psrc(padded, f32, plain);
       const memory::desc ndst({dst_shape[0], dst_shape[1]}, f32, Tag::nc);
-      s.make_inner_product(d, psrc, ndst);
+      ConvDesc unpadded = d;
+      for (int j = 0; j < d.spatial_dims(); ++j) {
+        unpadded.padding_lower[j] = unpadded.padding_upper[j] = 0;
+      }
+      s.make_inner_product(unpadded, psrc, ndst);
       require(!is_reference(s.name), ErrorKind::kUnsupported,
               "oneDNN has only its reference kernel for this inner product");
       s.channels_last_md = src;
       s.src_md = psrc;
       s.dst_md = ndst;
-      s.plain.assign(src_shape.volume(), 0.0f);
-      const memory cl(src, s.engine, nullptr), pl(psrc, s.engine, nullptr);
+      s.plain.assign(psrc.get_size() / sizeof(float), 0.0f);
+      s.plain_block_md = psrc.submemory_desc(src.get_dims(), offsets);
+      const memory cl(src, s.engine, nullptr),
+          pl(s.plain_block_md, s.engine, nullptr);
       if (pass == ConvPass::kBackwardData) {
         s.from_plain.emplace(pl, cl);
       } else {
@@ -458,7 +472,7 @@ void Conv::run_backward_data(const void* diff_dst, const float* weights,
                   {DNNL_ARG_WEIGHTS, s.weights_for(weights)},
                   {DNNL_ARG_DIFF_SRC, memory(s.src_md, s.engine, out)}});
   if (s.from_plain) {
-    memory from(s.src_md, s.engine, out);
+    memory from(s.plain_block_md, s.engine, out);
     memory to(s.channels_last_md, s.engine, diff_src);
     s.from_plain->execute(s.stream, from, to);
   }
