@@ -118,48 +118,54 @@ struct Conv::Impl {
   memory::desc channels_last_md, plain_block_md;  // the caller's cells
   std::optional<dnnl::reorder> to_plain, from_plain;
 
-  // The pass's primitive on src / dst memory descriptors; the primitive's
-  // weights (or weight gradients) descriptor and name.
-  void make_pass(const ConvDesc& d, const memory::desc& src,
-                 const memory::desc& dst) {
-    const auto fpd = forward_pd(d, src, dst, engine);
+  // The pass's primitive (of Fwd, BwdData or BwdWeights: a convolution's
+  // or an inner product's) from the forward primitive descriptor and the
+  // makers of the backward ones; the primitive's weights (or weight
+  // gradients) descriptor and name.
+  template <typename Fwd, typename BwdData, typename BwdWeights, typename FwdPd,
+            typename DataPd, typename WeightsPd>
+  void take_pass(const FwdPd& fpd, DataPd data_pd, WeightsPd weights_pd) {
     if (pass == ConvPass::kForward) {
-      prim = dnnl::convolution_forward(fpd);
+      prim = Fwd(fpd);
       prim_weights_md = fpd.weights_desc();
       name = fpd.impl_info_str();
     } else if (pass == ConvPass::kBackwardData) {
-      const auto pd = backward_data_pd(d, src, dst, engine, fpd);
-      prim = dnnl::convolution_backward_data(pd);
+      const auto pd = data_pd(fpd);
+      prim = BwdData(pd);
       prim_weights_md = pd.weights_desc();
       name = pd.impl_info_str();
     } else {
-      const auto pd = backward_weights_pd(d, src, dst, engine, fpd);
-      prim = dnnl::convolution_backward_weights(pd);
+      const auto pd = weights_pd(fpd);
+      prim = BwdWeights(pd);
       prim_weights_md = pd.diff_weights_desc();
       name = pd.impl_info_str();
     }
   }
 
+  // The pass's convolution on src / dst memory descriptors.
+  void make_pass(const ConvDesc& d, const memory::desc& src,
+                 const memory::desc& dst) {
+    take_pass<dnnl::convolution_forward, dnnl::convolution_backward_data,
+              dnnl::convolution_backward_weights>(
+        forward_pd(d, src, dst, engine),
+        [&](const auto& f) { return backward_data_pd(d, src, dst, engine, f); },
+        [&](const auto& f) {
+          return backward_weights_pd(d, src, dst, engine, f);
+        });
+  }
+
   // The pass's inner product on plain src and (n, F) dst descriptors.
   void make_inner_product(const ConvDesc& d, const memory::desc& src,
                           const memory::desc& dst) {
-    const auto fpd = inner_product_forward_pd(d, src, dst, engine);
-    if (pass == ConvPass::kForward) {
-      prim = dnnl::inner_product_forward(fpd);
-      prim_weights_md = fpd.weights_desc();
-      name = fpd.impl_info_str();
-    } else if (pass == ConvPass::kBackwardData) {
-      const auto pd = inner_product_backward_data_pd(d, src, dst, engine, fpd);
-      prim = dnnl::inner_product_backward_data(pd);
-      prim_weights_md = pd.weights_desc();
-      name = pd.impl_info_str();
-    } else {
-      const auto pd =
-          inner_product_backward_weights_pd(d, src, dst, engine, fpd);
-      prim = dnnl::inner_product_backward_weights(pd);
-      prim_weights_md = pd.diff_weights_desc();
-      name = pd.impl_info_str();
-    }
+    take_pass<dnnl::inner_product_forward, dnnl::inner_product_backward_data,
+              dnnl::inner_product_backward_weights>(
+        inner_product_forward_pd(d, src, dst, engine),
+        [&](const auto& f) {
+          return inner_product_backward_data_pd(d, src, dst, engine, f);
+        },
+        [&](const auto& f) {
+          return inner_product_backward_weights_pd(d, src, dst, engine, f);
+        });
   }
 
   // src (x) as the inner product reads it: its plain copy where planned.
