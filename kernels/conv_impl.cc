@@ -37,17 +37,6 @@ constexpr ConvImpl kAll[] = {ConvImpl::kNative16,       ConvImpl::kInnerProduct,
 // the extent kept it tied (2x16->16 64² 3x3: 0.33 vs 0.33 ms).
 constexpr Index kAdjointForwardChannels = 8;
 
-// A dense layer (covers_input()) runs as the inner product in every pass:
-// with oneDNN 3.2 on an AMD EPYC Zen 4 (1 thread, perf/conv_impls, against
-// channels-last, which reorders the weights on every call) it won by
-// 1.2-8x on 4x64->64 4³ (forward 0.034 vs 0.281 ms, backward-data 0.037
-// vs 0.075, backward-weights 0.123 vs 0.469), 8x256->512 7² (2.0 vs 8.3,
-// 2.2 vs 9.5, 5.0 vs 25.3) and 256x64->10 4² (0.15 vs 0.32, 0.10 vs 0.37,
-// 0.13 vs 0.22), and lost forward and backward-data by 1.2-1.5x where the
-// activations outweigh the weights 4 to 1 (64x64->16 4³: 0.21 vs 0.14,
-// 0.15 vs 0.12; backward-weights 0.17 vs 0.21 won), which the measured
-// search finds.
-//
 // Whether the output (gradient) is smaller than the input in some spatial
 // dimension.
 bool shrinks(const Shape& src_extent, const Shape& dst_extent) {
@@ -201,6 +190,16 @@ bool covers_input(const ConvDesc& d, const Shape& src_extent) {
 
 ConvImpl heuristic_conv_impl(const ConvDesc& d, ConvPass pass,
                              const Shape& src_extent, const Shape& dst_extent) {
+  // A dense layer (covers_input()) runs as the inner product in every pass:
+  // with oneDNN 3.2 on an AMD EPYC Zen 4 (1 thread, perf/conv_impls, against
+  // channels-last, which reorders the weights on every call) it won by
+  // 1.2-8x on 4x64->64 4³ (forward 0.034 vs 0.281 ms, backward-data 0.037
+  // vs 0.075, backward-weights 0.123 vs 0.469), 8x256->512 7² (2.0 vs 8.3,
+  // 2.2 vs 9.5, 5.0 vs 25.3) and 256x64->10 4² (0.15 vs 0.32, 0.10 vs 0.37,
+  // 0.13 vs 0.22), and lost forward and backward-data by 1.2-1.5x where the
+  // activations outweigh the weights 4 to 1 (64x64->16 4³: 0.21 vs 0.14,
+  // 0.15 vs 0.12; backward-weights 0.17 vs 0.21 won), which the measured
+  // search finds.
   if (covers_input(d, src_extent)) return ConvImpl::kInnerProduct;
   if (pass == ConvPass::kBackwardData &&
       d.out_channels / d.groups >= kAdjointForwardChannels &&

@@ -145,22 +145,19 @@ void Sizes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_read_two_arrays)->Apply(Sizes);
 BENCHMARK(BM_memcpy)->Apply(Sizes);
-BENCHMARK_TEMPLATE(BM_moments, float)->Apply(Sizes);
-BENCHMARK_TEMPLATE(BM_affine, float)->Apply(Sizes);
-BENCHMARK_TEMPLATE2(BM_gradient_sums, float, NormActivation::kNone)
-    ->Apply(Sizes);
-BENCHMARK_TEMPLATE2(BM_diff_src, float, NormActivation::kNone)->Apply(Sizes);
-BENCHMARK_TEMPLATE2(BM_gradient_sums, float, NormActivation::kRelu)
-    ->Apply(Sizes);
-BENCHMARK_TEMPLATE2(BM_diff_src, float, NormActivation::kRelu)->Apply(Sizes);
-BENCHMARK_TEMPLATE(BM_moments, bf16)->Apply(Sizes);
-BENCHMARK_TEMPLATE(BM_affine, bf16)->Apply(Sizes);
-BENCHMARK_TEMPLATE2(BM_gradient_sums, bf16, NormActivation::kNone)
-    ->Apply(Sizes);
-BENCHMARK_TEMPLATE2(BM_diff_src, bf16, NormActivation::kNone)->Apply(Sizes);
-BENCHMARK_TEMPLATE2(BM_gradient_sums, bf16, NormActivation::kRelu)
-    ->Apply(Sizes);
-BENCHMARK_TEMPLATE2(BM_diff_src, bf16, NormActivation::kRelu)->Apply(Sizes);
+// Every pass of T, the backward ones plain and through a ReLU.
+#define DISTCONV_PASS_BENCHMARKS(T)                                         \
+  BENCHMARK_TEMPLATE(BM_moments, T)->Apply(Sizes);                          \
+  BENCHMARK_TEMPLATE(BM_affine, T)->Apply(Sizes);                           \
+  BENCHMARK_TEMPLATE2(BM_gradient_sums, T, NormActivation::kNone)           \
+      ->Apply(Sizes);                                                       \
+  BENCHMARK_TEMPLATE2(BM_diff_src, T, NormActivation::kNone)->Apply(Sizes); \
+  BENCHMARK_TEMPLATE2(BM_gradient_sums, T, NormActivation::kRelu)           \
+      ->Apply(Sizes);                                                       \
+  BENCHMARK_TEMPLATE2(BM_diff_src, T, NormActivation::kRelu)->Apply(Sizes);
+DISTCONV_PASS_BENCHMARKS(float)
+DISTCONV_PASS_BENCHMARKS(bf16)
+#undef DISTCONV_PASS_BENCHMARKS
 
 }  // namespace
 }  // namespace distconv

@@ -284,16 +284,14 @@ Conv::Conv(const ConvDesc& d, const Shape& src_shape, const Shape& dst_shape,
       // of it, the padding stays zero.
       const Tag plain = src_shape.ndims() == 4 ? Tag::nchw : Tag::ncdhw;
       memory::dims padded = src.get_dims(), offsets(padded.size(), 0);
+      ConvDesc unpadded = d;  // the inner product's: on the padded input
       for (int j = 0; j < d.spatial_dims(); ++j) {
         padded[j + 2] = d.kernel[j];
         offsets[j + 2] = d.padding_lower[j];
+        unpadded.padding_lower[j] = unpadded.padding_upper[j] = 0;
       }
       const memory::desc psrc(padded, f32, plain);
       const memory::desc ndst({dst_shape[0], dst_shape[1]}, f32, Tag::nc);
-      ConvDesc unpadded = d;
-      for (int j = 0; j < d.spatial_dims(); ++j) {
-        unpadded.padding_lower[j] = unpadded.padding_upper[j] = 0;
-      }
       s.make_inner_product(unpadded, psrc, ndst);
       require(!is_reference(s.name), ErrorKind::kUnsupported,
               "oneDNN has only its reference kernel for this inner product");
